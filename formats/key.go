@@ -50,8 +50,7 @@ func ParsePrivateKeyPEM(data, password []byte) (crypto.Signer, error) {
 		}
 		plain, err := pemutil.DecryptPKCS8PrivateKey(der, password)
 		if err != nil {
-			var incorrect x509.IncorrectPasswordError
-			if errors.As(err, &incorrect) || errors.Is(err, x509.IncorrectPasswordError) {
+			if errors.Is(err, x509.IncorrectPasswordError) {
 				return nil, ErrWrongPassword
 			}
 			return nil, fmt.Errorf("decrypting private key: %w", err)
