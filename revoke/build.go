@@ -1,0 +1,165 @@
+package revoke
+
+import (
+	"crypto"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"iter"
+	"math/big"
+	"time"
+
+	"golang.org/x/crypto/cryptobyte"
+	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
+)
+
+// Params are the CRL-wide fields of a CRL built by Build.
+type Params struct {
+	// Issuer is the CA certificate: its subject becomes the CRL issuer and
+	// its subject key identifier the authority key identifier. It must have
+	// a subject key identifier and the cRLSign key usage.
+	Issuer *x509.Certificate
+	// Signer holds the private key of Issuer.
+	Signer crypto.Signer
+	// Number is the cRLNumber: positive, at most 20 octets (RFC 5280 5.2.3).
+	Number *big.Int
+	// ThisUpdate and NextUpdate bound the CRL's validity; NextUpdate must be
+	// after ThisUpdate. Both are written in UTC to the second.
+	ThisUpdate, NextUpdate time.Time
+}
+
+var (
+	oidAuthorityKeyID = []byte{0x55, 0x1d, 0x23} // 2.5.29.35
+	oidCRLNumber      = []byte{0x55, 0x1d, 0x14} // 2.5.29.20
+	oidReasonCode     = []byte{0x55, 0x1d, 0x15} // 2.5.29.21
+)
+
+// Build returns the DER encoding of an X.509 v2 CRL (RFC 5280 section 5)
+// listing entries in the order given, signed by p.Signer. The CRL carries the
+// authority key identifier and CRL number extensions; each entry carries a
+// reason code extension unless its reason is Unspecified.
+//
+// Build checks its input and writes nothing on error: every serial must be
+// positive, at most 20 octets and listed once, every revocation time must be
+// set and not after p.ThisUpdate, and removeFromCRL is refused (it belongs to
+// delta CRLs only). Entries are streamed into one output buffer, so memory
+// grows with the size of the CRL, not with a parsed copy of each entry.
+func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
+	alg, err := p.check()
+	if err != nil {
+		return nil, fmt.Errorf("building CRL: %w", err)
+	}
+	prefix, suffix, err := p.encodeFixed(alg)
+	if err != nil {
+		return nil, fmt.Errorf("building CRL: %w", err)
+	}
+
+	// Layout while streaming: room for the CRL and TBS headers, the TBS
+	// fields before the entries, room for the entries' header, the entries.
+	// Only the short prefix moves once the lengths are known.
+	out := make([]byte, 2*maxHeader, 64<<10)
+	prefixStart := len(out)
+	out = append(out, prefix...)
+	out = append(out, make([]byte, maxHeader)...)
+	entriesStart := len(out)
+
+	seen := newSerialSet()
+	var serialBuf [maxSerialOctets]byte
+	i := 0
+	for e := range entries {
+		if out, err = appendEntry(out, e, p.ThisUpdate, serialBuf[:], &seen, i); err != nil {
+			return nil, fmt.Errorf("building CRL: %w", err)
+		}
+		i++
+	}
+	entriesLen := len(out) - entriesStart
+	out = append(out, suffix...)
+
+	prefixEnd := entriesStart
+	if entriesLen > 0 { // RFC 5280 5.1.2.6: omit an empty list entirely
+		prefixEnd = putHeader(out, entriesStart, tagSequence, entriesLen)
+	}
+	tbsBody := prefixEnd - len(prefix)
+	copy(out[tbsBody:prefixEnd], out[prefixStart:prefixStart+len(prefix)])
+	tbsStart := putHeader(out, tbsBody, tagSequence, len(out)-tbsBody)
+
+	sig, err := alg.sign(p.Signer, out[tbsStart:])
+	if err != nil {
+		return nil, fmt.Errorf("building CRL: signing: %w", err)
+	}
+	out = append(out, alg.der...)
+	out = appendHeader(out, 0x03, len(sig)+1)
+	out = append(out, 0) // no unused bits
+	out = append(out, sig...)
+	start := putHeader(out, tbsStart, tagSequence, len(out)-tbsStart)
+	return out[start:], nil
+}
+
+// check validates the CRL-wide parameters and picks the signature algorithm.
+func (p Params) check() (sigAlg, error) {
+	switch {
+	case p.Issuer == nil:
+		return sigAlg{}, errors.New("no issuer certificate")
+	case p.Signer == nil:
+		return sigAlg{}, errors.New("no signer")
+	case len(p.Issuer.SubjectKeyId) == 0:
+		return sigAlg{}, errors.New("issuer certificate has no subject key identifier")
+	case p.Issuer.KeyUsage&x509.KeyUsageCRLSign == 0:
+		return sigAlg{}, errors.New("issuer certificate lacks the cRLSign key usage")
+	case p.Number == nil || p.Number.Sign() <= 0:
+		return sigAlg{}, fmt.Errorf("CRL number %v is not positive", p.Number)
+	case p.Number.BitLen() > 8*maxSerialOctets-1:
+		return sigAlg{}, fmt.Errorf("CRL number %x is longer than 20 octets", p.Number)
+	case !p.NextUpdate.Truncate(time.Second).After(p.ThisUpdate.Truncate(time.Second)):
+		return sigAlg{}, fmt.Errorf("next update %s is not after this update %s",
+			p.NextUpdate.UTC().Format(time.RFC3339), p.ThisUpdate.UTC().Format(time.RFC3339))
+	}
+	pub, ok := p.Signer.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(p.Issuer.PublicKey) {
+		return sigAlg{}, errors.New("signer public key does not match the issuer certificate")
+	}
+	return signingAlg(p.Signer.Public())
+}
+
+// encodeFixed encodes the TBS fields before the entries (version, signature
+// algorithm, issuer, thisUpdate, nextUpdate) and the crlExtensions after.
+func (p Params) encodeFixed(alg sigAlg) (prefix, suffix []byte, err error) {
+	prefix = append([]byte{tagInteger, 1, 1}, alg.der...) // version v2
+	prefix = append(prefix, p.Issuer.RawSubject...)
+	if prefix, err = appendTime(prefix, p.ThisUpdate); err != nil {
+		return nil, nil, fmt.Errorf("this update: %w", err)
+	}
+	if prefix, err = appendTime(prefix, p.NextUpdate); err != nil {
+		return nil, nil, fmt.Errorf("next update: %w", err)
+	}
+
+	var b cryptobyte.Builder
+	b.AddASN1(cbasn1.Tag(0).Constructed().ContextSpecific(), func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+			addExtension(b, oidAuthorityKeyID, func(b *cryptobyte.Builder) {
+				b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+					// keyIdentifier [0] IMPLICIT KeyIdentifier (RFC 5280 4.2.1.1)
+					b.AddASN1(cbasn1.Tag(0).ContextSpecific(), func(b *cryptobyte.Builder) {
+						b.AddBytes(p.Issuer.SubjectKeyId)
+					})
+				})
+			})
+			addExtension(b, oidCRLNumber, func(b *cryptobyte.Builder) {
+				b.AddASN1BigInt(p.Number)
+			})
+		})
+	})
+	suffix, err = b.Bytes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding extensions: %w", err)
+	}
+	return prefix, suffix, nil
+}
+
+// addExtension adds a non-critical Extension whose extnValue is built by body.
+func addExtension(b *cryptobyte.Builder, oid []byte, body cryptobyte.BuilderContinuation) {
+	b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.OBJECT_IDENTIFIER, func(b *cryptobyte.Builder) { b.AddBytes(oid) })
+		b.AddASN1(cbasn1.OCTET_STRING, body)
+	})
+}
