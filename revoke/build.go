@@ -26,6 +26,9 @@ type Params struct {
 	// ThisUpdate and NextUpdate bound the CRL's validity; NextUpdate must be
 	// after ThisUpdate. Both are written in UTC to the second.
 	ThisUpdate, NextUpdate time.Time
+	// ExpectedEntries, if known, is about how many entries Build will be
+	// given; it sizes the table that finds repeated serials. It is a hint.
+	ExpectedEntries int
 }
 
 var (
@@ -42,8 +45,9 @@ var (
 // Build checks its input and writes nothing on error: every serial must be
 // positive, at most 20 octets and listed once, every revocation time must be
 // set and not after p.ThisUpdate, and removeFromCRL is refused (it belongs to
-// delta CRLs only). Entries are streamed into one output buffer, so memory
-// grows with the size of the CRL, not with a parsed copy of each entry.
+// delta CRLs only). Entries are encoded as they arrive into chunks that are
+// copied once into the result, so memory stays near twice the size of the
+// CRL, never a parsed copy of each entry.
 func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
 	alg, err := p.check()
 	if err != nil {
@@ -54,36 +58,37 @@ func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
 		return nil, fmt.Errorf("building CRL: %w", err)
 	}
 
-	// Layout while streaming: room for the CRL and TBS headers, the TBS
-	// fields before the entries, room for the entries' header, the entries.
-	// Only the short prefix moves once the lengths are known.
-	out := make([]byte, 2*maxHeader, 64<<10)
-	prefixStart := len(out)
-	out = append(out, prefix...)
-	out = append(out, make([]byte, maxHeader)...)
-	entriesStart := len(out)
-
-	seen := newSerialSet()
+	var buf entryBuffer
+	seen := newSerialSet(p.ExpectedEntries)
 	var serialBuf [maxSerialOctets]byte
 	i := 0
 	for e := range entries {
-		if out, err = appendEntry(out, e, p.ThisUpdate, serialBuf[:], &seen, i); err != nil {
+		if err := buf.appendEntry(e, p.ThisUpdate, serialBuf[:], &seen, i); err != nil {
 			return nil, fmt.Errorf("building CRL: %w", err)
 		}
 		i++
 	}
-	entriesLen := len(out) - entriesStart
+	seen = serialSet{}
+
+	// The TBS length is now known; only the outer header waits for the
+	// signature, so it gets a slot in front that is filled from the right.
+	tbsBody := len(prefix) + len(suffix) + buf.size
+	if buf.size > 0 { // RFC 5280 5.1.2.6: omit an empty list entirely
+		tbsBody += headerLen(buf.size)
+	}
+	out := make([]byte, maxHeader, maxHeader+headerLen(tbsBody)+tbsBody+len(alg.der)+maxHeader+alg.maxSigLen(p.Signer.Public()))
+	out = appendHeader(out, tagSequence, tbsBody)
+	out = append(out, prefix...)
+	if buf.size > 0 {
+		out = appendHeader(out, tagSequence, buf.size)
+	}
+	for _, c := range buf.chunks {
+		out = append(out, c...)
+	}
+	buf = entryBuffer{}
 	out = append(out, suffix...)
 
-	prefixEnd := entriesStart
-	if entriesLen > 0 { // RFC 5280 5.1.2.6: omit an empty list entirely
-		prefixEnd = putHeader(out, entriesStart, tagSequence, entriesLen)
-	}
-	tbsBody := prefixEnd - len(prefix)
-	copy(out[tbsBody:prefixEnd], out[prefixStart:prefixStart+len(prefix)])
-	tbsStart := putHeader(out, tbsBody, tagSequence, len(out)-tbsBody)
-
-	sig, err := alg.sign(p.Signer, out[tbsStart:])
+	sig, err := alg.sign(p.Signer, out[maxHeader:])
 	if err != nil {
 		return nil, fmt.Errorf("building CRL: signing: %w", err)
 	}
@@ -91,7 +96,7 @@ func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
 	out = appendHeader(out, 0x03, len(sig)+1)
 	out = append(out, 0) // no unused bits
 	out = append(out, sig...)
-	start := putHeader(out, tbsStart, tagSequence, len(out)-tbsStart)
+	start := putHeader(out, maxHeader, tagSequence, len(out)-maxHeader)
 	return out[start:], nil
 }
 

@@ -224,3 +224,19 @@ func TestBuildLargeSerialsAndManyEntries(t *testing.T) {
 	checkFields(t, got, p, entries)
 	opensslVerifies(t, ca, der)
 }
+
+// TestBuildReusedSerial: Build must not keep the Entry's big.Int, since a
+// database scan may hand the same one over for every row.
+func TestBuildReusedSerial(t *testing.T) {
+	ca := newCA(t, "Reuse Root", testca.NewKey(t), testNow)
+	p := revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(1), ThisUpdate: testNow, NextUpdate: testNow.Add(time.Hour)}
+	streamed, err := revoke.Build(p, streamEntries(3000, testNow))
+	if err != nil {
+		t.Fatalf("Build(streamed) error = %v", err)
+	}
+	got, err := x509.ParseRevocationList(streamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFields(t, got, p, slices.Collect(synthEntries(3000, testNow)))
+}

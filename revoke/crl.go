@@ -3,6 +3,7 @@ package revoke
 import (
 	"crypto/x509"
 	"fmt"
+	"iter"
 	"math/big"
 	"time"
 )
@@ -40,7 +41,7 @@ func (c *CRL) Lookup(serial *big.Int) (Entry, bool) {
 	if i < 0 {
 		return Entry{}, false
 	}
-	return c.table.entry(i, serial), true
+	return c.table.entry(i, new(big.Int).Set(serial)), true
 }
 
 // IsRevoked reports whether the CRL lists serial. It takes O(log n) time and
@@ -72,3 +73,15 @@ func (c *CRL) CheckNewer(prev *CRL) error {
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Entries returns the listed entries in ascending order of their serials'
+// DER encoding (numeric order for the positive serials RFC 5280 allows).
+func (c *CRL) Entries() iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		for i := range c.table.len() {
+			if !yield(c.table.entry(i, c.table.serial(i))) {
+				return
+			}
+		}
+	}
+}

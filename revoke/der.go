@@ -42,6 +42,12 @@ func appendHeader(b []byte, tag byte, n int) []byte {
 	}
 }
 
+// headerLen returns the size of the DER header for a value of n bytes.
+func headerLen(n int) int {
+	var tmp [maxHeader]byte
+	return len(appendHeader(tmp[:0], 0, n))
+}
+
 // putHeader writes the header for a value of n bytes so that it ends at
 // b[end], and returns the index where it starts.
 func putHeader(b []byte, end int, tag byte, n int) int {

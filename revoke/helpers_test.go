@@ -73,23 +73,42 @@ func keyTypes(t testing.TB) map[string]crypto.Signer {
 	return map[string]crypto.Signer{"P-256": p256, "P-384": p384, "RSA-2048": rsaKey, "Ed25519": edKey}
 }
 
-// synthEntries returns n entries with distinct 128-bit serials derived from
-// their index (so that every run sees the same data), revoked before at and
-// cycling through the reason codes.
+var synthReasons = []revoke.Reason{revoke.Unspecified, revoke.KeyCompromise, revoke.Superseded,
+	revoke.CessationOfOperation, revoke.AffiliationChanged, revoke.PrivilegeWithdrawn}
+
+// synthEntry returns entry i of a deterministic sequence with distinct
+// 128-bit serials, revoked before at and cycling through the reason codes;
+// serial receives the serial number.
+func synthEntry(i int, at time.Time, serial *big.Int) revoke.Entry {
+	var buf [16]byte
+	binary.BigEndian.PutUint64(buf[:8], uint64(i)*0x9e3779b97f4a7c15|1<<63)
+	binary.BigEndian.PutUint64(buf[8:], uint64(i))
+	return revoke.Entry{
+		Serial:    serial.SetBytes(buf[:]),
+		RevokedAt: at.Add(-time.Duration(i%86400) * time.Second),
+		Reason:    synthReasons[i%len(synthReasons)],
+	}
+}
+
+// synthEntries yields n synthetic entries, each with its own big.Int.
 func synthEntries(n int, at time.Time) iter.Seq[revoke.Entry] {
-	reasons := []revoke.Reason{revoke.Unspecified, revoke.KeyCompromise, revoke.Superseded,
-		revoke.CessationOfOperation, revoke.AffiliationChanged, revoke.PrivilegeWithdrawn}
 	return func(yield func(revoke.Entry) bool) {
-		var buf [16]byte
 		for i := range n {
-			binary.BigEndian.PutUint64(buf[:8], uint64(i)*0x9e3779b97f4a7c15|1<<63)
-			binary.BigEndian.PutUint64(buf[8:], uint64(i))
-			e := revoke.Entry{
-				Serial:    new(big.Int).SetBytes(buf[:]),
-				RevokedAt: at.Add(-time.Duration(i%86400) * time.Second),
-				Reason:    reasons[i%len(reasons)],
+			if !yield(synthEntry(i, at, new(big.Int))) {
+				return
 			}
-			if !yield(e) {
+		}
+	}
+}
+
+// streamEntries yields the same entries as synthEntries through one reused
+// big.Int, the way a database scan decodes into one buffer; Build must not
+// keep it.
+func streamEntries(n int, at time.Time) iter.Seq[revoke.Entry] {
+	return func(yield func(revoke.Entry) bool) {
+		serial := new(big.Int)
+		for i := range n {
+			if !yield(synthEntry(i, at, serial)) {
 				return
 			}
 		}

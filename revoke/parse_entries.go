@@ -3,7 +3,6 @@ package revoke
 import (
 	"bytes"
 	"fmt"
-	"math/big"
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
@@ -42,7 +41,7 @@ func parseEntries(list cryptobyte.String) (serialTable, error) {
 		t.set(i, serial, at, reason)
 	}
 	if i := t.sortAndCheck(); i >= 0 {
-		return serialTable{}, malformed("serial %s listed twice", serialHex(t.key(i)))
+		return serialTable{}, malformed("serial %x listed twice", t.serial(i))
 	}
 	return t, nil
 }
@@ -92,13 +91,4 @@ func parseEntryExtensions(entry cryptobyte.String) (Reason, error) {
 		}
 	}
 	return reason, nil
-}
-
-// serialHex formats DER INTEGER content octets as a big.Int would in %x.
-func serialHex(content []byte) string {
-	n := new(big.Int).SetBytes(content)
-	if len(content) > 0 && content[0]&0x80 != 0 {
-		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(content))))
-	}
-	return fmt.Sprintf("%x", n)
 }

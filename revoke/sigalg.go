@@ -69,6 +69,18 @@ func (alg sigAlg) sign(signer crypto.Signer, tbs []byte) ([]byte, error) {
 	return signer.Sign(rand.Reader, msg, alg.hash)
 }
 
+// maxSigLen returns an upper bound of the signature size for pub, used to
+// size the output buffer. A wrong guess costs a copy, not correctness.
+func (alg sigAlg) maxSigLen(pub crypto.PublicKey) int {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		return 2*(k.Curve.Params().BitSize+7)/8 + 9 // SEQUENCE of two INTEGERs
+	case *rsa.PublicKey:
+		return k.Size()
+	}
+	return ed25519.SignatureSize
+}
+
 // lookupAlg returns the verifiable algorithm whose AlgorithmIdentifier is der.
 // RSA identifiers are also accepted without their NULL parameters.
 func lookupAlg(der []byte) (sigAlg, bool) {

@@ -117,15 +117,25 @@ func (s *serialTable) encode(serial *big.Int, buf []byte) ([]byte, bool) {
 	return twos.FillBytes(key), true
 }
 
-// entry returns record i as an Entry with the given serial.
+// entry returns record i as an Entry with the given serial, which it keeps.
 func (s *serialTable) entry(i int, serial *big.Int) Entry {
 	rec := s.data[i*s.recSize() : (i+1)*s.recSize()]
 	at := int64(binary.BigEndian.Uint64(rec[s.width:]))
 	return Entry{
-		Serial:    new(big.Int).Set(serial),
+		Serial:    serial,
 		RevokedAt: time.Unix(at, 0).UTC(),
 		Reason:    Reason(rec[s.width+8]),
 	}
+}
+
+// serial returns the serial of record i.
+func (s *serialTable) serial(i int) *big.Int {
+	key := s.key(i)
+	n := new(big.Int).SetBytes(key)
+	if key[0]&0x80 != 0 {
+		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(key))))
+	}
+	return n
 }
 
 type recordSorter struct {
