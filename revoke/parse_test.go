@@ -107,6 +107,19 @@ func TestParseCRLNegativeSerials(t *testing.T) {
 	for _, v := range []int64{-1, -0x80, -0x81, 5, 0x7fff} {
 		entries = append(entries, revoke.Entry{Serial: big.NewInt(v), RevokedAt: testNow, Reason: revoke.Superseded})
 	}
+	// Enough random serials of both signs and several widths for the
+	// bucket index to be built.
+	for i := range 600 {
+		s := testca.RandomSerial(t)
+		s.Rsh(s, uint(i%90))
+		if i%3 == 0 {
+			s.Neg(s)
+		}
+		if s.Sign() == 0 || s.IsInt64() && slices.Contains([]int64{-1, -0x80, -0x81, 5, 0x7fff}, s.Int64()) {
+			continue
+		}
+		entries = append(entries, revoke.Entry{Serial: s, RevokedAt: testNow.Add(-time.Duration(i) * time.Second), Reason: revoke.KeyCompromise})
+	}
 	der := stdlibCRL(t, ca, entries, nil)
 	crl := parseOrFatal(t, der, ca.Cert)
 	checkLookups(t, crl, entries)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/big"
+	"math/bits"
+	"slices"
 	"sort"
 	"time"
 )
@@ -18,6 +20,14 @@ import (
 type serialTable struct {
 	width int // serial octets per record
 	data  []byte
+	// index[b] is the first record whose leading bits (see bucket) are at
+	// least b, so bisection starts in a range of about eight records. It
+	// costs half a byte per record.
+	index []uint32
+	bits  uint
+	// shift is how many leading bits all keys share (the sign octet, for
+	// one); buckets use the bits after them.
+	shift uint
 }
 
 const recordTail = 9 // time and reason after the serial
@@ -47,9 +57,10 @@ func (s *serialTable) set(i int, serial []byte, at time.Time, r Reason) {
 	rec[s.width+8] = byte(r)
 }
 
-// sortAndCheck sorts the records and reports the index of a serial listed
-// twice, or -1.
+// sortAndCheck sorts the records, builds the index, and reports the index
+// of a serial listed twice, or -1.
 func (s *serialTable) sortAndCheck() int {
+	s.chooseBits()
 	sorted := true
 	for i := 1; i < s.len(); i++ {
 		if bytes.Compare(s.key(i-1), s.key(i)) >= 0 {
@@ -58,14 +69,46 @@ func (s *serialTable) sortAndCheck() int {
 		}
 	}
 	if !sorted {
-		sort.Sort(recordSorter{s, make([]byte, s.recSize())})
+		s.bucketSort()
 	}
 	for i := 1; i < s.len(); i++ {
 		if bytes.Equal(s.key(i-1), s.key(i)) {
 			return i
 		}
 	}
+	s.buildIndex()
 	return -1
+}
+
+// bucketSort distributes the records by bucket into a new array (a
+// counting sort, linear in n) and then sorts each bucket, which holds about
+// eight records when serials are random as RFC 5280 asks.
+func (s *serialTable) bucketSort() {
+	n, size := s.len(), s.recSize()
+	counts := make([]int, 1<<s.bits+1)
+	for i := range n {
+		counts[s.bucket(s.key(i))+1]++
+	}
+	for b := 1; b < len(counts); b++ {
+		counts[b] += counts[b-1]
+	}
+	sorted := make([]byte, len(s.data))
+	next := slices.Clone(counts)
+	for i := range n {
+		b := s.bucket(s.key(i))
+		copy(sorted[next[b]*size:(next[b]+1)*size], s.data[i*size:(i+1)*size])
+		next[b]++
+	}
+	s.data = sorted
+	tmp := make([]byte, size)
+	for b := 0; b+1 < len(counts); b++ {
+		r := recordSorter{s: s, tmp: tmp, off: counts[b], n: counts[b+1] - counts[b]}
+		if r.n <= 32 {
+			r.insertionSort()
+		} else {
+			sort.Sort(r)
+		}
+	}
 }
 
 func (s *serialTable) key(i int) []byte {
@@ -81,6 +124,10 @@ func (s *serialTable) find(serial *big.Int) int {
 		return -1
 	}
 	lo, hi := 0, s.len()
+	if s.index != nil {
+		b := s.bucket(key)
+		lo, hi = int(s.index[b]), int(s.index[b+1])
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		switch c := bytes.Compare(s.key(mid), key); {
@@ -93,6 +140,63 @@ func (s *serialTable) find(serial *big.Int) int {
 		}
 	}
 	return -1
+}
+
+// bucket returns the s.bits bits of key that follow the s.shift bits all
+// keys share. Records are sorted by key, so their buckets never decrease.
+// A key that does not share the prefix (a lookup of an unlisted serial) is
+// in no bucket; it gets one that bisection will not find it in.
+func (s *serialTable) bucket(key []byte) uint32 {
+	if s.bits == 0 {
+		return 0
+	}
+	var p [8]byte
+	copy(p[:], key[s.shift/8:])
+	return uint32(binary.BigEndian.Uint64(p[:]) << (s.shift % 8) >> (64 - s.bits))
+}
+
+// chooseBits sizes the index: one bucket per eight records or so, at most
+// 2^16 buckets, a single one for small tables.
+func (s *serialTable) chooseBits() {
+	s.bits, s.shift = 0, 0
+	for s.bits < 16 && s.len()>>(s.bits+4) > 0 {
+		s.bits++
+	}
+	if s.bits == 0 {
+		return
+	}
+	lo, hi := s.key(0), s.key(0)
+	for i := 1; i < s.len(); i++ {
+		k := s.key(i)
+		if bytes.Compare(k, lo) < 0 {
+			lo = k
+		} else if bytes.Compare(k, hi) > 0 {
+			hi = k
+		}
+	}
+	for j := range lo {
+		if lo[j] != hi[j] {
+			s.shift = uint(8*j + bits.LeadingZeros8(lo[j]^hi[j]))
+			return
+		}
+	}
+}
+
+// buildIndex fills s.index for sorted records; small tables get none.
+func (s *serialTable) buildIndex() {
+	n := s.len()
+	if s.bits == 0 {
+		s.index = nil
+		return
+	}
+	s.index = make([]uint32, 1<<s.bits+1)
+	i := 0
+	for b := range s.index {
+		for i < n && s.bucket(s.key(i)) < uint32(b) {
+			i++
+		}
+		s.index[b] = uint32(i)
+	}
 }
 
 // encode writes serial in two's complement, sign-extended to s.width octets,
@@ -138,17 +242,30 @@ func (s *serialTable) serial(i int) *big.Int {
 	return n
 }
 
+// recordSorter sorts the n records starting at record off.
 type recordSorter struct {
-	s   *serialTable
-	tmp []byte
+	s      *serialTable
+	tmp    []byte
+	off, n int
 }
 
-func (r recordSorter) Len() int           { return r.s.len() }
-func (r recordSorter) Less(i, j int) bool { return bytes.Compare(r.s.key(i), r.s.key(j)) < 0 }
+func (r recordSorter) Len() int { return r.n }
+func (r recordSorter) Less(i, j int) bool {
+	return bytes.Compare(r.s.key(r.off+i), r.s.key(r.off+j)) < 0
+}
 func (r recordSorter) Swap(i, j int) {
 	n := r.s.recSize()
+	i, j = r.off+i, r.off+j
 	a, b := r.s.data[i*n:(i+1)*n], r.s.data[j*n:(j+1)*n]
 	copy(r.tmp, a)
 	copy(a, b)
 	copy(b, r.tmp)
+}
+
+func (r recordSorter) insertionSort() {
+	for i := 1; i < r.n; i++ {
+		for j := i; j > 0 && r.Less(j, j-1); j-- {
+			r.Swap(j, j-1)
+		}
+	}
 }
