@@ -140,7 +140,7 @@ func (o *InitOptions) subject() (pkix.Name, error) {
 	}
 	if o.Country != "" {
 		if len(o.Country) != 2 || o.Country[0] < 'A' || o.Country[0] > 'Z' || o.Country[1] < 'A' || o.Country[1] > 'Z' {
-			return n, fmt.Errorf("invalid country %q: want a two-letter ISO 3166 code in capitals, such as DE", printable(o.Country))
+			return n, fmt.Errorf("invalid country %s: want a two-letter ISO 3166 code in capitals, such as DE", printable(o.Country))
 		}
 		n.Country = []string{o.Country}
 	}

@@ -11,7 +11,7 @@ import (
 // whole or fractional days and years with the suffixes d and y ("90d",
 // "10y"). A year is 365 days. Negative and zero durations are refused.
 func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("invalid duration %q: want a positive number with a unit, such as 90d, 10y, 36h or 30m", printable(s))
+	bad := fmt.Errorf("invalid duration %s: want a positive number with a unit, such as 90d, 10y, 36h or 30m", printable(s))
 	var d time.Duration
 	if unit := strings.TrimLeft(s, "0123456789."); unit == "d" || unit == "y" {
 		n, err := strconv.ParseFloat(strings.TrimSuffix(s, unit), 64)

@@ -221,7 +221,7 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 func fillRecord(rec *Record, cert *x509.Certificate) {
 	sum := sha256.Sum256(cert.Raw)
 	rec.Status = StatusValid
-	rec.Subject = cert.Subject.String()
+	rec.Subject = FormatDN(cert.RawSubject)
 	rec.SANs = SANs(cert)
 	rec.NotBefore = cert.NotBefore.UTC()
 	rec.NotAfter = cert.NotAfter.UTC()

@@ -38,7 +38,7 @@ func ParseKeyType(s string) (KeyType, error) {
 	for i, kt := range KeyTypes {
 		names[i] = string(kt)
 	}
-	return "", fmt.Errorf("unknown key type %q: want one of %s", printable(s), strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown key type %s: want one of %s", printable(s), strings.Join(names, ", "))
 }
 
 // Generate returns a new private key of type kt.

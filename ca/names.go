@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -18,7 +19,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // [A-Za-z0-9][A-Za-z0-9._-]{0,63}. That excludes "..", "a/b", ".x" and NUL.
 func ValidateName(name string) error {
 	if !namePattern.MatchString(name) {
-		return fmt.Errorf("invalid name %q: want 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit", printable(name))
+		return fmt.Errorf("invalid name %s: want 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit", printable(name))
 	}
 	return nil
 }
@@ -33,10 +34,10 @@ func ValidateText(field, value string) error {
 		return fmt.Errorf("empty %s", field)
 	}
 	if !isCleanText(value) {
-		return fmt.Errorf("invalid %s %q: control, bidi or other invisible characters are not allowed", field, printable(value))
+		return fmt.Errorf("invalid %s %s: control, bidi or other invisible characters are not allowed", field, printable(value))
 	}
 	if n := len([]rune(value)); n > 64 {
-		return fmt.Errorf("invalid %s %q: %d characters, at most 64 allowed", field, printable(value), n)
+		return fmt.Errorf("invalid %s %s: %d characters, at most 64 allowed", field, printable(value), n)
 	}
 	return nil
 }
@@ -56,15 +57,14 @@ func isCleanText(s string) bool {
 // printable quotes s for an error message without letting control
 // characters reach the terminal.
 func printable(s string) string {
-	q := fmt.Sprintf("%+q", s)
-	return q[1 : len(q)-1]
+	return strconv.QuoteToASCII(s)
 }
 
 // ValidateEmail checks an email address for an rfc822Name SAN: a plain
 // ASCII local@domain with a valid host name as domain.
 func ValidateEmail(email string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("invalid email %q: %s", printable(email), why)
+		return fmt.Errorf("invalid email %s: %s", printable(email), why)
 	}
 	if !isCleanText(email) || strings.ContainsAny(email, " <>\"") {
 		return bad("want a plain address such as user@example.com")
@@ -90,11 +90,11 @@ func ValidateEmail(email string) error {
 func ValidateDNSName(name string) error {
 	host := strings.TrimPrefix(name, "*.")
 	if len(host) == 0 || len(host) > 253 || strings.HasSuffix(host, ".") {
-		return fmt.Errorf("invalid DNS name %q", printable(name))
+		return fmt.Errorf("invalid DNS name %s", printable(name))
 	}
 	for _, label := range strings.Split(host, ".") {
 		if !isLDHLabel(label) {
-			return fmt.Errorf("invalid DNS name %q: label %q is not 1 to 63 letters, digits or hyphens", printable(name), printable(label))
+			return fmt.Errorf("invalid DNS name %s: label %s is not 1 to 63 letters, digits or hyphens", printable(name), printable(label))
 		}
 	}
 	return nil
@@ -124,12 +124,12 @@ func IsHostName(name string) bool {
 func ValidateURI(raw string) (*url.URL, error) {
 	for _, r := range raw {
 		if r <= ' ' || r > '~' {
-			return nil, fmt.Errorf("invalid URI %q: only printable ASCII is allowed", printable(raw))
+			return nil, fmt.Errorf("invalid URI %s: only printable ASCII is allowed", printable(raw))
 		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || (u.Host == "" && u.Opaque == "") {
-		return nil, fmt.Errorf("invalid URI %q: want an absolute URI such as spiffe://example.org/svc", printable(raw))
+		return nil, fmt.Errorf("invalid URI %s: want an absolute URI such as spiffe://example.org/svc", printable(raw))
 	}
 	return u, nil
 }

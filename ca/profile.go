@@ -33,7 +33,7 @@ func ParseProfile(s string) (Profile, error) {
 	case Server, Client:
 		return p, nil
 	}
-	return "", fmt.Errorf("unknown profile %q: want server or client", printable(s))
+	return "", fmt.Errorf("unknown profile %s: want server or client", printable(s))
 }
 
 // Backdate is how far before now a leaf's notBefore is set, to absorb clock

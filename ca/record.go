@@ -67,7 +67,7 @@ func ParseSerial(s string) (*big.Int, error) {
 	h := strings.ReplaceAll(strings.TrimPrefix(strings.ToLower(s), "0x"), ":", "")
 	n, ok := new(big.Int).SetString(h, 16)
 	if h == "" || !ok || n.Sign() <= 0 || n.BitLen() > 159 {
-		return nil, fmt.Errorf("invalid serial %q: want a positive hex number, with or without colons", printable(s))
+		return nil, fmt.Errorf("invalid serial %s: want a positive hex number, with or without colons", printable(s))
 	}
 	return n, nil
 }

@@ -47,8 +47,10 @@ func newApp(e *env) *cli.App {
 		ErrWriter:            e.stderr,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // only main exits
-		OnUsageError:         onUsageError,
+		// "--org 'Acme, Inc.'" is one organization, not two.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // only main exits
+		OnUsageError:              onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "unknown command %q", c.Args().First())

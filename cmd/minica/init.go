@@ -107,7 +107,7 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, encrypted bool) error {
 	if c.Bool("json") {
 		return writeJSON(e.stdout, map[string]any{
 			"dir":           authority.Dir().Path(),
-			"subject":       cert.Subject.String(),
+			"subject":       ca.FormatDN(cert.RawSubject),
 			"serial":        ca.SerialHex(cert.SerialNumber),
 			"not_after":     cert.NotAfter.UTC(),
 			"key_type":      ca.DescribeKey(cert.PublicKey),
