@@ -60,6 +60,7 @@ func runInit(c *cli.Context, e *env) error {
 			return withHint(err, "pass --password-file FILE, set MINICA_PASSWORD, or --no-password to store the key unencrypted")
 		}
 	}
+	opts.Now = e.now
 	authority, err := ca.Init(dir, opts)
 	if err != nil {
 		return err

@@ -176,7 +176,7 @@ func printIssued(c *cli.Context, e *env, is *ca.Issued) error {
 	r := is.Record
 	if c.Bool("json") {
 		return writeJSON(e.stdout, issuedJSON{
-			Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: r.SANs,
+			Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: nonNil(r.SANs),
 			NotBefore: r.NotBefore, NotAfter: r.NotAfter, SHA256: r.Fingerprint,
 			Cert: is.CertFile, Key: is.KeyFile, Chain: is.ChainFile,
 		})

@@ -116,12 +116,10 @@ func printListed(w *bufio.Writer, asJSON bool, r *ca.Record, now time.Time) erro
 	return err
 }
 
-// recordView is a record as list and show print it in JSON.
-type recordView struct {
-	*ca.Record
-	Status ca.Status `json:"status"` // at the time of listing, so "expired" shows
-}
-
-func recordJSON(r *ca.Record, now time.Time) recordView {
-	return recordView{Record: r, Status: r.StatusAt(now)}
+// recordJSON returns a copy of r whose status is the one at now, so that
+// "expired" shows in JSON output.
+func recordJSON(r *ca.Record, now time.Time) ca.Record {
+	out := *r
+	out.Status = r.StatusAt(now)
+	return out
 }

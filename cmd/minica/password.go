@@ -26,10 +26,7 @@ func (e *env) password(c *cli.Context, envVar, prompt string, confirm bool) ([]b
 	if file := c.String("password-file"); file != "" {
 		return readPasswordFile(file)
 	}
-	if v, ok := os.LookupEnv(envVar); ok {
-		if v == "" {
-			return nil, fmt.Errorf("%s is set but empty", envVar)
-		}
+	if v := os.Getenv(envVar); v != "" {
 		return []byte(v), nil
 	}
 	if !e.terminal() {

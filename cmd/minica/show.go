@@ -57,7 +57,7 @@ func runShow(c *cli.Context, e *env) error {
 }
 
 type showView struct {
-	recordView
+	ca.Record
 	CertFile string `json:"cert_file"`
 	KeyFile  string `json:"key_file,omitempty"`
 }
