@@ -110,6 +110,10 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
 	}
 	for _, s := range shards {
+		if !s.IsDir() {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("unexpected file %q in the database", c.dir.Join(path.Join("db", s.Name()))))
+			continue
+		}
 		if err := c.removeTemps(path.Join("db", s.Name())); err != nil {
 			return err
 		}
@@ -130,21 +134,69 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 func (c *CA) checkRecord(rep *CheckReport, rec *Record) error {
 	cert, certErr := c.readCert(rec.CertPath())
 	switch {
-	case rec.Status == StatusPending && certErr == nil:
-		fillRecord(rec, cert)
-		if err := c.putRecord(rec); err != nil {
-			return err
-		}
-		rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted issuance of %s (serial %s)", rec.Name, rec.Serial))
 	case rec.Status == StatusPending:
+		return c.finishPending(rep, rec)
+	case rec.Status != StatusVoid && certErr != nil:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("record %s (%s) has no readable certificate at %q", rec.Serial, rec.Name, c.dir.Join(rec.CertPath())))
+	case rec.Status != StatusVoid:
+		if _, err := c.dir.Stat(rec.ChainPath()); errors.Is(err, fs.ErrNotExist) {
+			if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+				return err
+			}
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote the missing chain file of %s (serial %s)", rec.Name, rec.Serial))
+		}
+	}
+	return nil
+}
+
+// finishPending completes an interrupted issuance whose certificate reached
+// the disk (in its own file or as the first one of its chain file), and
+// voids the others, removing their now useless key.
+func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
+	cert, err := c.readCert(rec.CertPath())
+	if err != nil {
+		cert, err = c.firstCert(rec.ChainPath())
+		if err == nil {
+			err = c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
 		if err := c.void(rec, nil); err != nil {
 			return err
 		}
+		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
+		}
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("voided serial %s of %s: its issuance was interrupted before the certificate was written", rec.Serial, rec.Name))
-	case rec.Status != StatusVoid && certErr != nil:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("record %s (%s) has no readable certificate at %q", rec.Serial, rec.Name, c.dir.Join(rec.CertPath())))
+		return nil
 	}
+	if _, err := c.dir.Stat(rec.ChainPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+			return err
+		}
+	}
+	fillRecord(rec, cert)
+	if err := c.putRecord(rec); err != nil {
+		return err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted issuance of %s (serial %s)", rec.Name, rec.Serial))
 	return nil
+}
+
+// firstCert reads the first certificate of a PEM file.
+func (c *CA) firstCert(file string) (*x509.Certificate, error) {
+	data, err := c.dir.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := parseCertsPEM(data)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("no certificate in %q", c.dir.Join(file))
+	}
+	return certs[0], nil
 }
 
 // removeTemps deletes WriteAtomic's leftover temporary files in dir.

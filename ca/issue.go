@@ -179,14 +179,13 @@ func (c *CA) void(rec *Record, cause error) error {
 }
 
 // store writes the key, chain and certificate, then completes the record.
-// The key is written first and the certificate last, so a certificate on
-// disk always has its key and Check can finish a record from it.
+// The key is written first, so a certificate on disk always has its key;
+// Check finishes a record from its certificate or chain file.
 func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
 	out := &Issued{Record: rec, Cert: cert, Key: key}
 	if err := c.dir.MkdirAll(certDir(rec.Name)); err != nil {
 		return nil, c.void(rec, fmt.Errorf("creating %q: %w", c.dir.Join(certDir(rec.Name)), err))
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 	if key != nil {
 		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
 		if err != nil {
@@ -197,14 +196,10 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 		}
 		out.KeyFile = c.dir.Join(rec.KeyPath())
 	}
-	chain := append([]byte(nil), certPEM...)
-	for _, ca := range c.Chain {
-		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})...)
-	}
-	if err := c.dir.CreateExclusive(rec.ChainPath(), chain, 0o644); err != nil {
+	if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
 		return nil, c.void(rec, err)
 	}
-	if err := c.dir.CreateExclusive(rec.CertPath(), certPEM, 0o644); err != nil {
+	if err := c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644); err != nil {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
@@ -214,6 +209,19 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 	out.CertFile = c.dir.Join(rec.CertPath())
 	out.ChainFile = c.dir.Join(rec.ChainPath())
 	return out, nil
+}
+
+func pemCert(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
+
+// chainPEM returns a leaf followed by the CA chain, PEM-encoded.
+func (c *CA) chainPEM(leaf *x509.Certificate) []byte {
+	out := pemCert(leaf)
+	for _, ca := range c.Chain {
+		out = append(out, pemCert(ca)...)
+	}
+	return out
 }
 
 // fillRecord copies a signed certificate's facts into its record and marks

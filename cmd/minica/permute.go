@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,6 +52,9 @@ func permute(app *cli.App, args []string) []string {
 			i++
 			*group = append(*group, tokens[i])
 		}
+	}
+	if slices.ContainsFunc(local, isHelpFlag) {
+		positional = nil // "issue client simon --help" asks for help, not about "simon"
 	}
 	out := append([]string{args[0]}, global...)
 	out = append(out, names...)
@@ -109,6 +113,8 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	}
 	return nil
 }
+
+func isHelpFlag(tok string) bool { return tok == "-h" || tok == "--help" }
 
 func isFlag(tok string) bool { return len(tok) > 1 && tok[0] == '-' }
 
