@@ -2,9 +2,11 @@ package ca
 
 import (
 	"crypto"
+	"crypto/dsa"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -97,8 +99,10 @@ func CheckPublicKey(pub crypto.PublicKey) error {
 			return fmt.Errorf("weak key: ECDSA curve %s, want P-256 or P-384", name)
 		}
 	case ed25519.PublicKey:
+	case *dsa.PublicKey:
+		return errors.New("unsupported key algorithm DSA: want RSA (2048 bits or more), ECDSA P-256/P-384 or Ed25519")
 	default:
-		return fmt.Errorf("unsupported key algorithm %T: want RSA, ECDSA P-256/P-384 or Ed25519", pub)
+		return fmt.Errorf("unsupported key algorithm %T: want RSA (2048 bits or more), ECDSA P-256/P-384 or Ed25519", pub)
 	}
 	return nil
 }
