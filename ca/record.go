@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"math/big"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -204,23 +206,65 @@ func (c *CA) Records() iter.Seq2[*Record, error] {
 }
 
 func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
-	entries, err := fs.ReadDir(c.dir.root.FS(), dir)
+	// One os.Root per shard: each record then costs a single openat
+	// instead of one per path component.
+	shard, err := c.dir.root.OpenRoot(dir)
+	if err != nil {
+		return yield(nil, fmt.Errorf("opening %q: %w", c.dir.Join(dir), err))
+	}
+	defer shard.Close()
+	names, err := readDirNames(shard)
 	if err != nil {
 		return yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join(dir), err))
 	}
-	for _, e := range entries {
-		if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
+	buf := make([]byte, 0, 4096)
+	for _, name := range names {
+		if isTemp(name) || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		file := path.Join(dir, e.Name())
-		data, err := c.dir.ReadFile(file)
+		file := c.dir.Join(path.Join(dir, name))
+		buf, err = readInto(shard, name, buf[:0])
 		if err != nil {
-			return yield(nil, fmt.Errorf("reading record %q: %w", c.dir.Join(file), err))
+			return yield(nil, fmt.Errorf("reading record %q: %w", file, err))
 		}
-		r, err := decodeRecord(data, c.dir.Join(file))
+		r, err := decodeRecord(buf, file)
 		if !yield(r, err) || err != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// readDirNames lists a directory's names in order without a stat per entry.
+func readDirNames(root *os.Root) ([]string, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
+}
+
+// readInto appends the content of name to buf, reusing its capacity.
+func readInto(root *os.Root, name string, buf []byte) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
