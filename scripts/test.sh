@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The full test suite, as the README gives it: installs the Debian packages
+# the tests need (when run as root and they are missing), checks gofmt and
+# go vet, then runs every test with the race detector, including the interop
+# checks against real peers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command -> Debian package that provides it
+declare -A packages=(
+	[openssl]=openssl
+)
+
+missing=()
+for cmd in "${!packages[@]}"; do
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("${packages[$cmd]}")
+done
+if ((${#missing[@]})); then
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+		echo "test.sh: installing ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	else
+		echo "test.sh: missing ${missing[*]}: install them (Debian packages) or run as root" >&2
+		exit 1
+	fi
+fi
+
+echo "test.sh: gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "gofmt needed on:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+echo "test.sh: go vet"
+go vet ./...
+
+echo "test.sh: go test -race"
+go test -race -count=1 ./...
