@@ -1,0 +1,157 @@
+package ca
+
+import (
+	"crypto"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"strings"
+	"time"
+
+	"minica/revoke"
+)
+
+// Files of the published CRL, relative to the CA directory.
+const (
+	CRLPEMFile    = "crl.pem"   // the current CRL, PEM ("X509 CRL")
+	CRLDERFile    = "crl.der"   // the same CRL, DER
+	crlNumberFile = "crlnumber" // the last CRL number used, decimal
+)
+
+// ExpiredGrace is how long a revoked certificate stays on the CRL after it
+// expires. RFC 5280 section 3.3 lets a CA drop expired certificates; keeping
+// them a while longer lets clocks that lag, and checks of past signatures,
+// still see the revocation.
+const ExpiredGrace = 90 * 24 * time.Hour
+
+// ErrNoCRL is returned by LoadCRL when the CA has no published CRL.
+var ErrNoCRL = errors.New("no CRL published")
+
+// CRLInfo describes a published CRL.
+type CRLInfo struct {
+	Number                 *big.Int
+	ThisUpdate, NextUpdate time.Time
+	Entries                int
+	DER                    []byte
+	PEMFile, DERFile       string // paths, for messages
+}
+
+// PublishCRL signs a new CRL with signer and writes it as crl.der and
+// crl.pem, atomically. The caller must hold the lock (see Lock).
+//
+// thisUpdate is Now(); nextUpdate is thisUpdate plus lifetime, or plus the
+// CA's CRL lifetime setting when lifetime is 0. The CRL number is one more
+// than both the number file and the published CRL, and the number file is
+// written before the CRL: a lost file, a crash or a clock moved back never
+// repeat a number. It lists every revoked certificate except those expired
+// for longer than ExpiredGrace; a revocation recorded after thisUpdate (the
+// clock went back) is listed at thisUpdate.
+func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo, error) {
+	if lifetime == 0 {
+		lifetime = time.Duration(c.Settings.CRLLifetime)
+	}
+	now := c.Now().UTC().Truncate(time.Second)
+	number, err := c.nextCRLNumber()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("saving the CRL number: %w", err)
+	}
+	var scanErr error
+	count := 0
+	der, err := revoke.Build(revoke.Params{
+		Issuer: c.Cert, Signer: signer, Number: number,
+		ThisUpdate: now, NextUpdate: now.Add(lifetime),
+	}, c.revokedEntries(now, &scanErr, &count))
+	if scanErr != nil {
+		return nil, scanErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
+		return nil, err
+	}
+	if err := c.dir.WriteAtomic(CRLPEMFile, pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), 0o644); err != nil {
+		return nil, err
+	}
+	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
+		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
+}
+
+// revokedEntries streams the entries of the next CRL from the database. The
+// first error stops the scan and is stored in *errp.
+func (c *CA) revokedEntries(thisUpdate time.Time, errp *error, count *int) func(func(revoke.Entry) bool) {
+	return func(yield func(revoke.Entry) bool) {
+		for r, err := range c.Records() {
+			if err != nil {
+				*errp = err
+				return
+			}
+			if r.Status != StatusRevoked || thisUpdate.Sub(r.NotAfter) > ExpiredGrace {
+				continue
+			}
+			serial, err := ParseSerial(r.Serial)
+			if err != nil {
+				*errp = fmt.Errorf("record %s: %w", r.Serial, err)
+				return
+			}
+			reason, err := revoke.ParseReason(r.Reason)
+			if err != nil {
+				*errp = fmt.Errorf("record %s: %w", r.Serial, err)
+				return
+			}
+			at := r.RevokedAt
+			if at.After(thisUpdate) {
+				at = thisUpdate
+			}
+			*count++
+			if !yield(revoke.Entry{Serial: serial, RevokedAt: at, Reason: reason}) {
+				return
+			}
+		}
+	}
+}
+
+// nextCRLNumber returns one more than the larger of the number file and the
+// published CRL's number; a missing file counts as 0.
+func (c *CA) nextCRLNumber() (*big.Int, error) {
+	last := new(big.Int)
+	data, err := c.dir.ReadFile(crlNumberFile)
+	switch {
+	case err == nil:
+		if _, ok := last.SetString(strings.TrimSpace(string(data)), 10); !ok || last.Sign() < 0 {
+			return nil, fmt.Errorf("corrupt CRL number file %q", c.dir.Join(crlNumberFile))
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("reading the CRL number: %w", err)
+	}
+	if crl, err := c.LoadCRL(); err == nil && crl.Number().Cmp(last) > 0 {
+		last = crl.Number()
+	} else if err != nil && !errors.Is(err, ErrNoCRL) {
+		return nil, err
+	}
+	return last.Add(last, big.NewInt(1)), nil
+}
+
+// LoadCRL reads and verifies the published CRL (crl.der) against the CA
+// certificate. It gives an error matching ErrNoCRL when none exists, and
+// the revoke package's sentinels for a corrupt or foreign one. Its dates are
+// not checked; see revoke.CRL.CheckTime.
+func (c *CA) LoadCRL() (*revoke.CRL, error) {
+	data, err := c.dir.ReadFile(CRLDERFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.dir.Path())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	crl, err := revoke.ParseCRL(data, c.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	return crl, nil
+}

@@ -1,0 +1,73 @@
+package ca
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"minica/revoke"
+)
+
+// ErrNotRevocable is returned by Revoke for a serial that was reserved but
+// never became a certificate (pending or void).
+var ErrNotRevocable = errors.New("not an issued certificate")
+
+// ErrNotOnHold is returned by Revoke with removeFromCRL for a certificate
+// that is not on certificateHold: removeFromCRL only lifts a hold.
+var ErrNotOnHold = errors.New("removeFromCRL only lifts a certificateHold")
+
+// RevokeResult tells what Revoke did.
+type RevokeResult struct {
+	Record *Record
+	// Already is set when the certificate was revoked before; the record,
+	// with its original time and reason, is then unchanged.
+	Already bool
+	// Lifted is set when removeFromCRL took the certificate off hold.
+	Lifted bool
+}
+
+// Revoke records the revocation of the certificate with serial, at Now()
+// with reason. The caller must hold the lock (see Lock).
+//
+// An unknown serial gives an error matching ErrNotFound and changes nothing.
+// Revoking a revoked certificate again is not an error: the record keeps its
+// original time and reason and Already is set (certificateHold can be
+// turned into a final reason, the only change allowed). Expired
+// certificates can be revoked. RemoveFromCRL lifts a certificateHold and
+// makes the certificate valid again; on anything else it gives ErrNotOnHold.
+func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error) {
+	if !reason.Valid() {
+		return nil, fmt.Errorf("invalid revocation reason code %d", int(reason))
+	}
+	rec, err := c.Record(serial)
+	if err != nil {
+		return nil, err
+	}
+	switch rec.Status {
+	case StatusPending, StatusVoid:
+		return nil, fmt.Errorf("serial %s: %w (status %s)", rec.Serial, ErrNotRevocable, rec.Status)
+	}
+	onHold := rec.Status == StatusRevoked && rec.Reason == revoke.CertificateHold.String()
+	if reason == revoke.RemoveFromCRL {
+		if !onHold {
+			return nil, fmt.Errorf("serial %s: %w", rec.Serial, ErrNotOnHold)
+		}
+		rec.Status, rec.RevokedAt, rec.Reason = StatusValid, time.Time{}, ""
+		if err := c.putRecord(rec); err != nil {
+			return nil, err
+		}
+		return &RevokeResult{Record: rec, Lifted: true}, nil
+	}
+	if rec.Status == StatusRevoked && !(onHold && reason != revoke.CertificateHold) {
+		return &RevokeResult{Record: rec, Already: true}, nil
+	}
+	if rec.Status != StatusRevoked {
+		rec.RevokedAt = c.Now().UTC().Truncate(time.Second)
+	}
+	rec.Status, rec.Reason = StatusRevoked, reason.String()
+	if err := c.putRecord(rec); err != nil {
+		return nil, err
+	}
+	return &RevokeResult{Record: rec}, nil
+}
