@@ -66,6 +66,11 @@ func runInit(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
+	// A CRL exists from the first day, so that servers can check revocation
+	// at once (crl.go).
+	if err := publishInitialCRL(c, e, authority, opts.Password); err != nil {
+		return err
+	}
 	return printInit(c, e, authority, opts.Password != nil)
 }
 

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+func crlCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "crl",
+		Usage:     "publish a new CRL as crl.pem and crl.der in the CA directory",
+		ArgsUsage: " ",
+		Description: "Each CRL gets a number one higher than any before it. nextUpdate is the CA's\n" +
+			"CRL lifetime (7 days unless set) or --next-update. --out writes extra copies,\n" +
+			"replacing them atomically: PEM when FILE ends in .pem, DER otherwise (what HTTP\n" +
+			"distribution points serve).\n\n" +
+			"Example:\n   minica crl\n   minica crl --next-update 7d --out /var/www/ca.crl",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "next-update", Usage: "lifetime of this CRL, e.g. 7d or 36h (default: the CA's CRL lifetime)"},
+			&cli.StringSliceFlag{Name: "out", Usage: "also write the CRL to `FILE` (repeatable)"},
+			passwordFileFlag,
+			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		},
+		Subcommands: []*cli.Command{crlStatusCommand(e)},
+		Action:      func(c *cli.Context) error { return runCRL(c, e) },
+	}
+}
+
+func runCRL(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	var lifetime time.Duration
+	if v := c.String("next-update"); v != "" {
+		d, err := ca.ParseDuration(v)
+		if err != nil {
+			return usagef(c, "--next-update: %v", err)
+		}
+		lifetime = d
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if crl, err := authority.LoadCRL(); err == nil && pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()) {
+		warnf(e.stderr, "the previous CRL %s was past half its lifetime (next update %s); publish more often", crl.Number(), day(crl.NextUpdate()))
+	}
+	info, err := publishLocked(c, e, authority, lifetime)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(e.stdout, crlJSON(info))
+	}
+	printPublished(e, info)
+	return nil
+}
+
+// publishLocked loads the CA key and publishes a CRL, plus the --out copies.
+// The caller holds the lock.
+func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Duration) (*ca.CRLInfo, error) {
+	signer, err := loadSigner(c, e, authority)
+	if err != nil {
+		return nil, err
+	}
+	info, err := authority.PublishCRL(signer, lifetime)
+	if err != nil {
+		return nil, err
+	}
+	if c.Command.Name == "crl" {
+		for _, out := range c.StringSlice("out") {
+			if err := writeCopy(out, info.DER); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return info, nil
+}
+
+// writeCopy replaces file with the CRL (PEM for .pem, else DER), through a
+// temporary file and a rename so that a web server never serves half a CRL.
+func writeCopy(file string, der []byte) error {
+	data := der
+	if strings.EqualFold(filepath.Ext(file), ".pem") {
+		data = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".minica-crl-*")
+	if err != nil {
+		return fmt.Errorf("writing CRL copy %q: %w", file, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing CRL copy %q: %w", file, err)
+	}
+	return nil
+}
+
+func crlJSON(info *ca.CRLInfo) map[string]any {
+	return map[string]any{
+		"number":      info.Number.String(),
+		"this_update": info.ThisUpdate,
+		"next_update": info.NextUpdate,
+		"entries":     info.Entries,
+		"pem":         info.PEMFile,
+		"der":         info.DERFile,
+	}
+}
+
+func printPublished(e *env, info *ca.CRLInfo) {
+	fmt.Fprintf(e.stdout, "published CRL %s with %d revoked, next update %s\n", info.Number, info.Entries, day(info.NextUpdate))
+	fmt.Fprintf(e.stdout, "  pem  %s\n", info.PEMFile)
+	fmt.Fprintf(e.stdout, "  der  %s\n", info.DERFile)
+}
+
+// pastHalfLife reports whether now is past the middle of [this, next].
+func pastHalfLife(this, next, now time.Time) bool {
+	return now.After(this.Add(next.Sub(this) / 2))
+}
+
+// warnStaleCRL warns when the published CRL is past half its lifetime or
+// missing, for commands that do not republish it.
+func warnStaleCRL(e *env, authority *ca.CA) {
+	crl, err := authority.LoadCRL()
+	switch {
+	case errors.Is(err, ca.ErrNoCRL):
+		warnf(e.stderr, "the CA has no published CRL; run 'minica crl'")
+	case err != nil:
+		warnf(e.stderr, "%v", err)
+	case pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()):
+		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
+	}
+}
+
+// publishInitialCRL publishes the empty CRL number 1 of a new CA.
+func publishInitialCRL(c *cli.Context, e *env, authority *ca.CA, password []byte) error {
+	authority.Now = e.now
+	unlock, err := authority.Lock(c.Duration("lock-timeout"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	signer, err := authority.LoadSigner(password)
+	if err != nil {
+		return err
+	}
+	if _, err := authority.PublishCRL(signer, 0); err != nil {
+		return fmt.Errorf("publishing the first CRL: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+// Exit statuses of `crl status`, for cron jobs and monitoring.
+const (
+	crlFresh   = 0
+	crlDueSoon = 1
+	crlExpired = 2
+)
+
+func crlStatusCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "tell whether the published CRL is fresh, due soon or expired",
+		ArgsUsage: " ",
+		Description: "Exit status: 0 fresh, 1 due soon (nextUpdate within --warn), 2 expired, not yet\n" +
+			"valid, missing or unreadable. --warn defaults to half the CRL's lifetime.\n\n" +
+			"Example:\n   minica crl status --warn 48h || mail -s 'CRL' ops@example.com",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "warn", Usage: "report due soon when nextUpdate is closer than this, e.g. 48h"},
+			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		},
+		Action: func(c *cli.Context) error { return runCRLStatus(c, e) },
+	}
+}
+
+func runCRLStatus(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	var warn time.Duration
+	if v := c.String("warn"); v != "" {
+		d, err := ca.ParseDuration(v)
+		if err != nil {
+			return usagef(c, "--warn: %v", err)
+		}
+		warn = d
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	crl, err := authority.LoadCRL()
+	if errors.Is(err, ca.ErrNoCRL) {
+		return &exitError{code: crlExpired, err: withHint(err, "publish one with 'minica crl'")}
+	}
+	if err != nil {
+		return &exitError{code: crlExpired, err: withHint(err, "republish it with 'minica crl'")}
+	}
+	now := e.now()
+	if warn == 0 {
+		warn = crl.NextUpdate().Sub(crl.ThisUpdate()) / 2
+	}
+	left := crl.NextUpdate().Sub(now)
+	state, code := "fresh", crlFresh
+	switch {
+	case now.Before(crl.ThisUpdate()):
+		state, code = "not-yet-valid", crlExpired
+	case left < 0:
+		state, code = "expired", crlExpired
+	case left <= warn:
+		state, code = "due-soon", crlDueSoon
+	}
+	if c.Bool("json") {
+		if err := writeJSON(e.stdout, map[string]any{
+			"state": state, "number": crl.Number().String(), "entries": crl.Len(),
+			"this_update": crl.ThisUpdate(), "next_update": crl.NextUpdate(),
+			"seconds_left": int64(left / time.Second),
+		}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "%s: CRL %s (%d revoked), next update %s (%s)\n", state, crl.Number(), crl.Len(), day(crl.NextUpdate()), timeLeft(left))
+	}
+	if code != crlFresh {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// timeLeft says how long until (or since) a deadline, to the minute, such
+// as "in 6d 23h 59m" or "2h 0m ago".
+func timeLeft(d time.Duration) string {
+	ago := d < 0
+	if ago {
+		d = -d
+	}
+	d = d.Truncate(time.Minute)
+	s := fmt.Sprintf("%dh %dm", int(d/time.Hour)%24, int(d/time.Minute)%60)
+	if days := int(d / (24 * time.Hour)); days > 0 {
+		s = fmt.Sprintf("%dd %s", days, s)
+	}
+	if ago {
+		return s + " ago"
+	}
+	return "in " + s
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/revoke"
+)
+
+func revokeCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "revoke",
+		Usage:     "revoke a certificate, by name, serial or certificate file, and republish the CRL",
+		ArgsUsage: "NAME|SERIAL|FILE",
+		Description: "Reasons are the RFC 5280 names, in any case: " + strings.Join(revoke.ReasonNames(), ", ") + ".\n" +
+			"removeFromCRL only lifts a certificateHold. Revoking a revoked certificate again\n" +
+			"changes nothing and exits 0. A name with several unrevoked certificates needs a\n" +
+			"serial, or --all. The CRL is republished in the same locked step unless --no-crl.\n\n" +
+			"Example:\n   minica revoke simon --reason keyCompromise\n   minica revoke 5f:3c:9a:... --reason superseded",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "reason", Value: "unspecified", Usage: "the RFC 5280 revocation reason"},
+			&cli.BoolFlag{Name: "all", Usage: "revoke every unrevoked certificate of NAME"},
+			&cli.BoolFlag{Name: "no-crl", Usage: "record the revocation without republishing the CRL"},
+			passwordFileFlag,
+			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		},
+		Action: func(c *cli.Context) error { return runRevoke(c, e) },
+	}
+}
+
+type revokedJSON struct {
+	Name      string    `json:"name"`
+	Serial    string    `json:"serial"`
+	RevokedAt time.Time `json:"revoked_at,omitzero"`
+	Reason    string    `json:"reason,omitempty"`
+	Already   bool      `json:"already_revoked"`
+	Lifted    bool      `json:"hold_lifted"`
+}
+
+func runRevoke(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	reason, err := revoke.ParseReason(c.String("reason"))
+	if err != nil {
+		return usagef(c, "--reason: %v", err)
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	targets, err := revokeTargets(c, authority, c.Args().First())
+	if err != nil {
+		return err
+	}
+	var results []revokedJSON
+	changed := false
+	for _, r := range targets {
+		res, err := authority.Revoke(mustSerial(r.Serial), reason)
+		if errors.Is(err, ca.ErrNotOnHold) {
+			return withHint(err, "removeFromCRL is for certificates revoked with --reason certificateHold")
+		}
+		if err != nil {
+			return err
+		}
+		changed = changed || !res.Already
+		rec := res.Record
+		results = append(results, revokedJSON{Name: rec.Name, Serial: rec.Serial, RevokedAt: rec.RevokedAt,
+			Reason: rec.Reason, Already: res.Already, Lifted: res.Lifted})
+		switch {
+		case res.Already:
+			fmt.Fprintf(e.stderr, "minica: %s (serial %s) was already revoked at %s (%s)\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
+		case res.Lifted && !c.Bool("json"):
+			fmt.Fprintf(e.stdout, "lifted the hold on %s (serial %s)\n", rec.Name, rec.Serial)
+		case !c.Bool("json"):
+			fmt.Fprintf(e.stdout, "revoked %s (serial %s) at %s (%s)\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
+		}
+	}
+	var info *ca.CRLInfo
+	if changed && !c.Bool("no-crl") {
+		if info, err = publishLocked(c, e, authority, 0); err != nil {
+			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run minica crl): %w", err)
+		}
+	} else {
+		warnStaleCRL(e, authority)
+	}
+	if c.Bool("json") {
+		out := map[string]any{"certificates": results}
+		if info != nil {
+			out["crl"] = crlJSON(info)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	if info != nil {
+		printPublished(e, info)
+	}
+	return nil
+}
+
+// revokeTargets resolves what the user named to the records to revoke: a
+// certificate file, a name (its unrevoked certificates, or its revoked ones
+// when none is left, so that repeating a revocation is harmless) or a serial.
+func revokeTargets(c *cli.Context, authority *ca.CA, arg string) ([]*ca.Record, error) {
+	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
+		return findRecords(authority, arg)
+	}
+	if ca.ValidateName(arg) == nil {
+		recs, err := authority.RecordsByName(arg)
+		if err != nil {
+			return nil, err
+		}
+		var live, revoked []*ca.Record
+		for _, r := range recs {
+			switch r.Status {
+			case ca.StatusValid:
+				live = append(live, r)
+			case ca.StatusRevoked:
+				revoked = append(revoked, r)
+			}
+		}
+		switch {
+		case len(live) > 1 && !c.Bool("all"):
+			var list []string
+			for _, r := range live {
+				list = append(list, fmt.Sprintf("%s (issued %s)", r.Serial, day(r.IssuedAt)))
+			}
+			return nil, withHint(fmt.Errorf("%q has %d unrevoked certificates: %s", arg, len(live), strings.Join(list, ", ")),
+				"name one by its serial, or pass --all to revoke them all")
+		case len(live) > 0:
+			return live, nil
+		case len(revoked) > 0:
+			return revoked, nil
+		}
+	}
+	serial, err := ca.ParseSerial(arg)
+	if err != nil {
+		return nil, fmt.Errorf("no certificate named %q, and it is not a serial number or a certificate file", arg)
+	}
+	r, err := authority.Record(serial)
+	if errors.Is(err, ca.ErrNotFound) {
+		return nil, withHint(fmt.Errorf("unknown serial %s: this CA never issued it; nothing was changed", arg),
+			"list the CA's certificates with 'minica list'")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*ca.Record{r}, nil
+}
+
+// mustSerial parses a serial taken from a record, which is always valid.
+func mustSerial(s string) *big.Int {
+	n, _ := ca.ParseSerial(s)
+	return n
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/revoke"
+)
+
+func verifyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check a certificate the way the proxy does: chain, validity, usage and CRL",
+		ArgsUsage: "FILE|NAME|SERIAL",
+		Description: "Checks, in order: the CA's published CRL verifies and is current at --at, the\n" +
+			"certificate is signed by the CA, it is valid at --at, its extended key usage\n" +
+			"includes --purpose, and the CRL does not list it. Without --purpose, a\n" +
+			"certificate for serverAuth only is checked as a server, anything else as a\n" +
+			"client. Prints one verdict line; exit status 0 only when the certificate is valid.\n\n" +
+			"Example:\n   minica verify simon.crt\n   minica verify web1 --purpose server --at 2030-01-01T00:00:00Z --json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "purpose", Usage: "client or server"},
+			&cli.StringFlag{Name: "at", Usage: "check at this time (RFC 3339) instead of now"},
+			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		},
+		Action: func(c *cli.Context) error { return runVerify(c, e) },
+	}
+}
+
+type verdictJSON struct {
+	Valid     bool      `json:"valid"`
+	Reason    string    `json:"reason,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+	Serial    string    `json:"serial"`
+	Subject   string    `json:"subject"`
+	Purpose   string    `json:"purpose"`
+	At        time.Time `json:"at"`
+	CRLNumber string    `json:"crl_number,omitempty"`
+}
+
+func runVerify(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	at := e.now()
+	if v := c.String("at"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return usagef(c, "--at %q: want an RFC 3339 time such as 2030-01-02T15:04:05Z", v)
+		}
+		at = t
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	cert, err := verifyTarget(authority, c.Args().First())
+	if err != nil {
+		return err
+	}
+	purpose, name, err := verifyPurpose(c, cert)
+	if err != nil {
+		return err
+	}
+	opts := revoke.VerifyOptions{Issuer: authority.Cert, Purpose: purpose, At: at}
+	v := verdictJSON{Serial: ca.SerialHex(cert.SerialNumber), Subject: ca.FormatDN(cert.RawSubject), Purpose: name, At: at.UTC()}
+	crl, crlErr := authority.LoadCRL()
+	if crlErr == nil {
+		opts.CRL = crl
+		v.CRLNumber = crl.Number().String()
+	}
+	err = revoke.VerifyCertificate(cert, opts)
+	var ve *revoke.VerifyError
+	switch {
+	case err == nil:
+		v.Valid = true
+	case errors.As(err, &ve):
+		v.Reason, v.Detail = string(ve.Reason), ve.Detail
+		if ve.Reason == revoke.ReasonCRLMissing && crlErr != nil {
+			v.Detail = crlErr.Error()
+		}
+	default:
+		return err
+	}
+	if c.Bool("json") {
+		if err := writeJSON(e.stdout, v); err != nil {
+			return err
+		}
+	} else if v.Valid {
+		fmt.Fprintf(e.stdout, "valid: %s (serial %s) for %s at %s, CRL %s\n", v.Subject, v.Serial, name, day(at), v.CRLNumber)
+	} else {
+		fmt.Fprintf(e.stdout, "invalid: %s: %s\n", v.Reason, v.Detail)
+	}
+	if !v.Valid {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// verifyTarget reads the certificate to check: a file, or the certificate
+// of a name (its latest) or serial in the database.
+func verifyTarget(authority *ca.CA, arg string) (*x509.Certificate, error) {
+	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
+		return readCertFile(arg)
+	}
+	recs, err := findRecords(authority, arg)
+	if err != nil {
+		return nil, err
+	}
+	recs = slices.DeleteFunc(recs, func(r *ca.Record) bool { return r.Subject == "" })
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%q has no issued certificate", arg)
+	}
+	return readCertFile(authority.Path(recs[len(recs)-1].CertPath()))
+}
+
+// verifyPurpose maps --purpose to an extended key usage; without it, a
+// serverAuth-only certificate is checked as a server, anything else as a
+// client.
+func verifyPurpose(c *cli.Context, cert *x509.Certificate) (x509.ExtKeyUsage, string, error) {
+	p := strings.ToLower(c.String("purpose"))
+	if p == "" {
+		p = "client"
+		if slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageServerAuth) && !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+			p = "server"
+		}
+	}
+	switch p {
+	case "client":
+		return x509.ExtKeyUsageClientAuth, "clientAuth", nil
+	case "server":
+		return x509.ExtKeyUsageServerAuth, "serverAuth", nil
+	}
+	return 0, "", usagef(c, "--purpose %q: want client or server", c.String("purpose"))
+}
