@@ -30,7 +30,7 @@ func crlCommand(e *env) *cli.Command {
 			passwordFileFlag,
 			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
 		},
-		Subcommands: []*cli.Command{crlStatusCommand(e)},
+		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },
 	}
 }

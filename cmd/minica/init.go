@@ -29,6 +29,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit only this DNS domain and its subdomains (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit only emails at this domain, or this address (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit only IP addresses in this CIDR range (repeatable)"},
+			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
 			passwordFileFlag,
 			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
@@ -97,6 +98,13 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 		Validity:           validity,
 		PermittedDNS:       c.StringSlice("permit-dns"),
 		PermittedEmails:    c.StringSlice("permit-email"),
+	}
+	if u := c.String("crl-url"); u != "" {
+		if err := ca.ValidateCRLURL(u); err != nil {
+			return opts, usagef(c, "--crl-url: %v", err)
+		}
+		opts.Settings = ca.DefaultSettings()
+		opts.Settings.CRLURL = u
 	}
 	for _, cidr := range c.StringSlice("permit-ip") {
 		_, ipnet, err := net.ParseCIDR(cidr)
