@@ -149,6 +149,8 @@ func warnStaleCRL(e *env, authority *ca.CA) {
 		warnf(e.stderr, "the CA has no published CRL; run 'minica crl'")
 	case err != nil:
 		warnf(e.stderr, "%v", err)
+	case e.now().After(crl.NextUpdate()):
+		warnf(e.stderr, "the published CRL %s expired at %s; clients now refuse every certificate; run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	case pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()):
 		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	}

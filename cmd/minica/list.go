@@ -86,6 +86,7 @@ func runList(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
+	warnStaleCRL(e, authority) // crl.go
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	n := 0
