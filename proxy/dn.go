@@ -249,4 +249,3 @@ func allValues(rdns [][]attr, oid asn1.ObjectIdentifier) []string {
 	}
 	return out
 }
-
