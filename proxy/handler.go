@@ -73,11 +73,15 @@ func (p *Proxy) check(ci *conn, t *trust) {
 	}
 }
 
-// current returns ci's state, re-verified if the trust changed since.
+// current returns ci's state, re-verified if the trust changed since, and
+// refused while the CRL is past nextUpdate (beyond CRLGrace).
 func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, refused string) {
 	t := p.trust.Load()
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
+	if crlState(t.crl, p.cfg.CRLGrace, p.now()) == "expired" {
+		return ci.id, nil, 0, ReasonCRLExpired
+	}
 	if ci.gen != t.gen {
 		p.check(ci, t)
 	}

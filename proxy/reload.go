@@ -4,9 +4,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
-	"slices"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 )
 
