@@ -240,3 +240,5 @@ func (e *env) waitLog(want ...string) string {
 	e.t.Fatalf("no log line with %q in:\n%s", want, e.log.String())
 	return ""
 }
+
+func bigInt(n int64) *big.Int { return big.NewInt(n) }
