@@ -241,3 +241,17 @@ func TestUnixAndHTTPSUpstreams(t *testing.T) {
 		}
 	})
 }
+
+func TestReloadInterval(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ReloadInterval = 20 * time.Millisecond })
+	cert, key := e.ca.Client(t, "simon")
+	open := e.client(cert, key, false)
+	if code, _ := e.get(open, "/", nil); code != 200 {
+		t.Fatalf("status = %d; want 200", code)
+	}
+	e.setCRL(e.makeCRL(cert.SerialNumber))
+	e.waitLog("reload ", "crl_number=2")
+	if code, _ := e.get(open, "/", nil); code != http.StatusForbidden {
+		t.Errorf("status = %d; want 403 after the periodic reload", code)
+	}
+}
