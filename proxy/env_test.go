@@ -75,7 +75,7 @@ func (s *syncBuffer) String() string {
 // env is one proxy on 127.0.0.1 in front of a recording upstream, with an
 // injected clock and CA, CRL and certificate sources the test can change.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	ca       *testca.CA
 	offset   atomic.Int64 // clock offset from real time, in nanoseconds
 	crl      atomic.Pointer[[]byte]
@@ -116,7 +116,7 @@ func (e *env) makeCRLWith(number *big.Int, this, next time.Time, ca *testca.CA, 
 
 func (e *env) setCRL(data []byte) { e.crl.Store(&data) }
 
-func newEnv(t *testing.T, mod func(*Config)) *env {
+func newEnv(t testing.TB, mod func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, ca: testca.New(t, "Test CA"), log: &syncBuffer{}}
 	e.setCRL(e.makeCRL())

@@ -16,7 +16,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func readCert(t *testing.T, path string) *x509.Certificate {
+func readCert(t testing.TB, path string) *x509.Certificate {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -36,7 +36,7 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 // goldenIdentity is a fixed client certificate (made with openssl) whose
 // subject has a UTF-8 CN, an emailAddress, a comma, a plus sign and a
 // multi-valued RDN: C=DE/O=Acme, Inc./OU=R+D+OU=Ops/CN=Zoë Müller/emailAddress.
-func goldenIdentity(t *testing.T) *Identity {
+func goldenIdentity(t testing.TB) *Identity {
 	t.Helper()
 	client := readCert(t, filepath.Join("testdata", "golden-client.pem"))
 	ca := readCert(t, filepath.Join("testdata", "golden-ca.pem"))
