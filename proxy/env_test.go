@@ -242,3 +242,21 @@ func (e *env) waitLog(want ...string) string {
 }
 
 func bigInt(n int64) *big.Int { return big.NewInt(n) }
+
+// waitCount waits, a bounded time, until the log holds exactly n lines
+// containing substr; handshake refusals are logged by the server after the
+// client may already have seen the alert.
+func (e *env) waitCount(substr string, n int) {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	got := 0
+	for time.Now().Before(deadline) {
+		if got = strings.Count(e.log.String(), substr); got >= n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got != n {
+		e.t.Fatalf("%d log lines with %q; want %d:\n%s", got, substr, n, e.log.String())
+	}
+}

@@ -37,14 +37,40 @@ func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	}
 	cs := tc.ConnectionState()
 	ci := &conn{certs: cs.PeerCertificates}
-	p.check(ci, p.trust.Load())
+	t := p.trust.Load()
+	var chain []*x509.Certificate
+	if len(ci.certs) > 0 {
+		if v, ok := p.verified.LoadAndDelete(ci.certs[0]); ok && v.(verified).gen == t.gen {
+			chain = v.(verified).chain
+		}
+	}
+	p.check(ci, t, chain)
 	return context.WithValue(ctx, connKey{}, ci)
 }
 
-// check (re-)verifies ci against t and refreshes its identity headers.
-func (p *Proxy) check(ci *conn, t *trust) {
+// verified is the result of a successful VerifyConnection, kept for the
+// connection's connContext so that a handshake is verified once.
+type verified struct {
+	chain []*x509.Certificate
+	gen   uint64
+}
+
+// forget drops what VerifyConnection kept for a connection that will not
+// reach connContext.
+func (p *Proxy) forget(tc *tls.Conn) {
+	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+		p.verified.Delete(certs[0])
+	}
+}
+
+// check (re-)verifies ci against t, unless chain is the result of a
+// verification against t already, and refreshes its identity headers.
+func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 	ci.gen = t.gen
-	chain, err := verifyClient(ci.certs, t, p.cfg.CRLGrace, p.now())
+	var err error
+	if chain == nil {
+		chain, err = verifyClient(ci.certs, t, p.cfg.CRLGrace, p.now())
+	}
 	if err != nil {
 		var ve *VerifyError
 		ci.refused = ReasonBadChain
@@ -83,7 +109,7 @@ func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, r
 		return ci.id, nil, 0, ReasonCRLExpired
 	}
 	if ci.gen != t.gen {
-		p.check(ci, t)
+		p.check(ci, t, nil)
 	}
 	return ci.id, ci.headers, ci.hdrLen, ci.refused
 }

@@ -69,6 +69,7 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.p.cfg.HandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
+		l.p.forget(tc)
 		l.p.refusedHandshake(raw.RemoteAddr(), err)
 		tc.Close()
 		return
@@ -76,6 +77,7 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	select {
 	case l.conns <- tc:
 	case <-l.done:
+		l.p.forget(tc)
 		tc.Close()
 	}
 }

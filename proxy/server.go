@@ -33,6 +33,7 @@ type Proxy struct {
 	log       *logger
 
 	trust    atomic.Pointer[trust]
+	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
 	reloadMu sync.Mutex
 	lastWarn atomic.Int64 // unix seconds of the last CRL grace/expiry warning
 }
@@ -138,7 +139,11 @@ func (p *Proxy) newTLSConfig() *tls.Config {
 			return p.trust.Load().cert, nil
 		},
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			_, err := verifyClient(cs.PeerCertificates, p.trust.Load(), p.cfg.CRLGrace, p.now())
+			t := p.trust.Load()
+			chain, err := verifyClient(cs.PeerCertificates, t, p.cfg.CRLGrace, p.now())
+			if err == nil {
+				p.verified.Store(cs.PeerCertificates[0], verified{chain: chain, gen: t.gen})
+			}
 			return err
 		},
 		Time: p.cfg.Now,
