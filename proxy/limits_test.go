@@ -245,3 +245,21 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 		t.Errorf("Shutdown() error = %v", err)
 	}
 }
+
+func TestHeaderLimitBoundary(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxHeaderBytes = 4096; c.UpstreamHeaderBytes = 1 << 20 })
+	cert, key := e.ca.Client(t, "alice")
+	for _, h2 := range []bool{false, true} {
+		c := e.client(cert, key, h2)
+		fixed := (len("User-Agent") + 1 + 4) + (len("Accept-Encoding") + 4 + 4) + (len("X-Pad") + 4)
+		for _, tt := range []struct {
+			size int
+			want int
+		}{{4096, 200}, {4097, 431}} {
+			hdr := http.Header{"User-Agent": {"t"}, "X-Pad": {strings.Repeat("p", tt.size-fixed)}}
+			if code, _ := e.get(c, "/", hdr); code != tt.want {
+				t.Errorf("h2=%v, %d header bytes: status %d; want %d", h2, tt.size, code, tt.want)
+			}
+		}
+	}
+}
