@@ -81,6 +81,7 @@
 //	crl-grace-warning  msg next_update grace_until   (at most once a minute)
 //	crl-expired-error  msg next_update               (at most once a minute)
 //	http-error         msg                           (net/http's own messages)
+//	accept-error       error                         (retried after a backoff)
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, revoked,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -254,6 +255,16 @@ func (r *recorder) Write(b []byte) (int, error) {
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack hands the connection to ReverseProxy for a protocol upgrade; the
+// log then shows 101, which ReverseProxy writes on the hijacked connection.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil && r.status == 0 {
+		r.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
 
 // allowList holds the Config allow-lists; empty means everyone.
 type allowList struct {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // tlsListener accepts raw connections (at most max open at once), runs each
@@ -19,8 +20,6 @@ type tlsListener struct {
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
-	mu    sync.Mutex
-	err   error // why the accept loop stopped, if not Close
 }
 
 func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
@@ -36,6 +35,7 @@ func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
 }
 
 func (l *tlsListener) acceptLoop() {
+	var backoff time.Duration
 	for {
 		select {
 		case l.sem <- struct{}{}:
@@ -45,20 +45,22 @@ func (l *tlsListener) acceptLoop() {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			<-l.sem
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				l.Close()
+				return
 			}
-			l.mu.Lock()
+			// Like net/http: other accept errors (EMFILE, ECONNABORTED)
+			// pass; back off so as not to spin on them.
+			l.p.log.line("accept-error", "error", err.Error())
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			select {
+			case <-time.After(backoff):
 			case <-l.done:
-			default:
-				l.err = err
+				return
 			}
-			l.mu.Unlock()
-			l.Close()
-			return
+			continue
 		}
+		backoff = 0
 		l.p.metrics.openConns.Add(1)
 		go l.handshake(&countedConn{Conn: c, release: func() { <-l.sem; l.p.metrics.openConns.Add(-1) }})
 	}
@@ -88,11 +90,6 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.err != nil {
-			return nil, l.err
-		}
 		return nil, net.ErrClosed
 	}
 }
@@ -101,9 +98,7 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 func (l *tlsListener) Close() error {
 	var err error
 	l.once.Do(func() {
-		l.mu.Lock()
 		close(l.done)
-		l.mu.Unlock()
 		err = l.Listener.Close()
 	})
 	return err

@@ -182,6 +182,8 @@ func TestWebSocketUpgrade(t *testing.T) {
 	if err != nil || line != "echo ping\n" {
 		t.Errorf("read %q, %v; want %q", line, err, "echo ping\n")
 	}
+	c.Close()
+	e2.waitLog("request ", "uri=/ws", "status=101", "cn=alice")
 }
 
 // newEnvWithUpstream starts another proxy like e's but for upstream.
