@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/tls"
+	"fmt"
 	"crypto/x509"
 	"io"
 	"math/big"
@@ -87,6 +88,34 @@ type Config struct {
 	Log io.Writer
 	// Now is the clock for certificate and CRL validity; nil means time.Now.
 	Now func() time.Time
+}
+
+// checkLimits rejects negative limits, which have no meaning.
+func (c *Config) checkLimits() error {
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"CRLGrace", c.CRLGrace}, {"ReloadInterval", c.ReloadInterval},
+		{"HandshakeTimeout", c.HandshakeTimeout}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
+		{"IdleTimeout", c.IdleTimeout}, {"UpstreamDialTimeout", c.UpstreamDialTimeout},
+		{"UpstreamResponseHeaderTimeout", c.UpstreamResponseHeaderTimeout}, {"ExpiringSoon", c.ExpiringSoon},
+	}
+	for _, d := range durations {
+		if d.d < 0 {
+			return fmt.Errorf("config: %s must not be negative (%s)", d.name, d.d)
+		}
+	}
+	sizes := []struct {
+		name string
+		n    int
+	}{{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns}}
+	for _, s := range sizes {
+		if s.n < 0 {
+			return fmt.Errorf("config: %s must not be negative (%d)", s.name, s.n)
+		}
+	}
+	return nil
 }
 
 func (c *Config) setDefaults() {

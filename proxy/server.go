@@ -42,6 +42,9 @@ type Proxy struct {
 // and returns a Proxy ready to Serve. Any bad input is an error: unlike
 // Reload, New has no last good state to fall back on.
 func New(cfg Config) (*Proxy, error) {
+	if err := cfg.checkLimits(); err != nil {
+		return nil, err
+	}
 	cfg.setDefaults()
 	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
 		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
