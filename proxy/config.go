@@ -2,8 +2,8 @@ package proxy
 
 import (
 	"crypto/tls"
-	"fmt"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"math/big"
 	"time"
