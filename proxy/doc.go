@@ -26,7 +26,8 @@
 //
 // When a reload changes the CA bundle or the CRL, every open connection is
 // verified again on its next request; a client revoked since its handshake
-// gets 403 "client certificate revoked". While the CRL is past nextUpdate
+// gets 403 "client certificate revoked", and one whose certificate expired
+// since gets 403 "client certificate expired". While the CRL is past nextUpdate
 // (beyond CRLGrace) every request gets 503 "revocation list expired", every
 // handshake is refused, and HealthHandler answers 503. The allow-lists are
 // applied per request: 403 "client not allowed".

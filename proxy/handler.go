@@ -101,16 +101,22 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 }
 
 // current returns ci's state, re-verified if the trust changed since, and
-// refused while the CRL is past nextUpdate (beyond CRLGrace).
+// refused while the CRL is past nextUpdate (beyond CRLGrace) or once the
+// client certificate has expired.
 func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, refused string) {
 	t := p.trust.Load()
+	now := p.now()
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	if crlState(t.crl, p.cfg.CRLGrace, p.now()) == "expired" {
+	if crlState(t.crl, p.cfg.CRLGrace, now) == "expired" {
 		return ci.id, nil, 0, ReasonCRLExpired
 	}
 	if ci.gen != t.gen {
 		p.check(ci, t, nil)
+	}
+	// A long-lived connection outliving its certificate.
+	if ci.id != nil && ci.refused == "" && now.After(ci.id.NotAfter) {
+		return ci.id, nil, 0, ReasonExpired
 	}
 	return ci.id, ci.headers, ci.hdrLen, ci.refused
 }
@@ -119,6 +125,7 @@ var refusalText = map[string]string{
 	ReasonRevoked:    "client certificate revoked",
 	ReasonNotAllowed: "client not allowed",
 	ReasonCRLExpired: "revocation list expired",
+	ReasonExpired:    "client certificate expired",
 }
 
 // ServeHTTP checks the client of r and forwards r upstream with its

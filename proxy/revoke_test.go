@@ -184,3 +184,17 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 	}
 	e.waitLog("reload-failed", "file=crl")
 }
+
+func TestCertificateExpiresOnOpenConnection(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CRLGrace = 72 * time.Hour })
+	cert, key := e.ca.Client(t, "alice") // valid for a day
+	open := e.client(cert, key, true)
+	if code, _ := e.get(open, "/", nil); code != 200 {
+		t.Fatalf("status = %d; want 200", code)
+	}
+	e.advance(25 * time.Hour)
+	if code, body := e.get(open, "/", nil); code != http.StatusForbidden || body != "client certificate expired\n" {
+		t.Errorf("got %d %q; want 403 client certificate expired", code, body)
+	}
+	e.waitLog("request ", "status=403", "reason=expired")
+}
