@@ -220,6 +220,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.target)
 	pr.Out.Host = pr.In.Host
 	p.reserved.strip(pr.Out.Header)
+	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
 	pr.SetXForwarded()
 	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
 	for _, h := range headers {

@@ -1,11 +1,16 @@
 package proxy
 
 import (
+	"bufio"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReserved(t *testing.T) {
@@ -100,5 +105,42 @@ func aliceTemplate() *x509.Certificate {
 		DNSNames:       []string{"alice.example.com"},
 		KeyUsage:       x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:    []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+}
+
+func TestSpoofedTrailersAreDropped(t *testing.T) {
+	e := newEnv(t, nil)
+	seen := make(chan http.Header, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		seen <- r.Trailer
+	}))
+	defer up.Close()
+	e2 := newEnvWithUpstream(t, e, up.URL)
+	cert, key := e.ca.Client(t, "alice")
+	cfg := e2.tlsConfig(cert, key)
+	cfg.NextProtos = []string{"http/1.1"}
+	c, err := tls.Dial("tcp", e2.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nTrailer: X-SSL-Client-CN, X-Other\r\n\r\n"+
+		"4\r\nbody\r\n0\r\nX-SSL-Client-CN: spoof\r\nX-Other: fine\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status = %d; want 200", resp.StatusCode)
+	}
+	tr := <-seen
+	if v, ok := tr["X-Ssl-Client-Cn"]; ok {
+		t.Errorf("upstream got trailer X-Ssl-Client-Cn: %q", v)
+	}
+	if _, ok := tr["X-Other"]; !ok {
+		t.Errorf("trailers %v lack the declared X-Other", tr)
 	}
 }
