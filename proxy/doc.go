@@ -33,8 +33,11 @@
 // applied per request: 403 "client not allowed".
 //
 // A new CRL is refused (the old one stays) if it does not verify against a
-// CA of the bundle, if its number is lower than the current one, or if its
-// thisUpdate is more than a minute in the future.
+// CA of the bundle, if its number is lower than the current one of the same
+// issuer, or if its thisUpdate is more than a minute in the future. A new CA
+// bundle that no longer holds the issuer of the CRL in use is refused too,
+// unless a CRL of the new bundle comes with it: clients are never checked
+// against a CRL of another CA.
 //
 // # Headers
 //

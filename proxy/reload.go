@@ -33,10 +33,18 @@ func (p *Proxy) Reload() error {
 	} else if !sameCerts(cas, old.cas) {
 		next.cas, next.roots, changed = cas, roots, true
 	}
-	if crl, err := loadCRL(&p.cfg, next.cas, old.crl, p.cfg.Now()); err != nil {
+	crl, issuer, err := loadCRL(&p.cfg, next.cas, old.crl, old.crlIssuer, p.cfg.Now())
+	switch {
+	case err != nil:
 		fail("crl", err)
-	} else if crl.Number().Cmp(old.crl.Number()) != 0 || !crl.ThisUpdate().Equal(old.crl.ThisUpdate()) {
-		next.crl, changed = crl, true
+		// Never check clients of a new bundle against a CRL whose issuer
+		// left it: keep the old bundle until a matching CRL comes.
+		if !slices.ContainsFunc(next.cas, old.crlIssuer.Equal) {
+			fail("ca", ErrCRLIssuerGone)
+			next.cas, next.roots, changed = old.cas, old.roots, false
+		}
+	case !issuer.Equal(old.crlIssuer) || crl.Number().Cmp(old.crl.Number()) != 0 || !crl.ThisUpdate().Equal(old.crl.ThisUpdate()):
+		next.crl, next.crlIssuer, changed = crl, issuer, true
 	}
 	if cert, err := loadCert(&p.cfg); err != nil {
 		fail("cert", err)

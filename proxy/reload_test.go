@@ -257,3 +257,39 @@ func TestReloadInterval(t *testing.T) {
 		t.Errorf("status = %d; want 403 after the periodic reload", code)
 	}
 }
+
+// TestCARotation replaces the CA bundle by a new CA: until a CRL of the new
+// CA comes, the old bundle stays; then the new CA's CRL is accepted even
+// with a lower number, as CRL numbers are per issuer.
+func TestCARotation(t *testing.T) {
+	e := newEnv(t, nil)
+	e.setCRL(e.makeCRLWith(bigInt(50), e.now().Add(-time.Minute), e.now().Add(time.Hour), e.ca))
+	if err := e.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	oldCert, oldKey := e.ca.Client(t, "old")
+	next := testca.New(t, "Next CA")
+	newCert, newKey := next.Client(t, "new")
+	only := []*x509.Certificate{next.Cert}
+	e.cas.Store(&only)
+	err := e.p.Reload()
+	if !errors.Is(err, ErrCRLUnverified) || !errors.Is(err, ErrCRLIssuerGone) {
+		t.Fatalf("Reload() error = %v; want ErrCRLUnverified and ErrCRLIssuerGone", err)
+	}
+	if code, _ := e.get(e.client(oldCert, oldKey, false), "/", nil); code != 200 {
+		t.Errorf("old CA client: status = %d; want 200 while the old bundle stays", code)
+	}
+	if _, err := e.client(newCert, newKey, false).Get(e.url("/")); err == nil {
+		t.Error("new CA client got through before its CRL")
+	}
+	e.setCRL(e.makeCRLWith(bigInt(1), e.now().Add(-time.Minute), e.now().Add(time.Hour), next))
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() with the new CA's CRL: %v", err)
+	}
+	if code, _ := e.get(e.client(newCert, newKey, false), "/", nil); code != 200 {
+		t.Errorf("new CA client: status = %d; want 200", code)
+	}
+	if _, err := e.client(oldCert, oldKey, false).Get(e.url("/")); err == nil {
+		t.Error("old CA client got through after the rotation")
+	}
+}

@@ -72,7 +72,7 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	crl, err := loadCRL(&cfg, cas, nil, now)
+	crl, crlIssuer, err := loadCRL(&cfg, cas, nil, nil, now)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl, cert: cert})
+	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl, crlIssuer: crlIssuer, cert: cert})
 	p.tlsConfig = p.newTLSConfig()
 	p.srv = &http.Server{
 		Handler:           p,

@@ -15,6 +15,7 @@ var (
 	ErrCRLExpired     = errors.New("CRL is past its nextUpdate")
 	ErrCRLUnverified  = errors.New("CRL is not signed by any CA of the bundle")
 	ErrNoCA           = errors.New("CA bundle is empty")
+	ErrCRLIssuerGone  = errors.New("new CA bundle lacks the issuer of the CRL in use, and no new CRL verifies")
 	ErrNoLeaf         = errors.New("server certificate has no leaf")
 	errCertKeyMissing = errors.New("server certificate has no private key")
 )
@@ -30,7 +31,9 @@ type trust struct {
 	cas   []*x509.Certificate
 	roots *x509.CertPool
 	crl   Revocations
-	cert  *tls.Certificate
+	// crlIssuer is the CA of the bundle that signed crl.
+	crlIssuer *x509.Certificate
+	cert      *tls.Certificate
 }
 
 func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {
@@ -69,32 +72,34 @@ func loadCert(cfg *Config) (*tls.Certificate, error) {
 	return &c, nil
 }
 
-// loadCRL reads and verifies the CRL against cas, and checks it may replace
-// old (nil at start).
-func loadCRL(cfg *Config, cas []*x509.Certificate, old Revocations, now time.Time) (Revocations, error) {
+// loadCRL reads the CRL and verifies it against cas, returning it and its
+// issuer. A CRL of the same issuer as old must not have a lower number; old
+// is nil at start.
+func loadCRL(cfg *Config, cas []*x509.Certificate, old Revocations, oldIssuer *x509.Certificate, now time.Time) (Revocations, *x509.Certificate, error) {
 	data, err := cfg.LoadCRL()
 	if err != nil {
-		return nil, fmt.Errorf("loading CRL: %w", err)
+		return nil, nil, fmt.Errorf("loading CRL: %w", err)
 	}
 	var crl Revocations
+	var issuer *x509.Certificate
 	var errs []error
 	for _, ca := range cas {
-		crl, err = cfg.ParseCRL(data, ca)
-		if err == nil {
+		if crl, err = cfg.ParseCRL(data, ca); err == nil {
+			issuer = ca
 			break
 		}
 		errs = append(errs, err)
 	}
 	if crl == nil {
-		return nil, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
+		return nil, nil, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
 	}
 	if crl.ThisUpdate().After(now.Add(clockSkew)) {
-		return nil, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
+		return nil, nil, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
 	}
-	if old != nil && crl.Number().Cmp(old.Number()) < 0 {
-		return nil, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, crl.Number(), old.Number())
+	if old != nil && issuer.Equal(oldIssuer) && crl.Number().Cmp(old.Number()) < 0 {
+		return nil, nil, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, crl.Number(), old.Number())
 	}
-	return crl, nil
+	return crl, issuer, nil
 }
 
 // crlState says whether the CRL may be relied on at now: "" (fresh),
