@@ -18,8 +18,10 @@
 // proxy checks, against the current CA bundle and CRL and the Config clock:
 // the chain, the validity period, the EKU (clientAuth must be present: a
 // certificate without EKU, or with serverAuth only, is refused, though Go's
-// verifier would accept the former), that the CRL is within nextUpdate (plus
-// CRLGrace), and that the serial is not revoked. A refused handshake ends
+// verifier would accept the former), that the client's issuer is the CA
+// whose CRL is loaded (one CRL cannot revoke another CA's clients), that the
+// CRL is within nextUpdate (plus CRLGrace), and that the serial is not
+// revoked. A refused handshake ends
 // with a bad_certificate alert (Go's VerifyConnection offers no other), or,
 // when no certificate was sent, certificate_required in TLS 1.3 and
 // handshake_failure in TLS 1.2.
@@ -88,7 +90,7 @@
 //	accept-error       error                         (retried after a backoff)
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
-// unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, revoked,
-// crl-expired, not-allowed, bad-chain, tls-error; a request refused for its
+// unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, no-crl-for-issuer,
+// revoked, crl-expired, not-allowed, bad-chain, tls-error; a request refused for its
 // size has header-too-large or upstream-header-budget.
 package proxy

@@ -129,8 +129,17 @@ func TestCAReload(t *testing.T) {
 	if err := e.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
+	// The CRL in use is the first CA's: carol could not be revoked.
+	if _, err := e.client(cert, key, false).Get(e.url("/")); err == nil {
+		t.Error("client of a CA without a CRL got through")
+	}
+	e.waitLog("handshake-refused", "reason=no-crl-for-issuer", "cn=carol")
+	e.setCRL(e.makeCRLWith(bigInt(1), e.now().Add(-time.Minute), e.now().Add(time.Hour), next))
+	if err := e.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
 	if code, _ := e.get(e.client(cert, key, false), "/", nil); code != 200 {
-		t.Errorf("after adding the CA: status = %d; want 200", code)
+		t.Errorf("with the CA's CRL: status = %d; want 200", code)
 	}
 	empty := []*x509.Certificate{}
 	e.cas.Store(&empty)

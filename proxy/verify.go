@@ -19,6 +19,7 @@ const (
 	ReasonRevoked       = "revoked"
 	ReasonCRLExpired    = "crl-expired"
 	ReasonNotAllowed    = "not-allowed"
+	ReasonNoCRL         = "no-crl-for-issuer"
 	ReasonBadChain      = "bad-chain"
 	ReasonTLS           = "tls-error"
 )
@@ -42,7 +43,8 @@ func (e *VerifyError) Unwrap() error { return e.Err }
 
 // verifyClient checks a client's certificates (leaf first, as sent) against
 // t at now: chain to a CA of the bundle, validity, EKU clientAuth present,
-// not revoked, CRL usable. It returns the verified chain.
+// issued by the CA whose CRL is loaded, CRL usable, not revoked. It returns
+// the verified chain.
 func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
 	if len(certs) == 0 {
 		return nil, &VerifyError{Reason: ReasonNoCertificate}
@@ -67,6 +69,11 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 	}
 	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
 		return nil, &VerifyError{Reason: ReasonWrongEKU, Cert: leaf}
+	}
+	// One CRL covers the clients of one issuing CA: a client of another
+	// CA of the bundle could not be revoked, so it is refused.
+	if len(chains[0]) < 2 || !chains[0][1].Equal(t.crlIssuer) {
+		return nil, &VerifyError{Reason: ReasonNoCRL, Cert: leaf}
 	}
 	if crlState(t.crl, grace, now) == "expired" {
 		return nil, &VerifyError{Reason: ReasonCRLExpired, Cert: leaf}
