@@ -33,7 +33,7 @@ func (p *Proxy) Reload() error {
 	} else if !sameCerts(cas, old.cas) {
 		next.cas, next.roots, changed = cas, roots, true
 	}
-	crl, issuer, err := loadCRL(&p.cfg, next.cas, old.crl, old.crlIssuer, p.cfg.Now())
+	crl, err := loadCRL(&p.cfg, next.cas, old, p.cfg.Now())
 	switch {
 	case err != nil:
 		fail("crl", err)
@@ -43,8 +43,8 @@ func (p *Proxy) Reload() error {
 			fail("ca", ErrCRLIssuerGone)
 			next.cas, next.roots, changed = old.cas, old.roots, false
 		}
-	case !issuer.Equal(old.crlIssuer) || crl.Number().Cmp(old.crl.Number()) != 0 || !crl.ThisUpdate().Equal(old.crl.ThisUpdate()):
-		next.crl, next.crlIssuer, changed = crl, issuer, true
+	case crl.crl != old.crl:
+		next.crl, next.crlIssuer, next.crlSum, changed = crl.crl, crl.issuer, crl.sum, true
 	}
 	if cert, err := loadCert(&p.cfg); err != nil {
 		fail("cert", err)

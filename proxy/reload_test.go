@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,5 +301,30 @@ func TestCARotation(t *testing.T) {
 	}
 	if _, err := e.client(oldCert, oldKey, false).Get(e.url("/")); err == nil {
 		t.Error("old CA client got through after the rotation")
+	}
+}
+
+func TestUnchangedCRLIsNotParsedAgain(t *testing.T) {
+	var parses atomic.Int32
+	e := newEnv(t, func(c *Config) {
+		c.ParseCRL = func(data []byte, issuer *x509.Certificate) (Revocations, error) {
+			parses.Add(1)
+			return parseTestCRL(data, issuer)
+		}
+	})
+	for range 3 {
+		if err := e.p.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := parses.Load(); n != 1 {
+		t.Errorf("ParseCRL called %d times; want 1 (at New)", n)
+	}
+	e.setCRL(e.makeCRL())
+	if err := e.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := parses.Load(); n != 2 {
+		t.Errorf("ParseCRL called %d times; want 2 after a new CRL", n)
 	}
 }

@@ -72,18 +72,18 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	crl, crlIssuer, err := loadCRL(&cfg, cas, nil, nil, now)
+	crl, err := loadCRL(&cfg, cas, nil, now)
 	if err != nil {
 		return nil, err
 	}
-	if crlState(crl, cfg.CRLGrace, now) == "expired" {
-		return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, crl.NextUpdate().UTC().Format(time.RFC3339))
+	if crlState(crl.crl, cfg.CRLGrace, now) == "expired" {
+		return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, crl.crl.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	cert, err := loadCert(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl, crlIssuer: crlIssuer, cert: cert})
+	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
 	p.tlsConfig = p.newTLSConfig()
 	p.srv = &http.Server{
 		Handler:           p,

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,6 +35,7 @@ type trust struct {
 	crl   Revocations
 	// crlIssuer is the CA of the bundle that signed crl.
 	crlIssuer *x509.Certificate
+	crlSum    [32]byte // SHA-256 of the CRL bytes
 	cert      *tls.Certificate
 }
 
@@ -72,34 +75,44 @@ func loadCert(cfg *Config) (*tls.Certificate, error) {
 	return &c, nil
 }
 
-// loadCRL reads the CRL and verifies it against cas, returning it and its
-// issuer. A CRL of the same issuer as old must not have a lower number; old
-// is nil at start.
-func loadCRL(cfg *Config, cas []*x509.Certificate, old Revocations, oldIssuer *x509.Certificate, now time.Time) (Revocations, *x509.Certificate, error) {
+// loadedCRL is a CRL that loaded and verified, with its issuer and the
+// SHA-256 of its bytes.
+type loadedCRL struct {
+	crl    Revocations
+	issuer *x509.Certificate
+	sum    [32]byte
+}
+
+// loadCRL reads the CRL and verifies it against cas. Against prev (nil at
+// start): unchanged bytes are not parsed again, and a CRL of the same issuer
+// must not have a lower number.
+func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
 	data, err := cfg.LoadCRL()
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading CRL: %w", err)
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
-	var crl Revocations
-	var issuer *x509.Certificate
+	l := loadedCRL{sum: sha256.Sum256(data)}
+	if prev != nil && l.sum == prev.crlSum && slices.ContainsFunc(cas, prev.crlIssuer.Equal) {
+		return loadedCRL{crl: prev.crl, issuer: prev.crlIssuer, sum: l.sum}, nil
+	}
 	var errs []error
 	for _, ca := range cas {
-		if crl, err = cfg.ParseCRL(data, ca); err == nil {
-			issuer = ca
+		if l.crl, err = cfg.ParseCRL(data, ca); err == nil {
+			l.issuer = ca
 			break
 		}
 		errs = append(errs, err)
 	}
-	if crl == nil {
-		return nil, nil, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
+	if l.crl == nil {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
 	}
-	if crl.ThisUpdate().After(now.Add(clockSkew)) {
-		return nil, nil, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
+	if l.crl.ThisUpdate().After(now.Add(clockSkew)) {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, l.crl.ThisUpdate().UTC().Format(time.RFC3339))
 	}
-	if old != nil && issuer.Equal(oldIssuer) && crl.Number().Cmp(old.Number()) < 0 {
-		return nil, nil, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, crl.Number(), old.Number())
+	if prev != nil && l.issuer.Equal(prev.crlIssuer) && l.crl.Number().Cmp(prev.crl.Number()) < 0 {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, l.crl.Number(), prev.crl.Number())
 	}
-	return crl, issuer, nil
+	return l, nil
 }
 
 // crlState says whether the CRL may be relied on at now: "" (fresh),
