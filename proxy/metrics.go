@@ -16,8 +16,8 @@ import (
 const maxSeenClients = 100000
 
 type metrics struct {
+	requests   [600]atomic.Uint64 // by status, lock-free on the request path
 	mu         sync.Mutex
-	requests   map[int]uint64    // by status
 	refused    map[string]uint64 // requests refused, by reason
 	handshakes map[string]uint64 // handshake failures, by reason
 	reloads    map[string]uint64 // reload failures, by file
@@ -27,19 +27,21 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	return &metrics{
-		requests: map[int]uint64{}, refused: map[string]uint64{},
+		refused: map[string]uint64{},
 		handshakes: map[string]uint64{}, reloads: map[string]uint64{},
 		seen: map[string]time.Time{},
 	}
 }
 
 func (m *metrics) request(status int, reason string) {
-	m.mu.Lock()
-	m.requests[status]++
-	if reason != "" {
-		m.refused[reason]++
+	if status >= 0 && status < len(m.requests) {
+		m.requests[status].Add(1)
 	}
-	m.mu.Unlock()
+	if reason != "" {
+		m.mu.Lock()
+		m.refused[reason]++
+		m.mu.Unlock()
+	}
 }
 
 func (m *metrics) handshakeFailed(reason string) {
@@ -89,13 +91,10 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fmt.Fprintln(w, "# TYPE minica_proxy_requests_total counter")
-	codes := make([]int, 0, len(m.requests))
 	for c := range m.requests {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
-	for _, c := range codes {
-		fmt.Fprintf(w, "minica_proxy_requests_total{code=\"%d\"} %d\n", c, m.requests[c])
+		if n := m.requests[c].Load(); n > 0 {
+			fmt.Fprintf(w, "minica_proxy_requests_total{code=\"%d\"} %d\n", c, n)
+		}
 	}
 	writeLabeled(w, "minica_proxy_requests_refused_total", "reason", m.refused)
 	writeLabeled(w, "minica_proxy_handshake_failures_total", "reason", m.handshakes)

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"math/big"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +144,10 @@ func TestMetricsAndHealthValues(t *testing.T) {
 		t.Errorf("metrics:\n%s", m.String())
 	}
 	checkHealth(t, e, 200, "ok\n")
+	rec := httptest.NewRecorder()
+	e.p.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if ct := rec.Header().Get("Content-Type"); rec.Code != 200 || ct != "text/plain; version=0.0.4; charset=utf-8" ||
+		!strings.Contains(rec.Body.String(), `minica_proxy_requests_total{code="200"} 1`+"\n") {
+		t.Errorf("metrics handler: %d %q\n%s", rec.Code, ct, rec.Body.String())
+	}
 }
