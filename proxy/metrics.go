@@ -27,7 +27,7 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	return &metrics{
-		refused: map[string]uint64{},
+		refused:    map[string]uint64{},
 		handshakes: map[string]uint64{}, reloads: map[string]uint64{},
 		seen: map[string]time.Time{},
 	}
