@@ -210,8 +210,17 @@ func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
 		Transport:    tr,
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
+		BufferPool:   bufferPool{},
 	}
 }
+
+// bufferPool spares ReverseProxy a 32 KiB allocation per response body.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 
 // rewrite runs after ReverseProxy removed the hop-by-hop headers, including
 // those a client named in Connection, so nothing the client sends can remove

@@ -228,3 +228,21 @@ func TestRenderIsWireSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestXFCCValueQuoting(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"spiffe://example.com/a", "spiffe://example.com/a"},
+		{"a,b", `"a,b"`},
+		{"a;b=c", `"a;b=c"`},
+		{`a"b\c`, `"a\"b\\c"`},
+		{"a b", `"a b"`},
+	}
+	for _, tt := range tests {
+		if got := xfccValue(tt.in); got != tt.want {
+			t.Errorf("xfccValue(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+	if got, want := escapeList([]string{"a,b", "c%d", "é"}, escapeText), "a%2Cb,c%25d,%C3%A9"; got != want {
+		t.Errorf("escapeList = %q; want %q", got, want)
+	}
+}
