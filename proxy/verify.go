@@ -32,6 +32,7 @@ type VerifyError struct {
 	Err    error
 }
 
+// Error names the reason, then the verifier's error if any.
 func (e *VerifyError) Error() string {
 	if e.Err != nil {
 		return "client certificate refused: " + e.Reason + ": " + e.Err.Error()
@@ -39,6 +40,7 @@ func (e *VerifyError) Error() string {
 	return "client certificate refused: " + e.Reason
 }
 
+// Unwrap returns the x509 verification error, if any.
 func (e *VerifyError) Unwrap() error { return e.Err }
 
 // verifyClient checks a client's certificates (leaf first, as sent) against
