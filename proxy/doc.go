@@ -91,6 +91,7 @@
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, no-crl-for-issuer,
-// revoked, crl-expired, not-allowed, bad-chain, tls-error; a request refused for its
+// revoked, crl-expired, not-allowed, bad-chain, handshake-timeout,
+// tls-error; a request refused for its
 // size has header-too-large or upstream-header-budget.
 package proxy

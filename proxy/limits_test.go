@@ -87,6 +87,7 @@ func TestSlowClientsAreClosed(t *testing.T) {
 		}
 		defer raw.Close()
 		expectClosed(t, raw)
+		e.waitLog("handshake-refused", "reason=handshake-timeout")
 	})
 	t.Run("slowloris", func(t *testing.T) {
 		cert, key := e.ca.Client(t, "alice")
@@ -263,3 +264,32 @@ func TestHeaderLimitBoundary(t *testing.T) {
 		}
 	}
 }
+
+func TestUpstreamErrorStatus(t *testing.T) {
+	e := newEnv(t, nil)
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	timeout := &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError{}}
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"refused", refused, 502},
+		{"dial timeout", timeout, 504},
+		{"deadline", context.DeadlineExceeded, 504},
+		{"other", errors.New("EOF"), 502},
+	}
+	for _, tt := range tests {
+		rec := &recorder{ResponseWriter: &respRecorder{header: http.Header{}}}
+		e.p.upstreamError(rec, nil, tt.err)
+		if rec.status != tt.want || rec.upstreamErr != tt.err {
+			t.Errorf("%s: status %d; want %d", tt.name, rec.status, tt.want)
+		}
+	}
+}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }

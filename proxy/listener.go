@@ -126,5 +126,9 @@ func handshakeReason(err error) (string, *VerifyError) {
 	if strings.Contains(err.Error(), "didn't provide a certificate") {
 		return ReasonNoCertificate, nil
 	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return ReasonTimeout, nil
+	}
 	return ReasonTLS, nil
 }

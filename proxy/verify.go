@@ -21,6 +21,7 @@ const (
 	ReasonNotAllowed    = "not-allowed"
 	ReasonNoCRL         = "no-crl-for-issuer"
 	ReasonBadChain      = "bad-chain"
+	ReasonTimeout       = "handshake-timeout"
 	ReasonTLS           = "tls-error"
 )
 
