@@ -293,3 +293,45 @@ type timeoutError struct{}
 func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
+
+// TestIdleConnectionsAreClosed checks IdleTimeout on a kept-alive HTTP/1.1
+// connection and on an HTTP/2 connection that never sends a request.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.IdleTimeout = 300 * time.Millisecond })
+	cert, key := e.ca.Client(t, "alice")
+	closed := func(t *testing.T, c net.Conn) {
+		t.Helper()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := io.ReadAll(c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("the proxy kept an idle connection open")
+		}
+	}
+	t.Run("http1", func(t *testing.T) {
+		cfg := e.tlsConfig(cert, key)
+		cfg.NextProtos = []string{"http/1.1"}
+		c, err := tls.Dial("tcp", e.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		roundTrip(t, c)
+		closed(t, c)
+	})
+	t.Run("http2", func(t *testing.T) {
+		cfg := e.tlsConfig(cert, key)
+		cfg.NextProtos = []string{"h2"}
+		c, err := tls.Dial("tcp", e.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if c.ConnectionState().NegotiatedProtocol != "h2" {
+			t.Fatalf("ALPN = %q; want h2", c.ConnectionState().NegotiatedProtocol)
+		}
+		// The client preface and an empty SETTINGS frame, then nothing.
+		io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+		closed(t, c)
+	})
+}
