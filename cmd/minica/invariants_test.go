@@ -53,16 +53,24 @@ func newCADir(t *testing.T) string {
 	return dir
 }
 
-// dirHash hashes every path, mode and content under dir except the lock
-// file, whose content names its last holder.
 func dirHash(t *testing.T, dir string) string {
 	t.Helper()
+	h, err := hashTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// hashTree hashes every path, mode and content under root except the lock
+// file, whose content (the last holder's pid) is informational.
+func hashTree(root string) (string, error) {
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
+		rel, _ := filepath.Rel(root, p)
 		if rel == "lock" {
 			return nil
 		}
@@ -80,10 +88,7 @@ func dirHash(t *testing.T, dir string) string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), err
 }
 
 // listRecords returns every record via `minica list --json`.

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -263,32 +262,8 @@ func hashKey(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// treeHash hashes a directory tree, skipping the lock file, whose content
-// (the last holder's pid) is informational.
 func treeHash(ts *testscript.TestScript, root string) string {
-	h := sha256.New()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == "lock" {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %o\n", rel, info.Mode())
-		if d.Type().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(data)
-		}
-		return nil
-	})
+	h, err := hashTree(root)
 	ts.Check(err)
-	return hex.EncodeToString(h.Sum(nil))
+	return h
 }

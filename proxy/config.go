@@ -1,0 +1,148 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"math/big"
+	"time"
+)
+
+// Revocations is a parsed, signature-checked CRL.
+type Revocations interface {
+	Number() *big.Int
+	ThisUpdate() time.Time
+	NextUpdate() time.Time
+	IsRevoked(serial *big.Int) bool
+}
+
+// CRLParser parses and verifies CRL bytes (PEM or DER) against the issuing
+// CA. It must fail when the signature does not verify.
+type CRLParser func(data []byte, issuer *x509.Certificate) (Revocations, error)
+
+// Defaults of the Config limits, used when a field is zero.
+const (
+	DefaultHandshakeTimeout              = 10 * time.Second
+	DefaultReadHeaderTimeout             = 10 * time.Second
+	DefaultIdleTimeout                   = 120 * time.Second
+	DefaultMaxHeaderBytes                = 64 << 10
+	DefaultUpstreamHeaderBytes           = 8 << 10
+	DefaultMaxConns                      = 1024
+	DefaultUpstreamDialTimeout           = 5 * time.Second
+	DefaultUpstreamResponseHeaderTimeout = 60 * time.Second
+	DefaultExpiringSoon                  = 30 * 24 * time.Hour
+)
+
+// Config is everything a Proxy needs. The loader functions are called by New
+// and by every Reload; they must return fresh data each time (re-reading
+// files), and must be safe to call from any goroutine.
+type Config struct {
+	// Upstream is where verified requests go: "http://host:port[/path]",
+	// "https://host:port[/path]" (verified against UpstreamRootCAs), or
+	// "unix:/path/to.sock" (plain HTTP over a unix socket).
+	Upstream string
+	// UpstreamRootCAs verifies an https upstream; nil means the system roots.
+	UpstreamRootCAs *x509.CertPool
+
+	// LoadCA returns the CA bundle client certificates must chain to.
+	LoadCA func() ([]*x509.Certificate, error)
+	// LoadCRL returns the current CRL bytes (PEM or DER) of the CA.
+	LoadCRL func() ([]byte, error)
+	// ParseCRL parses and verifies what LoadCRL returns (revoke.ParseCRL).
+	ParseCRL CRLParser
+	// LoadCert returns the proxy's own server certificate and key.
+	LoadCert func() (tls.Certificate, error)
+
+	// CRLGrace is how long past the CRL's nextUpdate clients are still
+	// accepted, with a warning logged; 0 means fail closed at nextUpdate.
+	CRLGrace time.Duration
+	// ReloadInterval, when positive, makes Serve call Reload that often.
+	ReloadInterval time.Duration
+
+	// Profile is the header profile (see Profiles); "" means "minica".
+	Profile string
+	// CustomHeaders are extra "NAME=FIELD" headers (see FieldNames).
+	CustomHeaders []string
+
+	// AllowCN, AllowEmail, AllowOU and AllowURI, when any is non-empty,
+	// let through only clients matching at least one entry exactly (CN;
+	// email as in Identity.Email or any rfc822Name SAN; any OU; any URI
+	// SAN). Others get 403 "client not allowed".
+	AllowCN, AllowEmail, AllowOU, AllowURI []string
+
+	// Limits; a zero value means the matching Default constant.
+	HandshakeTimeout              time.Duration // TLS handshake, from accept
+	ReadHeaderTimeout             time.Duration // request headers (slowloris)
+	IdleTimeout                   time.Duration // keep-alive idle connections
+	MaxHeaderBytes                int           // inbound request headers, 431 beyond
+	UpstreamHeaderBytes           int           // inbound plus identity headers, 431 beyond
+	MaxConns                      int           // open client connections; more wait in the backlog
+	UpstreamDialTimeout           time.Duration // connecting to the upstream, 504 beyond
+	UpstreamResponseHeaderTimeout time.Duration // upstream response headers, 504 beyond
+	// ExpiringSoon is the window of the client-certificates-expiring metric.
+	ExpiringSoon time.Duration
+
+	// Log receives the access log and event lines (see doc.go); nil means
+	// io.Discard.
+	Log io.Writer
+	// Now is the clock for certificate and CRL validity; nil means time.Now.
+	Now func() time.Time
+}
+
+// checkLimits rejects negative limits, which have no meaning.
+func (c *Config) checkLimits() error {
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"CRLGrace", c.CRLGrace}, {"ReloadInterval", c.ReloadInterval},
+		{"HandshakeTimeout", c.HandshakeTimeout}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
+		{"IdleTimeout", c.IdleTimeout}, {"UpstreamDialTimeout", c.UpstreamDialTimeout},
+		{"UpstreamResponseHeaderTimeout", c.UpstreamResponseHeaderTimeout}, {"ExpiringSoon", c.ExpiringSoon},
+	}
+	for _, d := range durations {
+		if d.d < 0 {
+			return fmt.Errorf("config: %s must not be negative (%s)", d.name, d.d)
+		}
+	}
+	sizes := []struct {
+		name string
+		n    int
+	}{{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns}}
+	for _, s := range sizes {
+		if s.n < 0 {
+			return fmt.Errorf("config: %s must not be negative (%d)", s.name, s.n)
+		}
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.UpstreamDialTimeout, DefaultUpstreamDialTimeout)
+	def(&c.UpstreamResponseHeaderTimeout, DefaultUpstreamResponseHeaderTimeout)
+	def(&c.ExpiringSoon, DefaultExpiringSoon)
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.UpstreamHeaderBytes == 0 {
+		c.UpstreamHeaderBytes = DefaultUpstreamHeaderBytes
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}

@@ -1,0 +1,251 @@
+package proxy
+
+import (
+	"encoding/asn1"
+	"errors"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// attr is one attribute of a distinguished name: its OpenSSL short name (or
+// dotted OID when OpenSSL would not know it) and its value decoded to UTF-8.
+type attr struct {
+	oid   asn1.ObjectIdentifier
+	Name  string
+	Value string
+	raw   asn1.RawValue
+}
+
+type atv struct {
+	Type  asn1.ObjectIdentifier
+	Value asn1.RawValue
+}
+
+// rdnSET is one relative distinguished name; the SET suffix makes
+// encoding/asn1 read it as an ASN.1 SET OF.
+type rdnSET []atv
+
+var errTrailingData = errors.New("trailing data after distinguished name")
+
+// parseDN decodes a DER Name into its RDNs in encoding order.
+func parseDN(der []byte) ([][]attr, error) {
+	var seq []rdnSET
+	rest, err := asn1.Unmarshal(der, &seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, errTrailingData
+	}
+	out := make([][]attr, 0, len(seq))
+	for _, set := range seq {
+		rdn := make([]attr, 0, len(set))
+		for _, a := range set {
+			rdn = append(rdn, attr{oid: a.Type, Name: attrName(a.Type), Value: decodeString(a.Value), raw: a.Value})
+		}
+		out = append(out, rdn)
+	}
+	return out, nil
+}
+
+// shortNames are OpenSSL's short names (OBJ_nid2sn) for the attributes seen
+// in certificate subjects.
+var shortNames = map[string]string{
+	"2.5.4.3": "CN", "2.5.4.4": "SN", "2.5.4.5": "serialNumber", "2.5.4.6": "C",
+	"2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "street", "2.5.4.10": "O",
+	"2.5.4.11": "OU", "2.5.4.12": "title", "2.5.4.13": "description",
+	"2.5.4.15": "businessCategory", "2.5.4.17": "postalCode", "2.5.4.18": "postOfficeBox",
+	"2.5.4.41": "name", "2.5.4.42": "GN", "2.5.4.43": "initials",
+	"2.5.4.44": "generationQualifier", "2.5.4.45": "x500UniqueIdentifier",
+	"2.5.4.46": "dnQualifier", "2.5.4.65": "pseudonym", "2.5.4.97": "organizationIdentifier",
+	"1.2.840.113549.1.9.1":       "emailAddress",
+	"0.9.2342.19200300.100.1.1":  "UID",
+	"0.9.2342.19200300.100.1.25": "DC",
+	"1.3.6.1.4.1.311.60.2.1.1":   "jurisdictionL",
+	"1.3.6.1.4.1.311.60.2.1.2":   "jurisdictionST",
+	"1.3.6.1.4.1.311.60.2.1.3":   "jurisdictionC",
+}
+
+func attrName(oid asn1.ObjectIdentifier) string {
+	s := oid.String()
+	if n, ok := shortNames[s]; ok {
+		return n
+	}
+	return s
+}
+
+// ASN.1 universal tags of the string types OpenSSL prints as text.
+const (
+	tagUTF8      = 12
+	tagNumeric   = 18
+	tagPrintable = 19
+	tagT61       = 20
+	tagIA5       = 22
+	tagUTCTime   = 23
+	tagGenTime   = 24
+	tagVisible   = 26
+	tagUniversal = 28
+	tagBMP       = 30
+)
+
+// decodeString returns the value as UTF-8 text, the way OpenSSL's
+// ASN1_STRFLGS_UTF8_CONVERT reads it: one-byte types as Latin-1, BMP as
+// UCS-2, UniversalString as UCS-4. Other types return "".
+func decodeString(v asn1.RawValue) string {
+	if v.Class != asn1.ClassUniversal {
+		return ""
+	}
+	switch v.Tag {
+	case tagUTF8:
+		return string(v.Bytes)
+	case tagNumeric, tagPrintable, tagT61, tagIA5, tagUTCTime, tagGenTime, tagVisible:
+		var b strings.Builder
+		for _, c := range v.Bytes {
+			b.WriteRune(rune(c))
+		}
+		return b.String()
+	case tagBMP:
+		u := make([]uint16, 0, len(v.Bytes)/2)
+		for i := 0; i+1 < len(v.Bytes); i += 2 {
+			u = append(u, uint16(v.Bytes[i])<<8|uint16(v.Bytes[i+1]))
+		}
+		return string(utf16.Decode(u))
+	case tagUniversal:
+		var b strings.Builder
+		for i := 0; i+3 < len(v.Bytes); i += 4 {
+			b.WriteRune(rune(uint32(v.Bytes[i])<<24 | uint32(v.Bytes[i+1])<<16 | uint32(v.Bytes[i+2])<<8 | uint32(v.Bytes[i+3])))
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func isTextType(v asn1.RawValue) bool {
+	if v.Class != asn1.ClassUniversal {
+		return false
+	}
+	switch v.Tag {
+	case tagUTF8, tagNumeric, tagPrintable, tagT61, tagIA5, tagUTCTime, tagGenTime, tagVisible, tagUniversal, tagBMP:
+		return true
+	}
+	return false
+}
+
+// formatDN renders RDNs as OpenSSL's X509_NAME_print_ex with XN_FLAG_RFC2253
+// does (the form of nginx's $ssl_client_s_dn and mod_ssl's SSL_CLIENT_S_DN):
+// RDNs and the members of a multi-valued RDN in reverse order, "," between
+// RDNs and "+" inside one, short attribute names, the RFC 2253 specials
+// ,+"\<>; escaped with a backslash, '#' first and ' ' first or last escaped
+// with a backslash, control characters and every byte of a non-ASCII UTF-8
+// sequence as \XX, and unknown attributes or value types as #hex of the DER.
+//
+// One deliberate difference keeps the value safe in an HTTP header: a
+// trailing escaped space "\ " is written "\20" (the same RFC 4514 value), as
+// HTTP strips trailing whitespace from field values.
+func formatDN(rdns [][]attr) string {
+	var b strings.Builder
+	first := true
+	for i := len(rdns) - 1; i >= 0; i-- {
+		rdn := rdns[i]
+		for j := len(rdn) - 1; j >= 0; j-- {
+			if !first {
+				if j == len(rdn)-1 {
+					b.WriteByte(',')
+				} else {
+					b.WriteByte('+')
+				}
+			}
+			first = false
+			a := rdn[j]
+			b.WriteString(a.Name)
+			b.WriteByte('=')
+			if _, known := shortNames[a.oid.String()]; !known || !isTextType(a.raw) {
+				writeDERHex(&b, a.raw.FullBytes)
+				continue
+			}
+			escapeDNValue(&b, a.Value)
+		}
+	}
+	s := b.String()
+	if strings.HasSuffix(s, `\ `) {
+		s = s[:len(s)-2] + `\20`
+	}
+	return s
+}
+
+const hexUpper = "0123456789ABCDEF"
+
+func writeDERHex(b *strings.Builder, der []byte) {
+	b.WriteByte('#')
+	for _, c := range der {
+		b.WriteByte(hexUpper[c>>4])
+		b.WriteByte(hexUpper[c&0xf])
+	}
+}
+
+func escapeDNValue(b *strings.Builder, v string) {
+	for i := 0; i < len(v); {
+		r, size := utf8.DecodeRuneInString(v[i:])
+		last := i+size == len(v)
+		if r >= utf8.RuneSelf || r == utf8.RuneError {
+			for k := 0; k < size; k++ {
+				writeHexEscape(b, v[i+k])
+			}
+			i += size
+			continue
+		}
+		c := byte(r)
+		switch {
+		case strings.IndexByte(`,+"\<>;`, c) >= 0,
+			c == '#' && i == 0,
+			c == ' ' && (i == 0 || last):
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			writeHexEscape(b, c)
+		default:
+			b.WriteByte(c)
+		}
+		i += size
+	}
+}
+
+func writeHexEscape(b *strings.Builder, c byte) {
+	b.WriteByte('\\')
+	b.WriteByte(hexUpper[c>>4])
+	b.WriteByte(hexUpper[c&0xf])
+}
+
+// firstValue returns the value of the first attribute with the given OID in
+// encoding order, and whether there was one.
+func firstValue(rdns [][]attr, oid asn1.ObjectIdentifier) (string, bool) {
+	for _, rdn := range rdns {
+		for _, a := range rdn {
+			if a.oid.Equal(oid) {
+				return a.Value, true
+			}
+		}
+	}
+	return "", false
+}
+
+var (
+	oidCN           = asn1.ObjectIdentifier{2, 5, 4, 3}
+	oidO            = asn1.ObjectIdentifier{2, 5, 4, 10}
+	oidOU           = asn1.ObjectIdentifier{2, 5, 4, 11}
+	oidEmailAddress = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}
+)
+
+// allValues returns the values of every attribute with the given OID.
+func allValues(rdns [][]attr, oid asn1.ObjectIdentifier) []string {
+	var out []string
+	for _, rdn := range rdns {
+		for _, a := range rdn {
+			if a.oid.Equal(oid) {
+				out = append(out, a.Value)
+			}
+		}
+	}
+	return out
+}

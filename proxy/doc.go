@@ -1,0 +1,97 @@
+// Package proxy is minica's mTLS reverse proxy as a library: it accepts TLS
+// connections, lets through only clients holding a valid, unrevoked client
+// certificate of the CA, and forwards their requests to one upstream with
+// headers that tell the upstream who the client is.
+//
+// The caller owns the listener and the sources of the files: [Config] takes
+// loader functions for the CA bundle, the CRL and the server certificate,
+// and a [CRLParser] (revoke.ParseCRL in minica). [New] loads them and fails
+// on any bad input; [Proxy.Reload] reloads them, keeping the last good state
+// of any part that fails; [Proxy.Serve] serves a listener; [Proxy.Shutdown]
+// drains it.
+//
+// # Verification
+//
+// TLS 1.2 and 1.3 only, AEAD cipher suites only, no renegotiation, HTTP/2
+// and HTTP/1.1 by ALPN. A client certificate is required. In
+// tls.Config.VerifyConnection, which also runs for resumed sessions, the
+// proxy checks, against the current CA bundle and CRL and the Config clock:
+// the chain, the validity period, the EKU (clientAuth must be present: a
+// certificate without EKU, or with serverAuth only, is refused, though Go's
+// verifier would accept the former), that the client's issuer is the CA
+// whose CRL is loaded (one CRL cannot revoke another CA's clients), that the
+// CRL is within nextUpdate (plus CRLGrace), and that the serial is not
+// revoked. A refused handshake ends
+// with a bad_certificate alert (Go's VerifyConnection offers no other), or,
+// when no certificate was sent, certificate_required in TLS 1.3 and
+// handshake_failure in TLS 1.2.
+//
+// When a reload changes the CA bundle or the CRL, every open connection is
+// verified again on its next request; a client revoked since its handshake
+// gets 403 "client certificate revoked", and one whose certificate expired
+// since gets 403 "client certificate expired". While the CRL is past nextUpdate
+// (beyond CRLGrace) every request gets 503 "revocation list expired", every
+// handshake is refused, and HealthHandler answers 503. The allow-lists are
+// applied per request: 403 "client not allowed".
+//
+// A new CRL is refused (the old one stays) if it does not verify against a
+// CA of the bundle, if its number is lower than the current one of the same
+// issuer, or if its thisUpdate is more than a minute in the future. A new CA
+// bundle that no longer holds the issuer of the CRL in use is refused too,
+// unless a CRL of the new bundle comes with it: clients are never checked
+// against a CRL of another CA.
+//
+// # Headers
+//
+// Before the request goes upstream, in ReverseProxy.Rewrite (so after the
+// hop-by-hop headers and those named in the client's Connection header are
+// removed, and before the proxy sets its own), every inbound header of the
+// identity namespace is deleted, comparing names case-insensitively with '_'
+// read as '-': X-SSL-Client-*, Client-Cert*, X-Forwarded-*, Forwarded, and
+// every name of every profile and custom header. The proxy then sets the
+// headers of its profile (see [Profiles], [FieldNames]) and X-Forwarded-For,
+// X-Forwarded-Proto and X-Forwarded-Host. The Host header is passed through.
+//
+// Header values never hold a control character or a raw non-ASCII byte; the
+// encodings are listed in encode.go and in docs/proxy.md.
+//
+// # Limits
+//
+// Every limit has a default (the Default constants): the TLS handshake must
+// end within HandshakeTimeout, request headers arrive within
+// ReadHeaderTimeout (a slowloris connection is closed), idle keep-alive
+// connections close after IdleTimeout. Inbound headers beyond MaxHeaderBytes
+// get 431; so do requests whose headers plus the identity headers would
+// exceed UpstreamHeaderBytes. Over HTTP/2 the server advertises
+// MaxHeaderBytes plus 320 bytes as SETTINGS_MAX_HEADER_LIST_SIZE (Go's
+// allowance for HPACK's 32-byte per-field overhead): a client that honours
+// it refuses to send more, and one that does not gets 431. At most MaxConns
+// client connections are open; more wait in the listen backlog. An
+// unreachable upstream gives 502, a timeout 504; no request is ever
+// forwarded without its identity headers.
+//
+// # Log format
+//
+// One line per event, written to Config.Log:
+//
+//	TIME EVENT key=value ...
+//
+// TIME is RFC 3339 UTC with milliseconds. A value that is not a plain token
+// is a Go double-quoted string with non-ASCII escaped. Empty values are left
+// out. The events:
+//
+//	request            remote cn serial method uri proto status reason latency
+//	handshake-refused  remote reason cn serial error
+//	reload             crl_number
+//	reload-failed      file (ca, crl, cert) error
+//	crl-grace-warning  msg next_update grace_until   (at most once a minute)
+//	crl-expired-error  msg next_update               (at most once a minute)
+//	http-error         msg                           (net/http's own messages)
+//	accept-error       error                         (retried after a backoff)
+//
+// The reasons of a refusal are the Reason constants: no-certificate,
+// unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, no-crl-for-issuer,
+// revoked, crl-expired, not-allowed, bad-chain, handshake-timeout,
+// tls-error; a request refused for its
+// size has header-too-large or upstream-header-budget.
+package proxy

@@ -1,0 +1,310 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// conn is what the proxy knows about one client connection: verified once at
+// the handshake, re-verified when the trust generation changes.
+type conn struct {
+	certs []*x509.Certificate
+
+	mu      sync.Mutex
+	gen     uint64
+	id      *Identity
+	headers []Header
+	hdrLen  int    // bytes of the identity headers on the wire
+	refused string // a Reason constant, or ""
+}
+
+type connKey struct{}
+
+// connContext runs once per connection, after the handshake.
+func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return ctx
+	}
+	cs := tc.ConnectionState()
+	ci := &conn{certs: cs.PeerCertificates}
+	t := p.trust.Load()
+	var chain []*x509.Certificate
+	if len(ci.certs) > 0 {
+		if v, ok := p.verified.LoadAndDelete(ci.certs[0]); ok && v.(verified).gen == t.gen {
+			chain = v.(verified).chain
+		}
+	}
+	p.check(ci, t, chain)
+	return context.WithValue(ctx, connKey{}, ci)
+}
+
+// verified is the result of a successful VerifyConnection, kept for the
+// connection's connContext so that a handshake is verified once.
+type verified struct {
+	chain []*x509.Certificate
+	gen   uint64
+}
+
+// forget drops what VerifyConnection kept for a connection that will not
+// reach connContext.
+func (p *Proxy) forget(tc *tls.Conn) {
+	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+		p.verified.Delete(certs[0])
+	}
+}
+
+// check (re-)verifies ci against t, unless chain is the result of a
+// verification against t already, and refreshes its identity headers.
+func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
+	ci.gen = t.gen
+	var err error
+	if chain == nil {
+		chain, err = verifyClient(ci.certs, t, p.cfg.CRLGrace, p.now())
+	}
+	if err != nil {
+		var ve *VerifyError
+		ci.refused = ReasonBadChain
+		if errors.As(err, &ve) {
+			ci.refused = ve.Reason
+		}
+		return
+	}
+	if ci.id == nil {
+		id, err := NewIdentity(ci.certs[0], chain)
+		if err != nil {
+			ci.refused = ReasonBadChain
+			return
+		}
+		ci.id = id
+		ci.headers = p.headers.Render(id)
+		ci.hdrLen = 0
+		for _, h := range ci.headers {
+			ci.hdrLen += len(h.Name) + len(h.Value) + 4
+		}
+		p.metrics.sawClient(id)
+	}
+	ci.refused = ""
+	if !p.allow.allows(ci.id) {
+		ci.refused = ReasonNotAllowed
+	}
+}
+
+// current returns ci's state, re-verified if the trust changed since, and
+// refused while the CRL is past nextUpdate (beyond CRLGrace) or once the
+// client certificate has expired.
+func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, refused string) {
+	t := p.trust.Load()
+	now := p.now()
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if crlState(t.crl, p.cfg.CRLGrace, now) == "expired" {
+		return ci.id, nil, 0, ReasonCRLExpired
+	}
+	if ci.gen != t.gen {
+		p.check(ci, t, nil)
+	}
+	// A long-lived connection outliving its certificate.
+	if ci.id != nil && ci.refused == "" && now.After(ci.id.NotAfter) {
+		return ci.id, nil, 0, ReasonExpired
+	}
+	return ci.id, ci.headers, ci.hdrLen, ci.refused
+}
+
+var refusalText = map[string]string{
+	ReasonRevoked:    "client certificate revoked",
+	ReasonNotAllowed: "client not allowed",
+	ReasonCRLExpired: "revocation list expired",
+	ReasonExpired:    "client certificate expired",
+}
+
+// ServeHTTP checks the client of r and forwards r upstream with its
+// identity headers, or answers 403, 431 or 503 with a short reason.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	reason := ""
+	var id *Identity
+	defer func() {
+		p.metrics.request(rec.status, reason)
+		p.log.request(r, id, rec.status, reason, time.Since(start))
+	}()
+	ci, _ := r.Context().Value(connKey{}).(*conn)
+	if ci == nil {
+		reason = ReasonNoCertificate
+		http.Error(rec, "client certificate required", http.StatusForbidden)
+		return
+	}
+	id, headers, hdrLen, refused := p.current(ci)
+	if refused != "" {
+		reason = refused
+		code := http.StatusForbidden
+		if refused == ReasonCRLExpired {
+			code = http.StatusServiceUnavailable
+		}
+		text, ok := refusalText[refused]
+		if !ok {
+			text = "client certificate refused: " + refused
+		}
+		http.Error(rec, text, code)
+		return
+	}
+	in := headerBytes(r.Header)
+	if in > p.cfg.MaxHeaderBytes {
+		reason = "header-too-large"
+		http.Error(rec, "request headers exceed "+strconv.Itoa(p.cfg.MaxHeaderBytes)+" bytes", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	if in+hdrLen > p.cfg.UpstreamHeaderBytes {
+		reason = "upstream-header-budget"
+		http.Error(rec, "request headers with identity headers exceed the upstream budget of "+strconv.Itoa(p.cfg.UpstreamHeaderBytes)+" bytes", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), headersKey{}, headers))
+	p.rp.ServeHTTP(rec, r)
+}
+
+// headerBytes counts the request headers as HTTP/1.1 puts them on the wire.
+func headerBytes(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+type headersKey struct{}
+
+func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
+	dialer := &net.Dialer{Timeout: p.cfg.UpstreamDialTimeout}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       &tls.Config{RootCAs: p.cfg.UpstreamRootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   p.cfg.UpstreamDialTimeout,
+		ResponseHeaderTimeout: p.cfg.UpstreamResponseHeaderTimeout,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     p.target.Scheme == "https",
+	}
+	if p.unixPath != "" {
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", p.unixPath)
+		}
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:      p.rewrite,
+		Transport:    tr,
+		ErrorHandler: p.upstreamError,
+		ErrorLog:     p.srv.ErrorLog,
+		BufferPool:   bufferPool{},
+	}
+}
+
+// bufferPool spares ReverseProxy a 32 KiB allocation per response body.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(&b) }
+
+// rewrite runs after ReverseProxy removed the hop-by-hop headers, including
+// those a client named in Connection, so nothing the client sends can remove
+// what it sets.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	pr.SetURL(p.target)
+	pr.Out.Host = pr.In.Host
+	p.reserved.strip(pr.Out.Header)
+	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
+	pr.SetXForwarded()
+	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
+	for _, h := range headers {
+		pr.Out.Header[h.Name] = []string{h.Value}
+	}
+}
+
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusBadGateway
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		code = http.StatusGatewayTimeout
+	}
+	if rec, ok := w.(*recorder); ok {
+		rec.upstreamErr = err
+	}
+	http.Error(w, http.StatusText(code), code)
+}
+
+// recorder notes the status for the log and metrics; Unwrap lets
+// http.ResponseController reach Flush and Hijack (WebSocket upgrades).
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	upstreamErr error
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack hands the connection to ReverseProxy for a protocol upgrade; the
+// log then shows 101, which ReverseProxy writes on the hijacked connection.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil && r.status == 0 {
+		r.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
+
+// allowList holds the Config allow-lists; empty means everyone.
+type allowList struct {
+	cn, email, ou, uri []string
+}
+
+func newAllowList(cfg Config) allowList {
+	return allowList{cn: cfg.AllowCN, email: cfg.AllowEmail, ou: cfg.AllowOU, uri: cfg.AllowURI}
+}
+
+func (a allowList) allows(id *Identity) bool {
+	if len(a.cn)+len(a.email)+len(a.ou)+len(a.uri) == 0 {
+		return true
+	}
+	anyIn := func(list, vals []string) bool {
+		for _, v := range vals {
+			if slices.Contains(list, v) {
+				return true
+			}
+		}
+		return false
+	}
+	return slices.Contains(a.cn, id.CN) ||
+		anyIn(a.email, append([]string{id.Email}, id.Emails...)) ||
+		anyIn(a.ou, id.OU) || anyIn(a.uri, id.URIs)
+}

@@ -1,0 +1,192 @@
+package proxy
+
+import (
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/pem"
+	"math/big"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"minica/internal/testca"
+)
+
+func utf8Val(s string) asn1.RawValue { return asn1.RawValue{Tag: tagUTF8, Bytes: []byte(s)} }
+func ia5Val(s string) asn1.RawValue  { return asn1.RawValue{Tag: tagIA5, Bytes: []byte(s)} }
+func printableVal(s string) asn1.RawValue {
+	return asn1.RawValue{Tag: tagPrintable, Bytes: []byte(s)}
+}
+
+func bmpVal(s string) asn1.RawValue {
+	var b []byte
+	for _, r := range s {
+		b = append(b, byte(r>>8), byte(r))
+	}
+	return asn1.RawValue{Tag: tagBMP, Bytes: b}
+}
+
+func one(oid asn1.ObjectIdentifier, v asn1.RawValue) rdnSET { return rdnSET{{Type: oid, Value: v}} }
+
+var (
+	oidC       = asn1.ObjectIdentifier{2, 5, 4, 6}
+	oidUnknown = asn1.ObjectIdentifier{1, 2, 3, 4}
+)
+
+func rawName(t *testing.T, rdns ...rdnSET) []byte {
+	t.Helper()
+	der, err := asn1.Marshal(rdns)
+	if err != nil {
+		t.Fatalf("marshaling name: %v", err)
+	}
+	return der
+}
+
+// opensslSubject returns what `openssl x509 -subject -nameopt RFC2253` prints.
+func opensslSubject(t *testing.T, cert *x509.Certificate) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cert.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("openssl", "x509", "-in", path, "-noout", "-subject", "-nameopt", "RFC2253").Output()
+	if err != nil {
+		t.Fatalf("running openssl (it must be installed for this test): %v", err)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(out), "subject="), "\n")
+}
+
+func TestDNMatchesOpenSSL(t *testing.T) {
+	ca := testca.New(t, "Test CA")
+	tests := []struct {
+		name string
+		rdns []rdnSET
+		want string
+	}{
+		{name: "utf8 cn", rdns: []rdnSET{one(oidCN, utf8Val("Zoë Müller 日本"))},
+			want: `CN=Zo\C3\AB M\C3\BCller \E6\97\A5\E6\9C\AC`},
+		{name: "email in dn", rdns: []rdnSET{one(oidC, printableVal("DE")), one(oidCN, utf8Val("alice")), one(oidEmailAddress, ia5Val("alice@example.com"))},
+			want: `emailAddress=alice@example.com,CN=alice,C=DE`},
+		{name: "comma and plus", rdns: []rdnSET{one(oidO, utf8Val("Acme, Inc.")), one(oidCN, utf8Val("R+D"))},
+			want: `CN=R\+D,O=Acme\, Inc.`},
+		{name: "multi-valued rdn", rdns: []rdnSET{one(oidO, utf8Val("Acme")), {{Type: oidCN, Value: utf8Val("bob")}, {Type: oidOU, Value: utf8Val("Ops")}}},
+			want: `OU=Ops+CN=bob,O=Acme`},
+		{name: "specials", rdns: []rdnSET{one(oidCN, utf8Val(`#a "q" <x>;\ b#`))},
+			want: `CN=\#a \"q\" \<x\>\;\\ b#`},
+		{name: "leading space", rdns: []rdnSET{one(oidCN, utf8Val(" x = y"))},
+			want: `CN=\ x = y`},
+		{name: "control characters", rdns: []rdnSET{one(oidCN, utf8Val("a\x01b\nc\x7fd"))},
+			want: `CN=a\01b\0Ac\7Fd`},
+		{name: "bmp string", rdns: []rdnSET{one(oidCN, bmpVal("Ωmega"))},
+			want: `CN=\CE\A9mega`},
+		{name: "unknown attribute", rdns: []rdnSET{one(oidUnknown, utf8Val("abc")), one(oidCN, utf8Val("x"))},
+			want: `CN=x,1.2.3.4=#0C03616263`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, tt.rdns...)})
+			id, err := NewIdentity(cert, nil)
+			if err != nil {
+				t.Fatalf("NewIdentity() error = %v", err)
+			}
+			if id.DN != tt.want {
+				t.Errorf("DN = %q; want %q", id.DN, tt.want)
+			}
+			if got := opensslSubject(t, cert); got != id.DN {
+				t.Errorf("DN = %q; openssl prints %q", id.DN, got)
+			}
+		})
+	}
+}
+
+func TestDNTrailingSpace(t *testing.T) {
+	ca := testca.New(t, "Test CA")
+	cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, one(oidCN, utf8Val("x ")))})
+	id, err := NewIdentity(cert, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// openssl prints `CN=x\ `; HTTP would strip the trailing space.
+	if got, want := opensslSubject(t, cert), `CN=x\ `; got != want {
+		t.Errorf("openssl prints %q; want %q", got, want)
+	}
+	if want := `CN=x\20`; id.DN != want {
+		t.Errorf("DN = %q; want %q", id.DN, want)
+	}
+}
+
+func TestNewIdentityFields(t *testing.T) {
+	ca := testca.New(t, "Test CA")
+	u, _ := url.Parse("spiffe://example.com/alice")
+	cert, _ := ca.Leaf(t, &x509.Certificate{
+		SerialNumber:   big.NewInt(0x0abc),
+		RawSubject:     rawName(t, one(oidO, utf8Val("Acme")), one(oidOU, utf8Val("Ops")), one(oidOU, utf8Val("Dev")), one(oidCN, utf8Val("alice")), one(oidEmailAddress, ia5Val("dn@example.com"))),
+		EmailAddresses: []string{"san@example.com", "other@example.com"},
+		URIs:           []*url.URL{u},
+		DNSNames:       []string{"alice.example.com"},
+		ExtKeyUsage:    []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	id, err := NewIdentity(cert, []*x509.Certificate{cert, ca.Cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct{ name, got, want string }{
+		{"CN", id.CN, "alice"},
+		{"Email", id.Email, "san@example.com"},
+		{"DNEmail", id.DNEmail, "dn@example.com"},
+		{"OU", strings.Join(id.OU, "|"), "Ops|Dev"},
+		{"O", strings.Join(id.O, "|"), "Acme"},
+		{"SerialHex", id.SerialHex, "0ABC"},
+		{"URIs", strings.Join(id.URIs, "|"), "spiffe://example.com/alice"},
+		{"IssuerDN", id.IssuerDN, "CN=Test CA"},
+		{"Verify", id.Verify, "SUCCESS"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q; want %q", c.name, c.got, c.want)
+		}
+	}
+	if len(id.Chain) != 1 || id.Chain[0] != ca.Cert {
+		t.Errorf("Chain = %v; want the CA only", id.Chain)
+	}
+	// Without a rfc822Name SAN the DN emailAddress is the email.
+	cert2, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, one(oidCN, utf8Val("bob")), one(oidEmailAddress, ia5Val("bob@example.com")))})
+	id2, err := NewIdentity(cert2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id2.Email != "bob@example.com" {
+		t.Errorf("Email = %q; want the DN emailAddress", id2.Email)
+	}
+}
+
+func TestSerialHex(t *testing.T) {
+	tests := []struct {
+		n    *big.Int
+		want string
+	}{
+		{big.NewInt(0), "00"},
+		{big.NewInt(1), "01"},
+		{big.NewInt(0xabc), "0ABC"},
+		{big.NewInt(-255), "-FF"},
+		{new(big.Int).Lsh(big.NewInt(1), 127), "80000000000000000000000000000000"},
+	}
+	for _, tt := range tests {
+		if got := serialHex(tt.n); got != tt.want {
+			t.Errorf("serialHex(%v) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestNewIdentityErrors(t *testing.T) {
+	if _, err := NewIdentity(nil, nil); err == nil || err.Error() != "no certificate" {
+		t.Errorf("NewIdentity(nil) error = %v; want %q", err, "no certificate")
+	}
+	bad := &x509.Certificate{RawSubject: []byte{0x30, 0x03, 0x31, 0x01}}
+	if _, err := NewIdentity(bad, nil); err == nil || !strings.HasPrefix(err.Error(), "parsing subject: ") {
+		t.Errorf("NewIdentity(bad subject) error = %v; want parsing subject", err)
+	}
+}

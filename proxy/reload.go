@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Reload re-reads the CA bundle, the CRL and the server certificate. Each
+// part that loads and checks out replaces the current one for the next
+// handshakes and the next request of open connections; a part that fails
+// (unreadable, corrupt, wrong signer, lower CRL number, future thisUpdate)
+// keeps the last good one, is logged and counted. The error joins the
+// failures, nil if none.
+func (p *Proxy) Reload() error {
+	p.reloadMu.Lock()
+	defer p.reloadMu.Unlock()
+	old := p.trust.Load()
+	next := *old
+	changed := false
+	var errs []error
+	fail := func(file string, err error) {
+		p.metrics.reloadFailed(file)
+		p.log.line("reload-failed", "file", file, "error", err.Error())
+		errs = append(errs, err)
+	}
+	if cas, roots, err := loadCA(&p.cfg); err != nil {
+		fail("ca", err)
+	} else if !sameCerts(cas, old.cas) {
+		next.cas, next.roots, changed = cas, roots, true
+	}
+	crl, err := loadCRL(&p.cfg, next.cas, old, p.cfg.Now())
+	switch {
+	case err != nil:
+		fail("crl", err)
+		// Never check clients of a new bundle against a CRL whose issuer
+		// left it: keep the old bundle until a matching CRL comes.
+		if !slices.ContainsFunc(next.cas, old.crlIssuer.Equal) {
+			fail("ca", ErrCRLIssuerGone)
+			next.cas, next.roots, changed = old.cas, old.roots, false
+		}
+	case crl.crl != old.crl:
+		next.crl, next.crlIssuer, next.crlSum, changed = crl.crl, crl.issuer, crl.sum, true
+	}
+	if cert, err := loadCert(&p.cfg); err != nil {
+		fail("cert", err)
+	} else {
+		next.cert = cert
+	}
+	if changed {
+		next.gen = old.gen + 1
+		p.log.line("reload", "crl_number", next.crl.Number().String())
+	}
+	p.trust.Store(&next)
+	return errors.Join(errs...)
+}
+
+func sameCerts(a, b []*x509.Certificate) bool {
+	return slices.EqualFunc(a, b, func(x, y *x509.Certificate) bool { return x.Equal(y) })
+}
+
+// warnCRL logs, at most once a minute, that the CRL is past nextUpdate:
+// a warning within CRLGrace, an error (every client refused) beyond it.
+func (p *Proxy) warnCRL(now time.Time) {
+	t := p.trust.Load()
+	st := crlState(t.crl, p.cfg.CRLGrace, now)
+	if st == "" {
+		return
+	}
+	last := p.lastWarn.Load()
+	if now.Unix()-last < 60 || !p.lastWarn.CompareAndSwap(last, now.Unix()) {
+		return
+	}
+	next := t.crl.NextUpdate().UTC().Format(time.RFC3339)
+	if st == "grace" {
+		p.log.line("crl-grace-warning", "msg", "CRL is past its nextUpdate; accepting clients within the grace period",
+			"next_update", next, "grace_until", t.crl.NextUpdate().Add(p.cfg.CRLGrace).UTC().Format(time.RFC3339))
+		return
+	}
+	p.log.line("crl-expired-error", "msg", "CRL is past its nextUpdate; refusing every client until a fresh CRL is loaded", "next_update", next)
+}
+
+func (p *Proxy) refusedHandshake(remote net.Addr, err error) {
+	reason, ve := handshakeReason(err)
+	p.metrics.handshakeFailed(reason)
+	p.log.handshake(remote, reason, ve, err)
+}
+
+// HealthHandler answers 200 "ok" while clients can be verified, and 503 with
+// the reason when they cannot (CRL past nextUpdate beyond CRLGrace). Within
+// the grace period it answers 200 with a warning.
+func (p *Proxy) HealthHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := p.cfg.Now()
+		t := p.trust.Load()
+		next := t.crl.NextUpdate().UTC().Format(time.RFC3339)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch crlState(t.crl, p.cfg.CRLGrace, now) {
+		case "expired":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "unavailable: CRL expired at "+next+"\n")
+		case "grace":
+			io.WriteString(w, "ok: warning: CRL expired at "+next+", accepted during the grace period\n")
+		default:
+			io.WriteString(w, "ok\n")
+		}
+	})
+}

@@ -1,0 +1,204 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Proxy is an mTLS reverse proxy. Build one with New, run it with Serve,
+// refresh its CA bundle, CRL and certificate with Reload, stop it with
+// Shutdown. Its methods are safe for concurrent use.
+type Proxy struct {
+	cfg       Config
+	headers   *Headers
+	reserved  reservedSet
+	allow     allowList
+	target    *url.URL
+	unixPath  string
+	rp        *httputil.ReverseProxy
+	tlsConfig *tls.Config
+	srv       *http.Server
+	metrics   *metrics
+	log       *logger
+
+	trust    atomic.Pointer[trust]
+	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
+	reloadMu sync.Mutex
+	lastWarn atomic.Int64 // unix seconds of the last CRL grace/expiry warning
+}
+
+// New checks cfg, loads the CA bundle, the CRL and the server certificate,
+// and returns a Proxy ready to Serve. Any bad input is an error: unlike
+// Reload, New has no last good state to fall back on.
+func New(cfg Config) (*Proxy, error) {
+	if err := cfg.checkLimits(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
+		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
+	}
+	headers, err := NewHeaders(cfg.Profile, cfg.CustomHeaders)
+	if err != nil {
+		return nil, err
+	}
+	target, unixPath, err := parseUpstream(cfg.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{
+		cfg:      cfg,
+		headers:  headers,
+		reserved: newReservedSet(headers),
+		allow:    newAllowList(cfg),
+		target:   target,
+		unixPath: unixPath,
+		metrics:  newMetrics(),
+		log:      &logger{w: cfg.Log},
+	}
+	now := cfg.Now()
+	cas, roots, err := loadCA(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	crl, err := loadCRL(&cfg, cas, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	if crlState(crl.crl, cfg.CRLGrace, now) == "expired" {
+		return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, crl.crl.NextUpdate().UTC().Format(time.RFC3339))
+	}
+	cert, err := loadCert(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
+	p.tlsConfig = p.newTLSConfig()
+	p.srv = &http.Server{
+		Handler:           p,
+		TLSConfig:         p.tlsConfig,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ConnContext:       p.connContext,
+		ErrorLog:          log.New(p.log.eventWriter("http-error"), "", 0),
+	}
+	p.rp = p.newReverseProxy()
+	return p, nil
+}
+
+// parseUpstream returns the upstream URL and, for "unix:/PATH", the socket
+// path (the URL is then http://unix/).
+func parseUpstream(s string) (*url.URL, string, error) {
+	if path, ok := strings.CutPrefix(s, "unix:"); ok {
+		if path == "" {
+			return nil, "", fmt.Errorf("upstream %q: empty socket path", s)
+		}
+		return &url.URL{Scheme: "http", Host: "unix", Path: "/"}, path, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, "", fmt.Errorf("upstream %q: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fmt.Errorf("upstream %q: want http://HOST:PORT, https://HOST:PORT or unix:/PATH", s)
+	}
+	return u, "", nil
+}
+
+// newTLSConfig builds the one tls.Config of the proxy. What changes on
+// reload (certificate, CA bundle, CRL) is read through p.trust by
+// GetCertificate and VerifyConnection, so a reload applies to the next
+// handshake, resumed sessions included, without touching open connections.
+func (p *Proxy) newTLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// AEAD suites only; TLS 1.3 suites are all AEAD and not configurable.
+		CipherSuites: []uint16{
+			tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+		},
+		Renegotiation: tls.RenegotiateNever,
+		NextProtos:    []string{"h2", "http/1.1"},
+		// Verification is ours, in VerifyConnection, so that it uses the
+		// current CA bundle and CRL and names the reason of a refusal.
+		ClientAuth: tls.RequireAnyClientCert,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return p.trust.Load().cert, nil
+		},
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			t := p.trust.Load()
+			chain, err := verifyClient(cs.PeerCertificates, t, p.cfg.CRLGrace, p.now())
+			if err == nil {
+				p.verified.Store(cs.PeerCertificates[0], verified{chain: chain, gen: t.gen})
+			}
+			return err
+		},
+		Time: p.cfg.Now,
+	}
+}
+
+func (p *Proxy) now() time.Time {
+	now := p.cfg.Now()
+	p.warnCRL(now)
+	return now
+}
+
+// Serve accepts connections on ln until ctx is done (then it closes every
+// connection at once) or Shutdown is called (then it drains them). ln is the
+// caller's and must be a plain TCP (or unix) listener: Serve does TLS. It
+// returns nil after Shutdown or ctx, else the error that stopped it.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	tl := newTLSListener(ln, p)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		var tick <-chan time.Time
+		if p.cfg.ReloadInterval > 0 {
+			t := time.NewTicker(p.cfg.ReloadInterval)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				p.srv.Close()
+				return
+			case <-tick:
+				p.Reload() // logs and counts its own failures
+			case <-stop:
+				return
+			}
+		}
+	}()
+	err := p.srv.Serve(tl)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections and waits, until ctx is done, for
+// in-flight requests to finish; then it closes what is left.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	err := p.srv.Shutdown(ctx)
+	if err != nil {
+		p.srv.Close()
+	}
+	return err
+}

@@ -1,0 +1,124 @@
+package proxy
+
+import (
+	"crypto"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"minica/internal/testca"
+)
+
+func TestClientMatrix(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowCN = []string{"alice", "revoked", "no-eku", "server"} })
+	now := time.Now()
+	other := testca.New(t, "Test CA") // same subject, other key
+	revoked, revokedKey := e.ca.Client(t, "revoked")
+	e.setCRL(e.makeCRL(revoked.SerialNumber))
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() error = %v", err)
+	}
+	leaf := func(ca *testca.CA, cn string, nb, na time.Time, eku []x509.ExtKeyUsage) func() (*x509.Certificate, crypto.Signer) {
+		return func() (*x509.Certificate, crypto.Signer) {
+			return ca.Leaf(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn}, NotBefore: nb, NotAfter: na,
+				KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: eku})
+		}
+	}
+	clientEKU := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	tests := []struct {
+		name   string
+		cert   func() (*x509.Certificate, crypto.Signer)
+		reason string // "" means 200
+		status int    // for refusals after the handshake
+	}{
+		{name: "valid", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Client(t, "alice") }},
+		{name: "none", cert: func() (*x509.Certificate, crypto.Signer) { return nil, nil }, reason: ReasonNoCertificate},
+		{name: "other CA same subject", cert: func() (*x509.Certificate, crypto.Signer) { return other.Client(t, "alice") }, reason: ReasonUnknownCA},
+		{name: "expired", cert: leaf(e.ca, "alice", now.Add(-48*time.Hour), now.Add(-24*time.Hour), clientEKU), reason: ReasonExpired},
+		{name: "not yet valid", cert: leaf(e.ca, "alice", now.Add(time.Hour), now.Add(48*time.Hour), clientEKU), reason: ReasonNotYetValid},
+		{name: "server-only EKU", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Server(t, "server") }, reason: ReasonWrongEKU},
+		{name: "no EKU", cert: leaf(e.ca, "no-eku", time.Time{}, time.Time{}, nil), reason: ReasonNoEKU},
+		{name: "revoked", cert: func() (*x509.Certificate, crypto.Signer) { return revoked, revokedKey }, reason: ReasonRevoked},
+		{name: "not allowed", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Client(t, "bob") }, reason: ReasonNotAllowed, status: http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cert, key := tt.cert()
+			c := e.client(cert, key, false)
+			req, _ := http.NewRequest("GET", e.url("/x"), nil)
+			resp, err := c.Do(req)
+			switch {
+			case tt.reason == "":
+				if err != nil {
+					t.Fatalf("GET: %v", err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("status = %d; want 200", resp.StatusCode)
+				}
+				got := e.lastReq.Load().Header
+				if got.Get("X-Ssl-Client-Cn") != "alice" || got.Get("X-Ssl-Client-Serial") != serialHex(cert.SerialNumber) || got.Get("X-Ssl-Client-Verify") != "SUCCESS" {
+					t.Errorf("upstream headers = %v", got)
+				}
+				e.waitLog("request ", "cn=alice", "status=200", "serial="+serialHex(cert.SerialNumber))
+			case tt.status != 0:
+				if err != nil {
+					t.Fatalf("GET: %v", err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tt.status {
+					t.Fatalf("status = %d; want %d", resp.StatusCode, tt.status)
+				}
+				e.waitLog("request ", "reason="+tt.reason, "cn=bob")
+			default:
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("GET succeeded with status %d; want a refused handshake", resp.StatusCode)
+				}
+				want := []string{"handshake-refused ", "reason=" + tt.reason + " "}
+				if cert != nil {
+					want = append(want, "serial="+serialHex(cert.SerialNumber))
+				}
+				e.waitLog(want...)
+			}
+		})
+	}
+	var m strings.Builder
+	e.p.writeMetrics(&m)
+	for _, want := range []string{
+		`minica_proxy_handshake_failures_total{reason="revoked"} 1`,
+		`minica_proxy_handshake_failures_total{reason="unknown-ca"} 1`,
+		`minica_proxy_requests_total{code="200"} 1`,
+		`minica_proxy_requests_total{code="403"} 1`,
+		`minica_proxy_requests_refused_total{reason="not-allowed"} 1`,
+		"minica_proxy_crl_number 2\n",
+	} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, m.String())
+		}
+	}
+}
+
+func TestTLSVersionsAndHTTP2(t *testing.T) {
+	e := newEnv(t, nil)
+	cert, key := e.ca.Client(t, "alice")
+	c := e.client(cert, key, true)
+	resp, err := c.Get(e.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 {
+		t.Errorf("got %s %d; want HTTP/2 200", resp.Proto, resp.StatusCode)
+	}
+	cfg := e.tlsConfig(cert, key)
+	cfg.MinVersion, cfg.MaxVersion = 0x0301, 0x0302 // TLS 1.0 and 1.1
+	tr := &http.Transport{TLSClientConfig: cfg}
+	defer tr.CloseIdleConnections()
+	if _, err := (&http.Client{Transport: tr}).Get(e.url("/")); err == nil {
+		t.Error("TLS 1.1 handshake succeeded; want refused")
+	}
+}

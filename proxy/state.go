@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Sentinel errors of Reload and New; callers branch on them with errors.Is.
+var (
+	ErrCRLOlder       = errors.New("CRL number is lower than the current one")
+	ErrCRLFuture      = errors.New("CRL thisUpdate is in the future")
+	ErrCRLExpired     = errors.New("CRL is past its nextUpdate")
+	ErrCRLUnverified  = errors.New("CRL is not signed by any CA of the bundle")
+	ErrNoCA           = errors.New("CA bundle is empty")
+	ErrCRLIssuerGone  = errors.New("new CA bundle lacks the issuer of the CRL in use, and no new CRL verifies")
+	ErrNoLeaf         = errors.New("server certificate has no leaf")
+	errCertKeyMissing = errors.New("server certificate has no private key")
+)
+
+// clockSkew is how far in the future a new CRL's thisUpdate may be, for CA
+// and proxy clocks that disagree by a little.
+const clockSkew = time.Minute
+
+// trust is one immutable generation of what the proxy verifies against.
+// A reload builds a new one and swaps it in atomically.
+type trust struct {
+	gen   uint64
+	cas   []*x509.Certificate
+	roots *x509.CertPool
+	crl   Revocations
+	// crlIssuer is the CA of the bundle that signed crl.
+	crlIssuer *x509.Certificate
+	crlSum    [32]byte // SHA-256 of the CRL bytes
+	cert      *tls.Certificate
+}
+
+func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {
+	cas, err := cfg.LoadCA()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading CA bundle: %w", err)
+	}
+	if len(cas) == 0 {
+		return nil, nil, fmt.Errorf("loading CA bundle: %w", ErrNoCA)
+	}
+	pool := x509.NewCertPool()
+	for _, c := range cas {
+		pool.AddCert(c)
+	}
+	return cas, pool, nil
+}
+
+func loadCert(cfg *Config) (*tls.Certificate, error) {
+	c, err := cfg.LoadCert()
+	if err != nil {
+		return nil, fmt.Errorf("loading server certificate: %w", err)
+	}
+	if len(c.Certificate) == 0 {
+		return nil, fmt.Errorf("loading server certificate: %w", ErrNoLeaf)
+	}
+	if c.PrivateKey == nil {
+		return nil, fmt.Errorf("loading server certificate: %w", errCertKeyMissing)
+	}
+	if c.Leaf == nil {
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		if err != nil {
+			return nil, fmt.Errorf("parsing server certificate: %w", err)
+		}
+		c.Leaf = leaf
+	}
+	return &c, nil
+}
+
+// loadedCRL is a CRL that loaded and verified, with its issuer and the
+// SHA-256 of its bytes.
+type loadedCRL struct {
+	crl    Revocations
+	issuer *x509.Certificate
+	sum    [32]byte
+}
+
+// loadCRL reads the CRL and verifies it against cas. Against prev (nil at
+// start): unchanged bytes are not parsed again, and a CRL of the same issuer
+// must not have a lower number.
+func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
+	data, err := cfg.LoadCRL()
+	if err != nil {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
+	}
+	l := loadedCRL{sum: sha256.Sum256(data)}
+	if prev != nil && l.sum == prev.crlSum && slices.ContainsFunc(cas, prev.crlIssuer.Equal) {
+		return loadedCRL{crl: prev.crl, issuer: prev.crlIssuer, sum: l.sum}, nil
+	}
+	var errs []error
+	for _, ca := range cas {
+		if l.crl, err = cfg.ParseCRL(data, ca); err == nil {
+			l.issuer = ca
+			break
+		}
+		errs = append(errs, err)
+	}
+	if l.crl == nil {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
+	}
+	if l.crl.ThisUpdate().After(now.Add(clockSkew)) {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, l.crl.ThisUpdate().UTC().Format(time.RFC3339))
+	}
+	if prev != nil && l.issuer.Equal(prev.crlIssuer) && l.crl.Number().Cmp(prev.crl.Number()) < 0 {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, l.crl.Number(), prev.crl.Number())
+	}
+	return l, nil
+}
+
+// crlState says whether the CRL may be relied on at now: "" (fresh),
+// "grace" (past nextUpdate, within CRLGrace) or "expired".
+func crlState(crl Revocations, grace time.Duration, now time.Time) string {
+	next := crl.NextUpdate()
+	switch {
+	case !now.After(next):
+		return ""
+	case grace > 0 && !now.After(next.Add(grace)):
+		return "grace"
+	}
+	return "expired"
+}
