@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 )
 
 // CheckReport is what Check found and did.
@@ -25,6 +26,9 @@ func (c *CA) Check() (*CheckReport, error) {
 	rep := &CheckReport{}
 	if _, err := c.readKeyFile(); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
+	}
+	if _, err := c.LoadCRL(); err != nil {
+		rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
 	}
 	if err := c.checkCerts(rep); err != nil {
 		return nil, err
@@ -110,6 +114,9 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
 	}
 	for _, s := range shards {
+		if s.Name() == path.Base(revlogFile) {
+			continue
+		}
 		if !s.IsDir() {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("unexpected file %q in the database", c.dir.Join(path.Join("db", s.Name()))))
 			continue
@@ -117,6 +124,20 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		if err := c.removeTemps(path.Join("db", s.Name())); err != nil {
 			return err
 		}
+	}
+	if cut, err := c.truncatePartialRevEvent(); err != nil {
+		return err
+	} else if cut {
+		rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
+	}
+	events, err := c.latestRevEvents()
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+		return nil
+	}
+	latest := make(map[string]revEvent, len(events))
+	for _, ev := range events {
+		latest[ev.Serial] = ev
 	}
 	for rec, err := range c.Records() {
 		if err != nil {
@@ -127,7 +148,37 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		if err := c.checkRecord(rep, rec); err != nil {
 			return err
 		}
+		ev, logged := latest[rec.Serial]
+		if err := c.reconcileRevocation(rep, rec, ev, logged); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// reconcileRevocation makes a record agree with the revocation log, which
+// is written first and so wins; a revoked record missing from the log is
+// added to it.
+func (c *CA) reconcileRevocation(rep *CheckReport, rec *Record, ev revEvent, logged bool) error {
+	revoked := rec.Status == StatusRevoked
+	switch {
+	case logged && !ev.Lifted && (!revoked || rec.Reason != ev.Reason):
+		rec.Status, rec.RevokedAt, rec.Reason = StatusRevoked, ev.RevokedAt, ev.Reason
+	case logged && ev.Lifted && revoked:
+		rec.Status, rec.RevokedAt, rec.Reason = StatusValid, time.Time{}, ""
+	case !logged && revoked:
+		if err := c.appendRevEvent(eventOf(rec)); err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("added the revocation of %s (serial %s) to the revocation log", rec.Name, rec.Serial))
+		return nil
+	default:
+		return nil
+	}
+	if err := c.putRecord(rec); err != nil {
+		return err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted revocation change of %s (serial %s)", rec.Name, rec.Serial))
 	return nil
 }
 

@@ -82,29 +82,30 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
 }
 
-// revokedEntries streams the entries of the next CRL from the database. The
-// first error stops the scan and is stored in *errp.
+// revokedEntries streams the entries of the next CRL from the revocation
+// log. The first error stops it and is stored in *errp.
 func (c *CA) revokedEntries(thisUpdate time.Time, errp *error, count *int) func(func(revoke.Entry) bool) {
 	return func(yield func(revoke.Entry) bool) {
-		for r, err := range c.Records() {
-			if err != nil {
-				*errp = err
-				return
-			}
-			if r.Status != StatusRevoked || thisUpdate.Sub(r.NotAfter) > ExpiredGrace {
+		events, err := c.revokedState()
+		if err != nil {
+			*errp = err
+			return
+		}
+		for _, ev := range events {
+			if thisUpdate.Sub(ev.NotAfter) > ExpiredGrace {
 				continue
 			}
-			serial, err := ParseSerial(r.Serial)
+			serial, err := ParseSerial(ev.Serial)
 			if err != nil {
-				*errp = fmt.Errorf("record %s: %w", r.Serial, err)
+				*errp = fmt.Errorf("revocation log: %w", err)
 				return
 			}
-			reason, err := revoke.ParseReason(r.Reason)
+			reason, err := revoke.ParseReason(ev.Reason)
 			if err != nil {
-				*errp = fmt.Errorf("record %s: %w", r.Serial, err)
+				*errp = fmt.Errorf("revocation log, serial %s: %w", ev.Serial, err)
 				return
 			}
-			at := r.RevokedAt
+			at := ev.RevokedAt
 			if at.After(thisUpdate) {
 				at = thisUpdate
 			}

@@ -54,7 +54,7 @@ func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error
 			return nil, fmt.Errorf("serial %s: %w", rec.Serial, ErrNotOnHold)
 		}
 		rec.Status, rec.RevokedAt, rec.Reason = StatusValid, time.Time{}, ""
-		if err := c.putRecord(rec); err != nil {
+		if err := c.logAndPut(rec); err != nil {
 			return nil, err
 		}
 		return &RevokeResult{Record: rec, Lifted: true}, nil
@@ -66,8 +66,18 @@ func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error
 		rec.RevokedAt = c.Now().UTC().Truncate(time.Second)
 	}
 	rec.Status, rec.Reason = StatusRevoked, reason.String()
-	if err := c.putRecord(rec); err != nil {
+	if err := c.logAndPut(rec); err != nil {
 		return nil, err
 	}
 	return &RevokeResult{Record: rec}, nil
+}
+
+// logAndPut appends the record's revocation state to the revocation log,
+// then replaces the record. The log goes first: after a crash between the
+// two, the CRL already lists the revocation and Check updates the record.
+func (c *CA) logAndPut(rec *Record) error {
+	if err := c.appendRevEvent(eventOf(rec)); err != nil {
+		return err
+	}
+	return c.putRecord(rec)
 }
