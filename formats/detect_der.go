@@ -89,7 +89,7 @@ func checkDER(data []byte) error {
 	var tag cbasn1.Tag
 	if s.ReadAnyASN1Element(&elem, &tag) {
 		if len(s) > 0 {
-			return fmt.Errorf("%w: %d bytes of trailing data after the DER structure", ErrMalformed, len(s))
+			return fmt.Errorf("%w: %s of trailing data after the DER structure", ErrMalformed, plural(len(s), "byte", "bytes"))
 		}
 		return nil
 	}

@@ -38,7 +38,7 @@ func DistinguishedName(rawName []byte) (string, error) {
 		return "", fmt.Errorf("parsing distinguished name: %w", err)
 	}
 	if len(rest) > 0 {
-		return "", fmt.Errorf("parsing distinguished name: %d bytes of trailing data", len(rest))
+		return "", fmt.Errorf("parsing distinguished name: %s of trailing data", plural(len(rest), "byte", "bytes"))
 	}
 	rdns := make([]string, 0, len(seq))
 	for i := len(seq) - 1; i >= 0; i-- {
