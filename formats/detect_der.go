@@ -172,14 +172,15 @@ func classifyDER(der []byte) derShape {
 }
 
 func classifyVersioned(seq cryptobyte.String) derShape {
-	var version int64
-	if !seq.ReadASN1Integer(&version) {
-		// A big first INTEGER: an RSA modulus.
-		var n, e cryptobyte.String
-		if seq.ReadASN1(&n, cbasn1.INTEGER) && seq.ReadASN1(&e, cbasn1.INTEGER) && seq.Empty() {
-			return shapePKCS1Public
-		}
+	// A failed cryptobyte read still consumes the element: read the
+	// INTEGER as bytes, then decide.
+	var first cryptobyte.String
+	if !seq.ReadASN1(&first, cbasn1.INTEGER) {
 		return shapeUnknown
+	}
+	version := -1 // a big INTEGER, such as an RSA modulus
+	if len(first) == 1 {
+		version = int(first[0])
 	}
 	switch {
 	case version == 3 && seq.PeekASN1Tag(cbasn1.SEQUENCE):
@@ -213,8 +214,9 @@ func classifyTBS(tbs cryptobyte.String) derShape {
 	if tbs.PeekASN1Tag(cbasn1.Tag(0).Constructed().ContextSpecific()) {
 		return shapeCertificate
 	}
-	var n cryptobyte.String
-	tbs.ReadASN1(&n, cbasn1.INTEGER)
+	if tbs.PeekASN1Tag(cbasn1.INTEGER) {
+		tbs.SkipASN1(cbasn1.INTEGER)
+	}
 	var next cryptobyte.String
 	if !tbs.ReadASN1(&next, cbasn1.SEQUENCE) {
 		return shapeUnknown

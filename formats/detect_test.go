@@ -148,3 +148,25 @@ func damage(der []byte) []byte {
 	out[i] = 0x05
 	return out
 }
+
+func TestDetectPKCS1PublicKeyDER(t *testing.T) {
+	pemObj, err := formats.Detect(readTestdata(t, "rsa-pub-pkcs1.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := formats.Reencode(pemObj, formats.DER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := formats.Detect(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.String() != "DER public key (RSA 2048)" || obj.PublicKey.Format != formats.PKCS1 {
+		t.Errorf("Detect() = %q in %v; want a DER PKCS#1 RSA 2048 public key", obj, obj.PublicKey.Format)
+	}
+	back, err := formats.Reencode(obj, formats.PEM)
+	if err != nil || !bytes.Equal(back, readTestdata(t, "rsa-pub-pkcs1.pem")) {
+		t.Errorf("DER back to PEM = %s, %v; want the original", back, err)
+	}
+}
