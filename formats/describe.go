@@ -194,14 +194,16 @@ func daysLeft(t, now time.Time) int {
 	return int(math.Floor(t.Sub(now).Hours() / 24))
 }
 
-// Fingerprint returns the hash of der as uppercase colon-separated hex, as
-// openssl x509 -fingerprint prints it. sha1 selects SHA-1 over SHA-256.
-func Fingerprint(der []byte, sha1Hash bool) string {
-	if sha1Hash {
-		sum := sha1.Sum(der)
-		return colonHex(sum[:], true)
-	}
+// FingerprintSHA256 returns the SHA-256 of der as uppercase colon-separated
+// hex, as openssl x509 -fingerprint -sha256 prints it.
+func FingerprintSHA256(der []byte) string {
 	sum := sha256.Sum256(der)
+	return colonHex(sum[:], true)
+}
+
+// FingerprintSHA1 returns the SHA-1 of der as uppercase colon-separated hex.
+func FingerprintSHA1(der []byte) string {
+	sum := sha1.Sum(der)
 	return colonHex(sum[:], true)
 }
 
@@ -210,5 +212,5 @@ func publicKeyFingerprint(pub crypto.PublicKey) string {
 	if err != nil {
 		return ""
 	}
-	return Fingerprint(der, false)
+	return FingerprintSHA256(der)
 }

@@ -27,8 +27,8 @@ func describeCertificate(c *x509.Certificate, now time.Time) CertificateInfo {
 		Serial:             SerialHex(c.SerialNumber),
 		SerialColon:        SerialColon(c.SerialNumber),
 		SignatureAlgorithm: c.SignatureAlgorithm.String(),
-		SHA256:             Fingerprint(c.Raw, false),
-		SHA1:               Fingerprint(c.Raw, true),
+		SHA256:             FingerprintSHA256(c.Raw),
+		SHA1:               FingerprintSHA1(c.Raw),
 		PublicKeySHA256:    publicKeyFingerprint(c.PublicKey),
 	}
 	for _, ip := range c.IPAddresses {
