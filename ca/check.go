@@ -1,0 +1,216 @@
+package ca
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// CheckReport is what Check found and did.
+type CheckReport struct {
+	Records  int      // records in the database after repairs
+	Repaired []string // what was repaired, one sentence each
+	Problems []string // what is wrong and could not be repaired
+}
+
+// Check verifies the CA directory and repairs what an interrupted issuance
+// leaves: it removes temporary files, completes pending records whose
+// certificate reached the disk, voids the others, and recreates the record of
+// any certificate found without one. It never deletes a record or a
+// certificate. The caller must hold the lock.
+func (c *CA) Check() (*CheckReport, error) {
+	rep := &CheckReport{}
+	if _, err := c.readKeyFile(); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	if err := c.checkCerts(rep); err != nil {
+		return nil, err
+	}
+	if err := c.checkRecords(rep); err != nil {
+		return nil, err
+	}
+	if err := c.removeTemps("."); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// checkCerts walks certs/NAME/ directories: temp files go, and a
+// certificate without a record gets one.
+func (c *CA) checkCerts(rep *CheckReport) error {
+	names, err := fs.ReadDir(c.dir.root.FS(), "certs")
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", c.dir.Join("certs"), err)
+	}
+	for _, n := range names {
+		dir := path.Join("certs", n.Name())
+		if !n.IsDir() || ValidateName(n.Name()) != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("unexpected entry %q", c.dir.Join(dir)))
+			continue
+		}
+		if err := c.removeTemps(dir); err != nil {
+			return err
+		}
+		files, err := fs.ReadDir(c.dir.root.FS(), dir)
+		if err != nil {
+			return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
+		}
+		for _, f := range files {
+			if serial, ok := strings.CutSuffix(f.Name(), ".crt"); ok {
+				if err := c.checkCert(rep, n.Name(), serial); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *CA) checkCert(rep *CheckReport, name, serialHex string) error {
+	file := path.Join("certs", name, serialHex+".crt")
+	cert, err := c.readCert(file)
+	if err != nil || SerialHex(cert.SerialNumber) != serialHex {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("certificate %q is unreadable or does not match its file name", c.dir.Join(file)))
+		return nil
+	}
+	_, err = c.Record(cert.SerialNumber)
+	if !errors.Is(err, ErrNotFound) {
+		return nil // the record pass checks existing records
+	}
+	rec := &Record{Serial: serialHex, Name: name, Profile: profileOf(cert), IssuedAt: cert.NotBefore.Add(Backdate).UTC()}
+	_, keyErr := c.dir.Stat(rec.KeyPath())
+	rec.HasKey = keyErr == nil
+	fillRecord(rec, cert)
+	if err := c.reserve(rec); err != nil {
+		return fmt.Errorf("recreating record %s: %w", serialHex, err)
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("recreated the missing record of %s (serial %s)", name, serialHex))
+	return nil
+}
+
+func (c *CA) readCert(file string) (*x509.Certificate, error) {
+	data, err := c.dir.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := parseCertsPEM(data)
+	if err != nil || len(certs) != 1 {
+		return nil, fmt.Errorf("want one PEM certificate in %q", c.dir.Join(file))
+	}
+	return certs[0], nil
+}
+
+// checkRecords finishes or voids pending records and counts the rest.
+func (c *CA) checkRecords(rep *CheckReport) error {
+	shards, err := fs.ReadDir(c.dir.root.FS(), "db")
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+	}
+	for _, s := range shards {
+		if !s.IsDir() {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("unexpected file %q in the database", c.dir.Join(path.Join("db", s.Name()))))
+			continue
+		}
+		if err := c.removeTemps(path.Join("db", s.Name())); err != nil {
+			return err
+		}
+	}
+	for rec, err := range c.Records() {
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+			return nil
+		}
+		rep.Records++
+		if err := c.checkRecord(rep, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *CA) checkRecord(rep *CheckReport, rec *Record) error {
+	cert, certErr := c.readCert(rec.CertPath())
+	switch {
+	case rec.Status == StatusPending:
+		return c.finishPending(rep, rec)
+	case rec.Status != StatusVoid && certErr != nil:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("record %s (%s) has no readable certificate at %q", rec.Serial, rec.Name, c.dir.Join(rec.CertPath())))
+	case rec.Status != StatusVoid:
+		if _, err := c.dir.Stat(rec.ChainPath()); errors.Is(err, fs.ErrNotExist) {
+			if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+				return err
+			}
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote the missing chain file of %s (serial %s)", rec.Name, rec.Serial))
+		}
+	}
+	return nil
+}
+
+// finishPending completes an interrupted issuance whose certificate reached
+// the disk (in its own file or as the first one of its chain file), and
+// voids the others, removing their now useless key.
+func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
+	cert, err := c.readCert(rec.CertPath())
+	if err != nil {
+		cert, err = c.firstCert(rec.ChainPath())
+		if err == nil {
+			err = c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
+		if err := c.void(rec, nil); err != nil {
+			return err
+		}
+		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("voided serial %s of %s: its issuance was interrupted before the certificate was written", rec.Serial, rec.Name))
+		return nil
+	}
+	if _, err := c.dir.Stat(rec.ChainPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+			return err
+		}
+	}
+	fillRecord(rec, cert)
+	if err := c.putRecord(rec); err != nil {
+		return err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted issuance of %s (serial %s)", rec.Name, rec.Serial))
+	return nil
+}
+
+// firstCert reads the first certificate of a PEM file.
+func (c *CA) firstCert(file string) (*x509.Certificate, error) {
+	data, err := c.dir.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := parseCertsPEM(data)
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("no certificate in %q", c.dir.Join(file))
+	}
+	return certs[0], nil
+}
+
+// removeTemps deletes WriteAtomic's leftover temporary files in dir.
+func (c *CA) removeTemps(dir string) error {
+	entries, err := fs.ReadDir(c.dir.root.FS(), dir)
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
+	}
+	for _, e := range entries {
+		if isTemp(e.Name()) {
+			if err := c.dir.root.Remove(path.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("removing %q: %w", c.dir.Join(path.Join(dir, e.Name())), err)
+			}
+		}
+	}
+	return nil
+}

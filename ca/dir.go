@@ -1,0 +1,123 @@
+package ca
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// tmpPrefix starts the name of every temporary file; Check removes leftovers.
+const tmpPrefix = ".tmp-"
+
+// Dir is a directory reached through an os.Root, with durable writes.
+type Dir struct {
+	root *os.Root
+	path string
+}
+
+// OpenDir opens the directory at p.
+func OpenDir(p string) (*Dir, error) {
+	root, err := os.OpenRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{root: root, path: p}, nil
+}
+
+// Path returns the directory's path as given to OpenDir.
+func (d *Dir) Path() string { return d.path }
+
+// Join returns the path of name inside the directory, for messages.
+func (d *Dir) Join(name string) string { return d.path + string(os.PathSeparator) + name }
+
+// Close releases the directory.
+func (d *Dir) Close() error { return d.root.Close() }
+
+// ReadFile reads name inside the directory.
+func (d *Dir) ReadFile(name string) ([]byte, error) { return d.root.ReadFile(name) }
+
+// Stat returns the FileInfo of name inside the directory.
+func (d *Dir) Stat(name string) (fs.FileInfo, error) { return d.root.Stat(name) }
+
+// MkdirAll creates name and its parents with mode 0700.
+func (d *Dir) MkdirAll(name string) error { return d.root.MkdirAll(name, 0o700) }
+
+// WriteAtomic replaces name with data durably: a temporary file in the same
+// directory is created with mode perm and O_EXCL, written, synced, renamed
+// over name, and the directory synced. The file's mode is never changed after
+// it is written.
+func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
+	tmp, err := d.writeTemp(name, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := d.root.Rename(tmp, name); err != nil {
+		d.root.Remove(tmp)
+		return fmt.Errorf("renaming %q: %w", d.Join(name), err)
+	}
+	return d.SyncDir(path.Dir(name))
+}
+
+// CreateExclusive writes a new file name durably and fails with an error
+// matching fs.ErrExist when it already exists. The data is first written to a
+// temporary file, so name never holds a partial file.
+func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error {
+	tmp, err := d.writeTemp(name, data, perm)
+	if err != nil {
+		return err
+	}
+	defer d.root.Remove(tmp)
+	// Link fails if name exists, unlike Rename, which would replace it.
+	if err := d.root.Link(tmp, name); err != nil {
+		return fmt.Errorf("creating %q: %w", d.Join(name), err)
+	}
+	if err := d.root.Remove(tmp); err != nil {
+		return fmt.Errorf("removing %q: %w", d.Join(tmp), err)
+	}
+	return d.SyncDir(path.Dir(name))
+}
+
+// writeTemp writes data to a fresh synced temporary file beside name.
+func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
+	var b [8]byte
+	rand.Read(b[:])
+	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		d.root.Remove(tmp)
+		return "", fmt.Errorf("writing %q: %w", d.Join(tmp), werr)
+	}
+	return tmp, nil
+}
+
+// SyncDir fsyncs the directory name, making renames and creations in it
+// durable.
+func (d *Dir) SyncDir(name string) error {
+	f, err := d.root.Open(name)
+	if err != nil {
+		return fmt.Errorf("opening directory %q: %w", d.Join(name), err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("syncing directory %q: %w", d.Join(name), err)
+	}
+	return nil
+}
+
+// isTemp reports whether a base name is one of WriteAtomic's temporary files.
+func isTemp(base string) bool { return strings.HasPrefix(base, tmpPrefix) }

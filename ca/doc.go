@@ -1,0 +1,33 @@
+// Package ca manages a private certificate authority kept in one directory:
+// creating and opening it, locking it, durable atomic writes, the issuance
+// database, serial numbers, certificate profiles, name validation and CA key
+// loading.
+//
+// # Files and permissions
+//
+// The directory is 0700. Every path below is relative to it and is reached
+// through an [os.Root], so no name can escape it.
+//
+//	ca.crt                     0644  the issuing CA certificate (PEM)
+//	ca.key                     0600  the CA private key, PKCS#8 PEM, encrypted
+//	                                 (PBES2, AES-256) unless created without a password
+//	chain.pem                  0644  the chain handed out with every leaf (PEM)
+//	settings.json              0644  CA settings: validities, CRL lifetime and URL
+//	lock                       0600  held with flock(2) around every mutation; holds the holder's pid
+//	db/XX/SERIAL.json          0644  one record per certificate ever signed
+//	                                 (XX: the serial's first two hex digits)
+//	certs/NAME/SERIAL.crt      0644  an issued certificate (PEM)
+//	certs/NAME/SERIAL.key      0600  its private key, when minica generated it
+//	certs/NAME/SERIAL.chain.pem 0644 the certificate followed by the CA chain
+//
+// SERIAL is the certificate's serial number in 32 lowercase hex digits.
+//
+// # Durability
+//
+// Every state file is written to a temporary file in the same directory,
+// synced, renamed into place, and the directory synced ([Dir.WriteAtomic]).
+// A serial is reserved by creating its record with O_EXCL before the
+// certificate is signed, so a certificate never exists on disk without a
+// record. After a crash, [CA.Check] completes or voids pending records and
+// removes temporary files.
+package ca

@@ -1,0 +1,28 @@
+package ca
+
+import (
+	"crypto"
+	"testing"
+	"time"
+)
+
+// newTestCA creates a CA with an unencrypted key in a fresh directory.
+func newTestCA(t testing.TB, o InitOptions) (*CA, crypto.Signer) {
+	t.Helper()
+	if o.CommonName == "" {
+		o.CommonName = "Test Root"
+	}
+	c, err := Init(t.TempDir()+"/ca", o)
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	signer, err := c.LoadSigner(nil)
+	if err != nil {
+		t.Fatalf("LoadSigner: %v", err)
+	}
+	return c, signer
+}
+
+// fixedClock returns a clock stopped at t.
+func fixedClock(t time.Time) func() time.Time { return func() time.Time { return t } }

@@ -1,0 +1,117 @@
+package ca
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"minica/internal/certlint"
+)
+
+// TestProfilesAgainstOpenSSLAndZlint issues both profiles for every key type
+// under a CA of every key type, and checks each certificate with
+// `openssl verify -purpose` (the right purpose passes, the wrong one fails)
+// and with zlint.
+func TestProfilesAgainstOpenSSLAndZlint(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	for _, caType := range []KeyType{ECDSAP256, RSA2048, Ed25519} {
+		c, signer := newTestCA(t, InitOptions{KeyType: caType})
+		certlint.Certificate(t, c.Cert.Raw)
+		caFile := c.CertFile()
+		for _, kt := range KeyTypes {
+			if testing.Short() && kt == RSA4096 {
+				continue
+			}
+			for _, p := range []Profile{Server, Client} {
+				name := strings.ReplaceAll(string(caType)+"-"+string(kt)+"-"+string(p), "_", "-")
+				t.Run(name, func(t *testing.T) {
+					req := Request{Name: name, Profile: p, KeyType: kt, DNSNames: []string{"host.example.com"}}
+					if p == Client {
+						req = Request{Name: name, Profile: p, KeyType: kt, Emails: []string{"user@example.com"}, EmailInSubject: true}
+					}
+					is, err := c.Issue(signer, req)
+					if err != nil {
+						t.Fatalf("Issue: %v", err)
+					}
+					certlint.Certificate(t, is.Cert.Raw)
+					checkProfile(t, is.Cert, p, kt)
+					right, wrong := "sslserver", "sslclient"
+					if p == Client {
+						right, wrong = wrong, right
+					}
+					opensslVerify(t, openssl, caFile, is.CertFile, right, true)
+					opensslVerify(t, openssl, caFile, is.CertFile, wrong, false)
+				})
+			}
+		}
+	}
+}
+
+func opensslVerify(t *testing.T, openssl, caFile, certFile, purpose string, wantOK bool) {
+	t.Helper()
+	out, err := exec.Command(openssl, "verify", "-CAfile", caFile, "-purpose", purpose, certFile).CombinedOutput()
+	if ok := err == nil; ok != wantOK {
+		t.Errorf("openssl verify -purpose %s: ok = %v; want %v\n%s", purpose, ok, wantOK, out)
+	}
+}
+
+func checkProfile(t *testing.T, cert *x509.Certificate, p Profile, kt KeyType) {
+	t.Helper()
+	wantEKU := x509.ExtKeyUsageServerAuth
+	wantKU := x509.KeyUsageDigitalSignature
+	if p == Client {
+		wantEKU = x509.ExtKeyUsageClientAuth
+	} else if strings.HasPrefix(string(kt), "rsa") {
+		wantKU |= x509.KeyUsageKeyEncipherment
+	}
+	if len(cert.ExtKeyUsage) != 1 || cert.ExtKeyUsage[0] != wantEKU || len(cert.UnknownExtKeyUsage) != 0 {
+		t.Errorf("EKU = %v %v; want only %v", cert.ExtKeyUsage, cert.UnknownExtKeyUsage, wantEKU)
+	}
+	if cert.KeyUsage != wantKU {
+		t.Errorf("key usage = %b; want %b", cert.KeyUsage, wantKU)
+	}
+	if cert.IsCA || !cert.BasicConstraintsValid {
+		t.Errorf("basic constraints: IsCA = %v, valid = %v; want CA:FALSE", cert.IsCA, cert.BasicConstraintsValid)
+	}
+	if len(cert.SubjectKeyId) == 0 || len(cert.AuthorityKeyId) == 0 {
+		t.Error("missing subject or authority key identifier")
+	}
+	if n := cert.SerialNumber.BitLen(); n < 64 || n > 128 {
+		t.Errorf("serial has %d bits; want 64 to 128", n)
+	}
+}
+
+// TestEncryptedKeyReadByOpenSSL checks that openssl pkey decrypts the CA
+// key with the same password (PBES2, AES-256).
+func TestEncryptedKeyReadByOpenSSL(t *testing.T) {
+	c, err := Init(t.TempDir()+"/ca", InitOptions{CommonName: "Enc Root", Password: []byte("correct horse")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	keyFile := c.Path("ca.key")
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("correct horse"), 0o600)
+	out, err := exec.Command("openssl", "pkey", "-in", keyFile, "-passin", "file:"+pw, "-noout", "-text").CombinedOutput()
+	if err != nil {
+		t.Fatalf("openssl pkey: %v\n%s", err, out)
+	}
+	info, err := exec.Command("openssl", "asn1parse", "-in", keyFile).CombinedOutput()
+	if err != nil || !strings.Contains(string(info), "PBES2") || !strings.Contains(string(info), "aes-256-cbc") {
+		t.Errorf("key is not PBES2/AES-256: %v\n%s", err, info)
+	}
+	data, _ := os.ReadFile(keyFile)
+	if b, _ := pem.Decode(data); b == nil || b.Type != "ENCRYPTED PRIVATE KEY" {
+		t.Errorf("key PEM type is not ENCRYPTED PRIVATE KEY")
+	}
+	if _, err := c.LoadSigner([]byte("wrong")); err == nil || !strings.Contains(err.Error(), "wrong password") {
+		t.Errorf("LoadSigner(wrong) = %v; want wrong password", err)
+	}
+}

@@ -1,0 +1,256 @@
+package ca
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"minica/formats"
+)
+
+// ErrNameTaken is returned by Issue when the name already has a certificate
+// that is neither revoked nor expired, and Force is not set.
+var ErrNameTaken = errors.New("name already has a valid certificate")
+
+// ErrOutlivesCA is returned by Issue when the leaf would expire after the CA.
+var ErrOutlivesCA = errors.New("certificate would outlive the CA")
+
+// Issued is the result of Issue.
+type Issued struct {
+	Record *Record
+	Cert   *x509.Certificate
+	// Key is the generated private key, nil when the request carried a
+	// public key.
+	Key crypto.Signer
+	// CertFile, KeyFile and ChainFile are the paths written; KeyFile is
+	// empty when no key was generated.
+	CertFile, KeyFile, ChainFile string
+}
+
+// Issue signs a leaf certificate for req with signer (the CA key) and
+// records it. The caller must hold the lock (see Lock).
+//
+// Everything in req is validated before a key is generated or a file is
+// written; on a validation error nothing changes. The serial is reserved in
+// the database before signing, so a certificate never exists on disk without
+// a record. The certificate is valid from Now()-Backdate (not before the
+// CA's notBefore) for req.Validity, and never beyond the CA's notAfter.
+func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
+	uris, err := req.normalize(c.Settings)
+	if err != nil {
+		return nil, err
+	}
+	now := c.Now().UTC().Truncate(time.Second)
+	notBefore, notAfter, err := c.validity(now, req.Validity)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkNameFree(req.Name, now, req.Force); err != nil {
+		return nil, err
+	}
+	pub, key, err := req.key()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := c.reserveSerial(req, now)
+	if err != nil {
+		return nil, err
+	}
+	serial, _ := ParseSerial(rec.Serial)
+	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, c.Settings.CRLURL)
+	if err != nil {
+		return nil, c.void(rec, err)
+	}
+	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
+		return nil, c.void(rec, err)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.Cert, pub, signer)
+	if err != nil {
+		return nil, c.void(rec, fmt.Errorf("signing certificate: %w", err))
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, c.void(rec, fmt.Errorf("parsing signed certificate: %w", err))
+	}
+	return c.store(rec, cert, key)
+}
+
+// validity computes a leaf's notBefore and notAfter at time now.
+func (c *CA) validity(now time.Time, lifetime time.Duration) (time.Time, time.Time, error) {
+	if now.Before(c.Cert.NotBefore) {
+		return time.Time{}, time.Time{}, fmt.Errorf("the system clock (%s) is before the CA's notBefore (%s): check the clock", now.Format(time.RFC3339), c.Cert.NotBefore.UTC().Format(time.RFC3339))
+	}
+	notBefore := now.Add(-Backdate)
+	if notBefore.Before(c.Cert.NotBefore) {
+		notBefore = c.Cert.NotBefore
+	}
+	notAfter := now.Add(lifetime)
+	if notAfter.After(c.Cert.NotAfter) {
+		return time.Time{}, time.Time{}, fmt.Errorf("%w: validity %s would end on %s, after the CA certificate expires on %s",
+			ErrOutlivesCA, FormatDuration(lifetime), notAfter.Format(time.RFC3339), c.Cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return notBefore, notAfter, nil
+}
+
+// NameTakenError names the certificate that holds a name.
+type NameTakenError struct {
+	Name   string
+	Serial string
+}
+
+func (e *NameTakenError) Error() string {
+	return fmt.Sprintf("a certificate named %q already exists (serial %s)", e.Name, e.Serial)
+}
+
+// Unwrap makes errors.Is(err, ErrNameTaken) true.
+func (e *NameTakenError) Unwrap() error { return ErrNameTaken }
+
+func (c *CA) checkNameFree(name string, now time.Time, force bool) error {
+	if force {
+		return nil
+	}
+	recs, err := c.RecordsByName(name)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.StatusAt(now) == StatusValid {
+			return &NameTakenError{Name: name, Serial: r.Serial}
+		}
+	}
+	return nil
+}
+
+// key returns the public key to certify and, when minica generates it, the
+// private key.
+func (r *Request) key() (crypto.PublicKey, crypto.Signer, error) {
+	if r.PublicKey != nil {
+		return r.PublicKey, nil, CheckPublicKey(r.PublicKey)
+	}
+	key, err := r.KeyType.Generate()
+	if err != nil {
+		return nil, nil, err
+	}
+	return key.Public(), key, nil
+}
+
+// reserveSerial picks a random serial and creates its pending record with
+// O_EXCL, retrying on the (astronomically unlikely) collision.
+func (c *CA) reserveSerial(req Request, now time.Time) (*Record, error) {
+	for range 8 {
+		n, err := randomSerial()
+		if err != nil {
+			return nil, err
+		}
+		rec := &Record{
+			Serial:   SerialHex(n),
+			Name:     req.Name,
+			Profile:  req.Profile,
+			Status:   StatusPending,
+			HasKey:   req.PublicKey == nil,
+			IssuedAt: now,
+		}
+		err = c.reserve(rec)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reserving serial: %w", err)
+		}
+		return rec, nil
+	}
+	return nil, errors.New("reserving serial: 8 random serials in a row were taken")
+}
+
+// void marks a reserved serial as never used and returns cause.
+func (c *CA) void(rec *Record, cause error) error {
+	rec.Status = StatusVoid
+	if err := c.putRecord(rec); err != nil {
+		return errors.Join(cause, fmt.Errorf("voiding reserved serial %s: %w", rec.Serial, err))
+	}
+	return cause
+}
+
+// store writes the key, chain and certificate, then completes the record.
+// The key is written first, so a certificate on disk always has its key;
+// Check finishes a record from its certificate or chain file.
+func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
+	out := &Issued{Record: rec, Cert: cert, Key: key}
+	if err := c.dir.MkdirAll(certDir(rec.Name)); err != nil {
+		return nil, c.void(rec, fmt.Errorf("creating %q: %w", c.dir.Join(certDir(rec.Name)), err))
+	}
+	if key != nil {
+		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
+		if err != nil {
+			return nil, c.void(rec, err)
+		}
+		if err := c.dir.CreateExclusive(rec.KeyPath(), keyPEM, 0o600); err != nil {
+			return nil, c.void(rec, err)
+		}
+		out.KeyFile = c.dir.Join(rec.KeyPath())
+	}
+	if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+		return nil, c.void(rec, err)
+	}
+	if err := c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644); err != nil {
+		return nil, c.void(rec, err)
+	}
+	fillRecord(rec, cert)
+	if err := c.putRecord(rec); err != nil {
+		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
+	}
+	out.CertFile = c.dir.Join(rec.CertPath())
+	out.ChainFile = c.dir.Join(rec.ChainPath())
+	return out, nil
+}
+
+func pemCert(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
+
+// chainPEM returns a leaf followed by the CA chain, PEM-encoded.
+func (c *CA) chainPEM(leaf *x509.Certificate) []byte {
+	out := pemCert(leaf)
+	for _, ca := range c.Chain {
+		out = append(out, pemCert(ca)...)
+	}
+	return out
+}
+
+// fillRecord copies a signed certificate's facts into its record and marks
+// it valid.
+func fillRecord(rec *Record, cert *x509.Certificate) {
+	sum := sha256.Sum256(cert.Raw)
+	rec.Status = StatusValid
+	rec.Subject = FormatDN(cert.RawSubject)
+	rec.SANs = SANs(cert)
+	rec.NotBefore = cert.NotBefore.UTC()
+	rec.NotAfter = cert.NotAfter.UTC()
+	rec.Fingerprint = hex.EncodeToString(sum[:])
+}
+
+// SANs lists a certificate's subject alternative names as "dns:…", "ip:…",
+// "email:…" and "uri:…".
+func SANs(cert *x509.Certificate) []string {
+	var sans []string
+	for _, d := range cert.DNSNames {
+		sans = append(sans, "dns:"+d)
+	}
+	for _, ip := range cert.IPAddresses {
+		sans = append(sans, "ip:"+ip.String())
+	}
+	for _, e := range cert.EmailAddresses {
+		sans = append(sans, "email:"+e)
+	}
+	for _, u := range cert.URIs {
+		sans = append(sans, "uri:"+u.String())
+	}
+	return sans
+}

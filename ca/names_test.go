@@ -1,0 +1,154 @@
+package ca
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateName(t *testing.T) {
+	tests := []struct {
+		name    string
+		wantErr bool
+	}{
+		{"simon", false},
+		{"web1.example.com", false},
+		{"a", false},
+		{"A_b-c.9", false},
+		{strings.Repeat("a", 64), false},
+		{strings.Repeat("a", 65), true},
+		{"", true},
+		{"../x", true},
+		{"a/b", true},
+		{"..", true},
+		{".x", true},
+		{"-x", true},
+		{"a\x00b", true},
+		{"a b", true},
+		{"é", true},
+	}
+	for _, tt := range tests {
+		err := ValidateName(tt.name)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ValidateName(%q) = %v; want error %v", tt.name, err, tt.wantErr)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "invalid name ") {
+			t.Errorf("ValidateName(%q) error = %q; want it to start with \"invalid name\"", tt.name, err)
+		}
+	}
+}
+
+func TestValidateText(t *testing.T) {
+	tests := []struct {
+		value   string
+		wantErr string
+	}{
+		{"Simon Müller", ""},
+		{"", "empty common name"},
+		{"a\x01b", `invalid common name "a\x01b": control, bidi or other invisible characters are not allowed`},
+		{"evil\u202egnp.exe", `invalid common name "evil\u202egnp.exe": control, bidi or other invisible characters are not allowed`},
+		{"zero\u200bwidth", "invisible characters"},
+		{"bad\xffutf8", "invisible characters"},
+		{strings.Repeat("x", 65), "65 characters, at most 64 allowed"},
+	}
+	for _, tt := range tests {
+		err := ValidateText("common name", tt.value)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("ValidateText(%q) = %v; want nil", tt.value, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("ValidateText(%q) = %v; want containing %q", tt.value, err, tt.wantErr)
+		}
+	}
+}
+
+func TestValidateEmail(t *testing.T) {
+	for _, ok := range []string{"simon@example.com", "a.b+c@sub.example.org"} {
+		if err := ValidateEmail(ok); err != nil {
+			t.Errorf("ValidateEmail(%q) = %v; want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "simon", "simon@", "@example.com", "Simon <s@example.com>", "s@exa mple.com",
+		"s\x01@example.com", "s\u202e@example.com", "sü@example.com", "s@-bad-.com"} {
+		err := ValidateEmail(bad)
+		if err == nil || !strings.HasPrefix(err.Error(), "invalid email ") {
+			t.Errorf("ValidateEmail(%q) = %v; want an invalid email error", bad, err)
+		}
+	}
+}
+
+func TestValidateDNSAndURI(t *testing.T) {
+	for _, ok := range []string{"example.com", "*.example.com", "web-1.internal", "localhost"} {
+		if err := ValidateDNSName(ok); err != nil {
+			t.Errorf("ValidateDNSName(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "exa mple.com", "-a.com", "a..b", "a.com.", "under_score.com", strings.Repeat("a", 64) + ".com"} {
+		if err := ValidateDNSName(bad); err == nil {
+			t.Errorf("ValidateDNSName(%q) = nil; want error", bad)
+		}
+	}
+	if _, err := ValidateURI("spiffe://example.org/svc"); err != nil {
+		t.Errorf("ValidateURI: %v", err)
+	}
+	for _, bad := range []string{"relative/path", "http://exa mple", "urn"} {
+		if _, err := ValidateURI(bad); err == nil {
+			t.Errorf("ValidateURI(%q) = nil; want error", bad)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"90d", 90 * 24 * time.Hour},
+		{"10y", 3650 * 24 * time.Hour},
+		{"1.5d", 36 * time.Hour},
+		{"36h", 36 * time.Hour},
+		{"30m", 30 * time.Minute},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "0d", "-5d", "d", "5", "5w", "1e9y", "abc"} {
+		_, err := ParseDuration(bad)
+		if err == nil || !strings.HasPrefix(err.Error(), "invalid duration ") {
+			t.Errorf("ParseDuration(%q) = %v; want invalid duration", bad, err)
+		}
+	}
+	if got := FormatDuration(825 * 24 * time.Hour); got != "825d" {
+		t.Errorf("FormatDuration = %q; want 825d", got)
+	}
+}
+
+func TestParseSerial(t *testing.T) {
+	for _, in := range []string{"5F3C", "5f:3c", "0x5f3c", "00:5F:3c"} {
+		n, err := ParseSerial(in)
+		if err != nil || n.Int64() != 0x5f3c {
+			t.Errorf("ParseSerial(%q) = %v, %v; want 0x5f3c", in, n, err)
+		}
+	}
+	for _, bad := range []string{"", "xyz", "0", "-5", "5g", strings.Repeat("f", 41)} {
+		if _, err := ParseSerial(bad); err == nil {
+			t.Errorf("ParseSerial(%q) = nil error", bad)
+		}
+	}
+}
+
+func TestKeyTypes(t *testing.T) {
+	if kt, err := ParseKeyType("ECDSA-P384"); err != nil || kt != ECDSAP384 {
+		t.Errorf("ParseKeyType is not case-insensitive: %v %v", kt, err)
+	}
+	_, err := ParseKeyType("dsa")
+	if err == nil || !strings.Contains(err.Error(), `unknown key type "dsa": want one of ecdsa-p256`) {
+		t.Errorf("ParseKeyType(dsa) = %v", err)
+	}
+}

@@ -1,0 +1,181 @@
+package ca
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"minica/formats"
+)
+
+const (
+	certFile  = "ca.crt"
+	keyFile   = "ca.key"
+	chainFile = "chain.pem"
+)
+
+// ErrNoCA is returned by Open when the directory holds no CA.
+var ErrNoCA = errors.New("no CA found")
+
+// CA is an opened CA directory. It is safe for use by one goroutine at a
+// time; mutations must hold the directory lock (see Lock).
+type CA struct {
+	dir *Dir
+	// Cert is the issuing CA certificate.
+	Cert *x509.Certificate
+	// Chain is what is handed out after a leaf: the issuing CA certificate
+	// and, for an intermediate, the certificates above it.
+	Chain    []*x509.Certificate
+	Settings Settings
+	// Now is the clock; tests inject a fixed time.
+	Now func() time.Time
+}
+
+// Open opens the CA in directory dir and checks its certificate, chain and
+// settings. The key is loaded separately, by LoadSigner.
+func Open(dir string) (*CA, error) {
+	d, err := OpenDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %q", ErrNoCA, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening CA directory %q: %w", dir, err)
+	}
+	c := &CA{dir: d, Now: time.Now}
+	if err := c.load(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *CA) load() error {
+	data, err := c.dir.ReadFile(certFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w in %q (no %s)", ErrNoCA, c.dir.Path(), certFile)
+	}
+	if err != nil {
+		return fmt.Errorf("reading CA certificate %q: %w", c.dir.Join(certFile), err)
+	}
+	certs, err := parseCertsPEM(data)
+	if err != nil || len(certs) != 1 {
+		return fmt.Errorf("corrupt CA certificate %q: want one PEM certificate", c.dir.Join(certFile))
+	}
+	c.Cert = certs[0]
+	if !c.Cert.IsCA || c.Cert.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return fmt.Errorf("corrupt CA certificate %q: not a CA certificate", c.dir.Join(certFile))
+	}
+	if data, err = c.dir.ReadFile(chainFile); err != nil {
+		return fmt.Errorf("reading CA chain %q: %w", c.dir.Join(chainFile), err)
+	}
+	if c.Chain, err = parseCertsPEM(data); err != nil || len(c.Chain) == 0 || !c.Chain[0].Equal(c.Cert) {
+		return fmt.Errorf("corrupt CA chain %q: want PEM certificates starting with %s", c.dir.Join(chainFile), certFile)
+	}
+	if data, err = c.dir.ReadFile(settingsFile); err != nil {
+		return fmt.Errorf("reading CA settings %q: %w", c.dir.Join(settingsFile), err)
+	}
+	if c.Settings, err = parseSettings(data); err != nil {
+		return fmt.Errorf("corrupt CA settings %q: %w", c.dir.Join(settingsFile), err)
+	}
+	return nil
+}
+
+// parseCertsPEM decodes every CERTIFICATE block of data; anything else in it
+// is an error.
+func parseCertsPEM(data []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("unexpected PEM block %q", block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		certs = append(certs, cert)
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		return nil, errors.New("trailing data after the last PEM block")
+	}
+	return certs, nil
+}
+
+// Close releases the directory.
+func (c *CA) Close() error { return c.dir.Close() }
+
+// Dir returns the CA directory.
+func (c *CA) Dir() *Dir { return c.dir }
+
+// Path returns the absolute-or-relative path of a file inside the CA
+// directory, as given to Open, for messages and output.
+func (c *CA) Path(name string) string { return c.dir.Join(name) }
+
+// CertFile returns the path of the CA certificate file.
+func (c *CA) CertFile() string { return c.dir.Join(certFile) }
+
+// KeyEncrypted reports whether the CA key is password-protected, so that
+// callers ask for a password only when one is needed.
+func (c *CA) KeyEncrypted() (bool, error) {
+	data, err := c.readKeyFile()
+	if err != nil {
+		return false, err
+	}
+	block, _ := pem.Decode(data)
+	return block != nil && block.Type == "ENCRYPTED PRIVATE KEY", nil
+}
+
+func (c *CA) readKeyFile() ([]byte, error) {
+	info, err := c.dir.Stat(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading CA key %q: %w", c.dir.Join(keyFile), err)
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("CA key %q has mode %04o: group and others must have no access (chmod 600 it)", c.dir.Join(keyFile), perm)
+	}
+	data, err := c.dir.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading CA key %q: %w", c.dir.Join(keyFile), err)
+	}
+	return data, nil
+}
+
+// LoadSigner loads the CA key, decrypting it with password when it is
+// encrypted, and checks that it matches the CA certificate. A wrong password
+// gives an error matching formats.ErrWrongPassword; an encrypted key and no
+// password, formats.ErrPasswordRequired. The key file must not be readable by
+// group or others.
+//
+// This is the only place that knows the key lives in a file: everything else
+// takes a crypto.Signer, so an HSM or KMS can stand in later.
+func (c *CA) LoadSigner(password []byte) (crypto.Signer, error) {
+	data, err := c.readKeyFile()
+	if err != nil {
+		return nil, err
+	}
+	key, err := formats.ParsePrivateKeyPEM(data, password)
+	if errors.Is(err, formats.ErrWrongPassword) || errors.Is(err, formats.ErrPasswordRequired) {
+		return nil, fmt.Errorf("CA key %q: %w", c.dir.Join(keyFile), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corrupt CA key %q: %w", c.dir.Join(keyFile), err)
+	}
+	if !publicKeysEqual(key.Public(), c.Cert.PublicKey) {
+		return nil, fmt.Errorf("CA key %q does not match the CA certificate %q", c.dir.Join(keyFile), c.dir.Join(certFile))
+	}
+	return key, nil
+}
+
+func publicKeysEqual(a, b crypto.PublicKey) bool {
+	eq, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(b)
+}

@@ -1,0 +1,207 @@
+package ca
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"fmt"
+	"math/big"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Profile is a kind of leaf certificate.
+type Profile string
+
+// The leaf profiles.
+const (
+	// Server: CA:FALSE, digitalSignature (+keyEncipherment for RSA), EKU
+	// serverAuth only, at least one DNS or IP SAN.
+	Server Profile = "server"
+	// Client: CA:FALSE, digitalSignature only, EKU clientAuth only.
+	Client Profile = "client"
+)
+
+// ParseProfile parses a profile name, case-insensitively.
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(strings.ToLower(s)); p {
+	case Server, Client:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown profile %s: want server or client", printable(s))
+}
+
+// Backdate is how far before now a leaf's notBefore is set, to absorb clock
+// skew between the CA and relying parties.
+const Backdate = 5 * time.Minute
+
+// Request asks for a leaf certificate. Name is the certificate's name in the
+// CA directory; CommonName defaults to Name.
+type Request struct {
+	Name       string
+	Profile    Profile
+	CommonName string
+	// Subject attributes besides the CN.
+	Organization       []string
+	OrganizationalUnit []string
+	// EmailInSubject also puts the first email into the subject's
+	// emailAddress attribute, for DN-based lookups such as Apache's
+	// SSL_CLIENT_S_DN_Email.
+	EmailInSubject bool
+
+	DNSNames []string
+	IPs      []net.IP
+	Emails   []string
+	URIs     []string
+
+	Validity time.Duration // 0: the CA's default for the profile
+	KeyType  KeyType       // "" : the CA's default; ignored with PublicKey
+	// PublicKey, when set, is certified instead of a generated key (CSR
+	// signing); minica then stores no key.
+	PublicKey crypto.PublicKey
+	// Force allows a new certificate under a name that already has a valid
+	// one; both then stay in the database.
+	Force bool
+}
+
+// normalize validates every field of r and fills defaults; it returns the
+// parsed URIs. It runs before any key is generated or file written.
+func (r *Request) normalize(s Settings) ([]*url.URL, error) {
+	if err := ValidateName(r.Name); err != nil {
+		return nil, err
+	}
+	if _, err := ParseProfile(string(r.Profile)); err != nil {
+		return nil, err
+	}
+	if r.CommonName == "" {
+		r.CommonName = r.Name
+	}
+	if err := ValidateText("common name", r.CommonName); err != nil {
+		return nil, err
+	}
+	for _, v := range r.Organization {
+		if err := ValidateText("organization", v); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range r.OrganizationalUnit {
+		if err := ValidateText("organizational unit", v); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range r.Emails {
+		if err := ValidateEmail(e); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range r.DNSNames {
+		if err := ValidateDNSName(d); err != nil {
+			return nil, err
+		}
+	}
+	uris := make([]*url.URL, 0, len(r.URIs))
+	for _, raw := range r.URIs {
+		u, err := ValidateURI(raw)
+		if err != nil {
+			return nil, err
+		}
+		uris = append(uris, u)
+	}
+	if r.Profile == Server && len(r.DNSNames) == 0 && len(r.IPs) == 0 {
+		if !IsHostName(r.Name) {
+			return nil, fmt.Errorf("a server certificate needs at least one DNS name or IP address, and name %q is not a host name", r.Name)
+		}
+		r.DNSNames = []string{r.Name}
+	}
+	if r.Validity == 0 {
+		r.Validity = time.Duration(s.ClientValidity)
+		if r.Profile == Server {
+			r.Validity = time.Duration(s.ServerValidity)
+		}
+	}
+	if r.KeyType == "" {
+		r.KeyType = s.KeyType
+	}
+	return uris, nil
+}
+
+// template builds the certificate template of a normalized request.
+func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.URL, notBefore, notAfter time.Time, crlURL string) (*x509.Certificate, error) {
+	ski, err := subjectKeyID(pub)
+	if err != nil {
+		return nil, err
+	}
+	subject := pkix.Name{
+		CommonName:         r.CommonName,
+		Organization:       r.Organization,
+		OrganizationalUnit: r.OrganizationalUnit,
+	}
+	if r.Profile == Client && r.EmailInSubject && len(r.Emails) > 0 {
+		subject.ExtraNames = append(subject.ExtraNames, pkix.AttributeTypeAndValue{
+			Type: oidEmailAddress, Value: r.Emails[0],
+		})
+	}
+	t := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               subject,
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		BasicConstraintsValid: true,
+		IsCA:                  false,
+		SubjectKeyId:          ski,
+		DNSNames:              r.DNSNames,
+		IPAddresses:           r.IPs,
+		EmailAddresses:        r.Emails,
+		URIs:                  uris,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+	}
+	if crlURL != "" {
+		t.CRLDistributionPoints = []string{crlURL}
+	}
+	switch r.Profile {
+	case Server:
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		if _, ok := pub.(*rsa.PublicKey); ok {
+			t.KeyUsage |= x509.KeyUsageKeyEncipherment
+		}
+	case Client:
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
+	return t, nil
+}
+
+// oidEmailAddress is PKCS #9's emailAddress attribute (RFC 2985).
+var oidEmailAddress = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}
+
+// subjectKeyID derives a key identifier by RFC 7093 section 2 method 1: the
+// leftmost 160 bits of the SHA-256 hash of the subjectPublicKey bits.
+func subjectKeyID(pub crypto.PublicKey) ([]byte, error) {
+	spki, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, fmt.Errorf("encoding public key: %w", err)
+	}
+	var info struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(spki, &info); err != nil {
+		return nil, fmt.Errorf("decoding public key: %w", err)
+	}
+	sum := sha256.Sum256(info.PublicKey.Bytes)
+	return sum[:20], nil
+}
+
+// profileOf tells a certificate's profile from its EKU.
+func profileOf(cert *x509.Certificate) Profile {
+	for _, u := range cert.ExtKeyUsage {
+		if u == x509.ExtKeyUsageServerAuth {
+			return Server
+		}
+	}
+	return Client
+}

@@ -1,0 +1,226 @@
+package ca
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"math/big"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Status is the state of a record in the issuance database.
+type Status string
+
+// Record statuses. Expired is never stored: it is derived from NotAfter.
+const (
+	// StatusPending: the serial is reserved and the certificate may be
+	// signed, but issuance has not finished. Check completes or voids it.
+	StatusPending Status = "pending"
+	StatusValid   Status = "valid"
+	StatusRevoked Status = "revoked"
+	StatusExpired Status = "expired"
+	// StatusVoid: issuance was interrupted before the certificate reached
+	// the disk; the serial stays reserved forever.
+	StatusVoid Status = "void"
+)
+
+// Record describes one certificate the CA signed (or reserved a serial for).
+type Record struct {
+	Serial      string    `json:"serial"` // 32 lowercase hex digits
+	Name        string    `json:"name"`
+	Profile     Profile   `json:"profile"`
+	Status      Status    `json:"status"`
+	Subject     string    `json:"subject,omitempty"` // RFC 4514
+	SANs        []string  `json:"sans,omitempty"`    // "dns:..", "ip:..", "email:..", "uri:.."
+	NotBefore   time.Time `json:"not_before,omitzero"`
+	NotAfter    time.Time `json:"not_after,omitzero"`
+	Fingerprint string    `json:"sha256,omitempty"` // of the DER certificate, lowercase hex
+	HasKey      bool      `json:"has_key"`          // minica generated and stored the key
+	IssuedAt    time.Time `json:"issued_at"`
+	RevokedAt   time.Time `json:"revoked_at,omitzero"`
+	Reason      string    `json:"reason,omitempty"` // RFC 5280 reason name
+}
+
+// StatusAt returns the record's status at time t: StatusExpired for a valid
+// certificate past its NotAfter, the stored status otherwise.
+func (r *Record) StatusAt(t time.Time) Status {
+	if r.Status == StatusValid && t.After(r.NotAfter) {
+		return StatusExpired
+	}
+	return r.Status
+}
+
+// ErrNotFound is returned when no record matches a name or serial.
+var ErrNotFound = errors.New("no such certificate")
+
+// SerialHex formats a serial number as record files name it.
+func SerialHex(n *big.Int) string { return fmt.Sprintf("%032x", n) }
+
+// ParseSerial parses a serial number in hex, in any case, with or without
+// colons and a 0x prefix ("5F:3C:..", "5f3c..").
+func ParseSerial(s string) (*big.Int, error) {
+	h := strings.ReplaceAll(strings.TrimPrefix(strings.ToLower(s), "0x"), ":", "")
+	n, ok := new(big.Int).SetString(h, 16)
+	if h == "" || !ok || n.Sign() <= 0 || n.BitLen() > 159 {
+		return nil, fmt.Errorf("invalid serial %s: want a positive hex number, with or without colons", printable(s))
+	}
+	return n, nil
+}
+
+func recordPath(serial string) string { return path.Join("db", serial[:2], serial+".json") }
+
+func certDir(name string) string { return path.Join("certs", name) }
+
+// CertPath returns the path of a record's certificate, relative to the CA
+// directory.
+func (r *Record) CertPath() string { return path.Join(certDir(r.Name), r.Serial+".crt") }
+
+// KeyPath returns the path of a record's private key, relative to the CA
+// directory; it exists only when HasKey.
+func (r *Record) KeyPath() string { return path.Join(certDir(r.Name), r.Serial+".key") }
+
+// ChainPath returns the path of a record's certificate plus CA chain,
+// relative to the CA directory.
+func (r *Record) ChainPath() string { return path.Join(certDir(r.Name), r.Serial+".chain.pem") }
+
+func encodeRecord(r *Record) []byte {
+	b, _ := json.Marshal(r) // a Record always marshals
+	return append(b, '\n')
+}
+
+func decodeRecord(data []byte, file string) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("corrupt record %q: %w", file, err)
+	}
+	if len(r.Serial) != 32 || path.Base(file) != r.Serial+".json" {
+		return nil, fmt.Errorf("corrupt record %q: serial %q does not match the file name", file, r.Serial)
+	}
+	if ValidateName(r.Name) != nil {
+		return nil, fmt.Errorf("corrupt record %q: invalid name %q", file, r.Name)
+	}
+	return &r, nil
+}
+
+// reserve creates the pending record of a new serial; it fails with an error
+// matching fs.ErrExist when the serial is taken.
+func (c *CA) reserve(r *Record) error {
+	if err := c.dir.MkdirAll(path.Dir(recordPath(r.Serial))); err != nil {
+		return fmt.Errorf("creating database directory: %w", err)
+	}
+	return c.dir.CreateExclusive(recordPath(r.Serial), encodeRecord(r), 0o644)
+}
+
+// putRecord replaces an existing record atomically.
+func (c *CA) putRecord(r *Record) error {
+	return c.dir.WriteAtomic(recordPath(r.Serial), encodeRecord(r), 0o644)
+}
+
+// Record returns the record of a serial number, or an error matching
+// ErrNotFound.
+func (c *CA) Record(serial *big.Int) (*Record, error) {
+	hex := SerialHex(serial)
+	if len(hex) != 32 {
+		return nil, fmt.Errorf("serial %x: %w", serial, ErrNotFound)
+	}
+	file := recordPath(hex)
+	data, err := c.dir.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("serial %s: %w", hex, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading record %q: %w", c.dir.Join(file), err)
+	}
+	return decodeRecord(data, c.dir.Join(file))
+}
+
+// RecordsByName returns the records of every certificate issued under name,
+// oldest first. It costs one directory listing, whatever the database size.
+func (c *CA) RecordsByName(name string) ([]*Record, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(c.dir.root.FS(), certDir(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %q: %w", c.dir.Join(certDir(name)), err)
+	}
+	var recs []*Record
+	for _, e := range entries {
+		serial, ok := strings.CutSuffix(e.Name(), ".crt")
+		if !ok || isTemp(e.Name()) {
+			continue
+		}
+		n, err := ParseSerial(serial)
+		if err != nil {
+			continue
+		}
+		r, err := c.Record(n)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	sortByIssued(recs)
+	return recs, nil
+}
+
+func sortByIssued(recs []*Record) {
+	slices.SortFunc(recs, func(a, b *Record) int {
+		if c := a.IssuedAt.Compare(b.IssuedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Serial, b.Serial)
+	})
+}
+
+// Records iterates over every record in the database, one shard directory
+// at a time, so that a million records stream in constant memory. Records
+// come in serial order. Iteration stops at the first error, which is yielded
+// with a nil record.
+func (c *CA) Records() iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		shards, err := fs.ReadDir(c.dir.root.FS(), "db")
+		if err != nil {
+			yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join("db"), err))
+			return
+		}
+		for _, shard := range shards {
+			if !shard.IsDir() {
+				continue
+			}
+			if !c.shardRecords(path.Join("db", shard.Name()), yield) {
+				return
+			}
+		}
+	}
+}
+
+func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
+	entries, err := fs.ReadDir(c.dir.root.FS(), dir)
+	if err != nil {
+		return yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join(dir), err))
+	}
+	for _, e := range entries {
+		if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		file := path.Join(dir, e.Name())
+		data, err := c.dir.ReadFile(file)
+		if err != nil {
+			return yield(nil, fmt.Errorf("reading record %q: %w", c.dir.Join(file), err))
+		}
+		r, err := decodeRecord(data, c.dir.Join(file))
+		if !yield(r, err) || err != nil {
+			return false
+		}
+	}
+	return true
+}

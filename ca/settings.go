@@ -1,0 +1,69 @@
+package ca
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+const settingsFile = "settings.json"
+
+// Defaults for new CAs. ServerValidity stays within Apple's 825-day limit
+// for TLS server certificates (support.apple.com/HT210176).
+const (
+	DefaultCAValidity     = 10 * 365 * 24 * time.Hour
+	DefaultServerValidity = 825 * 24 * time.Hour
+	DefaultClientValidity = 365 * 24 * time.Hour
+	DefaultCRLLifetime    = 7 * 24 * time.Hour
+)
+
+// Settings are a CA's defaults, kept in settings.json.
+type Settings struct {
+	Version        int      `json:"version"`
+	KeyType        KeyType  `json:"key_type"`        // default leaf key type
+	ServerValidity Duration `json:"server_validity"` // default server certificate lifetime
+	ClientValidity Duration `json:"client_validity"` // default client certificate lifetime
+	CRLLifetime    Duration `json:"crl_lifetime"`    // nextUpdate - thisUpdate of published CRLs
+	CRLURL         string   `json:"crl_url,omitempty"`
+}
+
+// DefaultSettings returns the settings of a new CA.
+func DefaultSettings() Settings {
+	return Settings{
+		Version:        1,
+		KeyType:        ECDSAP256,
+		ServerValidity: Duration(DefaultServerValidity),
+		ClientValidity: Duration(DefaultClientValidity),
+		CRLLifetime:    Duration(DefaultCRLLifetime),
+	}
+}
+
+func parseSettings(data []byte) (Settings, error) {
+	var s Settings
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, err
+	}
+	if s.Version != 1 {
+		return s, fmt.Errorf("unsupported settings version %d", s.Version)
+	}
+	if _, err := ParseKeyType(string(s.KeyType)); err != nil {
+		return s, err
+	}
+	if s.ServerValidity <= 0 || s.ClientValidity <= 0 || s.CRLLifetime <= 0 {
+		return s, fmt.Errorf("validities and the CRL lifetime must be positive")
+	}
+	return s, nil
+}
+
+// Duration is a time.Duration that reads and writes as text such as "90d".
+type Duration time.Duration
+
+// MarshalText writes the duration as FormatDuration does, e.g. "825d".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(FormatDuration(time.Duration(d))), nil }
+
+// UnmarshalText reads the syntax of ParseDuration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}

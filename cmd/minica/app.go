@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+// run is main without the exit: it runs one command line and returns the
+// exit status.
+func run(ctx context.Context, args []string, e *env) int {
+	app := newApp(e)
+	if err := app.RunContext(ctx, permute(app, args)); err != nil {
+		return report(e.stderr, err)
+	}
+	return 0
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:  "minica",
+		Usage: "a mutual-TLS private CA: certificates, bundles, revocation and an mTLS proxy",
+		Description: "minica keeps one private CA in a directory (--dir, $MINICA_DIR, default ~/.minica).\n\n" +
+			"Example:\n   minica init --cn 'Acme Internal CA'\n   minica issue server web1 --dns web1.example.com\n   minica issue client simon --email simon@example.com",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", EnvVars: []string{"MINICA_DIR"}, Usage: "the CA directory (default: ~/.minica)"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, Usage: "how long a change waits for another minica process to release the CA"},
+		},
+		Commands: []*cli.Command{
+			initCommand(e),
+			issueCommand(e),
+			signCommand(e),
+			listCommand(e),
+			showCommand(e),
+			checkCommand(e),
+			completionCommand(e),
+		},
+		Reader:               e.stdin,
+		Writer:               e.stdout,
+		ErrWriter:            e.stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		// "--org 'Acme, Inc.'" is one organization, not two.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // only main exits
+		OnUsageError:              onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(c, "unknown command %q", c.Args().First())
+			}
+			cli.ShowAppHelp(c)
+			return &exitError{code: 2}
+		},
+	}
+	for _, cmd := range app.Commands {
+		setUsageErrors(cmd)
+	}
+	return app
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return usagef(c, "%v", err)
+}
+
+func setUsageErrors(cmd *cli.Command) {
+	cmd.OnUsageError = onUsageError
+	for _, sub := range cmd.Subcommands {
+		setUsageErrors(sub)
+	}
+}
+
+// wantArgs checks the number of positional arguments.
+func wantArgs(c *cli.Context, min, max int) error {
+	n := c.NArg()
+	switch {
+	case n < min && min == max:
+		return usagef(c, "%s takes %d argument(s) (%s), got %d", c.Command.HelpName, min, c.Command.ArgsUsage, n)
+	case n < min:
+		return usagef(c, "%s needs at least %d argument(s) (%s)", c.Command.HelpName, min, c.Command.ArgsUsage)
+	case n > max:
+		return usagef(c, "unexpected argument %q", c.Args().Get(max))
+	}
+	return nil
+}
+
+// caDir returns the CA directory: --dir, $MINICA_DIR, or ~/.minica.
+func caDir(c *cli.Context) (string, error) {
+	if d := c.String("dir"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", withHint(fmt.Errorf("finding the default CA directory: %w", err), "pass --dir or set MINICA_DIR")
+	}
+	return filepath.Join(home, ".minica"), nil
+}
+
+// openCA opens the CA directory with the env's clock.
+func openCA(c *cli.Context, e *env) (*ca.CA, error) {
+	dir, err := caDir(c)
+	if err != nil {
+		return nil, err
+	}
+	authority, err := ca.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	authority.Now = e.now
+	return authority, nil
+}
+
+// lockCA opens the CA and takes its lock for a mutation.
+func lockCA(c *cli.Context, e *env) (*ca.CA, func(), error) {
+	authority, err := openCA(c, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := authority.Lock(c.Duration("lock-timeout"))
+	if err != nil {
+		authority.Close()
+		return nil, nil, err
+	}
+	return authority, func() { unlock(); authority.Close() }, nil
+}
+
+// caHint suggests what to do about the CA package's errors.
+func caHint(err error) string {
+	var lockErr *ca.LockError
+	switch {
+	case errors.As(err, &lockErr):
+		return fmt.Sprintf("wait for the other minica to finish, or raise --lock-timeout (now held by pid %d)", lockErr.PID)
+	case errors.Is(err, ca.ErrNoCA):
+		return "create one with 'minica init --cn NAME', or point --dir / MINICA_DIR at an existing CA"
+	case errors.Is(err, ca.ErrExists):
+		return "choose another --dir; minica never overwrites a CA"
+	case errors.Is(err, ca.ErrNameTaken):
+		return "revoke it first, pass --force to issue a second one, or choose another name"
+	case errors.Is(err, ca.ErrOutlivesCA):
+		return "pass a shorter --validity"
+	}
+	return ""
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+func initCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "init",
+		Usage:     "create a private CA in the CA directory",
+		ArgsUsage: " ",
+		Description: "Creates the CA key (encrypted with a password unless --no-password) and a\n" +
+			"self-signed CA certificate. It never overwrites an existing CA.\n\n" +
+			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cn", Usage: "the CA's common name (required)"},
+			&cli.StringFlag{Name: "org", Usage: "organization (O)"},
+			&cli.StringFlag{Name: "ou", Usage: "organizational unit (OU)"},
+			&cli.StringFlag{Name: "country", Usage: "two-letter country code (C)"},
+			&cli.StringFlag{Name: "province", Usage: "state or province (ST)"},
+			&cli.StringFlag{Name: "locality", Usage: "locality (L)"},
+			&cli.StringFlag{Name: "key-type", Value: string(ca.ECDSAP256), Usage: "ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"},
+			&cli.StringFlag{Name: "validity", Value: "10y", Usage: "lifetime, e.g. 10y or 3650d"},
+			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit only this DNS domain and its subdomains (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit only emails at this domain, or this address (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit only IP addresses in this CIDR range (repeatable)"},
+			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
+			passwordFileFlag,
+			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		},
+		Action: func(c *cli.Context) error { return runInit(c, e) },
+	}
+}
+
+func runInit(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	opts, err := initOptions(c)
+	if err != nil {
+		return err
+	}
+	dir, err := caDir(c)
+	if err != nil {
+		return err
+	}
+	if opts.KeyType == ca.Ed25519 {
+		warnf(e.stderr, "browsers cannot use Ed25519 client certificates; prefer ecdsa-p256 for a CA that issues them")
+	}
+	if c.Bool("no-password") && c.IsSet("password-file") {
+		return usagef(c, "--no-password and --password-file contradict each other")
+	}
+	if !c.Bool("no-password") {
+		if opts.Password, err = e.password(c, "MINICA_PASSWORD", "CA key password", true); err != nil {
+			return withHint(err, "pass --password-file FILE, set MINICA_PASSWORD, or --no-password to store the key unencrypted")
+		}
+	}
+	opts.Now = e.now
+	authority, err := ca.Init(dir, opts)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	return printInit(c, e, authority, opts.Password != nil)
+}
+
+func initOptions(c *cli.Context) (ca.InitOptions, error) {
+	kt, err := ca.ParseKeyType(c.String("key-type"))
+	if err != nil {
+		return ca.InitOptions{}, usagef(c, "--key-type: %v", err)
+	}
+	validity, err := ca.ParseDuration(c.String("validity"))
+	if err != nil {
+		return ca.InitOptions{}, usagef(c, "--validity: %v", err)
+	}
+	if c.String("cn") == "" {
+		return ca.InitOptions{}, usagef(c, "--cn is required: the CA's common name, such as 'Acme Internal CA'")
+	}
+	opts := ca.InitOptions{
+		CommonName:         c.String("cn"),
+		Organization:       c.String("org"),
+		OrganizationalUnit: c.String("ou"),
+		Country:            c.String("country"),
+		Province:           c.String("province"),
+		Locality:           c.String("locality"),
+		KeyType:            kt,
+		Validity:           validity,
+		PermittedDNS:       c.StringSlice("permit-dns"),
+		PermittedEmails:    c.StringSlice("permit-email"),
+	}
+	for _, cidr := range c.StringSlice("permit-ip") {
+		_, ipnet, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return opts, usagef(c, "--permit-ip %q: want a CIDR range such as 10.0.0.0/8", cidr)
+		}
+		opts.PermittedIPs = append(opts.PermittedIPs, ipnet)
+	}
+	return opts, nil
+}
+
+func printInit(c *cli.Context, e *env, authority *ca.CA, encrypted bool) error {
+	cert := authority.Cert
+	if c.Bool("json") {
+		return writeJSON(e.stdout, map[string]any{
+			"dir":           authority.Dir().Path(),
+			"subject":       ca.FormatDN(cert.RawSubject),
+			"serial":        ca.SerialHex(cert.SerialNumber),
+			"not_after":     cert.NotAfter.UTC(),
+			"key_type":      ca.DescribeKey(cert.PublicKey),
+			"key_encrypted": encrypted,
+			"cert":          authority.CertFile(),
+		})
+	}
+	fmt.Fprintf(e.stdout, "created CA %q in %s\n", cert.Subject.CommonName, authority.Dir().Path())
+	fmt.Fprintf(e.stdout, "  key        %s%s\n", ca.DescribeKey(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
+	fmt.Fprintf(e.stdout, "  serial     %s\n", ca.SerialHex(cert.SerialNumber))
+	fmt.Fprintf(e.stdout, "  not after  %s\n", day(cert.NotAfter))
+	fmt.Fprintf(e.stdout, "  cert       %s\n", authority.CertFile())
+	return nil
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"crypto"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/formats"
+)
+
+func issueCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "issue",
+		Usage: "issue a server or client certificate with a new key",
+		Description: "Example:\n   minica issue server web1 --dns web1.example.com --ip 10.0.0.5\n" +
+			"   minica issue client simon --email simon@example.com",
+		Subcommands: []*cli.Command{
+			issueProfileCommand(e, ca.Server),
+			issueProfileCommand(e, ca.Client),
+		},
+		Action: missingSubcommand,
+	}
+}
+
+// missingSubcommand is the action of commands that only group others.
+func missingSubcommand(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef(c, "unknown subcommand %q", c.Args().First())
+	}
+	cli.ShowSubcommandHelp(c)
+	return &exitError{code: 2}
+}
+
+func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
+	example := "minica issue server web1 --dns web1.example.com --ip 10.0.0.5"
+	usage := "issue a server certificate (EKU serverAuth; NAME is its default DNS name)"
+	if p == ca.Client {
+		example = "minica issue client simon --email simon@example.com"
+		usage = "issue a client certificate (EKU clientAuth; NAME is its default CN)"
+	}
+	return &cli.Command{
+		Name:        string(p),
+		Usage:       usage,
+		ArgsUsage:   "NAME",
+		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
+		Flags:       append(leafFlags(p), keyTypeFlag(), passwordFileFlag),
+		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
+	}
+}
+
+func keyTypeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "key-type", Usage: "ecdsa-p256 (default), ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"}
+}
+
+// leafFlags are the flags shared by issue and sign.
+func leafFlags(p ca.Profile) []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "cn", Usage: "common name (default: NAME)"},
+		&cli.StringSliceFlag{Name: "dns", Usage: "DNS name SAN (repeatable)"},
+		&cli.StringSliceFlag{Name: "ip", Usage: "IP address SAN (repeatable)"},
+		&cli.StringSliceFlag{Name: "email", Usage: "email SAN (repeatable)"},
+		&cli.StringSliceFlag{Name: "uri", Usage: "URI SAN (repeatable)"},
+		&cli.StringSliceFlag{Name: "org", Usage: "organization (O)"},
+		&cli.StringSliceFlag{Name: "ou", Usage: "organizational unit (OU)"},
+		&cli.StringFlag{Name: "validity", Usage: "lifetime such as 90d or 1y (default: 825d server, 365d client)"},
+		&cli.BoolFlag{Name: "force", Usage: "issue even if NAME already has a valid certificate (both stay valid)"},
+		&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+	}
+	if p == ca.Client {
+		flags = append(flags, &cli.BoolFlag{Name: "no-email-in-subject", Usage: "keep the email out of the subject DN (it stays in the SAN)"})
+	}
+	return flags
+}
+
+// leafRequest builds an issuance request from the shared flags.
+func leafRequest(c *cli.Context, name string, p ca.Profile) (ca.Request, error) {
+	req := ca.Request{
+		Name:               name,
+		Profile:            p,
+		CommonName:         c.String("cn"),
+		Organization:       c.StringSlice("org"),
+		OrganizationalUnit: c.StringSlice("ou"),
+		DNSNames:           c.StringSlice("dns"),
+		Emails:             c.StringSlice("email"),
+		URIs:               c.StringSlice("uri"),
+		EmailInSubject:     p == ca.Client && !c.Bool("no-email-in-subject"),
+		Force:              c.Bool("force"),
+	}
+	if p == ca.Server && req.CommonName != "" && req.CommonName != name {
+		return req, usagef(c, "--cn: a server certificate's CN is its NAME (%q)", name)
+	}
+	for _, s := range c.StringSlice("ip") {
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return req, usagef(c, "--ip %q: not an IP address", s)
+		}
+		req.IPs = append(req.IPs, ip)
+	}
+	if v := c.String("validity"); v != "" {
+		d, err := ca.ParseDuration(v)
+		if err != nil {
+			return req, usagef(c, "--validity: %v", err)
+		}
+		req.Validity = d
+	}
+	if v := c.String("key-type"); v != "" {
+		kt, err := ca.ParseKeyType(v)
+		if err != nil {
+			return req, usagef(c, "--key-type: %v", err)
+		}
+		req.KeyType = kt
+	}
+	return req, nil
+}
+
+func runIssue(c *cli.Context, e *env, p ca.Profile) error {
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	req, err := leafRequest(c, c.Args().First(), p)
+	if err != nil {
+		return err
+	}
+	return issueLocked(c, e, req)
+}
+
+// issueLocked validates the request, locks the CA, loads its key and issues.
+func issueLocked(c *cli.Context, e *env, req ca.Request) error {
+	if err := ca.ValidateName(req.Name); err != nil {
+		return usagef(c, "%v", err)
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	signer, err := loadSigner(c, e, authority)
+	if err != nil {
+		return err
+	}
+	issued, err := authority.Issue(signer, req)
+	if err != nil {
+		return err
+	}
+	if req.KeyType == ca.Ed25519 && req.Profile == ca.Client {
+		warnf(e.stderr, "browsers cannot use Ed25519 client certificates")
+	}
+	return printIssued(c, e, issued)
+}
+
+// loadSigner loads the CA key, asking for its password only when needed.
+func loadSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
+	encrypted, err := authority.KeyEncrypted()
+	if err != nil {
+		return nil, err
+	}
+	var pw []byte
+	if encrypted {
+		if pw, err = e.password(c, "MINICA_PASSWORD", "CA key password", false); err != nil {
+			return nil, err
+		}
+	}
+	signer, err := authority.LoadSigner(pw)
+	if errors.Is(err, formats.ErrWrongPassword) {
+		return nil, withHint(err, "check --password-file or MINICA_PASSWORD")
+	}
+	return signer, err
+}
+
+func printIssued(c *cli.Context, e *env, is *ca.Issued) error {
+	r := is.Record
+	if c.Bool("json") {
+		return writeJSON(e.stdout, issuedJSON{
+			Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: nonNil(r.SANs),
+			NotBefore: r.NotBefore, NotAfter: r.NotAfter, SHA256: r.Fingerprint,
+			Cert: is.CertFile, Key: is.KeyFile, Chain: is.ChainFile,
+		})
+	}
+	fmt.Fprintf(e.stdout, "issued %s certificate %q\n", r.Profile, r.Name)
+	fmt.Fprintf(e.stdout, "  serial     %s\n", r.Serial)
+	fmt.Fprintf(e.stdout, "  not after  %s\n", day(r.NotAfter))
+	fmt.Fprintf(e.stdout, "  cert       %s\n", is.CertFile)
+	if is.KeyFile != "" {
+		fmt.Fprintf(e.stdout, "  key        %s\n", is.KeyFile)
+	}
+	fmt.Fprintf(e.stdout, "  chain      %s\n", is.ChainFile)
+	return nil
+}
+
+type issuedJSON struct {
+	Name      string     `json:"name"`
+	Profile   ca.Profile `json:"profile"`
+	Serial    string     `json:"serial"`
+	Subject   string     `json:"subject"`
+	SANs      []string   `json:"sans"`
+	NotBefore time.Time  `json:"not_before"`
+	NotAfter  time.Time  `json:"not_after"`
+	SHA256    string     `json:"sha256"`
+	Cert      string     `json:"cert"`
+	Key       string     `json:"key,omitempty"`
+	Chain     string     `json:"chain"`
+}

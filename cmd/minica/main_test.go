@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite testscript files with the actual output")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"minica": func() { os.Exit(run(context.Background(), os.Args, testEnv())) },
+	})
+}
+
+// testEnv is newEnv plus test-only hooks, read from variables that only the
+// test binary honours: MINICA_TEST_NOW (RFC 3339) fixes the clock, and
+// MINICA_TEST_TTY pretends a terminal is attached where the user types that
+// password at every prompt.
+func testEnv() *env {
+	e := newEnv()
+	if v := os.Getenv("MINICA_TEST_NOW"); v != "" {
+		now, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			panic("MINICA_TEST_NOW: " + err.Error())
+		}
+		e.now = func() time.Time { return now }
+	}
+	if pw := os.Getenv("MINICA_TEST_TTY"); pw != "" {
+		e.terminal = func() bool { return true }
+		e.readSecret = func(string) ([]byte, error) { return []byte(pw), nil }
+	} else {
+		e.terminal = func() bool { return false }
+	}
+	return e
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: true,
+		UpdateScripts:       *update,
+		Cmds:                scriptCommands,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("MINICA_DIR", env.WorkDir+"/ca")
+			env.Setenv("HOME", env.WorkDir+"/home")
+			return nil
+		},
+	})
+}

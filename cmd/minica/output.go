@@ -1,0 +1,18 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// writeJSON prints v as one JSON object on one line.
+func writeJSON(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}
+
+// jsonFlag is the --json flag of every command that reports.
+func jsonFlagUsage() string { return "print the result as JSON" }
+
+// day formats a time for humans, in UTC.
+func day(t time.Time) string { return t.UTC().Format(time.RFC3339) }

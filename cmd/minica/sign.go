@@ -1,0 +1,150 @@
+package main
+
+import (
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+func signCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "sign",
+		Usage:     "sign a certificate signing request; the requester keeps the key",
+		ArgsUsage: "CSR",
+		Description: "Takes the CSR's subject (CN, O, OU) and SANs after validation, and never\n" +
+			"its extensions: the certificate gets the profile's. Flags add to or replace\n" +
+			"what the CSR asks for.\n\n" +
+			"Example:\n   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \\\n" +
+			"     -keyout simon.key -out simon.csr -subj /CN=simon\n   minica sign simon.csr --profile client --email simon@example.com",
+		Flags: append(leafFlags(ca.Client),
+			&cli.StringFlag{Name: "profile", Value: "client", Usage: "server or client"},
+			&cli.StringFlag{Name: "name", Usage: "the certificate's name in the CA (default: the CSR's CN)"},
+			passwordFileFlag,
+		),
+		Action: func(c *cli.Context) error { return runSign(c, e) },
+	}
+}
+
+func runSign(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	profile, err := ca.ParseProfile(c.String("profile"))
+	if err != nil {
+		return usagef(c, "--profile: %v", err)
+	}
+	csr, err := readCSR(c.Args().First())
+	if err != nil {
+		return err
+	}
+	name := c.String("name")
+	if name == "" {
+		name = csr.Subject.CommonName
+		if ca.ValidateName(name) != nil {
+			return usagef(c, "the CSR's CN %q cannot serve as a name; pass --name", csr.Subject.CommonName)
+		}
+	}
+	req, err := leafRequest(c, name, profile)
+	if err != nil {
+		return err
+	}
+	mergeCSR(c, &req, csr)
+	if ignored := ignoredExtensions(csr); len(ignored) > 0 {
+		fmt.Fprintf(e.stderr, "minica: note: the CSR asks for %s; minica never copies CSR extensions, the certificate gets the %s profile's\n",
+			strings.Join(ignored, ", "), profile)
+	}
+	return issueLocked(c, e, req)
+}
+
+// readCSR reads a PEM or DER CSR and checks its signature and key.
+func readCSR(file string) (*x509.CertificateRequest, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading CSR: %w", err)
+	}
+	der := data
+	if block, _ := pem.Decode(data); block != nil {
+		if block.Type != "CERTIFICATE REQUEST" && block.Type != "NEW CERTIFICATE REQUEST" {
+			return nil, fmt.Errorf("%s holds a PEM %q block, not a CERTIFICATE REQUEST", file, block.Type)
+		}
+		der = block.Bytes
+	}
+	csr, err := x509.ParseCertificateRequest(der)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid CSR (PEM or DER): %w", file, err)
+	}
+	if csr.PublicKey == nil {
+		return nil, fmt.Errorf("CSR %s: unsupported key algorithm %s: want RSA (2048 bits or more), ECDSA P-256/P-384 or Ed25519", file, csr.PublicKeyAlgorithm)
+	}
+	if err := ca.CheckPublicKey(csr.PublicKey); err != nil {
+		return nil, fmt.Errorf("CSR %s: %w", file, err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("CSR %s has a bad signature: %w", file, err)
+	}
+	return csr, nil
+}
+
+// mergeCSR takes the CSR's subject and SANs where no flag replaced them.
+func mergeCSR(c *cli.Context, req *ca.Request, csr *x509.CertificateRequest) {
+	if !c.IsSet("cn") && csr.Subject.CommonName != "" {
+		req.CommonName = csr.Subject.CommonName
+	}
+	if !c.IsSet("org") {
+		req.Organization = csr.Subject.Organization
+	}
+	if !c.IsSet("ou") {
+		req.OrganizationalUnit = csr.Subject.OrganizationalUnit
+	}
+	req.DNSNames = append(req.DNSNames, csr.DNSNames...)
+	req.IPs = append(req.IPs, csr.IPAddresses...)
+	req.Emails = append(req.Emails, csr.EmailAddresses...)
+	for _, u := range csr.URIs {
+		req.URIs = append(req.URIs, u.String())
+	}
+	req.PublicKey = csr.PublicKey
+	if req.Profile == ca.Server && req.CommonName == csr.Subject.CommonName {
+		req.CommonName = "" // a server certificate's CN is its name
+	}
+}
+
+// ignoredExtensions names the extensions a CSR requests besides its SANs.
+func ignoredExtensions(csr *x509.CertificateRequest) []string {
+	known := map[string]string{
+		"2.5.29.19": "basicConstraints",
+		"2.5.29.15": "keyUsage",
+		"2.5.29.37": "extKeyUsage",
+		"2.5.29.30": "nameConstraints",
+	}
+	var out []string
+	for _, ext := range csr.Extensions {
+		id := ext.Id.String()
+		if ext.Id.Equal(asn1.ObjectIdentifier{2, 5, 29, 17}) {
+			continue
+		}
+		name, ok := known[id]
+		if !ok {
+			name = "extension " + id
+		}
+		if id == "2.5.29.19" && requestsCA(ext.Value) {
+			name += " (CA:TRUE)"
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+func requestsCA(value []byte) bool {
+	var bc struct {
+		IsCA bool `asn1:"optional"`
+	}
+	_, err := asn1.Unmarshal(value, &bc)
+	return err == nil && bc.IsCA
+}
