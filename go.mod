@@ -24,4 +24,5 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
+	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
