@@ -33,6 +33,9 @@ func SelfSigned(req Request, now time.Time) (*x509.Certificate, crypto.Signer, e
 	if err != nil {
 		return nil, nil, err
 	}
+	// Go omits the authority key identifier of a self-issued certificate;
+	// RFC 5280 section 4.2.1.1 allows that only for CA certificates.
+	tmpl.AuthorityKeyId = tmpl.SubjectKeyId
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing certificate: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/internal/certlint"
 )
 
 func TestSelfSigned(t *testing.T) {
@@ -36,6 +37,7 @@ func TestSelfSigned(t *testing.T) {
 			if err := formats.KeyMatchesCertificate(key, cert); err != nil {
 				t.Error(err)
 			}
+			certlint.Certificate(t, cert.Raw)
 			if cert.IsCA || !cert.BasicConstraintsValid || cert.KeyUsage != tt.wantKU ||
 				len(cert.ExtKeyUsage) != 1 || cert.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth {
 				t.Errorf("profile: CA %v, KU %v, EKU %v; want a server leaf", cert.IsCA, cert.KeyUsage, cert.ExtKeyUsage)
