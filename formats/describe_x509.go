@@ -13,7 +13,7 @@ func describeCertificate(c *x509.Certificate, now time.Time) CertificateInfo {
 	info := CertificateInfo{
 		Subject:            dnString(c.RawSubject),
 		Issuer:             dnString(c.RawIssuer),
-		SelfSigned:         bytes.Equal(c.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(c) == nil,
+		SelfSigned:         isSelfSigned(c),
 		DNSNames:           c.DNSNames,
 		EmailAddresses:     c.EmailAddresses,
 		NotBefore:          c.NotBefore.UTC(),
@@ -114,4 +114,12 @@ func reasonName(code int) string {
 		return s
 	}
 	return fmt.Sprintf("unknown reason %d", code)
+}
+
+// isSelfSigned reports whether c names itself as issuer and its signature
+// verifies with its own key. CheckSignatureFrom would refuse a non-CA
+// signer, and a self-signed leaf is self-signed all the same.
+func isSelfSigned(c *x509.Certificate) bool {
+	return bytes.Equal(c.RawSubject, c.RawIssuer) &&
+		c.CheckSignature(c.SignatureAlgorithm, c.RawTBSCertificate, c.Signature) == nil
 }

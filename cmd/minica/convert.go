@@ -330,7 +330,7 @@ func (e *env) convertToP12(c *cli.Context, inputs []input) error {
 			return e.writeP12(c, profile, key, cert, chain, out, "new-password-file")
 		}
 	}
-	return fmt.Errorf("%w (none of the %s given)", formats.ErrKeyMismatch, countCerts(len(certs)))
+	return fmt.Errorf("%w (checked %s)", formats.ErrKeyMismatch, countCerts(len(certs)))
 }
 
 func countCerts(n int) string {
