@@ -46,6 +46,8 @@ func convertCommand(e *env) *cli.Command {
 	}
 }
 
+var convertP12Flags = p12Flags{"profile", "new-password-file", "ask-password", "password-out", "force"}
+
 // input is one file given to convert, detected.
 type input struct {
 	path string
@@ -292,15 +294,14 @@ func (e *env) convertFromP12(c *cli.Context, in input, to string) error {
 // the certificate matching the key is the leaf, the others the chain, in
 // the order given.
 func (e *env) convertToP12(c *cli.Context, inputs []input) error {
-	profile, err := formats.ParseP12Profile(c.String("profile"))
-	if err != nil {
+	if _, err := formats.ParseP12Profile(c.String("profile")); err != nil {
 		return usagef(c, "--profile: %v", err)
 	}
-	out := c.String("out")
-	if out == "" {
+	if c.String("out") == "" {
 		return usagef(c, "--to p12 needs --out FILE")
 	}
 	var key crypto.Signer
+	var err error
 	var certs []*x509.Certificate
 	for _, in := range inputs {
 		switch in.obj.Kind {
@@ -327,7 +328,11 @@ func (e *env) convertToP12(c *cli.Context, inputs []input) error {
 	for i, cert := range certs {
 		if formats.KeyMatchesCertificate(key, cert) == nil {
 			chain := append(append([]*x509.Certificate{}, certs[:i]...), certs[i+1:]...)
-			return e.writeP12(c, profile, key, cert, chain, out, "new-password-file")
+			out, err := e.prepareP12(c, convertP12Flags, c.String("out"))
+			if err != nil {
+				return err
+			}
+			return e.writeP12(out, key, cert, chain)
 		}
 	}
 	return fmt.Errorf("%w (checked %s)", formats.ErrKeyMismatch, countCerts(len(certs)))

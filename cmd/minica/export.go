@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -56,8 +57,7 @@ func runExportP12(c *cli.Context, e *env) error {
 	if err := wantArgs(c, 1, 1); err != nil {
 		return err
 	}
-	profile, err := formats.ParseP12Profile(c.String("profile"))
-	if err != nil {
+	if _, err := formats.ParseP12Profile(c.String("profile")); err != nil {
 		return usagef(c, "--profile: %v", err)
 	}
 	authority, err := openCA(c, e)
@@ -83,7 +83,11 @@ func runExportP12(c *cli.Context, e *env) error {
 	if err := formats.KeyMatchesCertificate(leaf.Key, leaf.Cert); err != nil {
 		return fmt.Errorf("--key %s: %w", c.String("key"), err)
 	}
-	return e.writeP12(c, profile, leaf.Key, leaf.Cert, leaf.Chain, outName(c, "out", rec.Name+".p12"), "password-file")
+	out, err := e.prepareP12(c, exportP12Flags, outName(c, "out", rec.Name+".p12"))
+	if err != nil {
+		return err
+	}
+	return e.writeP12(out, leaf.Key, leaf.Cert, leaf.Chain)
 }
 
 // exportRecord picks the certificate to export: the newest valid one of a
@@ -131,40 +135,69 @@ func (e *env) readKeyFile(c *cli.Context, file string) (crypto.Signer, error) {
 	return key, nil
 }
 
-// writeP12 encodes a bundle with a new password, writes it 0600 without
-// overwriting (unless --force), decodes the written file back and compares
-// it, and only then reports success and a generated password.
-func (e *env) writeP12(c *cli.Context, profile formats.P12Profile, key crypto.Signer, leaf *x509.Certificate, chain []*x509.Certificate, out, pwFlag string) error {
-	pwOut := c.String("password-out")
-	if pwOut == out {
-		return usagef(c, "--password-out and the bundle name the same file %q", out)
+// p12Out is a .p12 about to be written: where, how, and its password.
+type p12Out struct {
+	profile   formats.P12Profile
+	path      string
+	pwOut     string // where a generated password goes; "" is stderr
+	force     bool
+	password  string
+	generated bool
+	report    io.Writer // where "wrote ..." goes; nil is stdout
+}
+
+// p12Flags names the flags a command reads for its .p12 output.
+type p12Flags struct {
+	profile, passwordFile, askPassword, passwordOut, force string
+}
+
+var exportP12Flags = p12Flags{"profile", "password-file", "ask-password", "password-out", "force"}
+
+// prepareP12 reads the flags of a .p12 output and checks them before
+// anything is written: the profile, that the files do not exist (unless
+// force), and the password.
+func (e *env) prepareP12(c *cli.Context, f p12Flags, path string) (*p12Out, error) {
+	profile, err := formats.ParseP12Profile(c.String(f.profile))
+	if err != nil {
+		return nil, usagef(c, "--%s: %v", f.profile, err)
 	}
-	if !c.Bool("force") {
-		for _, f := range []string{out, pwOut} {
-			if _, err := os.Lstat(f); f != "" && err == nil {
-				return withHint(fmt.Errorf("%s %w", f, errOutExists), "pass --force to replace it, or choose another output file")
+	o := &p12Out{profile: profile, path: path, pwOut: c.String(f.passwordOut), force: f.force != "" && c.Bool(f.force)}
+	if o.pwOut == o.path {
+		return nil, usagef(c, "--%s and the bundle name the same file %q", f.passwordOut, path)
+	}
+	if !o.force {
+		for _, name := range []string{o.path, o.pwOut} {
+			if _, err := os.Lstat(name); name != "" && err == nil {
+				return nil, withHint(fmt.Errorf("%s %w", name, errOutExists), "pass --force to replace it, or choose another output file")
 			}
 		}
 	}
-	pw, generated, err := e.newP12Password(c, pwFlag)
+	o.password, o.generated, err = e.newP12Password(c, f.passwordFile, f.askPassword)
+	if err != nil {
+		return nil, err
+	}
+	if o.pwOut != "" && !o.generated {
+		return nil, usagef(c, "--%s writes a generated password; this one came from you", f.passwordOut)
+	}
+	return o, nil
+}
+
+// writeP12 encodes the bundle, writes it 0600 without overwriting (unless
+// force), decodes the written file back and compares it, and only then
+// reports success and a generated password.
+func (e *env) writeP12(o *p12Out, key crypto.Signer, leaf *x509.Certificate, chain []*x509.Certificate) error {
+	data, err := formats.P12Encoder{Profile: o.profile}.Encode(key, leaf, chain, o.password)
 	if err != nil {
 		return err
 	}
-	if pwOut != "" && !generated {
-		return usagef(c, "--password-out writes a generated password; this one came from you")
+	files := []outFile{{o.path, data, 0o600}}
+	if o.pwOut != "" {
+		files = append(files, outFile{o.pwOut, []byte(o.password + "\n"), 0o600})
 	}
-	data, err := formats.P12Encoder{Profile: profile}.Encode(key, leaf, chain, pw)
-	if err != nil {
+	if err := writeOutFiles(files, o.force); err != nil {
 		return err
 	}
-	files := []outFile{{out, data, 0o600}}
-	if pwOut != "" {
-		files = append(files, outFile{pwOut, []byte(pw + "\n"), 0o600})
-	}
-	if err := writeOutFiles(files, c.Bool("force")); err != nil {
-		return err
-	}
-	if err := checkWrittenP12(out, pw, key, leaf); err != nil {
+	if err := checkWrittenP12(o.path, o.password, key, leaf); err != nil {
 		for _, f := range files {
 			os.Remove(f.path)
 		}
@@ -174,12 +207,16 @@ func (e *env) writeP12(c *cli.Context, profile formats.P12Profile, key crypto.Si
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: key, certificate and %s (%s: %s)\n", out,
-		countCA(len(chain)), profile, info)
-	if generated && pwOut == "" {
-		fmt.Fprintf(e.stderr, "minica: the password of %s (shown once): %s\n", out, pw)
-	} else if generated {
-		fmt.Fprintf(e.stdout, "wrote its password to %s (mode 0600)\n", pwOut)
+	report := o.report
+	if report == nil {
+		report = e.stdout
+	}
+	fmt.Fprintf(report, "wrote %s: key, certificate and %s (%s: %s)\n", o.path, countCA(len(chain)), o.profile, info)
+	switch {
+	case o.generated && o.pwOut == "":
+		fmt.Fprintf(e.stderr, "minica: the password of %s (shown once): %s\n", o.path, o.password)
+	case o.generated:
+		fmt.Fprintf(report, "wrote its password to %s (mode 0600)\n", o.pwOut)
 	}
 	return nil
 }

@@ -22,14 +22,14 @@ const keyPasswordEnv = "MINICA_KEY_PASSWORD"
 // from the file flag, $MINICA_P12_PASSWORD, a no-echo prompt (--ask-password)
 // or, failing those, generated; generated reports the last case. The
 // password must pass formats.CheckP12Password.
-func (e *env) newP12Password(c *cli.Context, fileFlag string) (pw string, generated bool, err error) {
+func (e *env) newP12Password(c *cli.Context, fileFlag, askFlag string) (pw string, generated bool, err error) {
 	var raw []byte
 	switch {
 	case c.String(fileFlag) != "":
 		raw, err = readPasswordFile(c.String(fileFlag))
 	case os.Getenv(p12PasswordEnv) != "":
 		raw = []byte(os.Getenv(p12PasswordEnv))
-	case c.Bool("ask-password"):
+	case askFlag != "" && c.Bool(askFlag):
 		raw, err = e.askNewPassword("PKCS#12 password")
 	default:
 		pw, err = formats.GeneratePassword()
