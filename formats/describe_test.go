@@ -60,6 +60,7 @@ func TestDescribeGolden(t *testing.T) {
 		{"modern-p12-locked", "modern.p12", ""},
 		{"modern-p12", "modern.p12", testPassword},
 		{"compat-p12", "compat.p12", testPassword},
+		{"nss-p12-locked", "nss.p12", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {

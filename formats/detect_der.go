@@ -30,7 +30,8 @@ const (
 var oidData = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 1}
 
 func detectDER(data []byte) (*Object, error) {
-	if err := checkDER(data); err != nil {
+	data, err := normalizeDER(data)
+	if err != nil {
 		return nil, err
 	}
 	obj := &Object{Encoding: DER}
@@ -96,7 +97,7 @@ func checkDER(data []byte) error {
 	total, ok := derLength(data)
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: invalid DER length header (BER indefinite lengths are not supported)", ErrMalformed)
+		return fmt.Errorf("%w: invalid DER length header", ErrMalformed)
 	case total > len(data):
 		return fmt.Errorf("%w: DER structure announces %d bytes, only %d present", ErrTruncated, total, len(data))
 	}

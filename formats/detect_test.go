@@ -39,6 +39,7 @@ func TestDetectTestdata(t *testing.T) {
 		{"crl.der", formats.KindCRL, "DER CRL (2 entries)"},
 		{"modern.p12", formats.KindPKCS12, "PKCS#12 bundle"},
 		{"compat.p12", formats.KindPKCS12, "PKCS#12 bundle"},
+		{"nss.p12", formats.KindPKCS12, "PKCS#12 bundle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -76,8 +77,14 @@ func TestDetectErrors(t *testing.T) {
 			"parsing certificate: truncated input: DER structure announces " + itoa(len(der)) + " bytes, only 300 present"},
 		{"trailing data after DER", append(append([]byte{}, der...), 0, 0, 0), formats.ErrMalformed,
 			"malformed input: 3 bytes of trailing data after the DER structure"},
-		{"indefinite length", []byte{0x30, 0x80, 0x02, 0x01, 0x00, 0x00, 0x00}, formats.ErrMalformed,
-			"malformed input: invalid DER length header (BER indefinite lengths are not supported)"},
+		{"BER without end-of-contents", []byte{0x30, 0x80, 0x02, 0x01, 0x00}, formats.ErrTruncated,
+			"truncated input: BER element without end-of-contents"},
+		{"BER of unknown shape", []byte{0x30, 0x80, 0x02, 0x01, 0x00, 0x00, 0x00}, formats.ErrUnknownFormat,
+			"unknown format: a DER SEQUENCE that is not a certificate, request, CRL, key or PKCS#12 bundle"},
+		{"BER primitive with indefinite length", []byte{0x30, 0x80, 0x02, 0x80, 0x00, 0x00}, formats.ErrMalformed,
+			"malformed input: invalid DER length header"},
+		{"bad length header", []byte{0x30, 0x85, 0x01, 0x01, 0x01, 0x01, 0x01}, formats.ErrMalformed,
+			"malformed input: invalid DER length header"},
 		{"unknown DER sequence", []byte{0x30, 0x03, 0x01, 0x01, 0xff}, formats.ErrUnknownFormat,
 			"unknown format: a DER SEQUENCE that is not a certificate, request, CRL, key or PKCS#12 bundle"},
 		{"damaged certificate", damage(der), formats.ErrMalformed, "malformed input: parsing certificate: x509:"},

@@ -47,3 +47,7 @@ func (e *KindError) Is(target error) bool { return target == ErrWrongKind }
 // ErrMalformed is returned when the input is recognized (a PEM block of a
 // known type, a DER structure of a known shape) but does not parse.
 var ErrMalformed = errors.New("malformed input")
+
+// ErrUnsupported is returned for valid input of a variant this package does
+// not decode, such as a BER-encoded PKCS#12 bundle.
+var ErrUnsupported = errors.New("unsupported input")

@@ -29,6 +29,7 @@ var tools = map[string]string{
 	"pk12util": "libnss3-tools",
 	"certutil": "libnss3-tools",
 	"java":     "default-jdk-headless",
+	"keytool":  "default-jdk-headless",
 	"certtool": "gnutls-bin",
 	"curl":     "curl",
 }

@@ -17,8 +17,14 @@ func DecodeP12(data []byte, password string) (key crypto.PrivateKey, leaf *x509.
 	if len(data) == 0 {
 		return nil, nil, nil, ErrEmpty
 	}
-	if err := checkDER(data); err != nil {
+	der, err := normalizeDER(data)
+	if err != nil {
 		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w", err)
+	}
+	if len(der) != len(data) || checkDER(data) != nil {
+		// The MAC covers the BER bytes of the contents and go-pkcs12 parses
+		// them as DER: neither survives a conversion.
+		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w: the bundle is BER-encoded, as NSS and Firefox export them (re-export it with openssl pkcs12)", ErrUnsupported)
 	}
 	if classifyDER(data) != shapePKCS12 {
 		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w: not a PKCS#12 structure", ErrMalformed)

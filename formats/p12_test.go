@@ -165,6 +165,28 @@ func TestDecodeP12Errors(t *testing.T) {
 	}
 }
 
+// TestDecodeP12BER reads a bundle exported by NSS's pk12util (as Firefox
+// exports them): BER with indefinite lengths and chunked OCTET STRINGs. Its
+// algorithms are readable; decoding it is refused with a specific error.
+func TestDecodeP12BER(t *testing.T) {
+	data := readTestdata(t, "nss.p12")
+	info, err := formats.P12EncryptionInfo(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.MAC == "" || info.CertEncryption == "" || info.KeyEncryption == "" {
+		t.Errorf("P12EncryptionInfo(nss.p12) = %+v; want all algorithms named", info)
+	}
+	_, _, _, err = formats.DecodeP12(data, testPassword)
+	want := "decoding PKCS#12: unsupported input: the bundle is BER-encoded, as NSS and Firefox export them (re-export it with openssl pkcs12)"
+	if !errors.Is(err, formats.ErrUnsupported) || errString(err) != want {
+		t.Errorf("DecodeP12(nss.p12) error = %v; want %q", err, want)
+	}
+	if _, _, _, err := formats.DecodeP12(data[:len(data)-40], testPassword); !errors.Is(err, formats.ErrTruncated) {
+		t.Errorf("DecodeP12(truncated nss.p12) error = %v; want ErrTruncated", err)
+	}
+}
+
 func TestCheckP12Mismatch(t *testing.T) {
 	fx, other := serverFixture(t), rsaFixture(t)
 	data := readTestdata(t, "modern.p12")

@@ -77,7 +77,8 @@ func algName(oid asn1.ObjectIdentifier) string {
 
 // P12EncryptionInfo reads the algorithms protecting a DER PKCS#12 bundle.
 func P12EncryptionInfo(data []byte) (*P12Encryption, error) {
-	if classifyDER(data) != shapePKCS12 || checkDER(data) != nil {
+	data, err := normalizeDER(data)
+	if err != nil || classifyDER(data) != shapePKCS12 {
 		return nil, fmt.Errorf("reading PKCS#12 encryption: %w: not a PKCS#12 structure", ErrMalformed)
 	}
 	e, ok := readPFX(cryptobyte.String(data))
@@ -99,7 +100,7 @@ func readPFX(s cryptobyte.String) (*P12Encryption, bool) {
 		return nil, false
 	}
 	var safes cryptobyte.String
-	if !oct.ReadASN1(&safes, cbasn1.OCTET_STRING) || !safes.ReadASN1(&safes, cbasn1.SEQUENCE) {
+	if !oct.ReadASN1(&safes, cbasn1.OCTET_STRING) || !readBERSequence(&safes) {
 		return nil, false
 	}
 	for !safes.Empty() {
@@ -138,7 +139,7 @@ func readContentInfo(s *cryptobyte.String, e *P12Encryption) bool {
 		return true
 	}
 	var bags cryptobyte.String
-	if !content.ReadASN1(&bags, cbasn1.OCTET_STRING) || !bags.ReadASN1(&bags, cbasn1.SEQUENCE) {
+	if !content.ReadASN1(&bags, cbasn1.OCTET_STRING) || !readBERSequence(&bags) {
 		return false
 	}
 	for !bags.Empty() {
@@ -219,4 +220,15 @@ func readMacData(s *cryptobyte.String, e *P12Encryption) bool {
 		e.MACIterations = 0
 	}
 	return true
+}
+
+// readBERSequence replaces s, the contents of an OCTET STRING, by the
+// contents of the SEQUENCE it encodes, in DER or BER (as NSS writes).
+func readBERSequence(s *cryptobyte.String) bool {
+	der, err := normalizeDER(*s)
+	if err != nil {
+		return false
+	}
+	in := cryptobyte.String(der)
+	return in.ReadASN1(s, cbasn1.SEQUENCE)
 }
