@@ -11,7 +11,8 @@
 // into an [Object], whose String method says what it found in plain words
 // ("PEM certificate chain (3 certificates)", "DER PKCS#8 private key (ECDSA
 // P-256)"). DER is classified by its ASN.1 outline before it is parsed, so a
-// damaged certificate is reported as a damaged certificate. Errors match the
+// damaged certificate is reported as a damaged certificate; BER (indefinite
+// lengths, as NSS writes) is converted to DER first. Errors match the
 // sentinels [ErrEmpty], [ErrTruncated], [ErrMalformed] and [ErrUnknownFormat];
 // asking for one kind and finding another gives a [*KindError] matching
 // [ErrWrongKind] ("expected a private key, found a PEM certificate").
@@ -31,7 +32,8 @@
 // printable ASCII ([CheckP12Password]); [GeneratePassword] makes one.
 // [CheckP12] decodes a freshly written bundle and compares it with its key
 // and certificate. [P12EncryptionInfo] reads a bundle's algorithms without
-// the password.
+// the password. BER bundles (NSS, Firefox) are described but not decoded:
+// [DecodeP12] returns [ErrUnsupported].
 //
 // # Inspection
 //
