@@ -10,6 +10,7 @@ require (
 	go.step.sm/crypto v0.92.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/term v0.48.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -24,5 +25,4 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
-	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
