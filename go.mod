@@ -10,6 +10,7 @@ require (
 	go.step.sm/crypto v0.92.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/term v0.48.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

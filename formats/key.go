@@ -2,6 +2,8 @@ package formats
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -22,15 +24,7 @@ var ErrPasswordRequired = errors.New("the key is encrypted and no password was g
 // password the key is encrypted (PBES2, PBKDF2-SHA256, AES-256-CBC) and the
 // block type is "ENCRYPTED PRIVATE KEY".
 func MarshalPrivateKeyPEM(key crypto.PrivateKey, password []byte) ([]byte, error) {
-	opts := []pemutil.Options{pemutil.WithPKCS8(true)}
-	if len(password) > 0 {
-		opts = append(opts, pemutil.WithPassword(password))
-	}
-	block, err := pemutil.Serialize(key, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("encoding private key: %w", err)
-	}
-	return pem.EncodeToMemory(block), nil
+	return EncodePrivateKey(key, PKCS8, PEM, password)
 }
 
 // ParsePrivateKeyPEM decodes the first PEM block of data as a private key:
@@ -42,45 +36,95 @@ func ParsePrivateKeyPEM(data, password []byte) (crypto.Signer, error) {
 	if block == nil {
 		return nil, errors.New("no PEM block found")
 	}
-	der := block.Bytes
-	switch block.Type {
-	case "ENCRYPTED PRIVATE KEY":
-		if len(password) == 0 {
-			return nil, ErrPasswordRequired
-		}
-		plain, err := pemutil.DecryptPKCS8PrivateKey(der, password)
-		if err != nil {
-			if errors.Is(err, x509.IncorrectPasswordError) {
-				return nil, ErrWrongPassword
-			}
-			return nil, fmt.Errorf("decrypting private key: %w", err)
-		}
-		key, err := parsePKCS8Signer(plain)
-		if err != nil {
-			// CBC padding checks can pass by chance on a wrong password; the
-			// plaintext is then noise that does not parse.
-			return nil, ErrWrongPassword
-		}
-		return key, nil
-	case "PRIVATE KEY":
-		return parsePKCS8Signer(der)
-	case "EC PRIVATE KEY":
-		return x509.ParseECPrivateKey(der)
-	case "RSA PRIVATE KEY":
-		return x509.ParsePKCS1PrivateKey(der)
-	default:
+	if _, ok := pemKeyFormat[block.Type]; !ok {
 		return nil, fmt.Errorf("PEM block is %q, not a private key", block.Type)
 	}
+	k, err := keyFromPEM(block)
+	if err != nil {
+		return nil, err
+	}
+	return k.Decrypt(password)
 }
 
-func parsePKCS8Signer(der []byte) (crypto.Signer, error) {
-	key, err := x509.ParsePKCS8PrivateKey(der)
+// ParsePrivateKey returns the private key in data, whatever its encoding:
+// PEM or DER, PKCS#8 (plain or encrypted), SEC1, PKCS#1, legacy encrypted
+// PEM, the key of a PEM bundle, or the key of a PKCS#12 bundle. Anything
+// else gives a *KindError naming what was found.
+func ParsePrivateKey(data, password []byte) (crypto.Signer, error) {
+	obj, err := Detect(data)
 	if err != nil {
-		return nil, fmt.Errorf("parsing PKCS#8 private key: %w", err)
+		return nil, err
 	}
-	signer, ok := key.(crypto.Signer)
+	switch obj.Kind {
+	case KindPrivateKey, KindBundle:
+		return obj.Key.Decrypt(password)
+	case KindPKCS12:
+		key, _, _, err := DecodeP12(obj.PKCS12, string(password))
+		if err != nil {
+			return nil, err
+		}
+		return key.(crypto.Signer), nil
+	}
+	return nil, &KindError{Want: KindPrivateKey, Found: "a " + obj.String()}
+}
+
+// EncodePrivateKey encodes key in the given format and encoding. A
+// non-empty password encrypts it, which only PKCS#8 supports (PBES2,
+// PBKDF2-SHA256, AES-256-CBC). SEC1 holds only ECDSA keys, PKCS#1 only RSA.
+func EncodePrivateKey(key crypto.PrivateKey, format KeyFormat, enc Encoding, password []byte) ([]byte, error) {
+	if len(password) > 0 && format != PKCS8 {
+		return nil, fmt.Errorf("encrypting a %s key: only PKCS#8 keys can be encrypted", format)
+	}
+	var block *pem.Block
+	var err error
+	switch format {
+	case PKCS8:
+		opts := []pemutil.Options{pemutil.WithPKCS8(true)}
+		if len(password) > 0 {
+			opts = append(opts, pemutil.WithPassword(password))
+		}
+		block, err = pemutil.Serialize(key, opts...)
+	case SEC1:
+		k, ok := key.(*ecdsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("encoding private key: SEC1 holds only ECDSA keys, not %s", privateKeyType(key))
+		}
+		block, err = pemutil.Serialize(k)
+	case PKCS1:
+		k, ok := key.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("encoding private key: PKCS#1 holds only RSA keys, not %s", privateKeyType(key))
+		}
+		block, err = pemutil.Serialize(k)
+	default:
+		return nil, fmt.Errorf("encoding private key: cannot write the %s format", format)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encoding private key: %w", err)
+	}
+	if enc == DER {
+		return block.Bytes, nil
+	}
+	return pem.EncodeToMemory(block), nil
+}
+
+func privateKeyType(key crypto.PrivateKey) string {
+	if s, ok := key.(crypto.Signer); ok {
+		return KeyType(s.Public())
+	}
+	return fmt.Sprintf("unknown key type %T", key)
+}
+
+// KeyMatchesCertificate returns ErrKeyMismatch unless key is the private key
+// of cert's public key.
+func KeyMatchesCertificate(key crypto.PrivateKey, cert *x509.Certificate) error {
+	s, ok := key.(crypto.Signer)
 	if !ok {
-		return nil, fmt.Errorf("unsupported private key type %T", key)
+		return fmt.Errorf("checking private key: unsupported key type %T", key)
 	}
-	return signer, nil
+	pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(cert.PublicKey) {
+		return ErrKeyMismatch
+	}
+	return nil
 }

@@ -48,7 +48,7 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		Usage:       usage,
 		ArgsUsage:   "NAME",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
-		Flags:       append(leafFlags(p), keyTypeFlag(), passwordFileFlag),
+		Flags:       append(append(leafFlags(p), keyTypeFlag(), passwordFileFlag), issueP12Flags()...),
 		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
 }
@@ -126,7 +126,14 @@ func runIssue(c *cli.Context, e *env, p ca.Profile) error {
 	if err != nil {
 		return err
 	}
-	return issueLocked(c, e, req)
+	p12, err := e.prepareIssueP12(c, req.Name)
+	if err != nil {
+		return err
+	}
+	if err := issueLocked(c, e, req); err != nil {
+		return err
+	}
+	return e.writeIssuedP12(c, p12, req.Name)
 }
 
 // issueLocked validates the request, locks the CA, loads its key and issues.

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"crypto"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/formats"
+)
+
+func exportCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:        "export",
+		Usage:       "export an issued certificate in another format",
+		Subcommands: []*cli.Command{exportP12Command(e)},
+		Action:      missingSubcommand,
+	}
+}
+
+// p12OutFlags are the flags of every command that writes a .p12.
+func p12OutFlags(passwordFileFlag string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "profile", Value: "modern", Usage: "modern (PBES2 AES-256, SHA-256 MAC) or compat (3DES, SHA-1 MAC: macOS/iOS Keychain, Android, Windows Server 2016 and older)"},
+		&cli.StringFlag{Name: passwordFileFlag, Usage: "read the .p12 password from `FILE` (else $MINICA_P12_PASSWORD, --ask-password, or a generated one)"},
+		&cli.BoolFlag{Name: "ask-password", Usage: "prompt for the .p12 password (no echo)"},
+		&cli.StringFlag{Name: "password-out", Usage: "write a generated password to `FILE` (mode 0600) instead of stderr"},
+	}
+}
+
+func exportP12Command(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "p12",
+		Usage:     "bundle a certificate, its key and the CA chain into a password-protected .p12",
+		ArgsUsage: "NAME|SERIAL|FILE",
+		Description: "Writes ./NAME.p12 (or --out), mode 0600, then decodes it back and compares it with\n" +
+			"the key and certificate before reporting success. The password comes from\n" +
+			"--password-file, $MINICA_P12_PASSWORD or --ask-password; otherwise minica generates\n" +
+			"one and prints it once on stderr (or writes it to --password-out).\n\n" +
+			"Example:\n   minica export p12 simon\n   minica export p12 simon --profile compat --password-file pw.txt",
+		Flags: append(p12OutFlags("password-file"),
+			&cli.StringFlag{Name: "out", Usage: "write the bundle to `FILE` (default: ./NAME.p12)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			&cli.StringFlag{Name: "key", Usage: "take the private key from `FILE`, for a certificate minica signed from a CSR"},
+			&cli.StringFlag{Name: "key-password-file", Usage: "read the password of an encrypted --key from `FILE` (else $MINICA_KEY_PASSWORD or a prompt)"},
+		),
+		Action: func(c *cli.Context) error { return runExportP12(c, e) },
+	}
+}
+
+func runExportP12(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 1, 1); err != nil {
+		return err
+	}
+	if _, err := formats.ParseP12Profile(c.String("profile")); err != nil {
+		return usagef(c, "--profile: %v", err)
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	rec, err := exportRecord(authority, c.Args().First(), e)
+	if err != nil {
+		return err
+	}
+	leaf, err := authority.LoadLeaf(rec)
+	switch {
+	case c.String("key") != "" && leaf != nil:
+		if leaf.Key, err = e.readKeyFile(c, c.String("key")); err != nil {
+			return err
+		}
+	case errors.Is(err, ca.ErrNoKey):
+		return withHint(err, "it was issued from a CSR; pass its key with --key FILE")
+	case err != nil:
+		return err
+	}
+	if err := formats.KeyMatchesCertificate(leaf.Key, leaf.Cert); err != nil {
+		return fmt.Errorf("--key %s: %w", c.String("key"), err)
+	}
+	out, err := e.prepareP12(c, exportP12Flags, outName(c, "out", rec.Name+".p12"))
+	if err != nil {
+		return err
+	}
+	return e.writeP12(out, leaf.Key, leaf.Cert, leaf.Chain)
+}
+
+// exportRecord picks the certificate to export: the newest valid one of a
+// name, or the one a serial or certificate file names.
+func exportRecord(authority *ca.CA, arg string, e *env) (*ca.Record, error) {
+	recs, err := findRecords(authority, arg)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].StatusAt(now) == ca.StatusValid {
+			return recs[i], nil
+		}
+	}
+	r := recs[len(recs)-1]
+	return nil, withHint(fmt.Errorf("certificate %q (serial %s) is %s", r.Name, r.Serial, r.StatusAt(now)),
+		"issue a new one with 'minica issue'")
+}
+
+// readKeyFile reads a private key file given on the command line, asking
+// for its password if it is encrypted.
+func (e *env) readKeyFile(c *cli.Context, file string) (crypto.Signer, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading key: %w", err)
+	}
+	obj, err := formats.Detect(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if obj.Key == nil {
+		return nil, fmt.Errorf("%s: %w", file, &formats.KindError{Want: formats.KindPrivateKey, Found: "a " + obj.String()})
+	}
+	var pw []byte
+	if obj.Key.Signer == nil {
+		if pw, err = e.inputPassword(c, "key-password-file", keyPasswordEnv, "Key password"); err != nil {
+			return nil, err
+		}
+	}
+	key, err := obj.Key.Decrypt(pw)
+	if err != nil {
+		return nil, passwordHint(fmt.Errorf("%s: %w", file, err), "key-password-file", keyPasswordEnv)
+	}
+	return key, nil
+}
+
+// p12Out is a .p12 about to be written: where, how, and its password.
+type p12Out struct {
+	profile   formats.P12Profile
+	path      string
+	pwOut     string // where a generated password goes; "" is stderr
+	force     bool
+	password  string
+	generated bool
+	report    io.Writer // where "wrote ..." goes; nil is stdout
+}
+
+// p12Flags names the flags a command reads for its .p12 output.
+type p12Flags struct {
+	profile, passwordFile, askPassword, passwordOut, force string
+}
+
+var exportP12Flags = p12Flags{"profile", "password-file", "ask-password", "password-out", "force"}
+
+// prepareP12 reads the flags of a .p12 output and checks them before
+// anything is written: the profile, that the files do not exist (unless
+// force), and the password.
+func (e *env) prepareP12(c *cli.Context, f p12Flags, path string) (*p12Out, error) {
+	profile, err := formats.ParseP12Profile(c.String(f.profile))
+	if err != nil {
+		return nil, usagef(c, "--%s: %v", f.profile, err)
+	}
+	o := &p12Out{profile: profile, path: path, pwOut: c.String(f.passwordOut), force: f.force != "" && c.Bool(f.force)}
+	if o.pwOut == o.path {
+		return nil, usagef(c, "--%s and the bundle name the same file %q", f.passwordOut, path)
+	}
+	if !o.force {
+		for _, name := range []string{o.path, o.pwOut} {
+			if _, err := os.Lstat(name); name != "" && err == nil {
+				return nil, withHint(fmt.Errorf("%s %w", name, errOutExists), "pass --force to replace it, or choose another output file")
+			}
+		}
+	}
+	o.password, o.generated, err = e.newP12Password(c, f.passwordFile, f.askPassword)
+	if err != nil {
+		return nil, err
+	}
+	if o.pwOut != "" && !o.generated {
+		return nil, usagef(c, "--%s writes a generated password; this one came from you", f.passwordOut)
+	}
+	return o, nil
+}
+
+// writeP12 encodes the bundle, writes it 0600 without overwriting (unless
+// force), decodes the written file back and compares it, and only then
+// reports success and a generated password.
+func (e *env) writeP12(o *p12Out, key crypto.Signer, leaf *x509.Certificate, chain []*x509.Certificate) error {
+	data, err := formats.P12Encoder{Profile: o.profile}.Encode(key, leaf, chain, o.password)
+	if err != nil {
+		return err
+	}
+	files := []outFile{{o.path, data, 0o600}}
+	if o.pwOut != "" {
+		files = append(files, outFile{o.pwOut, []byte(o.password + "\n"), 0o600})
+	}
+	if err := writeOutFiles(files, o.force); err != nil {
+		return err
+	}
+	if err := checkWrittenP12(o.path, o.password, key, leaf); err != nil {
+		for _, f := range files {
+			os.Remove(f.path)
+		}
+		return err
+	}
+	info, err := formats.P12EncryptionInfo(data)
+	if err != nil {
+		return err
+	}
+	report := o.report
+	if report == nil {
+		report = e.stdout
+	}
+	fmt.Fprintf(report, "wrote %s: key, certificate and %s (%s: %s)\n", o.path, countCA(len(chain)), o.profile, info)
+	switch {
+	case o.generated && o.pwOut == "":
+		fmt.Fprintf(e.stderr, "minica: the password of %s (shown once): %s\n", o.path, o.password)
+	case o.generated:
+		fmt.Fprintf(report, "wrote its password to %s (mode 0600)\n", o.pwOut)
+	}
+	return nil
+}
+
+func checkWrittenP12(path, pw string, key crypto.Signer, leaf *x509.Certificate) error {
+	written, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading back %q: %w", path, err)
+	}
+	if err := formats.CheckP12(written, pw, key, leaf); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func countCA(n int) string {
+	if n == 1 {
+		return "1 CA certificate"
+	}
+	return fmt.Sprintf("%d CA certificates", n)
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+// issueP12Flags let `issue` bundle the new certificate in one go, as
+// `minica export p12 NAME` would right after.
+func issueP12Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "p12", Usage: "also write a .p12 with the key, certificate and CA chain (see 'minica export p12')"},
+		&cli.StringFlag{Name: "p12-profile", Value: "modern", Usage: "with --p12: modern or compat"},
+		&cli.StringFlag{Name: "p12-out", Usage: "with --p12: write the bundle to `FILE` (default: ./NAME.p12)"},
+		&cli.StringFlag{Name: "p12-password-file", Usage: "with --p12: read its password from `FILE` (else $MINICA_P12_PASSWORD or a generated one)"},
+		&cli.StringFlag{Name: "p12-password-out", Usage: "with --p12: write a generated password to `FILE` (mode 0600) instead of stderr"},
+	}
+}
+
+// The --p12 flags of issue; there is no --force for the bundle (issue's
+// --force is about the name) and no prompt (the CA password may use it).
+var issueP12Names = p12Flags{profile: "p12-profile", passwordFile: "p12-password-file", passwordOut: "p12-password-out"}
+
+// prepareIssueP12 checks the --p12 options before anything is issued, so
+// that a bad one changes nothing; it returns nil without --p12.
+func (e *env) prepareIssueP12(c *cli.Context, name string) (*p12Out, error) {
+	if !c.Bool("p12") {
+		for _, f := range []string{"p12-out", "p12-password-file", "p12-password-out"} {
+			if c.IsSet(f) {
+				return nil, usagef(c, "--%s needs --p12", f)
+			}
+		}
+		return nil, nil
+	}
+	if err := ca.ValidateName(name); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	o, err := e.prepareP12(c, issueP12Names, outName(c, "p12-out", name+".p12"))
+	if err != nil {
+		return nil, err
+	}
+	if c.Bool("json") {
+		o.report = e.stderr // stdout carries the one JSON object
+	}
+	return o, nil
+}
+
+// writeIssuedP12 bundles the certificate just issued under name.
+func (e *env) writeIssuedP12(c *cli.Context, o *p12Out, name string) error {
+	if o == nil {
+		return nil
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	rec, err := exportRecord(authority, name, e)
+	if err != nil {
+		return err
+	}
+	leaf, err := authority.LoadLeaf(rec)
+	if err != nil {
+		return err
+	}
+	return e.writeP12(o, leaf.Key, leaf.Cert, leaf.Chain)
+}
