@@ -232,8 +232,13 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
 	pr.SetXForwarded()
 	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
-	for _, h := range headers {
-		pr.Out.Header[h.Name] = []string{h.Value}
+	// One backing array for all the values: one allocation, not one per
+	// header; each value gets a full slice of capacity 1, so an append to
+	// one never writes into the next.
+	values := make([]string, len(headers))
+	for i, h := range headers {
+		values[i] = h.Value
+		pr.Out.Header[h.Name] = values[i : i+1 : i+1]
 	}
 }
 

@@ -22,47 +22,92 @@ type logger struct {
 	w  io.Writer
 }
 
-func (l *logger) line(event string, kv ...string) {
-	var b strings.Builder
-	b.WriteString(time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"))
-	b.WriteByte(' ')
-	b.WriteString(event)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			continue
-		}
-		b.WriteByte(' ')
-		b.WriteString(kv[i])
-		b.WriteByte('=')
-		b.WriteString(logValue(kv[i+1]))
+// lineBufs spares every log line its allocations: a line is appended into
+// a pooled buffer and written with one Write.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// begin returns a pooled buffer holding TIME and EVENT, or nil when the
+// log is discarded, so that nothing is formatted for nobody.
+func (l *logger) begin(event string) *[]byte {
+	if l.w == io.Discard {
+		return nil
 	}
-	b.WriteByte('\n')
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	io.WriteString(l.w, b.String())
+	bp := lineBufs.Get().(*[]byte)
+	b := time.Now().UTC().AppendFormat((*bp)[:0], "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, ' ')
+	*bp = append(b, event...)
+	return bp
 }
 
-func logValue(v string) string {
+// end writes the line in bp and returns bp to the pool.
+func (l *logger) end(bp *[]byte) {
+	b := append(*bp, '\n')
+	l.mu.Lock()
+	l.w.Write(b)
+	l.mu.Unlock()
+	if cap(b) <= 64<<10 { // a huge line's buffer is left to the GC
+		*bp = b[:0]
+		lineBufs.Put(bp)
+	}
+}
+
+// appendKV appends " key=value", or nothing when value is empty.
+func appendKV(b []byte, key, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, ' ')
+	b = append(b, key...)
+	b = append(b, '=')
+	if plainValue(value) {
+		return append(b, value...)
+	}
+	return strconv.AppendQuoteToASCII(b, value)
+}
+
+func (l *logger) line(event string, kv ...string) {
+	bp := l.begin(event)
+	if bp == nil {
+		return
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		*bp = appendKV(*bp, kv[i], kv[i+1])
+	}
+	l.end(bp)
+}
+
+func plainValue(v string) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c <= ' ' || c >= 0x7f || c == '"' || c == '=' || c == '\\' {
-			return strconv.QuoteToASCII(v)
+			return false
 		}
 	}
-	return v
+	return true
 }
 
 // request logs one request: client CN and serial, method, URI, protocol,
 // status, refusal reason if any, and latency.
 func (l *logger) request(r *http.Request, id *Identity, status int, reason string, d time.Duration) {
-	cn, serial := "", ""
-	if id != nil {
-		cn, serial = id.CN, id.SerialHex
+	bp := l.begin("request")
+	if bp == nil {
+		return
 	}
-	l.line("request", "remote", r.RemoteAddr, "cn", cn, "serial", serial,
-		"method", r.Method, "uri", r.RequestURI, "proto", r.Proto,
-		"status", strconv.Itoa(status), "reason", reason,
-		"latency", strconv.FormatFloat(d.Seconds()*1000, 'f', 3, 64)+"ms")
+	b := appendKV(*bp, "remote", r.RemoteAddr)
+	if id != nil {
+		b = appendKV(b, "cn", id.CN)
+		b = appendKV(b, "serial", id.SerialHex)
+	}
+	b = appendKV(b, "method", r.Method)
+	b = appendKV(b, "uri", r.RequestURI)
+	b = appendKV(b, "proto", r.Proto)
+	b = append(b, " status="...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = appendKV(b, "reason", reason)
+	b = append(b, " latency="...)
+	b = strconv.AppendFloat(b, d.Seconds()*1000, 'f', 3, 64)
+	*bp = append(b, "ms"...)
+	l.end(bp)
 }
 
 // handshake logs one refused handshake with its reason.

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLogLine(t *testing.T) {
@@ -18,7 +21,43 @@ func TestLogLine(t *testing.T) {
 	if bad := strings.IndexFunc(got[:len(got)-1], func(r rune) bool { return r < 0x20 || r >= 0x7f }); bad >= 0 {
 		t.Errorf("line %q has a control or non-ASCII character", got)
 	}
-	if invalid := logValue("\xff"); invalid != `"\xff"` {
-		t.Errorf("logValue(invalid UTF-8) = %q", invalid)
+	if invalid := string(appendKV(nil, "k", "\xff")); invalid != ` k="\xff"` {
+		t.Errorf("appendKV(invalid UTF-8) = %q", invalid)
+	}
+}
+
+func TestLogRequest(t *testing.T) {
+	r := httptest.NewRequest("GET", "https://localhost/a%20b?q=1", nil)
+	r.RemoteAddr = "127.0.0.1:5000"
+	id := &Identity{CN: "Zoë", SerialHex: "0a1b"}
+	tests := []struct {
+		name   string
+		id     *Identity
+		status int
+		reason string
+		want   string
+	}{
+		{"forwarded", id, 200, "", `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=200 latency=1.500ms` + "\n"},
+		{"refused", id, 403, ReasonRevoked, `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=403 reason=revoked latency=1.500ms` + "\n"},
+		{"no identity", nil, 403, ReasonNoCertificate, `request remote=127.0.0.1:5000 method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=403 reason=no-certificate latency=1.500ms` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			l := &logger{w: &b}
+			l.request(r, tt.id, tt.status, tt.reason, 1500*time.Microsecond)
+			_, rest, _ := strings.Cut(b.String(), " ")
+			if rest != tt.want {
+				t.Errorf("line = %q; want %q", rest, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogDiscardFormatsNothing(t *testing.T) {
+	l := &logger{w: io.Discard}
+	r := httptest.NewRequest("GET", "/", nil)
+	if n := testing.AllocsPerRun(100, func() { l.request(r, nil, 200, "", time.Millisecond) }); n != 0 {
+		t.Errorf("request to a discarded log: %v allocations; want 0", n)
 	}
 }

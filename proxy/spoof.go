@@ -1,9 +1,6 @@
 package proxy
 
-import (
-	"net/http"
-	"strings"
-)
+import "net/http"
 
 // reservedPrefixes are the normalized (lowercase, '_' read as '-') header
 // name prefixes that only the proxy may set: the X-SSL-Client-* namespace of
@@ -18,16 +15,22 @@ var reservedNames = map[string]bool{"forwarded": true, "x-forwarded-client-cert"
 // and x-ssl-client-cn are one name, as some upstreams (CGI, PHP, Django's
 // META) treat them.
 func normalizeName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
+	return string(appendNormalized(nil, name))
+}
+
+// appendNormalized appends the normalized name to b.
+func appendNormalized(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		switch {
 		case 'A' <= c && c <= 'Z':
-			b[i] = c + 'a' - 'A'
+			c += 'a' - 'A'
 		case c == '_':
-			b[i] = '-'
+			c = '-'
 		}
+		b = append(b, c)
 	}
-	return string(b)
+	return b
 }
 
 // reservedSet is the identity namespace one proxy strips from inbound
@@ -52,13 +55,17 @@ func newReservedSet(h *Headers) reservedSet {
 }
 
 // reserved reports whether an inbound header named name must be removed.
+// It runs for every inbound header of every request: the name is
+// normalized into a stack buffer, and the lookups convert it without
+// allocating.
 func (set reservedSet) reserved(name string) bool {
-	n := normalizeName(name)
-	if set[n] {
+	var buf [64]byte
+	n := appendNormalized(buf[:0], name)
+	if set[string(n)] {
 		return true
 	}
 	for _, p := range reservedPrefixes {
-		if strings.HasPrefix(n, p) {
+		if len(n) >= len(p) && string(n[:len(p)]) == p {
 			return true
 		}
 	}
