@@ -15,6 +15,7 @@
 # 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 6 ports,
 # 18400); BENCH_PROXY_CPU (0) and BENCH_LOAD_CPU (1): the proxy under test
 # runs on the first core, wrk/ab and the upstream on the second;
+# BENCH_MINICA (a minica binary to use instead of building ./cmd/minica);
 # BENCH_OUT (results directory, default a temporary one); BENCH_CHART (the
 # chart, default docs/perf-proxy.svg; in quick mode BENCH_OUT/perf-proxy.svg).
 #
@@ -23,7 +24,9 @@
 # preload shim proxy/wrkshim.c makes its SSL_CTX present one. Handshakes:
 # ab without -k, so every request is a new TLS connection and a full mTLS
 # handshake (ab does not resume sessions); ab's -E gives the client
-# certificate. CPU: utime+stime of the proxy's processes from /proc before
+# certificate. Each proxy logs every request to a file (nginx's default
+# access_log, HAProxy's httplog to stderr, minica's --access-log): the same
+# work for all three. CPU: utime+stime of the proxy's processes from /proc before
 # and after each measured run, divided by the completed requests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -91,7 +94,11 @@ done
 # --- build -----------------------------------------------------------------
 log "building into $work/bin"
 mkdir -p "$work/bin"
-go build -o "$work/bin/minica" ./cmd/minica
+if [[ -n ${BENCH_MINICA:-} ]]; then
+	cp "$BENCH_MINICA" "$work/bin/minica"
+else
+	go build -o "$work/bin/minica" ./cmd/minica
+fi
 go build -o "$work/bin/upstream" ./scripts/bench/proxy/upstream
 go build -o "$work/bin/bigcrl" ./scripts/bench/proxy/bigcrl
 cc -shared -fPIC -O2 -o "$work/bin/wrkshim.so" "$here/wrkshim.c" -ldl
@@ -152,13 +159,14 @@ start_server() { # NAME: starts it on the proxy core, sets server_pid and server
 		server_port=$minica_port
 		taskset -c "$proxy_cpu" "$work/bin/minica" proxy --listen "127.0.0.1:$server_port" \
 			--upstream "http://127.0.0.1:$up_port" --server-cert bench-server \
-			2>"$out/minica.log" &
+			--access-log "$work/minica-access.log" 2>"$out/minica.log" &
 		;;
 	minica-100k)
 		server_port=$big_port
 		MINICA_DIR=$work/ca-big taskset -c "$proxy_cpu" "$work/bin/minica" proxy \
 			--listen "127.0.0.1:$server_port" --upstream "http://127.0.0.1:$up_port" \
-			--server-cert bench-server 2>"$out/minica-100k.log" &
+			--server-cert bench-server --access-log "$work/minica-100k-access.log" \
+			2>"$out/minica-100k.log" &
 		;;
 	nginx)
 		server_port=$nginx_port
@@ -167,7 +175,7 @@ start_server() { # NAME: starts it on the proxy core, sets server_pid and server
 		;;
 	haproxy)
 		server_port=$haproxy_port
-		taskset -c "$proxy_cpu" haproxy -db -f "$work/haproxy.cfg" 2>"$out/haproxy.log" &
+		taskset -c "$proxy_cpu" haproxy -db -f "$work/haproxy.cfg" 2>"$work/haproxy-access.log" &
 		;;
 	esac
 	server_pid=$!
