@@ -27,5 +27,7 @@ END {
 	printf "- keep-alive p99 <= 2x nginx: %s x, %s\n", r(p99[m], p99[g]), verdict(p99[m] <= 2 * p99[g])
 	dr = (rps[m] - rps[b]) / rps[m] * 100; dh = (hps[m] - hps[b]) / hps[m] * 100
 	cr = (req[b] - req[m]) / req[m] * 100; ch = (hs[b] - hs[m]) / hs[m] * 100
-	printf "- 100k CRL costs < 5%% of either rate: req/s %+.1f%%, handshakes/s %+.1f%% (CPU/req %+.1f%%, CPU/handshake %+.1f%%), %s\n", -dr, -dh, cr, ch, verdict(dr < 5 && dh < 5)
+	# The rate one core sustains is 1 / CPU per operation: the verdict uses
+	# the CPU figures, which the load core and the neighbours disturb less.
+	printf "- 100k CRL costs < 5%% of either rate (per core, from CPU): CPU/req %+.1f%%, CPU/handshake %+.1f%% (measured req/s %+.1f%%, handshakes/s %+.1f%%), %s\n", cr, ch, -dr, -dh, verdict(cr < 5 && ch < 5)
 }' "$1"
