@@ -4,7 +4,7 @@
 # the same CRL, plus minica with a 100,000-entry CRL. See docs/performance.md
 # ("## Proxy") for what it measures and the last results.
 #
-#   scripts/bench/proxy.sh            full run (about 8 minutes)
+#   scripts/bench/proxy.sh            full run (about 5 minutes)
 #   BENCH_QUICK=1 scripts/bench/proxy.sh   smoke run (short durations)
 #
 # Needs: go, nginx, haproxy, wrk, ab (apache2-utils), gnuplot, cc with the
