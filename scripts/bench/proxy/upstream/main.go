@@ -16,6 +16,12 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
 	flag.Parse()
+	log.Fatal(http.ListenAndServe(*listen, newHandler()))
+}
+
+// newHandler answers /headers with the sorted request headers and every
+// other path with "ok\n".
+func newHandler() http.Handler {
 	body := []byte("ok\n")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/headers", func(w http.ResponseWriter, r *http.Request) {
@@ -31,5 +37,5 @@ func main() {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(body)
 	})
-	log.Fatal(http.ListenAndServe(*listen, mux))
+	return mux
 }
