@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of `minica proxy`, nginx and HAProxy as mTLS reverse
 # proxies on loopback, in one run, with the same ECDSA P-256 certificates and
-# the same CRL, plus minica with a 100,000-entry CRL. See docs/performance.md
-# ("## Proxy") for what it measures and the last results.
+# the same CRL, plus minica with a 100,000-entry CRL, and as a reference a
+# stock Go reverse proxy (proxy/plaingo: crypto/tls and httputil, no CRL).
+# See docs/performance.md ("## Proxy") for what it measures and the last
+# results.
 #
 #   scripts/bench/proxy.sh            full run (about 5 minutes)
 #   BENCH_QUICK=1 scripts/bench/proxy.sh   smoke run (short durations)
@@ -86,7 +88,8 @@ minica_port=$((port0 + 1))
 nginx_port=$((port0 + 2))
 haproxy_port=$((port0 + 3))
 big_port=$((port0 + 4))
-for p in $up_port $minica_port $nginx_port $haproxy_port $big_port; do
+plain_port=$((port0 + 5))
+for p in $up_port $minica_port $nginx_port $haproxy_port $big_port $plain_port; do
 	if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		die "port $p is in use (set BENCH_PORT)"
 	fi
@@ -102,6 +105,7 @@ else
 fi
 go build -o "$work/bin/upstream" ./scripts/bench/proxy/upstream
 go build -o "$work/bin/bigcrl" ./scripts/bench/proxy/bigcrl
+go build -o "$work/bin/plaingo" ./scripts/bench/proxy/plaingo
 cc -shared -fPIC -O2 -o "$work/bin/wrkshim.so" "$here/wrkshim.c" -ldl
 minica() { "$work/bin/minica" "$@"; }
 
@@ -178,6 +182,12 @@ start_server() { # NAME: starts it on the proxy core, sets server_pid and server
 		server_port=$haproxy_port
 		taskset -c "$proxy_cpu" haproxy -db -f "$work/haproxy.cfg" 2>"$work/haproxy-access.log" &
 		;;
+	plain-go)
+		server_port=$plain_port
+		taskset -c "$proxy_cpu" "$work/bin/plaingo" -listen "127.0.0.1:$server_port" \
+			-upstream "http://127.0.0.1:$up_port" -cert "$srv_crt" -key "$srv_key" -ca "$ca" \
+			2>"$out/plain-go.log" &
+		;;
 	esac
 	server_pid=$!
 	pids+=("$server_pid")
@@ -204,8 +214,9 @@ cpu_ticks() { # utime+stime of server_pid and its children
 
 url() { echo "https://127.0.0.1:$server_port$1"; }
 
-# check NAME: the server refuses a client without a certificate and a revoked
-# one, and passes the identity headers of a valid one to the upstream.
+# check NAME: the server refuses a client without a certificate and (but
+# plain-go) a revoked one, and passes the identity headers of a valid one to
+# the upstream.
 check_server() {
 	local body code
 	if body=$(curl -sS --max-time 5 --cacert "$ca" "$(url /)" 2>/dev/null) && [[ $body == ok ]]; then
@@ -215,7 +226,8 @@ check_server() {
 	[[ $code == 200 ]] && die "$1 gave 200 to a client without a certificate"
 	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$ca" \
 		--cert "$rev_crt" --key "$rev_key" "$(url /)" || true)
-	[[ $code == 200 ]] && die "$1 gave 200 to a revoked client"
+	# plain-go, the stock Go reference, has no CRL check.
+	[[ $code == 200 && $1 != plain-go ]] && die "$1 gave 200 to a revoked client"
 	body=$(curl -sS --max-time 5 --cacert "$ca" --cert "$cli_crt" --key "$cli_key" "$(url /headers)") ||
 		die "$1 refused a valid client"
 	grep -qx 'X-Ssl-Client-Cn: bench-client' <<<"$body" || die "$1: no CN header upstream: $body"
@@ -269,10 +281,11 @@ wait_port "$up_port"
 
 # Each round runs every server once, in turn, so that a slow spell of the
 # machine hits all of them; the report takes the median of the rounds.
+servers="minica nginx haproxy plain-go minica-100k"
 raw=$out/rounds.tsv
 printf 'server\tround\trps\tp99_ms\tcpu_us_req\thps\ths_p99_ms\tcpu_us_hs\n' >"$raw"
 for round in $(seq "$rounds"); do
-	for name in minica nginx haproxy minica-100k; do
+	for name in $servers; do
 		log "round $round/$rounds, $name: start on core $proxy_cpu, check, wrk ${dur}s x $conns conns, ab -n $ab_n -c $ab_c"
 		start_server "$name"
 		check_server "$name"
@@ -290,7 +303,7 @@ median() { # SERVER COLUMN
 }
 results=$out/results.tsv
 printf 'server\trps\tp99_ms\tcpu_us_req\thps\ths_p99_ms\tcpu_us_hs\n' >"$results"
-for name in minica nginx haproxy minica-100k; do
+for name in $servers; do
 	row=$name
 	for col in 3 4 5 6 7 8; do
 		row+=$'\t'$(median "$name" "$col")
