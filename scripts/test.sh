@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 # command -> Debian package that provides it
 declare -A packages=(
 	[openssl]=openssl
+	[curl]=curl
+	[pk12util]=libnss3-tools
+	[certtool]=gnutls-bin
+	[java]=default-jdk-headless
 )
 
 missing=()
@@ -37,5 +41,7 @@ fi
 echo "test.sh: go vet"
 go vet ./...
 
-echo "test.sh: go test -race"
-go test -race -count=1 ./...
+# One pass: unit, CLI and loopback tests, plus (tag interop) the checks
+# against real peers that the packages above provide.
+echo "test.sh: go test -race -tags interop"
+go test -race -count=1 -tags interop ./...
