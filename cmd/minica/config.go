@@ -35,6 +35,9 @@ func configCommand(e *env) *cli.Command {
 			"Example:\n   minica config nginx --server-cert app.example.com --upstream http://127.0.0.1:8080 > /etc/nginx/conf.d/app.conf\n" +
 			"   minica config systemd --server nginx",
 		Subcommands: subs,
+		// The subcommands' flags, hidden, so that "config lighttpd --listen
+		// 443" says the server is unknown rather than the flag.
+		Flags: hiddenFlags(append(frontFlags(), jobFlags()...)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "unknown server %q: want nginx, apache, haproxy, cron, systemd or systemd-proxy", c.Args().First())
@@ -42,6 +45,15 @@ func configCommand(e *env) *cli.Command {
 			return usagef(c, "config needs a server: nginx, apache, haproxy, cron, systemd or systemd-proxy")
 		},
 	}
+}
+
+func hiddenFlags(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok {
+			sf.Hidden = true
+		}
+	}
+	return flags
 }
 
 // frontFlags are the flags of every subcommand that writes a TLS front end.
@@ -122,7 +134,7 @@ func loadFront(c *cli.Context, e *env) (*front, error) {
 		KeyFile: authority.Path(rec.KeyPath()), CAFile: authority.Path("chain.pem"),
 		CRLFile: authority.Path(ca.CRLPEMFile), Depth: len(authority.Chain),
 		ListenAddr: addr, ListenPort: port, ServerName: c.String("server-name"), Upstream: up,
-		CRLLife: ca.FormatDuration(crlLifetime(authority)),
+		CRLLife: shortDuration(crlLifetime(authority)),
 	}
 	f.Dir = strings.TrimSuffix(f.Dir, "/.")
 	if f.ServerName == "" {

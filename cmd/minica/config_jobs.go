@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"minica/ca"
 )
 
 // reloadCommands is how each server is told to read the new CRL, from cron
@@ -25,6 +23,7 @@ var reloadCommands = map[string]struct{ shell, unit string }{
 // schedule is how often the CRL job runs.
 type schedule struct {
 	every    time.Duration
+	label    string // every, for humans
 	cron     string // the five time fields of a crontab line
 	calendar string // systemd OnCalendar=
 }
@@ -32,15 +31,15 @@ type schedule struct {
 // schedules are the intervals a job may use, longest first; each divides a
 // day evenly so that cron and systemd can say it.
 var schedules = []schedule{
-	{24 * time.Hour, "17 3 * * *", "*-*-* 03:17:00"},
-	{12 * time.Hour, "17 */12 * * *", "*-*-* 00/12:17:00"},
-	{6 * time.Hour, "17 */6 * * *", "*-*-* 00/6:17:00"},
-	{4 * time.Hour, "17 */4 * * *", "*-*-* 00/4:17:00"},
-	{2 * time.Hour, "17 */2 * * *", "*-*-* 00/2:17:00"},
-	{time.Hour, "17 * * * *", "*-*-* *:17:00"},
-	{30 * time.Minute, "*/30 * * * *", "*-*-* *:00/30:00"},
-	{15 * time.Minute, "*/15 * * * *", "*-*-* *:00/15:00"},
-	{5 * time.Minute, "*/5 * * * *", "*-*-* *:00/5:00"},
+	{24 * time.Hour, "1d", "17 3 * * *", "*-*-* 03:17:00"},
+	{12 * time.Hour, "12h", "17 */12 * * *", "*-*-* 00/12:17:00"},
+	{6 * time.Hour, "6h", "17 */6 * * *", "*-*-* 00/6:17:00"},
+	{4 * time.Hour, "4h", "17 */4 * * *", "*-*-* 00/4:17:00"},
+	{2 * time.Hour, "2h", "17 */2 * * *", "*-*-* 00/2:17:00"},
+	{time.Hour, "1h", "17 * * * *", "*-*-* *:17:00"},
+	{30 * time.Minute, "30m", "*/30 * * * *", "*-*-* *:00/30:00"},
+	{15 * time.Minute, "15m", "*/15 * * * *", "*-*-* *:00/15:00"},
+	{5 * time.Minute, "5m", "*/5 * * * *", "*-*-* *:00/5:00"},
 }
 
 // chooseSchedule returns the longest schedule of at most a quarter of the
@@ -51,7 +50,7 @@ func chooseSchedule(lifetime time.Duration) (schedule, error) {
 			return s, nil
 		}
 	}
-	return schedule{}, fmt.Errorf("the CA's CRL lifetime %s is too short for a scheduled job (at least 20m)", ca.FormatDuration(lifetime))
+	return schedule{}, fmt.Errorf("the CA's CRL lifetime %s is too short for a scheduled job (at least 20m)", shortDuration(lifetime))
 }
 
 func jobFlags() []cli.Flag {
@@ -165,7 +164,7 @@ func minicaPath(c *cli.Context) (string, error) {
 
 func writeCron(w io.Writer, j *job) {
 	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s,\n",
-		ca.FormatDuration(j.sched.every), ca.FormatDuration(j.lifetime), j.server)
+		j.sched.label, shortDuration(j.lifetime), j.server)
 	fmt.Fprintf(w, "# so that it never serves a CRL past its nextUpdate.\n")
 	fmt.Fprintf(w, "# Save as /etc/cron.d/minica-crl (the sixth field is the user).\n")
 	fmt.Fprintf(w, "SHELL=/bin/sh\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
@@ -175,13 +174,13 @@ func writeCron(w io.Writer, j *job) {
 func writeSystemd(w io.Writer, j *job) {
 	unit := reloadCommands[j.server].unit
 	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s.\n",
-		ca.FormatDuration(j.sched.every), ca.FormatDuration(j.lifetime), unit)
-	fmt.Fprintf(w, "# Save the two units below, then:\n#   systemctl daemon-reload && systemctl enable --now minica-crl.timer\n\n")
+		j.sched.label, shortDuration(j.lifetime), unit)
+	fmt.Fprintf(w, "# Save the units below, then:\n#   systemctl daemon-reload && systemctl enable --now minica-crl.timer\n\n")
 	fmt.Fprintf(w, "### /etc/systemd/system/minica-crl.service\n")
 	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL and reload %s\n\n", unit)
 	fmt.Fprintf(w, "[Service]\nType=oneshot\nExecStart=%s\nExecStartPost=/usr/bin/systemctl reload %s\n\n", j.command, unit)
 	fmt.Fprintf(w, "### /etc/systemd/system/minica-crl.timer\n")
-	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL every %s\n\n", ca.FormatDuration(j.sched.every))
+	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL every %s\n\n", j.sched.label)
 	fmt.Fprintf(w, "[Timer]\nOnCalendar=%s\nRandomizedDelaySec=5m\nPersistent=true\n\n", j.sched.calendar)
 	fmt.Fprintf(w, "[Install]\nWantedBy=timers.target\n")
 }
@@ -197,4 +196,20 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// shortDuration formats d as days when it is whole days, else as Go does
+// without the zero minutes and seconds ("6h", "90m", "1h30m").
+func shortDuration(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-
-	"minica/ca"
 )
 
 func systemdProxyCommand(e *env) *cli.Command {
@@ -40,9 +38,9 @@ func runSystemdProxy(c *cli.Context, e *env) error {
 	cmd := shellJoin([]string{bin, "--dir", f.Dir, "proxy", "--server-cert", f.Name, "--upstream", f.Upstream.String(), "--listen", listen})
 	w := e.stdout
 	fmt.Fprintf(w, "# Run 'minica proxy' for %s in front of %s, and republish the CRL every %s\n",
-		f.ServerName, f.Upstream, ca.FormatDuration(j.sched.every))
-	fmt.Fprintf(w, "# (the CA's CRLs live %s). Save the three units below, then:\n", f.CRLLife)
-	fmt.Fprintf(w, "#   systemctl daemon-reload && systemctl enable --now minica-proxy.service minica-crl.timer\n\n")
+		f.ServerName, f.Upstream, j.sched.label)
+	fmt.Fprintf(w, "# (the CA's CRLs live %s). Enable the proxy with:\n", f.CRLLife)
+	fmt.Fprintf(w, "#   systemctl daemon-reload && systemctl enable --now minica-proxy.service\n\n")
 	fmt.Fprintf(w, "### /etc/systemd/system/minica-proxy.service\n")
 	fmt.Fprintf(w, "[Unit]\nDescription=minica mTLS proxy for %s\nWants=network-online.target\nAfter=network-online.target\n\n", f.ServerName)
 	fmt.Fprintf(w, "[Service]\nExecStart=%s\n", cmd)
