@@ -220,17 +220,22 @@ func parseListen(s string) (addr, port string, err error) {
 
 // parseUpstream accepts http://HOST[:PORT][/] or HOST:PORT.
 func parseUpstream(s string) (*url.URL, error) {
+	raw := s
 	if !strings.Contains(s, "://") {
-		s = "http://" + s
+		_, port, err := net.SplitHostPort(s)
+		if _, perr := strconv.Atoi(port); err != nil || perr != nil {
+			return nil, fmt.Errorf("%q: want http://HOST:PORT or HOST:PORT", s)
+		}
+		raw = "http://" + s
 	}
-	u, err := url.Parse(s)
+	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a URL", s)
 	}
 	if u.Scheme != "http" {
 		return nil, fmt.Errorf("%q: only http upstreams are supported (keep the app on a loopback or private address)", s)
 	}
-	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+	if u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, fmt.Errorf("%q: want http://HOST:PORT", s)
 	}
 	if u.Port() == "" {
