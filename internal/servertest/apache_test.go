@@ -19,7 +19,8 @@ func TestApache(t *testing.T) {
 	apache := need(t, "apache2", "apache2")
 	const modDir = "/usr/lib/apache2/modules"
 	testFrontEnd(t, frontEnd{
-		name: "apache",
+		name:     "apache",
+		sanEmail: true,
 		start: func(t *testing.T, dir, generated, port string) *server {
 			var b strings.Builder
 			fmt.Fprintf(&b, "ServerRoot %s\nServerName localhost\nPidFile %[1]s/apache2.pid\n", dir)

@@ -9,7 +9,7 @@
 //	go test -tags interop ./internal/servertest/
 //
 // They fail, naming the Debian package, when a server, curl or
-// systemd-analyze is missing. Each server runs in the foreground on 127.0.0.1 with its pid,
-// logs and temporary files in the test's temporary directory, and is killed
-// when the test ends.
+// systemd-analyze is missing. Each server runs in the foreground on
+// 127.0.0.1 with its pid, logs and temporary files in the test's temporary
+// directory, and is killed when the test ends.
 package servertest

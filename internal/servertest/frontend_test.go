@@ -13,6 +13,9 @@ import (
 // frontEnd is one server that `minica config` writes for.
 type frontEnd struct {
 	name string // the `minica config` subcommand
+	// sanEmail: the server reads the email SAN, not only the subject's
+	// emailAddress.
+	sanEmail bool
 	// start runs the server with the generated file, in dir.
 	start func(t *testing.T, dir, generated, port string) *server
 	// reload makes the running server read the republished CRL, as the
@@ -81,6 +84,22 @@ func testFrontEnd(t *testing.T, fe frontEnd) {
 					t.Errorf("the client's %s: %q reached the upstream", h, v)
 				}
 			}
+		}
+	})
+	t.Run("email in the SAN only", func(t *testing.T) {
+		r := fetch(p.carol)
+		if r.status != "200" {
+			t.Fatalf("carol: got status %q (%s); want 200", r.status, r.detail)
+		}
+		want := ""
+		if fe.sanEmail {
+			want = "carol@example.com"
+		}
+		if got := r.headers.Get("X-Ssl-Client-Email"); got != want {
+			t.Errorf("carol: upstream got X-SSL-Client-Email %q; want %q", got, want)
+		}
+		if got := r.headers.Get("X-Ssl-Client-Cn"); got != "carol" {
+			t.Errorf("carol: upstream got X-SSL-Client-CN %q; want carol", got)
 		}
 	})
 	t.Run("no certificate", func(t *testing.T) { wantRefused(t, "no certificate", client{}) })

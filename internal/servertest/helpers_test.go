@@ -77,12 +77,13 @@ func minica(t *testing.T, caDir string, args ...string) string {
 // client is a certificate and key to present with curl.
 type client struct{ cert, key, serial string }
 
-// pki is a CA with a server certificate, two clients of it (alice stays
-// valid, bob gets revoked) and a client of another CA.
+// pki is a CA with a server certificate, three clients of it (alice stays
+// valid, bob gets revoked, carol has her email in the SAN only) and a client
+// of another CA.
 type pki struct {
-	dir             string
-	caFile          string
-	alice, bob, eve client
+	dir                    string
+	caFile                 string
+	alice, bob, carol, eve client
 }
 
 func newPKI(t *testing.T) *pki {
@@ -93,6 +94,7 @@ func newPKI(t *testing.T) *pki {
 	minica(t, p.dir, "issue", "server", "web", "--dns", "localhost", "--ip", "127.0.0.1")
 	p.alice = issueClient(t, p.dir, "alice", "alice@example.com")
 	p.bob = issueClient(t, p.dir, "bob", "bob@example.com")
+	p.carol = issueClient(t, p.dir, "carol", "carol@example.com", "--no-email-in-subject")
 	other := filepath.Join(dir, "other")
 	minica(t, other, "init", "--cn", "Interop CA", "--no-password") // same name, other key
 	p.eve = issueClient(t, other, "alice", "alice@example.com")
@@ -100,9 +102,9 @@ func newPKI(t *testing.T) *pki {
 	return p
 }
 
-func issueClient(t *testing.T, caDir, name, email string) client {
+func issueClient(t *testing.T, caDir, name, email string, flags ...string) client {
 	t.Helper()
-	minica(t, caDir, "issue", "client", name, "--email", email)
+	minica(t, caDir, append([]string{"issue", "client", name, "--email", email}, flags...)...)
 	var rec struct {
 		Serial   string `json:"serial"`
 		CertFile string `json:"cert_file"`
