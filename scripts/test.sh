@@ -13,6 +13,10 @@ declare -A packages=(
 	[pk12util]=libnss3-tools
 	[certtool]=gnutls-bin
 	[java]=default-jdk-headless
+	[nginx]=nginx
+	[apache2]=apache2
+	[haproxy]=haproxy
+	[systemd-analyze]=systemd
 )
 
 missing=()
@@ -22,6 +26,10 @@ done
 if ((${#missing[@]})); then
 	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
 		echo "test.sh: installing ${missing[*]}"
+		# Keep apt from starting the servers it installs: the tests run
+		# their own on 127.0.0.1.
+		policy=/usr/sbin/policy-rc.d
+		[[ -e $policy ]] || { printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && trap 'rm -f "$policy"' EXIT; }
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	else
