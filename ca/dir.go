@@ -82,6 +82,30 @@ func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error 
 	return d.SyncDir(path.Dir(name))
 }
 
+// CreateNew writes a new file name with O_EXCL and syncs it, but not its
+// directory: callers that create several files sync the directory once.
+// It fails with an error matching fs.ErrExist when name exists. A crash can
+// leave a partial file, so it is only for files that a record marks as not
+// yet complete (see CA.Check); a failed write removes what it wrote.
+func (d *Dir) CreateNew(name string, data []byte, perm os.FileMode) error {
+	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("creating %q: %w", d.Join(name), err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		d.root.Remove(name)
+		return fmt.Errorf("writing %q: %w", d.Join(name), werr)
+	}
+	return nil
+}
+
 // writeTemp writes data to a fresh synced temporary file beside name.
 func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
 	var b [8]byte

@@ -4,6 +4,7 @@ import (
 	"embed"
 
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +13,11 @@ import (
 //go:embed configtmpl/*.tmpl
 var configTemplates embed.FS
 
-var webTemplates = template.Must(template.ParseFS(configTemplates, "configtmpl/*.tmpl"))
+// webTemplates parses the templates on first use, not at every start of
+// minica: most commands never print a configuration.
+var webTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(configTemplates, "configtmpl/*.tmpl"))
+})
 
 // webTemplateFile maps a server to its template.
 var webTemplateFile = map[string]string{
@@ -90,5 +95,5 @@ func runWebConfig(c *cli.Context, e *env, server string) error {
 	} else {
 		d.Unset = d.Unset[5:] // nginx overwrites the first five with proxy_set_header
 	}
-	return webTemplates.ExecuteTemplate(e.stdout, webTemplateFile[server], d)
+	return webTemplates().ExecuteTemplate(e.stdout, webTemplateFile[server], d)
 }
