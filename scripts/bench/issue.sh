@@ -9,11 +9,13 @@
 #
 #	BENCH_N             certificates per loop (default "100 1000"; the argument wins)
 #	BENCH_QUICK=1       smoke run: N=20, 10000 records, one round
-#	BENCH_EASYRSA_MAX   largest N timed for easy-rsa (default 1000); larger N are
-#	                    skipped and the ratio uses the largest N that was run
+#	BENCH_EASYRSA_MAX   largest N timed for easy-rsa (default 100: at about 0.15 s
+#	                    a certificate, N=1000 alone would take minutes); larger N
+#	                    are skipped and their ratios use the largest N that ran
 #	BENCH_RECORDS       records in the large database (default 1000000)
 #	BENCH_GROWTH_N      certificates per round in the database-size test (default 100)
-#	BENCH_ROUNDS        rounds of the database-size test (default 3)
+#	BENCH_ROUNDS        rounds of the database-size test (default 5)
+#	BENCH_PARTS         what to run: "peers", "database" or both (the default)
 #
 # It works in a temporary directory under TMPDIR, builds minica there and
 # removes everything on exit. As root on Debian it installs openssl,
@@ -28,10 +30,16 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}"
 fi
 counts=${1:-${BENCH_N:-100 1000}}
-easyrsa_max=${BENCH_EASYRSA_MAX:-1000}
+easyrsa_max=${BENCH_EASYRSA_MAX:-100}
 records=${BENCH_RECORDS:-1000000}
 growth_n=${BENCH_GROWTH_N:-100}
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-5}
+parts=${BENCH_PARTS:-peers database}
+case " $parts " in
+*" peers "* | *" database "*) ;;
+*) bench_die "BENCH_PARTS must name peers, database or both, got \"$parts\"" ;;
+esac
+has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 for v in $counts $easyrsa_max $records $growth_n $rounds; do
 	case $v in
 	'' | *[!0-9]*) bench_die "counts must be positive integers, got \"$v\"" ;;
@@ -153,114 +161,153 @@ rsa=(-newkey rsa:2048)
 
 # --- part 1: the peers side by side -------------------------------------------
 
-easyrsa_ran=0
-for n in $counts; do
-	d=$BENCH_TMP/n$n
-	mkdir -p "$d"
-	bench_log "N=$n: minica, ECDSA P-256"
-	new_minica "$d/minica-ec" ecdsa-p256
-	bench_measure "minica-ec-$n" "minica ecdsa-p256" "$n" loop_minica "$d/minica-ec" "$n" c
-	bench_log "N=$n: openssl req + ca, ECDSA P-256"
-	new_openssl "$d/openssl-ec" "${ec[@]}"
-	bench_measure "openssl-ec-$n" "openssl req+ca ecdsa-p256" "$n" loop_openssl "$d/openssl-ec" "$n" c "${ec[@]}"
-	bench_log "N=$n: minica, RSA-2048"
-	new_minica "$d/minica-rsa" rsa-2048
-	bench_measure "minica-rsa-$n" "minica rsa-2048" "$n" loop_minica "$d/minica-rsa" "$n" c --key-type rsa-2048
-	bench_log "N=$n: openssl req + ca, RSA-2048"
-	new_openssl "$d/openssl-rsa" "${rsa[@]}"
-	bench_measure "openssl-rsa-$n" "openssl req+ca rsa-2048" "$n" loop_openssl "$d/openssl-rsa" "$n" c "${rsa[@]}"
-	if [ "$n" -le "$easyrsa_max" ]; then
-		bench_log "N=$n: easy-rsa, EC P-256"
-		new_easyrsa "$d/easyrsa"
-		bench_measure "easyrsa-$n" "easy-rsa ec p-256" "$n" loop_easyrsa "$d/easyrsa" "$n" c
-		easyrsa_ran=$n
-	else
-		bench_log "N=$n: easy-rsa skipped (BENCH_EASYRSA_MAX=$easyrsa_max)"
-	fi
-	rm -rf "$d"
-done
+# run_peers times every tool at every N, each in a fresh CA.
+run_peers() {
+	local n d
+	easyrsa_ran=0
+	for n in $counts; do
+		d=$BENCH_TMP/n$n
+		mkdir -p "$d"
+		bench_log "N=$n: minica, ECDSA P-256"
+		new_minica "$d/minica-ec" ecdsa-p256
+		bench_measure "minica-ec-$n" "minica ecdsa-p256" "$n" loop_minica "$d/minica-ec" "$n" c
+		bench_log "N=$n: openssl req + ca, ECDSA P-256"
+		new_openssl "$d/openssl-ec" "${ec[@]}"
+		bench_measure "openssl-ec-$n" "openssl req+ca ecdsa-p256" "$n" loop_openssl "$d/openssl-ec" "$n" c "${ec[@]}"
+		bench_log "N=$n: minica, RSA-2048"
+		new_minica "$d/minica-rsa" rsa-2048
+		bench_measure "minica-rsa-$n" "minica rsa-2048" "$n" loop_minica "$d/minica-rsa" "$n" c --key-type rsa-2048
+		bench_log "N=$n: openssl req + ca, RSA-2048"
+		new_openssl "$d/openssl-rsa" "${rsa[@]}"
+		bench_measure "openssl-rsa-$n" "openssl req+ca rsa-2048" "$n" loop_openssl "$d/openssl-rsa" "$n" c "${rsa[@]}"
+		if [ "$n" -le "$easyrsa_max" ]; then
+			bench_log "N=$n: easy-rsa, EC P-256"
+			new_easyrsa "$d/easyrsa"
+			bench_measure "easyrsa-$n" "easy-rsa ec p-256" "$n" loop_easyrsa "$d/easyrsa" "$n" c
+			easyrsa_ran=$n
+		else
+			bench_log "N=$n: easy-rsa skipped (BENCH_EASYRSA_MAX=$easyrsa_max)"
+		fi
+		rm -rf "$d"
+	done
+	[ "$easyrsa_ran" -gt 0 ] || bench_die "easy-rsa ran at no N (BENCH_EASYRSA_MAX=$easyrsa_max)"
+}
+
+# report_peers prints the table, the ratios and the verdicts of part 1.
+report_peers() {
+	local n en r_ec r_rsa r_er c_ec c_rsa c_er peak_kb
+	echo
+	echo "-- one process (openssl: a req + ca pair) per certificate; CPU is user+sys of the whole loop;"
+	echo "-- peak RSS is the largest single process of the loop"
+	bench_table '^(minica|openssl|easyrsa)-'
+	for n in $counts; do
+		[ "$n" -le "$easyrsa_max" ] ||
+			echo "easy-rsa was not run at N=$n (BENCH_EASYRSA_MAX=$easyrsa_max): ratios at N=$n use its N=$easyrsa_ran figure"
+	done
+	echo
+	echo "-- ratios: how many times faster minica is per certificate in wall time (the targets),"
+	echo "-- and in CPU time (less sensitive to other load on the machine)"
+	for n in $counts; do
+		en=$n
+		[ "$n" -le "$easyrsa_max" ] || en=$easyrsa_ran
+		r_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n")
+		r_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n")
+		r_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en")
+		c_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n" cpu)
+		c_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n" cpu)
+		c_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en" cpu)
+		printf 'N=%-5d minica vs openssl ECDSA   %6.2fx  (target >= 3x:   %-6s)  CPU %6.2fx\n' "$n" "$r_ec" "$(bench_verdict "$r_ec" '>=' 3)" "$c_ec"
+		printf 'N=%-5d minica vs openssl RSA     %6.2fx  (target >= 2.5x: %-6s)  CPU %6.2fx\n' "$n" "$r_rsa" "$(bench_verdict "$r_rsa" '>=' 2.5)" "$c_rsa"
+		printf 'N=%-5d minica vs easy-rsa        %6.2fx  (target >= 25x:  %-6s)  CPU %6.2fx\n' "$n" "$r_er" "$(bench_verdict "$r_er" '>=' 25)" "$c_er"
+	done
+	peak_kb=$(awk -F '\t' '$1 ~ /^(minica|grow)-/ && $6 > m { m = $6 } END { print m + 0 }' "$BENCH_TMP/results.tsv")
+	printf 'minica peak RSS                %6.1f MiB (target <= 16 MiB: %s)\n' \
+		"$(awk -v k="$peak_kb" 'BEGIN { print k / 1024 }')" "$(bench_verdict "$peak_kb" '<=' 16384)"
+}
 
 # --- part 2: issuance against a large database, and list over it -------------
 
-bench_log "creating a CA with $records records"
-new_minica "$BENCH_TMP/empty" ecdsa-p256
-new_minica "$BENCH_TMP/full" ecdsa-p256
-fill_start=$(bench_now_ns)
-"$BENCH_TMP/fillrecords" -dir "$BENCH_TMP/full" -n "$records" >/dev/null
-sync # so that issuance does not pay for writing back the fill
-fill_s=$(awk -v s="$fill_start" -v e="$(bench_now_ns)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
-
-for ((r = 1; r <= rounds; r++)); do
-	bench_log "database size, round $r of $rounds: $growth_n certificates each into the empty and the full CA"
-	bench_measure "grow-empty-$r" "minica, empty database" "$growth_n" loop_minica "$BENCH_TMP/empty" "$growth_n" "r$r-"
-	bench_measure "grow-full-$r" "minica, $records records" "$growth_n" loop_minica "$BENCH_TMP/full" "$growth_n" "r$r-"
-done
-
-bench_log "listing $records records"
-list_start=$(bench_now_ns)
-list_lines=$(/usr/bin/time -f '%U %S %M' -o "$BENCH_TMP/time.out" "$MINICA" --dir "$BENCH_TMP/full" list | wc -l)
-list_end=$(bench_now_ns)
-read -r list_user list_sys list_rss <"$BENCH_TMP/time.out"
-want_lines=$((records + rounds * growth_n))
-[ "$list_lines" -eq "$want_lines" ] || bench_die "minica list printed $list_lines lines; want $want_lines"
-first_start=$(bench_now_ns)
-first_end=$(set +o pipefail; "$MINICA" --dir "$BENCH_TMP/full" list 2>/dev/null | { IFS= read -r _ && bench_now_ns; })
-
-# --- report -------------------------------------------------------------------
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-per_cert_ms() {
+# run_database times issuance into an empty CA and into one holding $records
+# records, alternating which goes first, then times minica list over the
+# large one.
+run_database() {
+	local r empty=$BENCH_TMP/empty full=$BENCH_TMP/full start
+	bench_log "creating a CA with $records records"
+	new_minica "$empty" ecdsa-p256
+	new_minica "$full" ecdsa-p256
+	start=$(bench_now_ns)
+	"$BENCH_TMP/fillrecords" -dir "$full" -n "$records" >/dev/null
+	sync # so that issuance does not pay for writing back the fill
+	fill_s=$(awk -v s="$start" -v e="$(bench_now_ns)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
 	for ((r = 1; r <= rounds; r++)); do
-		awk -v w="$(bench_get "$1-$r" wall)" -v n="$growth_n" 'BEGIN { printf "%.3f\n", 1000 * w / n }'
+		bench_log "database size, round $r of $rounds: $growth_n certificates into each CA"
+		if ((r % 2)); then
+			bench_measure "grow-empty-$r" "minica, empty database" "$growth_n" loop_minica "$empty" "$growth_n" "r$r-"
+			bench_measure "grow-full-$r" "minica, $records records" "$growth_n" loop_minica "$full" "$growth_n" "r$r-"
+		else
+			bench_measure "grow-full-$r" "minica, $records records" "$growth_n" loop_minica "$full" "$growth_n" "r$r-"
+			bench_measure "grow-empty-$r" "minica, empty database" "$growth_n" loop_minica "$empty" "$growth_n" "r$r-"
+		fi
+	done
+
+	bench_log "listing $records records"
+	start=$(bench_now_ns)
+	list_lines=$(/usr/bin/time -f '%U %S %M' -o "$BENCH_TMP/time.out" "$MINICA" --dir "$full" list | wc -l)
+	list_wall=$(awk -v s="$start" -v e="$(bench_now_ns)" 'BEGIN { printf "%.2f", (e - s) / 1e9 }')
+	read -r list_user list_sys list_rss <"$BENCH_TMP/time.out"
+	[ "$list_lines" -eq $((records + rounds * growth_n)) ] ||
+		bench_die "minica list printed $list_lines lines; want $((records + rounds * growth_n))"
+	# The reader stamps the time as soon as the first line arrives; minica
+	# then dies of SIGPIPE.
+	start=$(bench_now_ns)
+	list_first_ms=$(
+		set +o pipefail
+		"$MINICA" --dir "$full" list 2>/dev/null | { IFS= read -r _ && bench_now_ns; } |
+			awk -v s="$start" '{ printf "%.1f", ($1 - s) / 1e6 }'
+	)
+}
+
+# median prints the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# per_cert KIND FIELD prints each round's per-certificate time in ms.
+per_cert() {
+	local r
+	for ((r = 1; r <= rounds; r++)); do
+		awk -v t="$(bench_get "grow-$1-$r" "$2")" -v n="$growth_n" 'BEGIN { printf "%.3f\n", 1000 * t / n }'
 	done
 }
-empty_ms=$(per_cert_ms grow-empty | median)
-full_ms=$(per_cert_ms grow-full | median)
-growth=$(awk -v a="$empty_ms" -v b="$full_ms" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')
-peak_kb=$(awk -F '\t' '$1 ~ /^(minica|grow)-/ && $6 > m { m = $6 } END { print m + 0 }' "$BENCH_TMP/results.tsv")
 
-load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+# report_database prints the results and verdict of part 2.
+report_database() {
+	local empty_ms full_ms growth empty_cpu full_cpu
+	empty_ms=$(per_cert empty wall | median)
+	full_ms=$(per_cert full wall | median)
+	empty_cpu=$(per_cert empty cpu | median)
+	full_cpu=$(per_cert full cpu | median)
+	growth=$(awk -v a="$empty_ms" -v b="$full_ms" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')
+	echo
+	echo "-- database size: $rounds rounds of $growth_n certificates into each CA, alternating which goes first;"
+	echo "-- filling $records records took ${fill_s}s including sync"
+	bench_table '^grow-'
+	printf 'median per certificate, %d records vs empty: %s ms vs %s ms = %s%% (target within 10%%: %s); CPU %s ms vs %s ms\n' \
+		"$records" "$full_ms" "$empty_ms" "$growth" \
+		"$(bench_verdict "$(awk -v g="$growth" 'BEGIN { print (g < 0 ? -g : g) }')" '<=' 10)" "$full_cpu" "$empty_cpu"
+	awk -v w="$list_wall" -v f="$list_first_ms" -v n="$list_lines" -v u="$list_user" -v y="$list_sys" -v m="$list_rss" 'BEGIN {
+		printf "minica list, %d lines: %.2f s total (%.0f lines/s), CPU %.2f s, peak RSS %.1f MiB; first line after %.1f ms\n",
+			n, w, n / w, u + y, m / 1024, f
+	}'
+}
+
+# --- run and report -----------------------------------------------------------
+
+if has_part peers; then run_peers; fi
+if has_part database; then run_database; fi
+
 echo
 echo "== minica issuance benchmark =="
 bench_machine
-echo "load:    $load_start at the start, $load_end at the end (1, 5, 15 min averages)"
-echo "command: scripts/bench/issue.sh \"$counts\" (BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_EASYRSA_MAX=$easyrsa_max)"
-echo
-echo "-- one process (openssl: a req + ca pair) per certificate; CPU is user+sys of the whole loop;"
-echo "-- peak RSS is the largest single process of the loop"
-bench_table '^(minica|openssl|easyrsa)-'
-[ "$easyrsa_ran" -gt 0 ] || bench_die "easy-rsa ran at no N (BENCH_EASYRSA_MAX=$easyrsa_max)"
-for n in $counts; do
-	[ "$n" -le "$easyrsa_max" ] || echo "easy-rsa was not run at N=$n (BENCH_EASYRSA_MAX=$easyrsa_max); ratios at N=$n use its N=$easyrsa_ran figure"
-done
-
-echo
-echo "-- ratios: how many times faster minica is per certificate in wall time (the target),"
-echo "-- and in CPU time (less sensitive to other load on the machine)"
-for n in $counts; do
-	en=$n
-	[ "$n" -le "$easyrsa_max" ] || en=$easyrsa_ran
-	r_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n")
-	r_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n")
-	r_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en")
-	c_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n" cpu)
-	c_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n" cpu)
-	c_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en" cpu)
-	printf 'N=%-5d minica vs openssl ECDSA   %6.2fx  (target >= 3x:   %-6s)  CPU %6.2fx\n' "$n" "$r_ec" "$(bench_verdict "$r_ec" '>=' 3)" "$c_ec"
-	printf 'N=%-5d minica vs openssl RSA     %6.2fx  (target >= 2.5x: %-6s)  CPU %6.2fx\n' "$n" "$r_rsa" "$(bench_verdict "$r_rsa" '>=' 2.5)" "$c_rsa"
-	printf 'N=%-5d minica vs easy-rsa        %6.2fx  (target >= 25x:  %-6s)  CPU %6.2fx\n' "$n" "$r_er" "$(bench_verdict "$r_er" '>=' 25)" "$c_er"
-done
-printf 'minica peak RSS                %6.1f MiB (target <= 16 MiB: %s)\n' \
-	"$(awk -v k="$peak_kb" 'BEGIN { print k / 1024 }')" "$(bench_verdict "$peak_kb" '<=' 16384)"
-
-echo
-echo "-- database size: $rounds rounds of $growth_n certificates (median ms/cert); fill took ${fill_s}s + sync"
-bench_table '^grow-'
-printf 'per-certificate cost, %d records vs empty: %s ms vs %s ms = %s%% (target within 10%%: %s)\n' \
-	"$records" "$full_ms" "$empty_ms" "$growth" \
-	"$(bench_verdict "$(awk -v g="$growth" 'BEGIN { print (g < 0 ? -g : g) }')" '<=' 10)"
-awk -v s="$list_start" -v e="$list_end" -v f0="$first_start" -v f1="$first_end" -v n="$list_lines" \
-	-v u="$list_user" -v y="$list_sys" -v m="$list_rss" 'BEGIN {
-	printf "minica list, %d lines: %.2f s total (%.0f lines/s), CPU %.2f s, peak RSS %.1f MiB; first line after %.1f ms\n",
-		n, (e - s) / 1e9, n / ((e - s) / 1e9), u + y, m / 1024, (f1 - f0) / 1e6
-}'
+echo "load:    $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (1, 5, 15 min averages)"
+echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_EASYRSA_MAX=$easyrsa_max scripts/bench/issue.sh \"$counts\""
+if has_part peers; then report_peers; fi
+if has_part database; then report_database; fi
