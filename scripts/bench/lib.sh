@@ -50,9 +50,10 @@ bench_now_ns() { date +%s%N; }
 
 # bench_measure KEY LABEL COUNT FUNC ARGS... runs the exported shell function
 # FUNC with ARGS in a child bash under /usr/bin/time, and appends a result
-# line. Dirty data is written back first, untimed. CPU time and peak RSS cover FUNC and every process it started (the
-# kernel carries the largest child's maxrss up to its parent). FUNC must
-# return non-zero on failure; the script then stops.
+# line. Dirty data is written back first, untimed. CPU time and peak RSS
+# cover FUNC and every process it started (the kernel carries the largest
+# child's maxrss up to its parent). FUNC must return non-zero on failure; the
+# script then stops.
 bench_measure() {
 	local key=$1 label=$2 count=$3 start end rc=0
 	shift 3
