@@ -24,6 +24,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/bench/lib.sh
 . "$here/lib.sh"
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
@@ -76,11 +77,13 @@ loop_openssl() {
 	shift 3
 	for ((i = 1; i <= n; i++)); do
 		name=$prefix$i
-		openssl req -new "$@" -nodes -keyout "$dir/out/$name.key" -subj "/CN=$name" \
-			-out "$dir/out/$name.csr" 2>>"$dir.err" &&
-			openssl ca -batch -config "$dir/ca.cnf" -in "$dir/out/$name.csr" \
-				-out "$dir/out/$name.crt" 2>>"$dir.err" ||
-			{ cat "$dir.err" >&2; return 1; }
+		if ! openssl req -new "$@" -nodes -keyout "$dir/out/$name.key" -subj "/CN=$name" \
+			-out "$dir/out/$name.csr" 2>>"$dir.err" ||
+			! openssl ca -batch -config "$dir/ca.cnf" -in "$dir/out/$name.csr" \
+				-out "$dir/out/$name.crt" 2>>"$dir.err"; then
+			cat "$dir.err" >&2
+			return 1
+		fi
 	done
 }
 

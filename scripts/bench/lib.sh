@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the scripts in scripts/bench. Source it from bash:
 #
 #	. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
