@@ -145,7 +145,15 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		latest[ev.Serial] = ev
 	}
 	for rec, err := range c.Records() {
-		if err != nil {
+		var corrupt *CorruptRecordError
+		if errors.As(err, &corrupt) {
+			if rec, err = c.rebuildRecord(rep, corrupt); err != nil {
+				return err
+			}
+			if rec == nil {
+				continue
+			}
+		} else if err != nil {
 			rep.Problems = append(rep.Problems, err.Error())
 			return nil
 		}
@@ -159,6 +167,37 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		}
 	}
 	return nil
+}
+
+// rebuildRecord replaces an unreadable record (what a power loss can make of
+// a reservation or a completion, which are not synced) from its certificate
+// file; the revocation log then restores its revocation, if any. With no
+// certificate file the record was a reservation that never produced a
+// certificate, and it is removed. It returns the rebuilt record, or nil.
+func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Record, error) {
+	matches, _ := fs.Glob(c.dir.root.FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
+	for _, file := range matches {
+		cert, err := c.readCert(file)
+		if err != nil || SerialHex(cert.SerialNumber) != corrupt.Serial {
+			continue
+		}
+		name := path.Base(path.Dir(file))
+		rec := &Record{Serial: corrupt.Serial, Name: name, Profile: profileOf(cert), IssuedAt: cert.NotBefore.Add(Backdate).UTC()}
+		_, keyErr := c.dir.Stat(rec.KeyPath())
+		rec.HasKey = keyErr == nil
+		fillRecord(rec, cert)
+		if err := c.putRecord(rec); err != nil {
+			return nil, err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the unreadable record of %s (serial %s) from its certificate", name, rec.Serial))
+		return rec, nil
+	}
+	file := recordPath(corrupt.Serial)
+	if err := c.dir.root.Remove(file); err != nil {
+		return nil, fmt.Errorf("removing %q: %w", c.dir.Join(file), err)
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("removed the unreadable record %q: no certificate with serial %s exists", c.dir.Join(file), corrupt.Serial))
+	return nil, nil
 }
 
 // reconcileRevocation makes a record agree with the revocation log, which

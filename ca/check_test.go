@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"minica/revoke"
 )
 
 // TestCheckFinishesInterruptedIssuance builds the states a crash in store
@@ -81,5 +83,34 @@ func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 				t.Errorf("second Check() = %+v; want nothing to do", again)
 			}
 		})
+	}
+}
+
+// TestCheckRebuildsUnreadableRevokedRecord: records are synced lazily, so a
+// power loss can leave one unreadable; check rebuilds it from the
+// certificate, and the revocation log (synced first) restores its
+// revocation.
+func TestCheckRebuildsUnreadableRevokedRecord(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	is, err := c.Issue(signer, Request{Name: "lost", Profile: Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Path(recordPath(is.Record.Serial)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Check()
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("Check() = %+v, %v", rep, err)
+	}
+	got, err := c.Record(is.Cert.SerialNumber)
+	if err != nil || got.Status != StatusRevoked || got.Reason != "keyCompromise" || !got.HasKey {
+		t.Fatalf("rebuilt record = %+v, %v; want revoked keyCompromise with its key", got, err)
 	}
 }

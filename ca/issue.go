@@ -210,7 +210,7 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
-	if err := c.putRecord(rec); err != nil {
+	if err := c.completeRecord(rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
 	out.CertFile = c.dir.Join(rec.CertPath())
