@@ -102,7 +102,9 @@ type CorruptRecordError struct {
 	Err    error
 }
 
-func (e *CorruptRecordError) Error() string { return fmt.Sprintf("corrupt record %q: %v", e.File, e.Err) }
+func (e *CorruptRecordError) Error() string {
+	return fmt.Sprintf("corrupt record %q: %v", e.File, e.Err)
+}
 
 // Unwrap returns the decoding error.
 func (e *CorruptRecordError) Unwrap() error { return e.Err }
