@@ -56,7 +56,7 @@ export MINICA=$BENCH_TMP/minica EASYRSA
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 bench_log "building minica and fillrecords in $BENCH_TMP (load average $load_start)"
-(cd "$repo" && go build -o "$MINICA" ./cmd/minica && go build -o "$BENCH_TMP/fillrecords" ./scripts/bench/fillrecords)
+(cd "$repo" && bash scripts/build.sh "$MINICA" && go build -o "$BENCH_TMP/fillrecords" ./scripts/bench/fillrecords)
 
 # --- loops: one process (or openssl pair) per certificate -------------------
 
