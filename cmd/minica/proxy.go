@@ -139,8 +139,11 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	o := &proxyOptions{listen: c.String("listen"), metrics: c.String("metrics"), accessLog: c.String("access-log")}
 	cfg := &o.cfg
 	cfg.Upstream = c.String("upstream")
-	if cfg.Upstream == "" {
+	switch up := cfg.Upstream; {
+	case up == "":
 		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH")
+	case !strings.HasPrefix(up, "http://") && !strings.HasPrefix(up, "https://") && !strings.HasPrefix(up, "unix:"):
+		return nil, usagef(c, "--upstream %q: want http://HOST:PORT, https://HOST:PORT or unix:/PATH", up)
 	}
 	if err := checkServerCertFlags(c); err != nil {
 		return nil, err
