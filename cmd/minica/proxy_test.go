@@ -1,0 +1,439 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests of this file run `minica proxy` as a real process (the test
+// binary, on PATH as minica through testscript.Main) on 127.0.0.1, in front
+// of a Go upstream that echoes the headers it received.
+
+// proxyFixture is a CA with a server certificate "app" and the clients
+// alice and bob, and an echoing upstream.
+type proxyFixture struct {
+	dir      string
+	upstream *httptest.Server
+	// slowStarted receives a value when the upstream begins a /slow request.
+	slowStarted chan struct{}
+}
+
+func newProxyFixture(t *testing.T) *proxyFixture {
+	t.Helper()
+	f := &proxyFixture{dir: newCADir(t), slowStarted: make(chan struct{}, 1)}
+	mustMinica(t, f.dir, "issue", "server", "app", "--dns", "localhost", "--ip", "127.0.0.1")
+	mustMinica(t, f.dir, "issue", "client", "alice", "--email", "alice@example.com")
+	mustMinica(t, f.dir, "issue", "client", "bob", "--email", "bob@example.com")
+	f.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			f.slowStarted <- struct{}{}
+			time.Sleep(700 * time.Millisecond)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(r.Header)
+	}))
+	t.Cleanup(f.upstream.Close)
+	return f
+}
+
+// file returns the one file of a client matching pattern under certs/NAME.
+func (f *proxyFixture) file(t *testing.T, name, ext string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(f.dir, "certs", name, "*"+ext))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("finding the %s file of %s: %v %v", ext, name, m, err)
+	}
+	return m[0]
+}
+
+// proxyProc is a running `minica proxy`.
+type proxyProc struct {
+	cmd         *exec.Cmd
+	addr        string // 127.0.0.1:PORT of the TLS listener
+	metricsAddr string
+	stderr      *syncBuffer
+	exited      chan error
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var listeningLine = regexp.MustCompile(`^minica proxy: listening on (127\.0\.0\.1:\d+), forwarding to \S+, metrics on (127\.0\.0\.1:\d+)$`)
+
+// startProxy runs minica proxy on free loopback ports with the fixture's CA
+// and upstream plus args, and waits for its listening line.
+func (f *proxyFixture) startProxy(t *testing.T, args ...string) *proxyProc {
+	t.Helper()
+	args = append([]string{"proxy", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
+		"--upstream", f.upstream.URL, "--server-cert", "app"}, args...)
+	cmd := exec.Command("minica", args...)
+	cmd.Env = append(os.Environ(), "MINICA_DIR="+f.dir)
+	p := &proxyProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting minica proxy: %v", err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		if s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+	})
+	select {
+	case line := <-lines:
+		m := listeningLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("minica proxy printed %q; want the listening line\nstderr: %s", line, p.stderr)
+		}
+		p.addr, p.metricsAddr = m[1], m[2]
+	case <-time.After(10 * time.Second):
+		t.Fatalf("minica proxy did not say where it listens within 10s\nstderr: %s", p.stderr)
+	}
+	return p
+}
+
+// waitExit waits up to d for the proxy to exit and returns its exit code.
+func (p *proxyProc) waitExit(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err // for the cleanup
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("waiting for minica proxy: %v", err)
+		}
+		return 0
+	case <-time.After(d):
+		t.Fatalf("minica proxy still running after %s\nstderr: %s", d, p.stderr)
+		return -1
+	}
+}
+
+// client is an HTTP client presenting the certificate of name (none for
+// ""), trusting the CA, over HTTP/1.1 with keep-alive.
+func (f *proxyFixture) client(t *testing.T, name string) *http.Client {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(f.dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if name != "" {
+		cert, err := tls.LoadX509KeyPair(f.file(t, name, ".crt"), f.file(t, name, ".key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	tr := &http.Transport{TLSClientConfig: cfg, MaxConnsPerHost: 1}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
+}
+
+// get requests path and returns the status, the echoed upstream headers
+// (on 200) or the body, and whether the connection was reused.
+func get(c *http.Client, url string) (status int, headers http.Header, body string, reused bool, err error) {
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", url, nil)
+	if err != nil {
+		return 0, nil, "", false, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, "", false, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, "", reused, err
+	}
+	if resp.StatusCode == http.StatusOK {
+		err = json.Unmarshal(data, &headers)
+	}
+	return resp.StatusCode, headers, string(data), reused, err
+}
+
+// eventually retries check every 50ms until it returns "" or 3s pass.
+func eventually(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %s after 3s", what, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// needTool fails the test, naming the Debian package, when a binary is
+// missing: a skipped interop check would pass unnoticed.
+func needTool(t *testing.T, name, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found on PATH: install the Debian package %s (apt-get install %s)", name, pkg, pkg)
+	}
+	return path
+}
+
+func TestProxyProcessClients(t *testing.T) {
+	curl := needTool(t, "curl", "curl")
+	openssl := needTool(t, "openssl", "openssl")
+	f := newProxyFixture(t)
+	p := f.startProxy(t)
+	url := "https://" + p.addr + "/hello"
+
+	t.Run("go client", func(t *testing.T) {
+		status, h, body, _, err := get(f.client(t, "alice"), url)
+		if err != nil || status != 200 {
+			t.Fatalf("GET as alice: %d %q %v", status, body, err)
+		}
+		for name, want := range map[string]string{
+			"X-Ssl-Client-Cn":     "alice",
+			"X-Ssl-Client-Email":  "alice@example.com",
+			"X-Ssl-Client-Verify": "SUCCESS",
+			"X-Forwarded-Proto":   "https",
+		} {
+			if got := h.Values(name); len(got) != 1 || got[0] != want {
+				t.Errorf("upstream got %s %q; want %q", name, got, want)
+			}
+		}
+	})
+
+	caFile := filepath.Join(f.dir, "ca.crt")
+	curlGet := func(t *testing.T, args ...string) (string, error) {
+		t.Helper()
+		args = append([]string{"--silent", "--show-error", "--max-time", "5", "--cacert", caFile, "--write-out", "\n%{http_code}"}, args...)
+		out, err := exec.Command(curl, append(args, url)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Run("curl PEM", func(t *testing.T) {
+		out, err := curlGet(t, "--cert", f.file(t, "alice", ".crt"), "--key", f.file(t, "alice", ".key"))
+		if err != nil || !strings.HasSuffix(out, "\n200") || !strings.Contains(out, `"X-Ssl-Client-Cn":["alice"]`) {
+			t.Errorf("curl with alice's PEM: %v\n%s", err, out)
+		}
+	})
+	t.Run("curl P12", func(t *testing.T) {
+		work := t.TempDir()
+		p12, pwFile := filepath.Join(work, "bob.p12"), filepath.Join(work, "bob.pw")
+		mustMinica(t, f.dir, "export", "p12", "bob", "--out", p12, "--password-out", pwFile)
+		pw, err := os.ReadFile(pwFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := curlGet(t, "--cert-type", "P12", "--cert", p12+":"+strings.TrimSpace(string(pw)))
+		if err != nil || !strings.HasSuffix(out, "\n200") || !strings.Contains(out, `"X-Ssl-Client-Cn":["bob"]`) {
+			t.Errorf("curl with bob's .p12: %v\n%s", err, out)
+		}
+	})
+	t.Run("curl without certificate", func(t *testing.T) {
+		out, err := curlGet(t)
+		if err == nil || strings.HasSuffix(out, "\n200") {
+			t.Errorf("curl without a certificate got through: %v\n%s", err, out)
+		}
+		eventually(t, "log of the refusal", func() string {
+			if !strings.Contains(p.stderr.String(), " handshake-refused remote=127.0.0.1:") || !strings.Contains(p.stderr.String(), "reason=no-certificate") {
+				return "no handshake-refused reason=no-certificate line"
+			}
+			return ""
+		})
+	})
+	t.Run("openssl TLS 1.1", func(t *testing.T) {
+		cmd := exec.Command(openssl, "s_client", "-connect", p.addr, "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0",
+			"-cert", f.file(t, "alice", ".crt"), "-key", f.file(t, "alice", ".key"))
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "alert protocol version") {
+			t.Errorf("openssl s_client -tls1_1: %v; want a protocol version alert\n%s", err, out)
+		}
+		if !strings.Contains(p.stderr.String(), "reason=tls-error error=\"tls: client offered only unsupported versions") {
+			t.Errorf("no tls-error refusal logged:\n%s", p.stderr)
+		}
+	})
+	t.Run("health and metrics", func(t *testing.T) {
+		status, body := plainGet(t, "http://"+p.metricsAddr+"/healthz")
+		if status != 200 || body != "ok\n" {
+			t.Errorf("/healthz: %d %q; want 200 \"ok\\n\"", status, body)
+		}
+		status, body = plainGet(t, "http://"+p.metricsAddr+"/metrics")
+		if status != 200 || !regexp.MustCompile(`(?m)^minica_proxy_crl_number 1$`).MatchString(body) {
+			t.Errorf("/metrics: %d; want minica_proxy_crl_number 1 in\n%s", status, body)
+		}
+		if !regexp.MustCompile(`(?m)^minica_proxy_handshake_failures_total\{reason="no-certificate"\} [1-9]`).MatchString(body) {
+			t.Errorf("/metrics lacks the no-certificate handshake failure:\n%s", body)
+		}
+	})
+}
+
+func plainGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// After `minica revoke`, without a restart, a new connection of the revoked
+// client is refused and its open keep-alive connection gets 403, within the
+// reload interval; another client is unaffected.
+func TestProxyProcessRevoke(t *testing.T) {
+	f := newProxyFixture(t)
+	p := f.startProxy(t, "--reload-interval", "300ms")
+	url := "https://" + p.addr + "/"
+	alice, bob := f.client(t, "alice"), f.client(t, "bob")
+	for name, c := range map[string]*http.Client{"alice": alice, "bob": bob} {
+		if status, _, body, _, err := get(c, url); err != nil || status != 200 {
+			t.Fatalf("GET as %s before the revocation: %d %q %v", name, status, body, err)
+		}
+	}
+	mustMinica(t, f.dir, "revoke", "alice")
+	start := time.Now()
+	eventually(t, "alice's open connection", func() string {
+		status, _, body, reused, err := get(alice, url)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("an error: %v", err)
+		case !reused:
+			return "on a new connection"
+		case status != http.StatusForbidden || body != "client certificate revoked\n":
+			return fmt.Sprintf("answered %d %q", status, body)
+		}
+		return ""
+	})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the open connection was cut off after %s; want within the reload interval (300ms) plus a margin", d)
+	}
+	if _, _, _, _, err := get(f.client(t, "alice"), url); err == nil || !strings.Contains(err.Error(), "bad certificate") {
+		t.Errorf("a new connection of alice: %v; want a bad certificate alert", err)
+	}
+	if status, h, body, _, err := get(bob, url); err != nil || status != 200 || h.Get("X-Ssl-Client-Cn") != "bob" {
+		t.Errorf("GET as bob after alice's revocation: %d %q %v", status, body, err)
+	}
+	if !strings.Contains(p.stderr.String(), "reason=revoked cn=alice") {
+		t.Errorf("no revoked refusal of alice logged:\n%s", p.stderr)
+	}
+	status, body := plainGet(t, "http://"+p.metricsAddr+"/metrics")
+	if status != 200 || !regexp.MustCompile(`(?m)^minica_proxy_crl_number 2$`).MatchString(body) {
+		t.Errorf("/metrics: %d; want minica_proxy_crl_number 2 in\n%s", status, body)
+	}
+}
+
+// With periodic reloads off, a revocation takes effect on SIGHUP.
+func TestProxyProcessSIGHUP(t *testing.T) {
+	f := newProxyFixture(t)
+	p := f.startProxy(t, "--reload-interval", "0", "--access-log", filepath.Join(t.TempDir(), "access.log"))
+	url := "https://" + p.addr + "/"
+	mustMinica(t, f.dir, "revoke", "alice")
+	time.Sleep(200 * time.Millisecond)
+	if status, _, body, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
+		t.Fatalf("GET as alice before SIGHUP: %d %q %v; want 200 (the CRL is not reloaded yet)", status, body, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "alice's new connection after SIGHUP", func() string {
+		if _, _, _, _, err := get(f.client(t, "alice"), url); err == nil || !strings.Contains(err.Error(), "bad certificate") {
+			return fmt.Sprintf("not refused (%v)", err)
+		}
+		return ""
+	})
+	if got := p.stderr.String(); got != "" {
+		t.Errorf("with --access-log, stderr holds %q; want nothing", got)
+	}
+}
+
+// SIGTERM stops accepting, lets an in-flight request finish, and exits 0.
+func TestProxyProcessSIGTERM(t *testing.T) {
+	f := newProxyFixture(t)
+	p := f.startProxy(t, "--shutdown-timeout", "5s")
+	alice := f.client(t, "alice")
+	type result struct {
+		status int
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		status, _, _, _, err := get(alice, "https://"+p.addr+"/slow")
+		done <- result{status, err}
+	}()
+	select {
+	case <-f.slowStarted:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the slow request did not reach the upstream\nstderr: %s", p.stderr)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.status != 200 {
+		t.Errorf("in-flight request across SIGTERM: %d %v; want 200", r.status, r.err)
+	}
+	if code := p.waitExit(t, 5*time.Second); code != 0 {
+		t.Errorf("minica proxy exited %d after SIGTERM; want 0\nstderr: %s", code, p.stderr)
+	}
+	log := p.stderr.String()
+	if !strings.Contains(log, "uri=/slow proto=HTTP/1.1 status=200") || !strings.HasSuffix(log, "minica proxy: stopped\n") {
+		t.Errorf("stderr:\n%s\nwant the /slow request logged and a final stopped line", log)
+	}
+}
