@@ -13,7 +13,8 @@ var ErrNoServerCert = errors.New("no valid server certificate with a key")
 // ServerCert returns the record of the newest server certificate issued
 // under name that is valid at now (not revoked, within its validity) and
 // whose private key the CA directory holds. Its files are at ChainPath and
-// KeyPath. It fails with an error matching ErrNoServerCert when there is
+// KeyPath. Records keep issuance times to the second: of several issued in
+// the same second, the one with the highest serial wins. It fails with an error matching ErrNoServerCert when there is
 // none, or with the error of reading the records.
 func (c *CA) ServerCert(name string, now time.Time) (*Record, error) {
 	recs, err := c.RecordsByName(name)

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"minica/ca"
 )
 
 // The tests of this file run `minica proxy` as a real process (the test
@@ -382,7 +384,8 @@ func TestProxyProcessRevoke(t *testing.T) {
 func TestProxyProcessSIGHUP(t *testing.T) {
 	t.Parallel()
 	f := newProxyFixture(t)
-	p := f.startProxy(t, "--reload-interval", "0", "--access-log", filepath.Join(t.TempDir(), "access.log"))
+	accessLog := filepath.Join(t.TempDir(), "access.log")
+	p := f.startProxy(t, "--reload-interval", "0", "--access-log", accessLog)
 	url := "https://" + p.addr + "/"
 	mustMinica(t, f.dir, "revoke", "alice")
 	time.Sleep(200 * time.Millisecond)
@@ -400,6 +403,64 @@ func TestProxyProcessSIGHUP(t *testing.T) {
 	})
 	if got := p.stderr.String(); got != "" {
 		t.Errorf("with --access-log, stderr holds %q; want nothing", got)
+	}
+	eventually(t, "the access log", func() string {
+		data, err := os.ReadFile(accessLog)
+		if err != nil {
+			return err.Error()
+		}
+		if !regexp.MustCompile(`(?m)^\S+ request remote=127\.0\.0\.1:\d+ cn=alice serial=[0-9A-F]{32} method=GET uri=/ proto=HTTP/1\.1 status=200 latency=`).Match(data) ||
+			!regexp.MustCompile(`(?m)^\S+ handshake-refused remote=127\.0\.0\.1:\d+ reason=revoked cn=alice `).Match(data) {
+			return fmt.Sprintf("without alice's request and refusal:\n%s", data)
+		}
+		return ""
+	})
+}
+
+// A renewed server certificate under --server-cert NAME is served from the
+// next reload on, and open connections stay up.
+func TestProxyProcessServerCertRenewal(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	p := f.startProxy(t, "--reload-interval", "300ms")
+	url := "https://" + p.addr + "/"
+	alice := f.client(t, "alice")
+	peerSerial := func(c *http.Client) (string, bool, error) {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", url, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			return "", false, err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != 200 {
+			return "", reused, fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return ca.SerialHex(resp.TLS.PeerCertificates[0].SerialNumber), reused, nil
+	}
+	before, _, err := peerSerial(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Records keep issuance times to the second: renew in a later second
+	// than the first certificate, so that "newest" is well defined.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	mustMinica(t, f.dir, "issue", "server", "app", "--dns", "localhost", "--ip", "127.0.0.1", "--force")
+	eventually(t, "the renewed certificate", func() string {
+		serial, _, err := peerSerial(f.client(t, "alice"))
+		if err != nil || serial == before {
+			return fmt.Sprintf("serial %s (%v)", serial, err)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "certs", "app", serial+".crt")); err != nil {
+			return fmt.Sprintf("serial %s, not a certificate of app: %v", serial, err)
+		}
+		return ""
+	})
+	serial, reused, err := peerSerial(alice)
+	if err != nil || !reused || serial != before {
+		t.Errorf("the open connection after the renewal: serial %s (want %s), reused %v, %v", serial, before, reused, err)
 	}
 }
 
