@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,7 +50,7 @@ func newProxyFixture(t *testing.T) *proxyFixture {
 	f.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			f.slowStarted <- struct{}{}
-			time.Sleep(700 * time.Millisecond)
+			time.Sleep(time.Second)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(r.Header)
@@ -99,8 +101,11 @@ var listeningLine = regexp.MustCompile(`^minica proxy: listening on (127\.0\.0\.
 // and upstream plus args, and waits for its listening line.
 func (f *proxyFixture) startProxy(t *testing.T, args ...string) *proxyProc {
 	t.Helper()
-	args = append([]string{"proxy", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
-		"--upstream", f.upstream.URL, "--server-cert", "app"}, args...)
+	base := []string{"proxy", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--upstream", f.upstream.URL}
+	if !slices.Contains(args, "--cert") {
+		base = append(base, "--server-cert", "app")
+	}
+	args = append(base, args...)
 	cmd := exec.Command("minica", args...)
 	cmd.Env = append(os.Environ(), "MINICA_DIR="+f.dir)
 	p := &proxyProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
@@ -479,10 +484,14 @@ func TestProxyProcessServerCertRenewal(t *testing.T) {
 }
 
 // SIGTERM stops accepting, lets an in-flight request finish, and exits 0.
+// This proxy runs from files (--cert, --key, --ca, --crl), not from the CA
+// directory.
 func TestProxyProcessSIGTERM(t *testing.T) {
 	t.Parallel()
 	f := newProxyFixture(t)
-	p := f.startProxy(t, "--shutdown-timeout", "5s")
+	p := f.startProxy(t, "--shutdown-timeout", "5s",
+		"--cert", f.file(t, "app", ".chain.pem"), "--key", f.file(t, "app", ".key"),
+		"--ca", filepath.Join(f.dir, "ca.crt"), "--crl", filepath.Join(f.dir, "crl.pem"))
 	alice := f.client(t, "alice")
 	type result struct {
 		status int
@@ -500,6 +509,20 @@ func TestProxyProcessSIGTERM(t *testing.T) {
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	eventually(t, "new connections after SIGTERM", func() string {
+		conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err != nil {
+			return ""
+		}
+		conn.Close()
+		return "accepted"
+	})
+	select {
+	case r := <-done:
+		t.Errorf("the in-flight request ended (%d %v) before the listener closed; want it still running", r.status, r.err)
+		done <- r
+	default:
 	}
 	r := <-done
 	if r.err != nil || r.status != 200 {
