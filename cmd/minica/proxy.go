@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -69,7 +68,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "allow-ou", Usage: "let through clients with this `OU` (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-uri", Usage: "let through clients with this `URI` SAN (repeatable)"},
 		&cli.StringFlag{Name: "metrics", Usage: "serve /metrics and /healthz on `ADDR`, a listener of their own"},
-		&cli.StringFlag{Name: "access-log", Usage: "append the access and event log to `FILE` (default: stderr)"},
+		&cli.StringFlag{Name: "access-log", Usage: "append the access and event log to `FILE`, reopened on SIGHUP (default: stderr)"},
 		&cli.IntFlag{Name: "max-header-bytes", Value: proxy.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},
 		&cli.IntFlag{Name: "upstream-header-bytes", Value: proxy.DefaultUpstreamHeaderBytes, Usage: "answer 431 when request plus identity headers exceed `N` bytes"},
 		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections open; more wait"},
@@ -100,6 +99,7 @@ type proxyOptions struct {
 	listen, metrics, accessLog string
 	shutdown                   time.Duration
 	cfg                        proxy.Config
+	logFile                    *logFile // the --access-log file, nil for stderr
 }
 
 func runProxy(c *cli.Context, e *env) error {
@@ -120,12 +120,14 @@ func runProxy(c *cli.Context, e *env) error {
 	if err := setProxySources(c, e, authority, &o.cfg); err != nil {
 		return err
 	}
-	logOut, closeLog, err := openAccessLog(o.accessLog, e.stderr)
-	if err != nil {
-		return err
+	o.cfg.Log, o.cfg.Now = e.stderr, e.now
+	if o.accessLog != "" {
+		if o.logFile, err = openLogFile(o.accessLog); err != nil {
+			return err
+		}
+		defer o.logFile.Close()
+		o.cfg.Log = o.logFile
 	}
-	defer closeLog()
-	o.cfg.Log, o.cfg.Now = logOut, e.now
 	p, err := proxy.New(o.cfg)
 	if err != nil {
 		return proxyStartHint(err)
@@ -303,18 +305,6 @@ func loadServerCert(authority *ca.CA, name string, now time.Time) (tls.Certifica
 		out.Certificate = append(out.Certificate, c.Raw)
 	}
 	return out, nil
-}
-
-// openAccessLog opens the --access-log file for appending, or returns def.
-func openAccessLog(file string, def io.Writer) (io.Writer, func(), error) {
-	if file == "" {
-		return def, func() {}, nil
-	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening access log %q: %w", file, err)
-	}
-	return f, func() { f.Close() }, nil
 }
 
 // proxyStartHint adds what to do to the errors of proxy.New.

@@ -53,6 +53,11 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 		select {
 		case <-hup:
 			p.Reload() // logs and counts its own failures
+			if o.logFile != nil {
+				if err := o.logFile.Reopen(); err != nil {
+					warnf(e.stderr, "%v; still writing to the previous file", err)
+				}
+			}
 		case err := <-served:
 			if err != nil {
 				return fmt.Errorf("serving on %s: %w", ln.Addr(), err)

@@ -399,7 +399,8 @@ func TestProxyProcessRevoke(t *testing.T) {
 	}
 }
 
-// With periodic reloads off, a revocation takes effect on SIGHUP.
+// With periodic reloads off, a revocation takes effect on SIGHUP, which
+// also reopens the --access-log file (log rotation: rename, then SIGHUP).
 func TestProxyProcessSIGHUP(t *testing.T) {
 	t.Parallel()
 	f := newProxyFixture(t)
@@ -411,6 +412,13 @@ func TestProxyProcessSIGHUP(t *testing.T) {
 	if status, _, body, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
 		t.Fatalf("GET as alice before SIGHUP: %d %q %v; want 200 (the CRL is not reloaded yet)", status, body, err)
 	}
+	requestLine := regexp.MustCompile(`(?m)^\S+ request remote=127\.0\.0\.1:\d+ cn=alice serial=[0-9A-F]+ method=GET uri=/ proto=HTTP/1\.1 status=200 latency=`)
+	refusalLine := regexp.MustCompile(`(?m)^\S+ handshake-refused remote=127\.0\.0\.1:\d+ reason=revoked cn=alice `)
+	waitFile(t, accessLog, requestLine)
+	if err := os.Rename(accessLog, accessLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -420,17 +428,25 @@ func TestProxyProcessSIGHUP(t *testing.T) {
 		}
 		return ""
 	})
+	waitFile(t, accessLog, refusalLine)
+	if data, err := os.ReadFile(accessLog + ".1"); err != nil || refusalLine.Match(data) {
+		t.Errorf("the rotated log after SIGHUP (%v):\n%s\nwant no line written after the reopen", err, data)
+	}
 	if got := p.stderr.String(); got != "" {
 		t.Errorf("with --access-log, stderr holds %q; want nothing", got)
 	}
-	eventually(t, "the access log", func() string {
-		data, err := os.ReadFile(accessLog)
+}
+
+// waitFile waits until file holds a line matching re.
+func waitFile(t *testing.T, file string, re *regexp.Regexp) {
+	t.Helper()
+	eventually(t, file, func() string {
+		data, err := os.ReadFile(file)
 		if err != nil {
 			return err.Error()
 		}
-		if !regexp.MustCompile(`(?m)^\S+ request remote=127\.0\.0\.1:\d+ cn=alice serial=[0-9A-F]{32} method=GET uri=/ proto=HTTP/1\.1 status=200 latency=`).Match(data) ||
-			!regexp.MustCompile(`(?m)^\S+ handshake-refused remote=127\.0\.0\.1:\d+ reason=revoked cn=alice `).Match(data) {
-			return fmt.Sprintf("without alice's request and refusal:\n%s", data)
+		if !re.Match(data) {
+			return fmt.Sprintf("without a line matching %s:\n%s", re, data)
 		}
 		return ""
 	})
