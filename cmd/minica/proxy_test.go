@@ -191,6 +191,12 @@ func (p *proxyProc) waitExit(t *testing.T, d time.Duration) int {
 // ""), trusting the CA, over HTTP/1.1 with keep-alive.
 func (f *proxyFixture) client(t *testing.T, name string) *http.Client {
 	t.Helper()
+	return f.newClient(t, name, false)
+}
+
+// newClient is client, over HTTP/2 when h2.
+func (f *proxyFixture) newClient(t *testing.T, name string, h2 bool) *http.Client {
+	t.Helper()
 	caPEM, err := os.ReadFile(filepath.Join(f.dir, "ca.crt"))
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +211,7 @@ func (f *proxyFixture) client(t *testing.T, name string) *http.Client {
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
-	tr := &http.Transport{TLSClientConfig: cfg, MaxConnsPerHost: 1}
+	tr := &http.Transport{TLSClientConfig: cfg, MaxConnsPerHost: 1, ForceAttemptHTTP2: h2}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
 }
@@ -367,25 +373,29 @@ func TestProxyProcessRevoke(t *testing.T) {
 	f := newProxyFixture(t)
 	p := f.startProxy(t, "--reload-interval", "300ms")
 	url := "https://" + p.addr + "/"
-	alice, bob := f.client(t, "alice"), f.client(t, "bob")
-	for name, c := range map[string]*http.Client{"alice": alice, "bob": bob} {
+	alice, aliceH2, bob := f.client(t, "alice"), f.newClient(t, "alice", true), f.client(t, "bob")
+	for name, c := range map[string]*http.Client{"alice": alice, "alice over HTTP/2": aliceH2, "bob": bob} {
 		if status, _, body, _, err := get(c, url); err != nil || status != 200 {
 			t.Fatalf("GET as %s before the revocation: %d %q %v", name, status, body, err)
 		}
 	}
 	mustMinica(t, f.dir, "revoke", "alice")
-	eventually(t, "alice's open connection", func() string {
-		status, _, body, reused, err := get(alice, url)
-		switch {
-		case err != nil:
-			return fmt.Sprintf("an error: %v", err)
-		case !reused:
-			return "on a new connection"
-		case status != http.StatusForbidden || body != "client certificate revoked\n":
-			return fmt.Sprintf("answered %d %q", status, body)
-		}
-		return ""
-	})
+	for name, c := range map[string]*http.Client{"HTTP/1.1": alice, "HTTP/2": aliceH2} {
+		eventually(t, "alice's open "+name+" connection", func() string {
+			status, _, body, reused, err := get(c, url)
+			switch {
+			case err != nil:
+				return fmt.Sprintf("an error: %v", err)
+			case !reused:
+				return "on a new connection"
+			case status != http.StatusForbidden || body != "client certificate revoked\n":
+				return fmt.Sprintf("answered %d %q", status, body)
+			}
+			return ""
+		})
+	}
+	p.waitLog(t, " request ", "cn=alice ", "proto=HTTP/2.0 status=403 reason=revoked ")
+	p.waitLog(t, " request ", "cn=alice ", "proto=HTTP/1.1 status=403 reason=revoked ")
 	if _, _, _, _, err := get(f.client(t, "alice"), url); err == nil || !strings.Contains(err.Error(), "bad certificate") {
 		t.Errorf("a new connection of alice: %v; want a bad certificate alert", err)
 	}
