@@ -47,6 +47,7 @@ func newApp(e *env) *cli.App {
 			convertCommand(e),
 			inspectCommand(e),
 			selfsignedCommand(e),
+			proxyCommand(e),
 			configCommand(e),
 			completionCommand(e),
 		},
