@@ -77,6 +77,11 @@ func (c *CA) checkCert(rep *CheckReport, name, serialHex string) error {
 	file := path.Join("certs", name, serialHex+".crt")
 	cert, err := c.readCert(file)
 	if err != nil || SerialHex(cert.SerialNumber) != serialHex {
+		if serial, perr := ParseSerial(serialHex); perr == nil {
+			if rec, rerr := c.Record(serial); rerr == nil && rec.Status == StatusPending {
+				return nil // an interrupted write: the record pass finishes it
+			}
+		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("certificate %q is unreadable or does not match its file name", c.dir.Join(file)))
 		return nil
 	}
@@ -140,7 +145,15 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		latest[ev.Serial] = ev
 	}
 	for rec, err := range c.Records() {
-		if err != nil {
+		var corrupt *CorruptRecordError
+		if errors.As(err, &corrupt) {
+			if rec, err = c.rebuildRecord(rep, corrupt); err != nil {
+				return err
+			}
+			if rec == nil {
+				continue
+			}
+		} else if err != nil {
 			rep.Problems = append(rep.Problems, err.Error())
 			return nil
 		}
@@ -154,6 +167,37 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		}
 	}
 	return nil
+}
+
+// rebuildRecord replaces an unreadable record (what a power loss can make of
+// a reservation or a completion, which are not synced) from its certificate
+// file; the revocation log then restores its revocation, if any. With no
+// certificate file the record was a reservation that never produced a
+// certificate, and it is removed. It returns the rebuilt record, or nil.
+func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Record, error) {
+	matches, _ := fs.Glob(c.dir.root.FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
+	for _, file := range matches {
+		cert, err := c.readCert(file)
+		if err != nil || SerialHex(cert.SerialNumber) != corrupt.Serial {
+			continue
+		}
+		name := path.Base(path.Dir(file))
+		rec := &Record{Serial: corrupt.Serial, Name: name, Profile: profileOf(cert), IssuedAt: cert.NotBefore.Add(Backdate).UTC()}
+		_, keyErr := c.dir.Stat(rec.KeyPath())
+		rec.HasKey = keyErr == nil
+		fillRecord(rec, cert)
+		if err := c.putRecord(rec); err != nil {
+			return nil, err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the unreadable record of %s (serial %s) from its certificate", name, rec.Serial))
+		return rec, nil
+	}
+	file := recordPath(corrupt.Serial)
+	if err := c.dir.root.Remove(file); err != nil {
+		return nil, fmt.Errorf("removing %q: %w", c.dir.Join(file), err)
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("removed the unreadable record %q: no certificate with serial %s exists", c.dir.Join(file), corrupt.Serial))
+	return nil, nil
 }
 
 // reconcileRevocation makes a record agree with the revocation log, which
@@ -201,31 +245,22 @@ func (c *CA) checkRecord(rep *CheckReport, rec *Record) error {
 }
 
 // finishPending completes an interrupted issuance whose certificate reached
-// the disk (in its own file or as the first one of its chain file), and
-// voids the others, removing their now useless key.
+// the disk whole (in its own file or as the first one of its chain file),
+// and voids the others, removing their partial or now useless files.
 func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 	cert, err := c.readCert(rec.CertPath())
-	if err != nil {
-		cert, err = c.firstCert(rec.ChainPath())
-		if err == nil {
-			err = c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644)
+	if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
+		if cert, err = c.firstCert(rec.ChainPath()); err == nil && SerialHex(cert.SerialNumber) == rec.Serial {
+			err = c.dir.WriteAtomic(rec.CertPath(), pemCert(cert), 0o644)
 			if err != nil {
 				return err
 			}
+		} else {
+			return c.voidPending(rep, rec)
 		}
 	}
-	if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
-		if err := c.void(rec, nil); err != nil {
-			return err
-		}
-		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
-		}
-		rep.Repaired = append(rep.Repaired, fmt.Sprintf("voided serial %s of %s: its issuance was interrupted before the certificate was written", rec.Serial, rec.Name))
-		return nil
-	}
-	if _, err := c.dir.Stat(rec.ChainPath()); errors.Is(err, fs.ErrNotExist) {
-		if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+	if chainCert, err := c.firstCert(rec.ChainPath()); err != nil || !chainCert.Equal(cert) {
+		if err := c.dir.WriteAtomic(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
 			return err
 		}
 	}
@@ -234,6 +269,21 @@ func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 		return err
 	}
 	rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted issuance of %s (serial %s)", rec.Name, rec.Serial))
+	return nil
+}
+
+// voidPending marks a pending record void and removes whatever partial
+// files its interrupted issuance left: no whole certificate exists.
+func (c *CA) voidPending(rep *CheckReport, rec *Record) error {
+	if err := c.void(rec, nil); err != nil {
+		return err
+	}
+	for _, f := range []string{rec.KeyPath(), rec.ChainPath(), rec.CertPath()} {
+		if err := c.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %q: %w", c.dir.Join(f), err)
+		}
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("voided serial %s of %s: its issuance was interrupted before the certificate was written", rec.Serial, rec.Name))
 	return nil
 }
 

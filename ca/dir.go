@@ -52,7 +52,22 @@ func (d *Dir) MkdirAll(name string) error { return d.root.MkdirAll(name, 0o700) 
 // over name, and the directory synced. The file's mode is never changed after
 // it is written.
 func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
-	tmp, err := d.writeTemp(name, data, perm)
+	if err := d.replace(name, data, perm, true); err != nil {
+		return err
+	}
+	return d.SyncDir(path.Dir(name))
+}
+
+// ReplaceLazily replaces name with data atomically but without any fsync:
+// after a power loss name holds the old content, the new one, or (if the
+// rename reached the disk before the data) nothing readable. Only for state
+// that Check rebuilds from durable files.
+func (d *Dir) ReplaceLazily(name string, data []byte, perm os.FileMode) error {
+	return d.replace(name, data, perm, false)
+}
+
+func (d *Dir) replace(name string, data []byte, perm os.FileMode, sync bool) error {
+	tmp, err := d.writeTemp(name, data, perm, sync)
 	if err != nil {
 		return err
 	}
@@ -60,14 +75,28 @@ func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 		d.root.Remove(tmp)
 		return fmt.Errorf("renaming %q: %w", d.Join(name), err)
 	}
-	return d.SyncDir(path.Dir(name))
+	return nil
 }
 
 // CreateExclusive writes a new file name durably and fails with an error
 // matching fs.ErrExist when it already exists. The data is first written to a
 // temporary file, so name never holds a partial file.
 func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error {
-	tmp, err := d.writeTemp(name, data, perm)
+	if err := d.createExclusive(name, data, perm, true); err != nil {
+		return err
+	}
+	return d.SyncDir(path.Dir(name))
+}
+
+// CreateExclusiveLazily is CreateExclusive without any fsync: other
+// processes see name at once, all or nothing, but a power loss may lose it
+// or leave it unreadable. Only for state that Check rebuilds.
+func (d *Dir) CreateExclusiveLazily(name string, data []byte, perm os.FileMode) error {
+	return d.createExclusive(name, data, perm, false)
+}
+
+func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync bool) error {
+	tmp, err := d.writeTemp(name, data, perm, sync)
 	if err != nil {
 		return err
 	}
@@ -79,11 +108,36 @@ func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error 
 	if err := d.root.Remove(tmp); err != nil {
 		return fmt.Errorf("removing %q: %w", d.Join(tmp), err)
 	}
-	return d.SyncDir(path.Dir(name))
+	return nil
 }
 
-// writeTemp writes data to a fresh synced temporary file beside name.
-func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode) (string, error) {
+// CreateNew writes a new file name with O_EXCL and syncs it, but not its
+// directory: callers that create several files sync the directory once.
+// It fails with an error matching fs.ErrExist when name exists. A crash can
+// leave a partial file, so it is only for files that a record marks as not
+// yet complete (see CA.Check); a failed write removes what it wrote.
+func (d *Dir) CreateNew(name string, data []byte, perm os.FileMode) error {
+	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("creating %q: %w", d.Join(name), err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		d.root.Remove(name)
+		return fmt.Errorf("writing %q: %w", d.Join(name), werr)
+	}
+	return nil
+}
+
+// writeTemp writes data to a fresh temporary file beside name, synced when
+// sync is set.
+func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode, sync bool) (string, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
@@ -92,7 +146,7 @@ func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode) (string, err
 		return "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
 	}
 	_, werr := f.Write(data)
-	if werr == nil {
+	if werr == nil && sync {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {

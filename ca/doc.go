@@ -24,10 +24,12 @@
 //
 // # Durability
 //
-// Every state file is written to a temporary file in the same directory,
-// synced, renamed into place, and the directory synced ([Dir.WriteAtomic]).
-// A serial is reserved by creating its record with O_EXCL before the
+// State files are replaced atomically and durably ([Dir.WriteAtomic]). A
+// serial is reserved by creating its record with O_EXCL before the
 // certificate is signed, so a certificate never exists on disk without a
-// record. After a crash, [CA.Check] completes or voids pending records and
-// removes temporary files.
+// record. The certificate's files are created in place and synced before
+// issuance reports success; the reservation and the completed record are
+// atomic but not synced, and [CA.Check] rebuilds them from those files after
+// a power loss. Check also completes or voids pending records and removes
+// temporary files.
 package ca

@@ -179,36 +179,55 @@ func (c *CA) void(rec *Record, cause error) error {
 }
 
 // store writes the key, chain and certificate, then completes the record.
-// The key is written first, so a certificate on disk always has its key;
-// Check finishes a record from its certificate or chain file.
+// The files are new (their names hold the serial), so they are created in
+// place with O_EXCL and their directory is synced once, after all three:
+// every temporary file costs an inode allocation, the largest share of an
+// issuance's CPU. The key goes first, so a certificate on disk always has
+// its key; Check finishes a pending record from its certificate or chain
+// file and removes partial files of one that did not get that far.
 func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
 	out := &Issued{Record: rec, Cert: cert, Key: key}
-	if err := c.dir.MkdirAll(certDir(rec.Name)); err != nil {
-		return nil, c.void(rec, fmt.Errorf("creating %q: %w", c.dir.Join(certDir(rec.Name)), err))
+	if err := c.makeCertDir(rec.Name); err != nil {
+		return nil, c.void(rec, err)
 	}
 	if key != nil {
 		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
 		if err != nil {
 			return nil, c.void(rec, err)
 		}
-		if err := c.dir.CreateExclusive(rec.KeyPath(), keyPEM, 0o600); err != nil {
+		if err := c.dir.CreateNew(rec.KeyPath(), keyPEM, 0o600); err != nil {
 			return nil, c.void(rec, err)
 		}
 		out.KeyFile = c.dir.Join(rec.KeyPath())
 	}
-	if err := c.dir.CreateExclusive(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+	if err := c.dir.CreateNew(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
 		return nil, c.void(rec, err)
 	}
-	if err := c.dir.CreateExclusive(rec.CertPath(), pemCert(cert), 0o644); err != nil {
+	if err := c.dir.CreateNew(rec.CertPath(), pemCert(cert), 0o644); err != nil {
+		return nil, c.void(rec, err)
+	}
+	if err := c.dir.SyncDir(certDir(rec.Name)); err != nil {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
-	if err := c.putRecord(rec); err != nil {
+	if err := c.completeRecord(rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
 	out.CertFile = c.dir.Join(rec.CertPath())
 	out.ChainFile = c.dir.Join(rec.ChainPath())
 	return out, nil
+}
+
+// makeCertDir creates certs/NAME when it is new, and syncs certs/ so that
+// the new entry survives a power loss.
+func (c *CA) makeCertDir(name string) error {
+	if _, err := c.dir.Stat(certDir(name)); err == nil {
+		return nil
+	}
+	if err := c.dir.MkdirAll(certDir(name)); err != nil {
+		return fmt.Errorf("creating %q: %w", c.dir.Join(certDir(name)), err)
+	}
+	return c.dir.SyncDir("certs")
 }
 
 func pemCert(cert *x509.Certificate) []byte {

@@ -95,32 +95,59 @@ func encodeRecord(r *Record) []byte {
 	return append(b, '\n')
 }
 
+// CorruptRecordError is returned for a record file that does not decode.
+type CorruptRecordError struct {
+	File   string // the path, for messages
+	Serial string // from the file name
+	Err    error
+}
+
+func (e *CorruptRecordError) Error() string {
+	return fmt.Sprintf("corrupt record %q: %v", e.File, e.Err)
+}
+
+// Unwrap returns the decoding error.
+func (e *CorruptRecordError) Unwrap() error { return e.Err }
+
 func decodeRecord(data []byte, file string) (*Record, error) {
+	corrupt := func(err error) error {
+		return &CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
+	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("corrupt record %q: %w", file, err)
+		return nil, corrupt(err)
 	}
 	if len(r.Serial) != 32 || path.Base(file) != r.Serial+".json" {
-		return nil, fmt.Errorf("corrupt record %q: serial %q does not match the file name", file, r.Serial)
+		return nil, corrupt(fmt.Errorf("serial %q does not match the file name", r.Serial))
 	}
 	if ValidateName(r.Name) != nil {
-		return nil, fmt.Errorf("corrupt record %q: invalid name %q", file, r.Name)
+		return nil, corrupt(fmt.Errorf("invalid name %q", r.Name))
 	}
 	return &r, nil
 }
 
 // reserve creates the pending record of a new serial; it fails with an error
-// matching fs.ErrExist when the serial is taken.
+// matching fs.ErrExist when the serial is taken. It does not sync: every
+// other process sees the reservation at once, and after a power loss Check
+// rebuilds a lost or unreadable one from the certificate files, which are
+// synced before issuance reports success.
 func (c *CA) reserve(r *Record) error {
 	if err := c.dir.MkdirAll(path.Dir(recordPath(r.Serial))); err != nil {
 		return fmt.Errorf("creating database directory: %w", err)
 	}
-	return c.dir.CreateExclusive(recordPath(r.Serial), encodeRecord(r), 0o644)
+	return c.dir.CreateExclusiveLazily(recordPath(r.Serial), encodeRecord(r), 0o644)
 }
 
-// putRecord replaces an existing record atomically.
+// putRecord replaces an existing record atomically and durably.
 func (c *CA) putRecord(r *Record) error {
 	return c.dir.WriteAtomic(recordPath(r.Serial), encodeRecord(r), 0o644)
+}
+
+// completeRecord replaces a pending record with the completed one, without
+// a sync: if a power loss undoes it, Check completes the record again from
+// the synced certificate.
+func (c *CA) completeRecord(r *Record) error {
+	return c.dir.ReplaceLazily(recordPath(r.Serial), encodeRecord(r), 0o644)
 }
 
 // Record returns the record of a serial number, or an error matching
@@ -185,8 +212,9 @@ func sortByIssued(recs []*Record) {
 
 // Records iterates over every record in the database, one shard directory
 // at a time, so that a million records stream in constant memory. Records
-// come in serial order. Iteration stops at the first error, which is yielded
-// with a nil record.
+// come in serial order. A record that does not decode is yielded as a
+// *CorruptRecordError with a nil record, and iteration goes on if the
+// consumer does; any other error ends it.
 func (c *CA) Records() iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		shards, err := fs.ReadDir(c.dir.root.FS(), "db")
@@ -228,7 +256,7 @@ func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
 			return yield(nil, fmt.Errorf("reading record %q: %w", file, err))
 		}
 		r, err := decodeRecord(buf, file)
-		if !yield(r, err) || err != nil {
+		if !yield(r, err) {
 			return false
 		}
 	}

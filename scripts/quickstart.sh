@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
-go build -o "$bin/minica" ./cmd/minica
+bash scripts/build.sh "$bin/minica"
 export MINICA_DIR=${MINICA_DIR:-$(mktemp -d)/demo-ca}
 minica() { "$bin/minica" "$@"; }
 

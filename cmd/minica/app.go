@@ -47,6 +47,8 @@ func newApp(e *env) *cli.App {
 			convertCommand(e),
 			inspectCommand(e),
 			selfsignedCommand(e),
+			proxyCommand(e),
+			configCommand(e),
 			completionCommand(e),
 		},
 		Reader:               e.stdin,

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"minica/formats"
 )
 
 // The CRL checks of the revocation scripts, parsed with crypto/x509.
@@ -90,7 +92,7 @@ func reasonName(code int) string {
 func readScriptCert(ts *testscript.TestScript, file string) *x509.Certificate {
 	data, err := os.ReadFile(ts.MkAbs(file))
 	ts.Check(err)
-	certs, err := parseCerts(data)
+	certs, err := formats.ParseCertificates(data)
 	if err != nil {
 		ts.Fatalf("%s: %v", file, err)
 	}

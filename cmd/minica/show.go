@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/formats"
 )
 
 func showCommand(e *env) *cli.Command {
@@ -106,7 +107,7 @@ func readCertFile(file string) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading certificate: %w", err)
 	}
-	certs, err := parseCerts(data)
+	certs, err := formats.ParseCertificates(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

@@ -1,0 +1,116 @@
+package ca
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"minica/revoke"
+)
+
+// TestCheckFinishesInterruptedIssuance builds the states a crash in store
+// can leave (the files are written in place, so a crash can truncate one)
+// and checks that Check completes the record when a whole certificate
+// reached the disk and voids it, removing the partial files, otherwise.
+func TestCheckFinishesInterruptedIssuance(t *testing.T) {
+	tests := []struct {
+		name       string
+		damage     func(c *CA, r *Record)
+		wantRepair string
+		wantStatus Status
+		wantGone   []func(r *Record) string
+	}{
+		{"certificate not yet written", func(c *CA, r *Record) { os.Remove(c.Path(r.CertPath())) },
+			"completed the interrupted issuance", StatusValid, nil},
+		{"certificate truncated", func(c *CA, r *Record) { truncate(t, c.Path(r.CertPath())) },
+			"completed the interrupted issuance", StatusValid, nil},
+		{"chain truncated", func(c *CA, r *Record) { truncate(t, c.Path(r.ChainPath())) },
+			"completed the interrupted issuance", StatusValid, nil},
+		{"chain truncated, no certificate", func(c *CA, r *Record) {
+			truncate(t, c.Path(r.ChainPath()))
+			os.Remove(c.Path(r.CertPath()))
+		}, "voided serial", StatusVoid, []func(r *Record) string{(*Record).KeyPath, (*Record).ChainPath}},
+		{"key truncated, nothing else", func(c *CA, r *Record) {
+			truncate(t, c.Path(r.KeyPath()))
+			os.Remove(c.Path(r.ChainPath()))
+			os.Remove(c.Path(r.CertPath()))
+		}, "voided serial", StatusVoid, []func(r *Record) string{(*Record).KeyPath}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, signer := newTestCA(t, InitOptions{})
+			if _, err := c.PublishCRL(signer, 0); err != nil {
+				t.Fatal(err)
+			}
+			is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := is.Record
+			tt.damage(c, rec)
+			pending := *rec
+			pending.Status = StatusPending
+			if err := c.putRecord(&pending); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := c.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Problems) > 0 || len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], tt.wantRepair) {
+				t.Fatalf("Check() repaired %q, problems %q; want one repair containing %q", rep.Repaired, rep.Problems, tt.wantRepair)
+			}
+			got, err := c.Record(is.Cert.SerialNumber)
+			if err != nil || got.Status != tt.wantStatus {
+				t.Fatalf("record status = %v (%v); want %s", got.Status, err, tt.wantStatus)
+			}
+			if tt.wantStatus == StatusValid {
+				cert, err := c.readCert(rec.CertPath())
+				if err != nil || !cert.Equal(is.Cert) {
+					t.Errorf("certificate file after check: %v", err)
+				}
+				chain, err := c.firstCert(rec.ChainPath())
+				if err != nil || !chain.Equal(is.Cert) {
+					t.Errorf("chain file after check: %v", err)
+				}
+			}
+			for _, p := range tt.wantGone {
+				if _, err := os.Stat(c.Path(p(rec))); !os.IsNotExist(err) {
+					t.Errorf("%s still exists after voiding", p(rec))
+				}
+			}
+			if again, _ := c.Check(); len(again.Repaired)+len(again.Problems) != 0 {
+				t.Errorf("second Check() = %+v; want nothing to do", again)
+			}
+		})
+	}
+}
+
+// TestCheckRebuildsUnreadableRevokedRecord: records are synced lazily, so a
+// power loss can leave one unreadable; check rebuilds it from the
+// certificate, and the revocation log (synced first) restores its
+// revocation.
+func TestCheckRebuildsUnreadableRevokedRecord(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	is, err := c.Issue(signer, Request{Name: "lost", Profile: Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Path(recordPath(is.Record.Serial)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Check()
+	if err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("Check() = %+v, %v", rep, err)
+	}
+	got, err := c.Record(is.Cert.SerialNumber)
+	if err != nil || got.Status != StatusRevoked || got.Reason != "keyCompromise" || !got.HasKey {
+		t.Fatalf("rebuilt record = %+v, %v; want revoked keyCompromise with its key", got, err)
+	}
+}

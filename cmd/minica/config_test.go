@@ -1,0 +1,156 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseListen(t *testing.T) {
+	tests := []struct {
+		in, addr, port, wantErr string
+	}{
+		{in: "443", port: "443"},
+		{in: ":8443", port: "8443"},
+		{in: "127.0.0.1:8443", addr: "127.0.0.1", port: "8443"},
+		{in: "[::1]:443", addr: "::1", port: "443"},
+		{in: "0", wantErr: `"0": the port must be a number from 1 to 65535`},
+		{in: "65536", wantErr: `"65536": the port must be a number from 1 to 65535`},
+		{in: "https", wantErr: `"https": the port must be a number from 1 to 65535`},
+		{in: "", wantErr: `"": the port must be a number from 1 to 65535`},
+		{in: "localhost:443", wantErr: `"localhost:443": the address must be an IP address`},
+		{in: "::1:443", wantErr: `"::1:443" is not PORT or ADDR:PORT`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			addr, port, err := parseListen(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("parseListen(%q) error = %v; want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || addr != tt.addr || port != tt.port {
+				t.Fatalf("parseListen(%q) = %q, %q, %v; want %q, %q", tt.in, addr, port, err, tt.addr, tt.port)
+			}
+		})
+	}
+}
+
+func TestParseUpstream(t *testing.T) {
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{in: "127.0.0.1:8080", want: "http://127.0.0.1:8080"},
+		{in: "http://app.internal:3000/", want: "http://app.internal:3000"},
+		{in: "http://app.internal", want: "http://app.internal:80"},
+		{in: "http://[::1]:9000", want: "http://[::1]:9000"},
+		{in: "https://app:8443", wantErr: `"https://app:8443": only http upstreams are supported (keep the app on a loopback or private address)`},
+		{in: "unix:/run/app.sock", wantErr: `"unix:/run/app.sock": want http://HOST:PORT or HOST:PORT`},
+		{in: "app", wantErr: `"app": want http://HOST:PORT or HOST:PORT`},
+		{in: "ftp://app:21", wantErr: `"ftp://app:21": only http upstreams are supported (keep the app on a loopback or private address)`},
+		{in: "http://app:80/sub", wantErr: `"http://app:80/sub": want http://HOST:PORT`},
+		{in: "http://u:p@app:80", wantErr: `"http://u:p@app:80": want http://HOST:PORT`},
+		{in: "http://app:80/?q=1", wantErr: `"http://app:80/?q=1": want http://HOST:PORT`},
+		{in: "http://", wantErr: `"http://": want http://HOST:PORT`},
+		{in: "http://a b", wantErr: `"http://a b" is not a URL`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			u, err := parseUpstream(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("parseUpstream(%q) error = %v; want %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || u.String() != tt.want {
+				t.Fatalf("parseUpstream(%q) = %v, %v; want %s", tt.in, u, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestChooseSchedule(t *testing.T) {
+	tests := []struct {
+		lifetime time.Duration
+		want     string // the schedule's label
+		wantErr  string
+	}{
+		{lifetime: 30 * 24 * time.Hour, want: "1d"},
+		{lifetime: 7 * 24 * time.Hour, want: "1d"},
+		{lifetime: 4 * 24 * time.Hour, want: "1d"},
+		{lifetime: 3 * 24 * time.Hour, want: "12h"},
+		{lifetime: 24 * time.Hour, want: "6h"},
+		{lifetime: 23 * time.Hour, want: "4h"},
+		{lifetime: 4 * time.Hour, want: "1h"},
+		{lifetime: time.Hour, want: "15m"},
+		{lifetime: 20 * time.Minute, want: "5m"},
+		{lifetime: 19 * time.Minute, wantErr: "the CA's CRL lifetime 19m is too short for a scheduled job (at least 20m)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lifetime.String(), func(t *testing.T) {
+			s, err := chooseSchedule(tt.lifetime)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("chooseSchedule(%s) error = %v; want %q", tt.lifetime, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || s.label != tt.want {
+				t.Fatalf("chooseSchedule(%s) = %q, %v; want %q", tt.lifetime, s.label, err, tt.want)
+			}
+			if s.every > tt.lifetime/4 {
+				t.Errorf("chooseSchedule(%s) runs every %s: more than a quarter of the lifetime", tt.lifetime, s.every)
+			}
+		})
+	}
+}
+
+func TestSchedulesAgree(t *testing.T) {
+	for _, s := range schedules {
+		if got := shortDuration(s.every); got != s.label {
+			t.Errorf("schedule every %s is labelled %q; want %q", s.every, s.label, got)
+		}
+		if (24*time.Hour)%s.every != 0 {
+			t.Errorf("schedule every %s does not divide a day", s.every)
+		}
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{7 * 24 * time.Hour, "7d"},
+		{24 * time.Hour, "1d"},
+		{36 * time.Hour, "36h"},
+		{6 * time.Hour, "6h"},
+		{90 * time.Minute, "1h30m"},
+		{10 * time.Minute, "10m"},
+		{90 * time.Second, "1m30s"},
+	}
+	for _, tt := range tests {
+		if got := shortDuration(tt.d); got != tt.want {
+			t.Errorf("shortDuration(%s) = %q; want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestShellJoin(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"/usr/bin/minica", "--dir", "/srv/ca", "crl"}, "/usr/bin/minica --dir /srv/ca crl"},
+		{[]string{"minica", "--dir", "/srv/my ca"}, "minica --dir '/srv/my ca'"},
+		{[]string{"echo", "it's"}, `echo 'it'\''s'`},
+		{[]string{"echo", ""}, "echo ''"},
+		{[]string{"echo", "$HOME;rm"}, "echo '$HOME;rm'"},
+	}
+	for _, tt := range tests {
+		if got := shellJoin(tt.args); got != tt.want {
+			t.Errorf("shellJoin(%q) = %s; want %s", tt.args, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/proxy"
+	"minica/revoke"
+)
+
+// Defaults of the proxy command that the library does not define.
+const (
+	defaultListen          = ":8443"
+	defaultReloadInterval  = 5 * time.Second
+	defaultShutdownTimeout = 30 * time.Second
+)
+
+func proxyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "proxy",
+		Usage:     "run the mTLS reverse proxy: only valid, unrevoked clients of the CA reach --upstream",
+		ArgsUsage: " ",
+		Description: "Requires a client certificate of the CA (chain, validity, EKU clientAuth, CRL)\n" +
+			"and forwards each request to --upstream with identity headers (--headers,\n" +
+			"--header). The CA certificate and the CRL come from the CA directory unless\n" +
+			"--ca and --crl name files; the server certificate is the newest valid one of\n" +
+			"--server-cert NAME, or --cert and --key. The CA, CRL and server certificate\n" +
+			"are re-read every --reload-interval and on SIGHUP; a bad new file keeps the\n" +
+			"last good one. SIGTERM or SIGINT stop accepting, drain in-flight requests\n" +
+			"for up to --shutdown-timeout, and exit 0. Durations accept Go syntax plus\n" +
+			"d and y; 0 turns off --crl-grace and --reload-interval. See docs/proxy.md.\n\n" +
+			"Example:\n   minica proxy --upstream http://127.0.0.1:8080 --server-cert app.example.com\n" +
+			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
+			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
+		Flags: proxyFlags(),
+		Action: func(c *cli.Context) error {
+			return runProxy(c, e)
+		},
+	}
+}
+
+func proxyFlags() []cli.Flag {
+	dur := shortDuration
+	return []cli.Flag{
+		&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen for TLS clients on `ADDR` (HOST:PORT; port 0 picks a free one)"},
+		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT, https://HOST:PORT or unix:/PATH (required)"},
+		&cli.StringFlag{Name: "upstream-ca", Usage: "verify an https upstream against the CA certificates in `FILE` (default: the system roots)"},
+		&cli.StringFlag{Name: "server-cert", Usage: "serve the newest valid server certificate issued as `NAME`, with its chain and key"},
+		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
+		&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
+		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt)"},
+		&cli.StringFlag{Name: "crl", Usage: "check clients against the CRL in `FILE`, PEM or DER (default: the CA directory's crl.der)"},
+		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
+		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
+		&cli.StringFlag{Name: "headers", Value: proxy.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(proxy.Profiles, ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(proxy.FieldNames(), ", ") + ")"},
+		&cli.StringSliceFlag{Name: "allow-cn", Usage: "let through only clients with this `CN` or another allowed value (repeatable)"},
+		&cli.StringSliceFlag{Name: "allow-email", Usage: "let through clients with this `EMAIL` (repeatable)"},
+		&cli.StringSliceFlag{Name: "allow-ou", Usage: "let through clients with this `OU` (repeatable)"},
+		&cli.StringSliceFlag{Name: "allow-uri", Usage: "let through clients with this `URI` SAN (repeatable)"},
+		&cli.StringFlag{Name: "metrics", Usage: "serve /metrics and /healthz on `ADDR`, a listener of their own"},
+		&cli.StringFlag{Name: "access-log", Usage: "append the access and event log to `FILE`, reopened on SIGHUP (default: stderr)"},
+		&cli.IntFlag{Name: "max-header-bytes", Value: proxy.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},
+		&cli.IntFlag{Name: "upstream-header-bytes", Value: proxy.DefaultUpstreamHeaderBytes, Usage: "answer 431 when request plus identity headers exceed `N` bytes"},
+		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections open; more wait"},
+		&cli.StringFlag{Name: "handshake-timeout", Value: dur(proxy.DefaultHandshakeTimeout), Usage: "close connections whose TLS handshake takes longer than `DURATION`"},
+		&cli.StringFlag{Name: "header-timeout", Value: dur(proxy.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
+		&cli.StringFlag{Name: "idle-timeout", Value: dur(proxy.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
+		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
+		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
+		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
+	}
+}
+
+// shortDuration prints d as Go does, less its zero minutes and seconds:
+// "2m", not "2m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// proxyOptions are the flags of the proxy command, checked.
+type proxyOptions struct {
+	listen, metrics, accessLog string
+	shutdown                   time.Duration
+	cfg                        proxy.Config
+	logFile                    *logFile // the --access-log file, nil for stderr
+}
+
+func runProxy(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	o, err := parseProxyFlags(c)
+	if err != nil {
+		return err
+	}
+	var authority *ca.CA
+	if c.String("server-cert") != "" || c.String("ca") == "" || c.String("crl") == "" {
+		if authority, err = openCA(c, e); err != nil {
+			return err
+		}
+		defer authority.Close()
+	}
+	if err := setProxySources(c, e, authority, &o.cfg); err != nil {
+		return err
+	}
+	o.cfg.Log, o.cfg.Now = e.stderr, e.now
+	if o.accessLog != "" {
+		if o.logFile, err = openLogFile(o.accessLog); err != nil {
+			return err
+		}
+		defer o.logFile.Close()
+		o.cfg.Log = o.logFile
+	}
+	p, err := proxy.New(o.cfg)
+	if err != nil {
+		return proxyStartHint(err)
+	}
+	return serveProxy(c.Context, e, p, o)
+}
+
+// parseProxyFlags checks every flag that needs no file, so that a mistake
+// is a usage error before anything is opened.
+func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
+	o := &proxyOptions{listen: c.String("listen"), metrics: c.String("metrics"), accessLog: c.String("access-log")}
+	cfg := &o.cfg
+	cfg.Upstream = c.String("upstream")
+	switch up := cfg.Upstream; {
+	case up == "":
+		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH")
+	case !strings.HasPrefix(up, "http://") && !strings.HasPrefix(up, "https://") && !strings.HasPrefix(up, "unix:"):
+		return nil, usagef(c, "--upstream %q: want http://HOST:PORT, https://HOST:PORT or unix:/PATH", up)
+	}
+	if err := checkServerCertFlags(c); err != nil {
+		return nil, err
+	}
+	if crl := c.String("crl"); strings.Contains(crl, "://") {
+		return nil, usagef(c, "--crl %q: minica proxy reads the CRL from a file, not a URL; let a job download it to a file and pass that", crl)
+	}
+	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
+	if _, err := proxy.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
+		return nil, usagef(c, "%v", err)
+	}
+	cfg.AllowCN, cfg.AllowEmail = c.StringSlice("allow-cn"), c.StringSlice("allow-email")
+	cfg.AllowOU, cfg.AllowURI = c.StringSlice("allow-ou"), c.StringSlice("allow-uri")
+	durations := []struct {
+		flag       string
+		dst        *time.Duration
+		zeroIsNone bool
+	}{
+		{"crl-grace", &cfg.CRLGrace, true},
+		{"reload-interval", &cfg.ReloadInterval, true},
+		{"handshake-timeout", &cfg.HandshakeTimeout, false},
+		{"header-timeout", &cfg.ReadHeaderTimeout, false},
+		{"idle-timeout", &cfg.IdleTimeout, false},
+		{"upstream-dial-timeout", &cfg.UpstreamDialTimeout, false},
+		{"upstream-timeout", &cfg.UpstreamResponseHeaderTimeout, false},
+		{"shutdown-timeout", &o.shutdown, false},
+	}
+	for _, d := range durations {
+		v := c.String(d.flag)
+		if d.zeroIsNone && v == "0" {
+			continue
+		}
+		var err error
+		if *d.dst, err = ca.ParseDuration(v); err != nil {
+			return nil, usagef(c, "--%s: %v", d.flag, err)
+		}
+	}
+	sizes := []struct {
+		flag string
+		dst  *int
+	}{{"max-header-bytes", &cfg.MaxHeaderBytes}, {"upstream-header-bytes", &cfg.UpstreamHeaderBytes}, {"max-conns", &cfg.MaxConns}}
+	for _, s := range sizes {
+		if *s.dst = c.Int(s.flag); *s.dst <= 0 {
+			return nil, usagef(c, "--%s must be positive, got %d", s.flag, *s.dst)
+		}
+	}
+	return o, nil
+}
+
+func checkServerCertFlags(c *cli.Context) error {
+	name, cert, key := c.String("server-cert"), c.String("cert"), c.String("key")
+	switch {
+	case name != "" && (cert != "" || key != ""):
+		return usagef(c, "--server-cert and --cert/--key exclude each other")
+	case name == "" && cert == "" && key == "":
+		return usagef(c, "give the proxy's certificate: --server-cert NAME, or --cert FILE and --key FILE")
+	case name == "" && (cert == "" || key == ""):
+		return usagef(c, "--cert and --key go together")
+	case name != "":
+		if err := ca.ValidateName(name); err != nil {
+			return usagef(c, "--server-cert: %v", err)
+		}
+	}
+	return nil
+}
+
+// setProxySources sets the loaders of cfg: each re-reads its file on every
+// call, so that a reload sees what changed on disk.
+func setProxySources(c *cli.Context, e *env, authority *ca.CA, cfg *proxy.Config) error {
+	caFile, crlFile := c.String("ca"), c.String("crl")
+	if caFile == "" {
+		caFile = authority.CertFile()
+	}
+	if crlFile == "" {
+		crlFile = authority.Path(ca.CRLDERFile)
+	}
+	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readCertsFile(caFile) }
+	cfg.LoadCRL = func() ([]byte, error) {
+		data, err := os.ReadFile(crlFile)
+		if err != nil {
+			return nil, &crlReadError{file: crlFile, err: err}
+		}
+		return data, nil
+	}
+	cfg.ParseCRL = parseProxyCRL
+	if name := c.String("server-cert"); name != "" {
+		cfg.LoadCert = func() (tls.Certificate, error) { return loadServerCert(authority, name, e.now()) }
+	} else {
+		certFile, keyFile := c.String("cert"), c.String("key")
+		cfg.LoadCert = func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
+	}
+	if f := c.String("upstream-ca"); f != "" {
+		certs, err := readCertsFile(f)
+		if err != nil {
+			return err
+		}
+		cfg.UpstreamRootCAs = x509.NewCertPool()
+		for _, cert := range certs {
+			cfg.UpstreamRootCAs.AddCert(cert)
+		}
+	}
+	return nil
+}
+
+// crlReadError is a CRL file that could not be read, for the start-up hint.
+type crlReadError struct {
+	file string
+	err  error
+}
+
+func (e *crlReadError) Error() string {
+	err := e.err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("reading CRL %q: %v", e.file, err)
+}
+
+func (e *crlReadError) Unwrap() error { return e.err }
+
+// parseProxyCRL is revoke.ParseCRL as a proxy.CRLParser; a failure is a nil
+// interface, never a nil *revoke.CRL in one.
+func parseProxyCRL(data []byte, issuer *x509.Certificate) (proxy.Revocations, error) {
+	crl, err := revoke.ParseCRL(data, issuer)
+	if err != nil {
+		return nil, err
+	}
+	return crl, nil
+}
+
+func readCertsFile(file string) ([]*x509.Certificate, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
+	}
+	certs, err := parseCerts(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
+	}
+	return certs, nil
+}
+
+// loadServerCert returns the newest valid server certificate of name, with
+// the CA chain after it, and its key.
+func loadServerCert(authority *ca.CA, name string, now time.Time) (tls.Certificate, error) {
+	rec, err := authority.ServerCert(name, now)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := authority.LoadLeaf(rec)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	out := tls.Certificate{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key, Leaf: leaf.Cert}
+	for _, c := range leaf.Chain {
+		out.Certificate = append(out.Certificate, c.Raw)
+	}
+	return out, nil
+}
+
+// proxyStartHint adds what to do to the errors of proxy.New.
+func proxyStartHint(err error) error {
+	var readErr *crlReadError
+	switch {
+	case errors.Is(err, proxy.ErrCRLExpired):
+		return withHint(err, "publish a fresh CRL with 'minica crl', or accept a stale one for a while with --crl-grace")
+	case errors.As(err, &readErr), errors.Is(err, proxy.ErrCRLUnverified), errors.Is(err, proxy.ErrCRLFuture):
+		return withHint(err, "publish the CA's CRL with 'minica crl' (the proxy never runs without a valid CRL)")
+	case errors.Is(err, ca.ErrNoServerCert):
+		return withHint(err, "issue one with 'minica issue server NAME --dns HOST', or pass --cert and --key")
+	}
+	return err
+}
