@@ -38,11 +38,19 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// FormatDuration prints d in days when it is a whole number of days, else in
-// Go syntax.
+// FormatDuration prints d in days when it is a positive whole number of
+// days ("825d"), else in Go syntax without zero minutes and seconds ("6h",
+// "90m", "1h30m"). ParseDuration reads every form it prints.
 func FormatDuration(d time.Duration) string {
-	if d%(24*time.Hour) == 0 {
+	if d > 0 && d%(24*time.Hour) == 0 {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 	}
-	return d.String()
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -134,7 +134,7 @@ func loadFront(c *cli.Context, e *env) (*front, error) {
 		KeyFile: authority.Path(rec.KeyPath()), CAFile: authority.Path("chain.pem"),
 		CRLFile: authority.Path(ca.CRLPEMFile), Depth: len(authority.Chain),
 		ListenAddr: addr, ListenPort: port, ServerName: c.String("server-name"), Upstream: up,
-		CRLLife: shortDuration(crlLifetime(authority)),
+		CRLLife: ca.FormatDuration(crlLifetime(authority)),
 	}
 	f.Dir = strings.TrimSuffix(f.Dir, "/.")
 	if f.ServerName == "" {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"minica/ca"
 )
 
 // reloadCommands is how each server is told to read the new CRL, from cron
@@ -50,7 +52,7 @@ func chooseSchedule(lifetime time.Duration) (schedule, error) {
 			return s, nil
 		}
 	}
-	return schedule{}, fmt.Errorf("the CA's CRL lifetime %s is too short for a scheduled job (at least 20m)", shortDuration(lifetime))
+	return schedule{}, fmt.Errorf("the CA's CRL lifetime %s is too short for a scheduled job (at least 20m)", ca.FormatDuration(lifetime))
 }
 
 func jobFlags() []cli.Flag {
@@ -164,7 +166,7 @@ func minicaPath(c *cli.Context) (string, error) {
 
 func writeCron(w io.Writer, j *job) {
 	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s,\n",
-		j.sched.label, shortDuration(j.lifetime), j.server)
+		j.sched.label, ca.FormatDuration(j.lifetime), j.server)
 	fmt.Fprintf(w, "# so that it never serves a CRL past its nextUpdate.\n")
 	fmt.Fprintf(w, "# Save as /etc/cron.d/minica-crl (the sixth field is the user).\n")
 	fmt.Fprintf(w, "SHELL=/bin/sh\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
@@ -174,7 +176,7 @@ func writeCron(w io.Writer, j *job) {
 func writeSystemd(w io.Writer, j *job) {
 	unit := reloadCommands[j.server].unit
 	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s.\n",
-		j.sched.label, shortDuration(j.lifetime), unit)
+		j.sched.label, ca.FormatDuration(j.lifetime), unit)
 	fmt.Fprintf(w, "# Save the units below, then:\n#   systemctl daemon-reload && systemctl enable --now minica-crl.timer\n\n")
 	fmt.Fprintf(w, "### /etc/systemd/system/minica-crl.service\n")
 	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL and reload %s\n\n", unit)
@@ -196,20 +198,4 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
-}
-
-// shortDuration formats d as days when it is whole days, else as Go does
-// without the zero minutes and seconds ("6h", "90m", "1h30m").
-func shortDuration(d time.Duration) string {
-	if d > 0 && d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

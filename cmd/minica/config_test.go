@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"minica/ca"
 )
 
 func TestParseListen(t *testing.T) {
@@ -108,7 +110,7 @@ func TestChooseSchedule(t *testing.T) {
 
 func TestSchedulesAgree(t *testing.T) {
 	for _, s := range schedules {
-		if got := shortDuration(s.every); got != s.label {
+		if got := ca.FormatDuration(s.every); got != s.label {
 			t.Errorf("schedule every %s is labelled %q; want %q", s.every, s.label, got)
 		}
 		if (24*time.Hour)%s.every != 0 {
@@ -131,8 +133,8 @@ func TestShortDuration(t *testing.T) {
 		{90 * time.Second, "1m30s"},
 	}
 	for _, tt := range tests {
-		if got := shortDuration(tt.d); got != tt.want {
-			t.Errorf("shortDuration(%s) = %q; want %q", tt.d, got, tt.want)
+		if got := ca.FormatDuration(tt.d); got != tt.want {
+			t.Errorf("ca.FormatDuration(%s) = %q; want %q", tt.d, got, tt.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/formats"
 	"minica/proxy"
 	"minica/revoke"
 )
@@ -49,7 +50,7 @@ func proxyCommand(e *env) *cli.Command {
 }
 
 func proxyFlags() []cli.Flag {
-	dur := shortDuration
+	dur := ca.FormatDuration
 	return []cli.Flag{
 		&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen for TLS clients on `ADDR` (HOST:PORT; port 0 picks a free one)"},
 		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT, https://HOST:PORT or unix:/PATH (required)"},
@@ -79,19 +80,6 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
 	}
-}
-
-// shortDuration prints d as Go does, less its zero minutes and seconds:
-// "2m", not "2m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // proxyOptions are the flags of the proxy command, checked.
@@ -282,7 +270,7 @@ func readCertsFile(file string) ([]*x509.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
 	}
-	certs, err := parseCerts(data)
+	certs, err := formats.ParseCertificates(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
 	}
