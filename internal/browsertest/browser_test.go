@@ -65,9 +65,8 @@ func TestChromiumThroughProxy(t *testing.T) {
 	}
 
 	app, upstreamSrv := startUpstream(t)
-	port := freePort(t)
-	origin := fmt.Sprintf("https://127.0.0.1:%d", port)
-	px := m.startProxy(t, "localhost", port, upstreamSrv.URL, ids["bob"])
+	px := m.startProxy(t, "localhost", upstreamSrv.URL, ids["bob"])
+	origin := fmt.Sprintf("https://127.0.0.1:%d", px.port)
 	installPolicy(t, origin, caCN)
 
 	for _, u := range users {
@@ -88,7 +87,7 @@ func TestChromiumThroughProxy(t *testing.T) {
 
 	t.Run("revoked", func(t *testing.T) {
 		m.run(t, work, "revoke", "alice", "--reason", "keyCompromise")
-		px.reloadUntilRefused(t, m.dir, port, ids["alice"])
+		px.reloadUntilRefused(t, m.dir, ids["alice"])
 		before, refusedBefore := app.count("alice"), len(refusedAlice.FindAllString(px.log.String(), -1))
 		dom := dumpDOM(t, homes["alice"], origin+"/")
 		if strings.Contains(dom, "Logged in") || strings.Contains(dom, "alice@example.com") {

@@ -9,11 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,31 +72,24 @@ func (m *minica) issueClient(t *testing.T, wd, name, email, profile string) (p12
 	return p12, pwFile, id
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // proxy is a running `minica proxy`.
 type proxy struct {
-	cmd *exec.Cmd
-	log *lockedBuffer
+	cmd  *exec.Cmd
+	log  *lockedBuffer
+	port int
 }
 
-// startProxy runs `minica proxy` for the server certificate server on
-// 127.0.0.1:port in front of upstreamURL, and waits (bounded) until it
-// serves a request of the client id.
-func (m *minica) startProxy(t *testing.T, server string, port int, upstreamURL string, id issued) *proxy {
+// listening matches the proxy's start-up line, which names its port.
+var listening = regexp.MustCompile(`minica proxy: listening on 127\.0\.0\.1:(\d+),`)
+
+// startProxy runs `minica proxy` for the server certificate server on a
+// free port of 127.0.0.1 in front of upstreamURL, and waits (bounded) until
+// it serves a request of the client id.
+func (m *minica) startProxy(t *testing.T, server, upstreamURL string, id issued) *proxy {
 	t.Helper()
 	p := &proxy{log: &lockedBuffer{}}
 	p.cmd = exec.Command(m.bin, "proxy", "--server-cert", server,
-		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--upstream", upstreamURL)
+		"--listen", "127.0.0.1:0", "--upstream", upstreamURL)
 	p.cmd.Env = append(os.Environ(), "MINICA_DIR="+m.dir)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -113,7 +107,15 @@ func (m *minica) startProxy(t *testing.T, server string, port int, upstreamURL s
 			t.Errorf("minica proxy did not stop within 10s of SIGTERM; log:\n%s", p.log)
 		}
 	})
-	if err := waitFor(15*time.Second, func() error { return get(m.dir, port, id) }); err != nil {
+	err := waitFor(15*time.Second, func() error {
+		match := listening.FindStringSubmatch(p.log.String())
+		if match == nil {
+			return errors.New("no start-up line")
+		}
+		p.port, _ = strconv.Atoi(match[1])
+		return get(m.dir, p.port, id)
+	})
+	if err != nil {
 		t.Fatalf("minica proxy did not serve within 15s: %v; log:\n%s", err, p.log)
 	}
 	return p
@@ -121,13 +123,13 @@ func (m *minica) startProxy(t *testing.T, server string, port int, upstreamURL s
 
 // reloadUntilRefused sends SIGHUP to the proxy and waits (bounded) until it
 // refuses the client id.
-func (p *proxy) reloadUntilRefused(t *testing.T, caDir string, port int, id issued) {
+func (p *proxy) reloadUntilRefused(t *testing.T, caDir string, id issued) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatalf("sending SIGHUP to minica proxy: %v", err)
 	}
 	err := waitFor(15*time.Second, func() error {
-		if get(caDir, port, id) == nil {
+		if get(caDir, p.port, id) == nil {
 			return errors.New("the proxy still lets the revoked client in")
 		}
 		return nil
