@@ -30,6 +30,9 @@ const (
 var oidData = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 1}
 
 func detectDER(data []byte) (*Object, error) {
+	// A PKCS#12 bundle keeps its original bytes: its MAC covers them, and
+	// DecodeP12 must see a BER bundle as BER to say so.
+	original := data
 	data, err := normalizeDER(data)
 	if err != nil {
 		return nil, err
@@ -67,7 +70,7 @@ func detectDER(data []byte) (*Object, error) {
 		}
 		obj.Kind, obj.PublicKey = KindPublicKey, pub
 	case shapePKCS12:
-		obj.Kind, obj.PKCS12 = KindPKCS12, data
+		obj.Kind, obj.PKCS12 = KindPKCS12, original
 	default:
 		return nil, fmt.Errorf("%w: a DER SEQUENCE that is not a certificate, request, CRL, key or PKCS#12 bundle", ErrUnknownFormat)
 	}

@@ -77,7 +77,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func isDocumented(err error) bool {
-	for _, s := range []error{formats.ErrEmpty, formats.ErrTruncated, formats.ErrMalformed, formats.ErrUnknownFormat} {
+	for _, s := range []error{formats.ErrEmpty, formats.ErrTruncated, formats.ErrMalformed, formats.ErrUnknownFormat, formats.ErrUnsupported} {
 		if errorsIs(err, s) {
 			return true
 		}

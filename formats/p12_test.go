@@ -185,6 +185,15 @@ func TestDecodeP12BER(t *testing.T) {
 	if _, _, _, err := formats.DecodeP12(data[:len(data)-40], testPassword); !errors.Is(err, formats.ErrTruncated) {
 		t.Errorf("DecodeP12(truncated nss.p12) error = %v; want ErrTruncated", err)
 	}
+	// Detect hands the bundle on as it was, so `minica convert` gets the
+	// same answer rather than a parse error on normalized bytes.
+	obj, err := formats.Detect(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := formats.DecodeP12(obj.PKCS12, testPassword); errString(err) != want {
+		t.Errorf("DecodeP12(Detect(nss.p12).PKCS12) error = %v; want %q", err, want)
+	}
 }
 
 func TestCheckP12Mismatch(t *testing.T) {

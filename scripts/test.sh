@@ -17,6 +17,7 @@ declare -A packages=(
 	[apache2]=apache2
 	[haproxy]=haproxy
 	[systemd-analyze]=systemd
+	[chromium]=chromium
 )
 
 missing=()

@@ -1,0 +1,87 @@
+//go:build interop
+
+package browsertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// policyDir is where Chromium on Linux reads its managed policies.
+const policyDir = "/etc/chromium/policies/managed"
+
+// installPolicy writes a managed policy that makes Chromium present, without
+// asking, a certificate issued by the CA named issuerCN to origin. The file
+// is removed when the test ends.
+func installPolicy(t *testing.T, origin, issuerCN string) {
+	t.Helper()
+	rule, err := json.Marshal(map[string]any{
+		"pattern": origin,
+		"filter":  map[string]any{"ISSUER": map[string]string{"CN": issuerCN}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := json.Marshal(map[string][]string{"AutoSelectCertificateForUrls": {string(rule)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(policyDir, 0o755); err != nil {
+		t.Fatalf("creating the Chromium policy directory: %v", err)
+	}
+	path := filepath.Join(policyDir, fmt.Sprintf("minica-browsertest-%d.json", os.Getpid()))
+	if err := os.WriteFile(path, policy, 0o644); err != nil {
+		t.Fatalf("writing the Chromium policy: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(path); err != nil {
+			t.Errorf("removing the Chromium policy: %v", err)
+		}
+	})
+}
+
+// chromiumFlags are the flags of every run: headless, no sandbox (the test
+// runs as root), and nothing that talks to the network besides the page.
+var chromiumFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+	"--no-first-run", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync",
+}
+
+// dumpDOM loads url in headless Chromium with the NSS database of home and
+// a fresh profile, and returns the DOM after the load.
+func dumpDOM(t *testing.T, home, url string) string {
+	t.Helper()
+	args := append(append([]string(nil), chromiumFlags...),
+		"--user-data-dir="+t.TempDir(), "--dump-dom", url)
+	out, err := runStdout([]string{"HOME=" + home}, "chromium", args...)
+	if err != nil {
+		t.Fatalf("chromium --dump-dom %s: %v", url, err)
+	}
+	return out
+}
+
+// screenshot loads url like dumpDOM and saves a PNG of the page as
+// dir/name.png, checking that it is one.
+func screenshot(t *testing.T, home, url, dir, name string) {
+	t.Helper()
+	path := filepath.Join(dir, name+".png")
+	args := append(append([]string(nil), chromiumFlags...),
+		"--user-data-dir="+t.TempDir(), "--window-size=800,480", "--screenshot="+path, url)
+	if _, err := runStdout([]string{"HOME=" + home}, "chromium", args...); err != nil {
+		t.Fatalf("chromium --screenshot %s: %v", url, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the screenshot: %v", err)
+	}
+	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", path, err)
+	}
+	t.Logf("screenshot: %s", path)
+}

@@ -1,0 +1,211 @@
+//go:build interop
+
+package tutorialtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tools maps each program the tutorial runs to its Debian package.
+var tools = map[string]string{
+	"bash":     "bash",
+	"curl":     "curl",
+	"certutil": "libnss3-tools",
+	"pk12util": "libnss3-tools",
+	"go":       "golang (or a Go toolchain on PATH)",
+}
+
+// echoApp is the tutorial's application: it answers with the request's
+// headers, one "Name: value" line each, sorted, and remembers the CNs it saw.
+type echoApp struct {
+	mu  sync.Mutex
+	cns []string
+}
+
+// ServeHTTP implements http.Handler.
+func (a *echoApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.cns = append(a.cns, r.Header.Get("X-SSL-Client-CN"))
+	a.mu.Unlock()
+	var lines []string
+	for name, values := range r.Header {
+		for _, v := range values {
+			lines = append(lines, name+": "+v)
+		}
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
+func (a *echoApp) seen() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.cns...)
+}
+
+func TestTutorial(t *testing.T) {
+	for name, pkg := range tools {
+		if _, err := exec.LookPath(name); err != nil {
+			t.Fatalf("%s not found: install the Debian package %s", name, pkg)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "tutorial.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := shellBlocks(string(doc))
+	if err != nil {
+		t.Fatalf("docs/tutorial.md: %v", err)
+	}
+	if len(blocks) == 0 {
+		t.Fatal("docs/tutorial.md has no sh blocks")
+	}
+
+	bin := t.TempDir()
+	build(t, "go", "build", "-o", filepath.Join(bin, "minica"), "minica/cmd/minica")
+
+	app := &echoApp{}
+	upstream := httptest.NewServer(app)
+	t.Cleanup(upstream.Close)
+	appPort := upstream.Listener.Addr().(*net.TCPAddr).Port
+	proxyPort := freePort(t)
+	script := "set -euo pipefail\n" + strings.Join(blocks, "")
+	script = strings.NewReplacer("8080", fmt.Sprint(appPort), "8443", fmt.Sprint(proxyPort)).Replace(script)
+
+	work, home := t.TempDir(), t.TempDir()
+	out, err := runScript(t, script, work, []string{
+		"HOME=" + home,
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"MINICA_PASSWORD=tutorial CA password",
+	})
+	proxyLog, _ := os.ReadFile(filepath.Join(work, "proxy.log"))
+	if err != nil {
+		t.Fatalf("the tutorial's commands failed: %v\n--- output:\n%s\n--- proxy.log:\n%s", err, out, proxyLog)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("the tutorial's output:\n%s", out)
+		}
+	}()
+
+	for _, want := range []string{
+		"X-Ssl-Client-Cn: simon\n",
+		"X-Ssl-Client-Email: simon@example.com\n",
+		"X-Ssl-Client-Dn: emailAddress=simon@example.com,CN=simon\n",
+		"X-Ssl-Client-Verify: SUCCESS\n",
+		"refused: no client certificate\n",
+		"refused: simon's certificate is revoked\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tutorial's output lacks %q", want)
+		}
+	}
+	// The application saw simon once: the first curl; neither the request
+	// without a certificate nor the one after the revocation reached it.
+	if got := app.seen(); len(got) != 1 || got[0] != "simon" {
+		t.Errorf("the application saw the clients %q; want [simon]", got)
+	}
+	for _, want := range []string{"reason=no-certificate", "reason=revoked cn=simon "} {
+		if !strings.Contains(string(proxyLog), want) {
+			t.Errorf("proxy.log lacks %q:\n%s", want, proxyLog)
+		}
+	}
+	for _, f := range []string{"simon.p12", "simon-compat.p12", "app.conf", "acme-ca.crt"} {
+		if _, err := os.Stat(filepath.Join(work, f)); err != nil {
+			t.Errorf("the tutorial did not leave %s: %v", f, err)
+		}
+	}
+	keys, err := exec.Command("certutil", "-K", "-d", "sql:"+filepath.Join(home, ".pki", "nssdb")).CombinedOutput()
+	if err != nil || !strings.Contains(string(keys), " simon") {
+		t.Errorf("certutil -K after the tutorial: %v\n%s", err, keys)
+	}
+}
+
+// runScript runs script with bash in dir, in a process group of its own
+// that is killed at the end (the tutorial leaves the proxy running), with
+// a bound of two minutes. It returns stdout and stderr together.
+func runScript(t *testing.T, script, dir string, env []string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(environWithout("MINICA_"), env...) // the tutorial uses ~/.minica
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A file, not a pipe, takes the output: the proxy left in the
+	// background keeps it open after bash exits.
+	outPath := filepath.Join(t.TempDir(), "output")
+	outFile, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd.Stdout, cmd.Stderr = outFile, outFile
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	pgid := cmd.Process.Pid
+	// bash exits with the script; the proxy it started in the background
+	// is still in the group: stop it, and wait for it to be gone.
+	err = cmd.Wait()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if syscall.Kill(-pgid, 0) == nil {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		t.Errorf("the tutorial's background processes did not stop within 10s of SIGTERM")
+	}
+	out, readErr := os.ReadFile(outPath)
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+	return string(out), err
+}
+
+func build(t *testing.T, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// environWithout returns the environment less the variables whose names
+// start with prefix.
+func environWithout(prefix string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, prefix) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
