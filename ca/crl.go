@@ -158,12 +158,31 @@ func (c *CA) nextCRLNumber() (*big.Int, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading the CRL number: %w", err)
 	}
-	if crl, err := c.LoadCRL(); err == nil && crl.Number().Cmp(last) > 0 {
-		last = crl.Number()
-	} else if err != nil && !errors.Is(err, ErrNoCRL) {
+	published, err := c.publishedCRLNumber()
+	if err != nil {
 		return nil, err
 	}
+	if published != nil && published.Cmp(last) > 0 {
+		last = published
+	}
 	return last.Add(last, big.NewInt(1)), nil
+}
+
+// publishedCRLNumber returns the number of the published CRL, verified as
+// LoadCRL does but without reading its entries, or nil when there is none.
+func (c *CA) publishedCRLNumber() (*big.Int, error) {
+	data, err := c.dir.ReadFile(CRLDERFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	n, err := revoke.CRLNumber(data, c.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	return n, nil
 }
 
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA
