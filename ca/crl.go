@@ -1,12 +1,18 @@
 package ca
 
 import (
+	"bufio"
 	"crypto"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math/big"
+	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -60,61 +66,83 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("saving the CRL number: %w", err)
 	}
-	var scanErr error
+	events, err := c.revokedState()
+	if err != nil {
+		return nil, err
+	}
 	count := 0
 	der, err := revoke.Build(revoke.Params{
 		Issuer: c.Cert, Signer: signer, Number: number,
-		ThisUpdate: now, NextUpdate: now.Add(lifetime),
-	}, c.revokedEntries(now, &scanErr, &count))
-	if scanErr != nil {
-		return nil, scanErr
-	}
+		ThisUpdate: now, NextUpdate: now.Add(lifetime), ExpectedEntries: len(events),
+	}, crlEntries(events, now, &count))
 	if err != nil {
 		return nil, err
 	}
 	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
 		return nil, err
 	}
-	if err := c.dir.WriteAtomic(CRLPEMFile, pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), 0o644); err != nil {
+	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
 		return nil, err
 	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
 }
 
-// revokedEntries streams the entries of the next CRL from the revocation
-// log. The first error stops it and is stored in *errp.
-func (c *CA) revokedEntries(thisUpdate time.Time, errp *error, count *int) func(func(revoke.Entry) bool) {
+// crlEntries yields the entries of the next CRL from the revoked events of
+// the log, counting them in *count. One big.Int holds every serial in turn:
+// Build copies it before asking for the next entry, and a million small
+// allocations would double the garbage of a large CRL.
+func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[revoke.Entry] {
 	return func(yield func(revoke.Entry) bool) {
-		events, err := c.revokedState()
-		if err != nil {
-			*errp = err
-			return
-		}
-		for _, ev := range events {
-			if thisUpdate.Sub(ev.NotAfter) > ExpiredGrace {
+		serial := new(big.Int)
+		for i := range events {
+			ev := &events[i]
+			notAfter, at := unixTime(ev.notAfter), unixTime(ev.revokedAt)
+			if thisUpdate.Sub(notAfter) > ExpiredGrace {
 				continue
 			}
-			serial, err := ParseSerial(ev.Serial)
-			if err != nil {
-				*errp = fmt.Errorf("revocation log: %w", err)
-				return
-			}
-			reason, err := revoke.ParseReason(ev.Reason)
-			if err != nil {
-				*errp = fmt.Errorf("revocation log, serial %s: %w", ev.Serial, err)
-				return
-			}
-			at := ev.RevokedAt
 			if at.After(thisUpdate) {
 				at = thisUpdate
 			}
 			*count++
-			if !yield(revoke.Entry{Serial: serial, RevokedAt: at, Reason: reason}) {
+			if !yield(revoke.Entry{Serial: serial.SetBytes(ev.serial[:]), RevokedAt: at, Reason: revoke.Reason(ev.reason)}) {
 				return
 			}
 		}
 	}
+}
+
+// writePEMAtomic replaces name with the PEM form of der as WriteAtomic
+// does, encoding it straight into the file: a CRL of a million entries
+// would otherwise hold 65 MB of PEM in memory next to its DER.
+func (c *CA) writePEMAtomic(name string, der []byte) error {
+	var b [8]byte
+	rand.Read(b[:])
+	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
+	f, err := c.dir.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating %q: %w", c.dir.Join(tmp), err)
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	err = pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: der})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		c.dir.root.Remove(tmp)
+		return fmt.Errorf("writing %q: %w", c.dir.Join(tmp), err)
+	}
+	if err := c.dir.root.Rename(tmp, name); err != nil {
+		c.dir.root.Remove(tmp)
+		return fmt.Errorf("renaming %q: %w", c.dir.Join(name), err)
+	}
+	return c.dir.SyncDir(path.Dir(name))
 }
 
 // nextCRLNumber returns one more than the larger of the number file and the
@@ -130,12 +158,31 @@ func (c *CA) nextCRLNumber() (*big.Int, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading the CRL number: %w", err)
 	}
-	if crl, err := c.LoadCRL(); err == nil && crl.Number().Cmp(last) > 0 {
-		last = crl.Number()
-	} else if err != nil && !errors.Is(err, ErrNoCRL) {
+	published, err := c.publishedCRLNumber()
+	if err != nil {
 		return nil, err
 	}
+	if published != nil && published.Cmp(last) > 0 {
+		last = published
+	}
 	return last.Add(last, big.NewInt(1)), nil
+}
+
+// publishedCRLNumber returns the number of the published CRL, verified as
+// LoadCRL does but without reading its entries, or nil when there is none.
+func (c *CA) publishedCRLNumber() (*big.Int, error) {
+	data, err := c.dir.ReadFile(CRLDERFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	n, err := revoke.CRLNumber(data, c.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+	}
+	return n, nil
 }
 
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA

@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"path"
@@ -30,14 +31,19 @@ func BenchmarkRevokeAndPublish(b *testing.B) {
 		}
 		entries = info.Entries
 	}
+	if want := (n+1)/2 + b.N; entries != want {
+		b.Fatalf("CRL lists %d entries; want %d", entries, want)
+	}
 	b.ReportMetric(float64(entries), "crl-entries")
 }
 
-// fillRevocationRecords writes n synthetic records, every other one revoked,
-// straight into the database without fsync: benchmark set-up only.
+// fillRevocationRecords writes n synthetic records, every other one revoked
+// and in the revocation log, straight into the database without fsync:
+// benchmark set-up only.
 func fillRevocationRecords(tb testing.TB, c *CA, n int) {
 	tb.Helper()
-	now := time.Now().UTC()
+	now := time.Now().UTC().Truncate(time.Second)
+	var log []byte
 	for i := range n {
 		serial := fmt.Sprintf("%032x", uint64(i)*0x9e3779b97f4a7c15+1)
 		r := &Record{
@@ -46,6 +52,8 @@ func fillRevocationRecords(tb testing.TB, c *CA, n int) {
 		}
 		if i%2 == 0 {
 			r.Status, r.RevokedAt, r.Reason = StatusRevoked, now.Add(-time.Hour), "superseded"
+			line, _ := json.Marshal(eventOf(r))
+			log = append(append(log, line...), '\n')
 		}
 		if err := c.dir.MkdirAll(path.Dir(recordPath(serial))); err != nil {
 			tb.Fatal(err)
@@ -53,5 +61,50 @@ func fillRevocationRecords(tb testing.TB, c *CA, n int) {
 		if err := c.dir.root.WriteFile(recordPath(serial), encodeRecord(r), 0o644); err != nil {
 			tb.Fatal(err)
 		}
+	}
+	if err := c.dir.root.WriteFile(revlogFile, log, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkPublishCRL publishes a CRL from a revocation log of n revoked
+// certificates, as `minica crl` does.
+func BenchmarkPublishCRL(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			c, signer := newTestCA(b, InitOptions{})
+			writeRevocationLog(b, c, n)
+			b.ResetTimer()
+			for b.Loop() {
+				info, err := c.PublishCRL(signer, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if info.Entries != n {
+					b.Fatalf("published %d entries; want %d", info.Entries, n)
+				}
+			}
+		})
+	}
+}
+
+// writeRevocationLog writes a revocation log of n revoked certificates
+// without fsync: benchmark set-up only.
+func writeRevocationLog(tb testing.TB, c *CA, n int) {
+	tb.Helper()
+	now := time.Now().UTC().Truncate(time.Second)
+	var buf []byte
+	reasons := []string{"keyCompromise", "superseded", "cessationOfOperation"}
+	for i := range n {
+		ev := revEvent{Serial: fmt.Sprintf("%032x", uint64(i)*0x9e3779b97f4a7c15+1), RevokedAt: now.Add(-time.Duration(i%86400) * time.Second),
+			Reason: reasons[i%3], NotAfter: now.AddDate(1, 0, 0)}
+		line, _ := json.Marshal(ev)
+		buf = append(append(buf, line...), '\n')
+	}
+	if err := c.dir.MkdirAll("db"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.dir.root.WriteFile(revlogFile, buf, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -3,14 +3,15 @@ package ca
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -56,15 +57,29 @@ func (c *CA) appendRevEvent(ev revEvent) error {
 
 // revokedState returns the latest event of every serial that the log
 // holds revoked now, in serial order.
-func (c *CA) revokedState() ([]revEvent, error) {
-	events, err := c.latestRevEvents()
-	return slices.DeleteFunc(events, func(ev revEvent) bool { return ev.Lifted }), err
+func (c *CA) revokedState() ([]logEvent, error) {
+	events, err := c.latestLogEvents()
+	return slices.DeleteFunc(events, func(ev logEvent) bool { return ev.lifted }), err
 }
 
-// latestRevEvents reads the log and returns the latest event of every
+// latestRevEvents returns the latest event of every serial, in serial
+// order, as the log's JSON form.
+func (c *CA) latestRevEvents() ([]revEvent, error) {
+	events, err := c.latestLogEvents()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]revEvent, len(events))
+	for i := range events {
+		out[i] = events[i].revEvent()
+	}
+	return out, nil
+}
+
+// latestLogEvents reads the log and returns the latest event of every
 // serial, in serial order. A last line without its newline is what an
 // interrupted append leaves: it is ignored (Check removes it).
-func (c *CA) latestRevEvents() ([]revEvent, error) {
+func (c *CA) latestLogEvents() ([]logEvent, error) {
 	f, err := c.dir.root.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -73,7 +88,11 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 		return nil, fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
-	var events []revEvent
+	var events []logEvent
+	if info, err := f.Stat(); err == nil {
+		// Lines are about 130 bytes: allocate once for the usual log.
+		events = make([]logEvent, 0, info.Size()/128+1)
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	for n := 1; ; n++ {
 		line, err := r.ReadSlice('\n')
@@ -86,17 +105,26 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading revocation log %q: %w", c.dir.Join(revlogFile), err)
 		}
-		var ev revEvent
-		if err := json.Unmarshal(line, &ev); err != nil || len(ev.Serial) != 32 {
+		ev, err := parseLogEvent(line)
+		if errors.Is(err, errBadEvent) || n > math.MaxUint32 {
 			return nil, fmt.Errorf("corrupt revocation log %q: line %d", c.dir.Join(revlogFile), n)
 		}
+		if err != nil {
+			return nil, fmt.Errorf("corrupt revocation log %q: line %d: %w", c.dir.Join(revlogFile), n, err)
+		}
+		ev.line = uint32(n)
 		events = append(events, ev)
 	}
-	// Latest event per serial: a stable sort keeps log order among equals.
-	slices.SortStableFunc(events, func(a, b revEvent) int { return strings.Compare(a.Serial, b.Serial) })
+	// Latest event per serial: equal serials sort in log order.
+	slices.SortFunc(events, func(a, b logEvent) int {
+		if c := bytes.Compare(a.serial[:], b.serial[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.line, b.line)
+	})
 	out := events[:0]
 	for i, ev := range events {
-		if i+1 == len(events) || events[i+1].Serial != ev.Serial {
+		if i+1 == len(events) || events[i+1].serial != ev.serial {
 			out = append(out, ev)
 		}
 	}

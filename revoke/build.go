@@ -47,7 +47,8 @@ var (
 // set and not after p.ThisUpdate, and removeFromCRL is refused (it belongs to
 // delta CRLs only). Entries are encoded as they arrive into chunks that are
 // copied once into the result, so memory stays near twice the size of the
-// CRL, never a parsed copy of each entry.
+// CRL, never a parsed copy of each entry. Build keeps nothing of an entry
+// once it asks for the next, so the iterator may reuse its serial's big.Int.
 func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
 	alg, err := p.check()
 	if err != nil {

@@ -30,39 +30,60 @@ var oidDeltaCRLIndicator = []byte{0x55, 0x1d, 0x1b} // 2.5.29.27
 // package does not implement are refused as malformed. ParseCRL does not
 // check the CRL's dates; see CRL.CheckTime. It does not keep data.
 func ParseCRL(data []byte, issuer *x509.Certificate) (*CRL, error) {
+	crl, entries, err := verifyCRL(data, issuer)
+	if err != nil {
+		return nil, err
+	}
+	if crl.table, err = parseEntries(entries); err != nil {
+		return nil, err
+	}
+	return crl, nil
+}
+
+// CRLNumber checks data as ParseCRL does, except for the list of entries,
+// which it skips, and returns the CRL number. It is for a CA that needs the
+// number of its last CRL: it costs a hash of the CRL rather than a parse of
+// every entry, and a CRL with malformed entries passes it.
+func CRLNumber(data []byte, issuer *x509.Certificate) (*big.Int, error) {
+	crl, _, err := verifyCRL(data, issuer)
+	if err != nil {
+		return nil, err
+	}
+	return crl.number, nil
+}
+
+// verifyCRL does all of ParseCRL but the entries, which it returns unread.
+func verifyCRL(data []byte, issuer *x509.Certificate) (*CRL, cryptobyte.String, error) {
 	if issuer == nil {
-		return nil, errors.New("checking CRL: no issuer certificate")
+		return nil, nil, errors.New("checking CRL: no issuer certificate")
 	}
 	der, err := crlDER(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := splitCRL(der)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !bytes.Equal(f.issuer, issuer.RawSubject) {
-		return nil, fmt.Errorf("%w: CRL issuer is %q, CA is %q", ErrWrongIssuer, nameString(f.issuer), nameString(issuer.RawSubject))
+		return nil, nil, fmt.Errorf("%w: CRL issuer is %q, CA is %q", ErrWrongIssuer, nameString(f.issuer), nameString(issuer.RawSubject))
 	}
 	crl := &CRL{issuer: issuer, thisUpdate: f.thisUpdate, nextUpdate: f.nextUpdate}
 	aki, err := parseCRLExtensions(f.extensions, crl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if aki != nil && len(issuer.SubjectKeyId) > 0 && !bytes.Equal(aki, issuer.SubjectKeyId) {
-		return nil, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
+		return nil, nil, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
 	}
 	alg, ok := lookupAlg(f.sigAlg)
 	if !ok {
-		return nil, fmt.Errorf("%w: unsupported signature algorithm %x", ErrBadSignature, f.sigAlg)
+		return nil, nil, fmt.Errorf("%w: unsupported signature algorithm %x", ErrBadSignature, f.sigAlg)
 	}
 	if err := issuer.CheckSignature(alg.x509, f.tbs, f.signature); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
-	if crl.table, err = parseEntries(f.entries); err != nil {
-		return nil, err
-	}
-	return crl, nil
+	return crl, f.entries, nil
 }
 
 // crlDER returns the DER inside a PEM "X509 CRL" block, or data itself when

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,6 +203,9 @@ func TestParseCRLRefuses(t *testing.T) {
 		issuer  *x509.Certificate
 		wantIs  error
 		wantErr string
+		// inEntries: the fault is in the list of entries, which CRLNumber
+		// does not read.
+		inEntries bool
 	}{
 		{name: "another CA", data: good, issuer: other.Cert, wantIs: revoke.ErrWrongIssuer,
 			wantErr: `revoke: CRL issued by another CA: CRL issuer is "CN=Refuse Root,O=minica tests", CA is "CN=Other Root,O=minica tests"`},
@@ -227,7 +231,7 @@ func TestParseCRLRefuses(t *testing.T) {
 			wantErr: "revoke: malformed CRL: invalid PEM"},
 		{name: "two PEM blocks", data: append(pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: good}), ca.PEM()...),
 			issuer: ca.Cert, wantIs: revoke.ErrMalformed, wantErr: "revoke: malformed CRL: data after the PEM block"},
-		{name: "duplicate serial", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
+		{name: "duplicate serial", inEntries: true, issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data:    stdlibCRL(t, ca, append(sampleEntries(testNow), sampleEntries(testNow)[1]), nil),
 			wantErr: "revoke: malformed CRL: serial 80 listed twice"},
 		{name: "delta CRL", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
@@ -236,17 +240,17 @@ func TestParseCRLRefuses(t *testing.T) {
 		{name: "unknown critical extension", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data:    stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{critical} }),
 			wantErr: "revoke: malformed CRL: unsupported critical extension 1.2.3.4"},
-		{name: "indirect CRL entry", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
+		{name: "indirect CRL entry", inEntries: true, issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data: stdlibCRL(t, ca, entries[:1], func(r *x509.RevocationList) {
 				r.RevokedCertificateEntries[0].ExtraExtensions = []pkix.Extension{certIssuer}
 			}),
 			wantErr: "revoke: malformed CRL: entry 0: indirect CRLs are not supported"},
-		{name: "critical entry extension", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
+		{name: "critical entry extension", inEntries: true, issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data: stdlibCRL(t, ca, entries[:1], func(r *x509.RevocationList) {
 				r.RevokedCertificateEntries[0].ExtraExtensions = []pkix.Extension{critical}
 			}),
 			wantErr: "revoke: malformed CRL: entry 0: unsupported critical extension 1.2.3.4"},
-		{name: "removeFromCRL entry", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
+		{name: "removeFromCRL entry", inEntries: true, issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data: stdlibCRL(t, ca, entries[:1], func(r *x509.RevocationList) {
 				r.RevokedCertificateEntries[0].ReasonCode = 8
 			}),
@@ -306,7 +310,20 @@ func TestParseCRLRefuses(t *testing.T) {
 			if crl != nil {
 				t.Errorf("ParseCRL() returned a CRL with an error")
 			}
+			n, err := revoke.CRLNumber(tt.data, tt.issuer)
+			switch {
+			case tt.inEntries && (err != nil || n.Cmp(big.NewInt(3)) != 0):
+				t.Errorf("CRLNumber() = %v, %v; want 3, nil: it does not read the entries", n, err)
+			case !tt.inEntries && (!errors.Is(err, tt.wantIs) || !strings.HasPrefix(err.Error(), tt.wantErr) || n != nil):
+				t.Errorf("CRLNumber() = %v, %v; want the error of ParseCRL", n, err)
+			}
 		})
+	}
+	if n, err := revoke.CRLNumber(good, ca.Cert); err != nil || n.Cmp(big.NewInt(9)) != 0 {
+		t.Errorf("CRLNumber(good) = %v, %v; want 9", n, err)
+	}
+	if _, err := revoke.CRLNumber(good, nil); err == nil || err.Error() != "checking CRL: no issuer certificate" {
+		t.Errorf("CRLNumber(nil issuer) error = %v", err)
 	}
 	if _, err := revoke.ParseCRL(good, nil); err == nil || err.Error() != "checking CRL: no issuer certificate" {
 		t.Errorf("ParseCRL(nil issuer) error = %v", err)
