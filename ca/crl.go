@@ -3,16 +3,13 @@ package ca
 import (
 	"bufio"
 	"crypto"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"io"
 	"iter"
 	"math/big"
-	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -116,33 +113,13 @@ func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[re
 // does, encoding it straight into the file: a CRL of a million entries
 // would otherwise hold 65 MB of PEM in memory next to its DER.
 func (c *CA) writePEMAtomic(name string, der []byte) error {
-	var b [8]byte
-	rand.Read(b[:])
-	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
-	f, err := c.dir.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("creating %q: %w", c.dir.Join(tmp), err)
-	}
-	w := bufio.NewWriterSize(f, 256<<10)
-	err = pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: der})
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		c.dir.root.Remove(tmp)
-		return fmt.Errorf("writing %q: %w", c.dir.Join(tmp), err)
-	}
-	if err := c.dir.root.Rename(tmp, name); err != nil {
-		c.dir.root.Remove(tmp)
-		return fmt.Errorf("renaming %q: %w", c.dir.Join(name), err)
-	}
-	return c.dir.SyncDir(path.Dir(name))
+	return c.dir.WriteAtomicFrom(name, 0o644, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 256<<10)
+		if err := pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: der}); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }
 
 // nextCRLNumber returns one more than the larger of the number file and the

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -52,10 +53,23 @@ func (d *Dir) MkdirAll(name string) error { return d.root.MkdirAll(name, 0o700) 
 // over name, and the directory synced. The file's mode is never changed after
 // it is written.
 func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
-	if err := d.replace(name, data, perm, true); err != nil {
+	return d.WriteAtomicFrom(name, perm, writeBytes(data))
+}
+
+// WriteAtomicFrom is WriteAtomic with the content written by write, for
+// content too large to hold in memory twice.
+func (d *Dir) WriteAtomicFrom(name string, perm os.FileMode, write func(io.Writer) error) error {
+	if err := d.replace(name, write, perm, true); err != nil {
 		return err
 	}
 	return d.SyncDir(path.Dir(name))
+}
+
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
 }
 
 // ReplaceLazily replaces name with data atomically but without any fsync:
@@ -63,11 +77,11 @@ func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 // rename reached the disk before the data) nothing readable. Only for state
 // that Check rebuilds from durable files.
 func (d *Dir) ReplaceLazily(name string, data []byte, perm os.FileMode) error {
-	return d.replace(name, data, perm, false)
+	return d.replace(name, writeBytes(data), perm, false)
 }
 
-func (d *Dir) replace(name string, data []byte, perm os.FileMode, sync bool) error {
-	tmp, err := d.writeTemp(name, data, perm, sync)
+func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode, sync bool) error {
+	tmp, err := d.writeTemp(name, write, perm, sync)
 	if err != nil {
 		return err
 	}
@@ -96,7 +110,7 @@ func (d *Dir) CreateExclusiveLazily(name string, data []byte, perm os.FileMode) 
 }
 
 func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync bool) error {
-	tmp, err := d.writeTemp(name, data, perm, sync)
+	tmp, err := d.writeTemp(name, writeBytes(data), perm, sync)
 	if err != nil {
 		return err
 	}
@@ -135,9 +149,9 @@ func (d *Dir) CreateNew(name string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// writeTemp writes data to a fresh temporary file beside name, synced when
-// sync is set.
-func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode, sync bool) (string, error) {
+// writeTemp writes a fresh temporary file beside name with write, synced
+// when sync is set.
+func (d *Dir) writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync bool) (string, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
@@ -145,7 +159,7 @@ func (d *Dir) writeTemp(name string, data []byte, perm os.FileMode, sync bool) (
 	if err != nil {
 		return "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
 	}
-	_, werr := f.Write(data)
+	werr := write(f)
 	if werr == nil && sync {
 		werr = f.Sync()
 	}
