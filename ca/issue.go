@@ -248,7 +248,7 @@ func (c *CA) chainPEM(leaf *x509.Certificate) []byte {
 func fillRecord(rec *Record, cert *x509.Certificate) {
 	sum := sha256.Sum256(cert.Raw)
 	rec.Status = StatusValid
-	rec.Subject = FormatDN(cert.RawSubject)
+	rec.Subject, _ = formats.DistinguishedName(cert.RawSubject) // parsed by x509 already
 	rec.SANs = SANs(cert)
 	rec.NotBefore = cert.NotBefore.UTC()
 	rec.NotAfter = cert.NotAfter.UTC()

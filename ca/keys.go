@@ -71,19 +71,6 @@ func (kt KeyType) Generate() (crypto.Signer, error) {
 	return key, nil
 }
 
-// DescribeKey names a public key's algorithm and size, e.g. "ECDSA P-256".
-func DescribeKey(pub crypto.PublicKey) string {
-	switch k := pub.(type) {
-	case *ecdsa.PublicKey:
-		return "ECDSA " + k.Curve.Params().Name
-	case *rsa.PublicKey:
-		return fmt.Sprintf("RSA %d", k.N.BitLen())
-	case ed25519.PublicKey:
-		return "Ed25519"
-	default:
-		return fmt.Sprintf("%T", pub)
-	}
-}
 
 // CheckPublicKey refuses keys too weak to certify: RSA under 2048 bits,
 // elliptic curves other than P-256 and P-384, and any other algorithm but

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/formats"
 )
 
 func initCommand(e *env) *cli.Command {
@@ -121,16 +122,16 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, encrypted bool) error {
 	if c.Bool("json") {
 		return writeJSON(e.stdout, map[string]any{
 			"dir":           authority.Dir().Path(),
-			"subject":       ca.FormatDN(cert.RawSubject),
+			"subject":       subjectOf(cert),
 			"serial":        ca.SerialHex(cert.SerialNumber),
 			"not_after":     cert.NotAfter.UTC(),
-			"key_type":      ca.DescribeKey(cert.PublicKey),
+			"key_type":      formats.KeyType(cert.PublicKey),
 			"key_encrypted": encrypted,
 			"cert":          authority.CertFile(),
 		})
 	}
 	fmt.Fprintf(e.stdout, "created CA %q in %s\n", cert.Subject.CommonName, authority.Dir().Path())
-	fmt.Fprintf(e.stdout, "  key        %s%s\n", ca.DescribeKey(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
+	fmt.Fprintf(e.stdout, "  key        %s%s\n", formats.KeyType(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
 	fmt.Fprintf(e.stdout, "  serial     %s\n", ca.SerialHex(cert.SerialNumber))
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(cert.NotAfter))
 	fmt.Fprintf(e.stdout, "  cert       %s\n", authority.CertFile())

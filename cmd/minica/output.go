@@ -1,9 +1,12 @@
 package main
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"time"
+
+	"minica/formats"
 )
 
 // writeJSON prints v as one JSON object on one line.
@@ -16,3 +19,12 @@ func jsonFlagUsage() string { return "print the result as JSON" }
 
 // day formats a time for humans, in UTC.
 func day(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// subjectOf prints a certificate's subject as an RFC 4514 string.
+func subjectOf(cert *x509.Certificate) string {
+	dn, err := formats.DistinguishedName(cert.RawSubject)
+	if err != nil {
+		return cert.Subject.String()
+	}
+	return dn
+}

@@ -72,7 +72,7 @@ func runVerify(c *cli.Context, e *env) error {
 		return err
 	}
 	opts := revoke.VerifyOptions{Issuer: authority.Cert, Purpose: purpose, At: at}
-	v := verdictJSON{Serial: ca.SerialHex(cert.SerialNumber), Subject: ca.FormatDN(cert.RawSubject), Purpose: name, At: at.UTC()}
+	v := verdictJSON{Serial: ca.SerialHex(cert.SerialNumber), Subject: subjectOf(cert), Purpose: name, At: at.UTC()}
 	crl, crlErr := authority.LoadCRL()
 	if crlErr == nil {
 		opts.CRL = crl
