@@ -7,7 +7,7 @@
 #
 # openssl and GNU time are installed (Debian packages) when run as root and
 # missing. For each K, a minica CA and an openssl CA (both ECDSA P-256) get the same K
-# revoked serials (scripts/bench/fillrevoked writes minica's records and log
+# revoked serials (scripts/bench/fill writes minica's records and log
 # and openssl's index.txt), then `minica crl` and `openssl ca -gencrl` take
 # turns. With the largest K, a real client certificate issued by each CA is
 # checked against its K-entry CRL: `minica verify` against `openssl verify
@@ -65,7 +65,7 @@ trap 'exit 130' INT TERM
 RESULTS=$TMP/results.tsv
 : >"$RESULTS"
 go build -o "$TMP/minica" ./cmd/minica
-go build -o "$TMP/fillrevoked" ./scripts/bench/fillrevoked
+go build -o "$TMP/fill" ./scripts/bench/fill
 minica() { "$TMP/minica" "$@"; }
 
 reps_for() {
@@ -105,7 +105,7 @@ figure() {
 # synthetic records, REVOKED of them revoked, and publishes its CRL.
 new_minica() {
 	minica --dir "$1" init --cn 'Bench Root' --no-password >/dev/null
-	"$TMP/fillrevoked" -dir "$1" -n "$2" -revoked "$3" ${4:+-index "$4"} >&2
+	"$TMP/fill" -dir "$1" -n "$2" -revoked "$3" ${4:+-index "$4"} >&2
 	minica --dir "$1" crl >/dev/null
 }
 

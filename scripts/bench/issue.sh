@@ -55,8 +55,8 @@ bench_tmpdir
 export MINICA=$BENCH_TMP/minica EASYRSA
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-bench_log "building minica and fillrecords in $BENCH_TMP (load average $load_start)"
-(cd "$repo" && bash scripts/build.sh "$MINICA" && go build -o "$BENCH_TMP/fillrecords" ./scripts/bench/fillrecords)
+bench_log "building minica and fill in $BENCH_TMP (load average $load_start)"
+(cd "$repo" && bash scripts/build.sh "$MINICA" && go build -o "$BENCH_TMP/fill" ./scripts/bench/fill)
 
 # --- loops: one process (or openssl pair) per certificate -------------------
 
@@ -239,7 +239,7 @@ run_database() {
 	new_minica "$empty" ecdsa-p256
 	new_minica "$full" ecdsa-p256
 	start=$(bench_now_ns)
-	"$BENCH_TMP/fillrecords" -dir "$full" -n "$records" >/dev/null
+	"$BENCH_TMP/fill" -dir "$full" -n "$records" -revoked 0 >/dev/null
 	sync # so that issuance does not pay for writing back the fill
 	fill_s=$(awk -v s="$start" -v e="$(bench_now_ns)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
 	for ((r = 1; r <= rounds; r++)); do

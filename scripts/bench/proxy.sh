@@ -104,7 +104,7 @@ else
 	go build -o "$work/bin/minica" ./cmd/minica
 fi
 go build -o "$work/bin/upstream" ./scripts/bench/proxy/upstream
-go build -o "$work/bin/bigcrl" ./scripts/bench/proxy/bigcrl
+go build -o "$work/bin/fill" ./scripts/bench/fill
 go build -o "$work/bin/plaingo" ./scripts/bench/proxy/plaingo
 cc -shared -fPIC -O2 -o "$work/bin/wrkshim.so" "$here/wrkshim.c" -ldl
 minica() { "$work/bin/minica" "$@"; }
@@ -132,7 +132,7 @@ cat "$cli_crt" "$cli_key" >"$work/client.pem" # ab -E: chain and key in one file
 
 log "100,000-entry CRL (a copy of the CA directory)"
 cp -a "$MINICA_DIR" "$work/ca-big"
-"$work/bin/bigcrl" -dir "$work/ca-big" -n 100000
+"$work/bin/fill" -dir "$work/ca-big" -n 100000 -revoked 100000
 MINICA_DIR=$work/ca-big minica crl >/dev/null
 big_entries=$(openssl crl -in "$work/ca-big/crl.pem" -noout -text | grep -c 'Serial Number:')
 ((big_entries > 100000)) || die "big CRL has $big_entries entries"

@@ -140,11 +140,11 @@ func TestRunUsage(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "no dir", args: nil, wantCode: 2,
-			wantErr: "usage: fillrevoked -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]\n"},
+			wantErr: "usage: fill -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]\n"},
 		{name: "stray argument", args: []string{"-dir", "x", "y"}, wantCode: 2,
-			wantErr: "usage: fillrevoked -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]\n"},
+			wantErr: "usage: fill -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]\n"},
 		{name: "bad counts", args: []string{"-dir", "x", "-n", "1", "-revoked", "2"}, wantCode: 1,
-			wantErr: "fillrevoked: error: invalid fill: 1 records, 2 revoked, "},
+			wantErr: "fill: error: invalid fill: 1 records, 2 revoked, "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fillrevoked", flag.ContinueOnError)
+	fs := flag.NewFlagSet("fill", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
 	fs.StringVar(&o.Dir, "dir", "", "CA `directory` to fill (must hold a CA)")
@@ -26,13 +26,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if o.Dir == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: fillrevoked -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]")
+		fmt.Fprintln(stderr, "usage: fill -dir CADIR [-n RECORDS] [-revoked K] [-index FILE] [-workers W]")
 		return 2
 	}
 	o.Now = time.Now()
 	start := time.Now()
 	if err := Fill(o); err != nil {
-		fmt.Fprintf(stderr, "fillrevoked: error: %v\n", err)
+		fmt.Fprintf(stderr, "fill: error: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "added %d records, %d revoked, to %s in %s\n", o.Records, o.Revoked, o.Dir, time.Since(start).Round(time.Millisecond))

@@ -1,11 +1,11 @@
-// Command fillrevoked adds synthetic revoked certificates to an existing
+// Command fill adds synthetic revoked certificates to an existing
 // minica CA directory, and can write the same revocations as an `openssl ca`
 // database, so that scripts/bench/crl.sh compares the two CRL generators on
 // the same list without revoking a million certificates one by one.
 //
 // Usage:
 //
-//	go run ./scripts/bench/fillrevoked -dir CADIR -n RECORDS -revoked K [-index index.txt]
+//	go run ./scripts/bench/fill -dir CADIR -n RECORDS -revoked K [-index index.txt]
 //
 // It writes RECORDS client records to db/XX/SERIAL.json, K of them revoked,
 // and appends one line per revoked record to db/revoked.log, in the formats
