@@ -13,18 +13,29 @@
 // # Verification
 //
 // TLS 1.2 and 1.3 only, AEAD cipher suites only, no renegotiation, HTTP/2
-// and HTTP/1.1 by ALPN. A client certificate is required. In
-// tls.Config.VerifyConnection, which also runs for resumed sessions, the
-// proxy checks, against the current CA bundle and CRL and the Config clock:
-// the chain, the validity period, the EKU (clientAuth must be present: a
-// certificate without EKU, or with serverAuth only, is refused, though Go's
-// verifier would accept the former), that the client's issuer is the CA
-// whose CRL is loaded (one CRL cannot revoke another CA's clients), that the
-// CRL is within nextUpdate (plus CRLGrace), and that the serial is not
-// revoked. A refused handshake ends
-// with a bad_certificate alert (Go's VerifyConnection offers no other), or,
-// when no certificate was sent, certificate_required in TLS 1.3 and
-// handshake_failure in TLS 1.2.
+// and HTTP/1.1 by ALPN. A client certificate is required. Each handshake
+// is verified against the current CA bundle and CRL and the Config clock
+// (for a resumed session too). Go's verifier checks the chain to a CA of
+// the bundle, the validity period and that the EKU does not exclude
+// clientAuth; then tls.Config.VerifyConnection checks what Go does not:
+// that clientAuth is present (a certificate without EKU, which Go's
+// verifier accepts, is refused, as is one with serverAuth only), that the
+// client's issuer is the CA whose CRL is loaded (one CRL cannot revoke
+// another CA's clients), that the CRL is within nextUpdate (plus
+// CRLGrace), and that the serial is not revoked. A resumed session whose
+// chain no longer verifies against the current bundle, or whose
+// certificate is no longer valid, gets a full handshake instead.
+//
+// The certificate request names the CAs of the bundle: a client that picks
+// its certificate by those names (Go's, browsers) sends none when its
+// certificate is from another CA.
+//
+// A refused handshake ends with the matching alert: unknown_ca for an
+// issuer not in the bundle, certificate_expired for a certificate expired
+// or not yet valid, bad_certificate for the rest (wrong or missing EKU,
+// other CA than the CRL's, CRL expired, revoked), and, when no certificate
+// was sent, certificate_required in TLS 1.3 and handshake_failure in
+// TLS 1.2.
 //
 // When a reload changes the CA bundle or the CRL, every open connection is
 // verified again on its next request; a client revoked since its handshake

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"minica/internal/testca"
 )
 
 // writePEMs writes the test CA and a client certificate and key as PEM
@@ -94,4 +96,32 @@ func TestOpenSSLProtocols(t *testing.T) {
 			t.Errorf("%s: exit %v; want refused with %q:\n%s", r.name, err, r.alert, out)
 		}
 	}
+}
+
+// TestCurlOtherCA checks that curl, which sends its certificate whatever CA
+// names the server lists, gets the unknown_ca alert for a certificate of
+// another CA.
+func TestCurlOtherCA(t *testing.T) {
+	e := newEnv(t, nil)
+	caFile, _, _ := writePEMs(t, e)
+	cert, key := testca.New(t, "Other CA").Client(t, "alice")
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "other.pem"), filepath.Join(dir, "other.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(e.addr)
+	out, err := exec.Command("curl", "--silent", "--show-error", "--max-time", "10", "--tls-max", "1.2", "--cacert", caFile,
+		"--cert", certFile, "--key", keyFile, "--resolve", "localhost:"+port+":127.0.0.1", "https://localhost:"+port+"/").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "alert unknown ca") {
+		t.Errorf("curl with another CA's certificate: %v; want an unknown ca alert\n%s", err, out)
+	}
+	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+serialHex(cert.SerialNumber))
 }

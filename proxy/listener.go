@@ -117,10 +117,17 @@ func (c *countedConn) Close() error {
 	return err
 }
 
-// handshakeReason classifies a failed handshake.
-func handshakeReason(err error) (string, *VerifyError) {
+// handshakeReason classifies a failed handshake, at now: a refusal of
+// VerifyConnection, or of Go's verifier (the chain or the validity).
+func handshakeReason(err error, now time.Time) (string, *VerifyError) {
 	var ve *VerifyError
 	if errors.As(err, &ve) {
+		return ve.Reason, ve
+	}
+	var cve *tls.CertificateVerificationError
+	if errors.As(err, &cve) && len(cve.UnverifiedCertificates) > 0 {
+		leaf := cve.UnverifiedCertificates[0]
+		ve := &VerifyError{Reason: chainReason(cve.Err, leaf, now), Cert: leaf, Err: cve.Err}
 		return ve.Reason, ve
 	}
 	if strings.Contains(err.Error(), "didn't provide a certificate") {

@@ -55,7 +55,7 @@ func (p *Proxy) Reload() error {
 		next.gen = old.gen + 1
 		p.log.line("reload", "crl_number", next.crl.Number().String())
 	}
-	p.trust.Store(&next)
+	p.storeTrust(&next)
 	return errors.Join(errs...)
 }
 
@@ -85,7 +85,7 @@ func (p *Proxy) warnCRL(now time.Time) {
 }
 
 func (p *Proxy) refusedHandshake(remote net.Addr, err error) {
-	reason, ve := handshakeReason(err)
+	reason, ve := handshakeReason(err, p.cfg.Now())
 	p.metrics.handshakeFailed(reason)
 	p.log.handshake(remote, reason, ve, err)
 }

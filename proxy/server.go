@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log"
@@ -83,8 +84,8 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.trust.Store(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
 	p.tlsConfig = p.newTLSConfig()
+	p.storeTrust(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
 	p.srv = &http.Server{
 		Handler:           p,
 		TLSConfig:         p.tlsConfig,
@@ -118,9 +119,11 @@ func parseUpstream(s string) (*url.URL, string, error) {
 }
 
 // newTLSConfig builds the one tls.Config of the proxy. What changes on
-// reload (certificate, CA bundle, CRL) is read through p.trust by
-// GetCertificate and VerifyConnection, so a reload applies to the next
-// handshake, resumed sessions included, without touching open connections.
+// reload (certificate, CA bundle, CRL) is read through p.trust: by
+// GetCertificate, and by GetConfigForClient, which hands each handshake
+// the configuration of the current trust (see clientConfig). A reload thus
+// applies to the next handshake, resumed sessions included, without
+// touching open connections.
 func (p *Proxy) newTLSConfig() *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -135,22 +138,45 @@ func (p *Proxy) newTLSConfig() *tls.Config {
 		},
 		Renegotiation: tls.RenegotiateNever,
 		NextProtos:    []string{"h2", "http/1.1"},
-		// Verification is ours, in VerifyConnection, so that it uses the
-		// current CA bundle and CRL and names the reason of a refusal.
-		ClientAuth: tls.RequireAnyClientCert,
+		// Without the per-trust configuration, no client would verify.
+		ClientAuth: tls.RequireAndVerifyClientCert,
+		ClientCAs:  x509.NewCertPool(),
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return p.trust.Load().cert, nil
 		},
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			t := p.trust.Load()
-			chain, err := verifyClient(cs.PeerCertificates, t, p.cfg.CRLGrace, p.now())
-			if err == nil {
-				p.verified.Store(cs.PeerCertificates[0], verified{chain: chain, gen: t.gen})
-			}
-			return err
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return p.trust.Load().tls, nil
 		},
 		Time: p.cfg.Now,
 	}
+}
+
+// storeTrust makes t the current trust, with its handshake configuration.
+func (p *Proxy) storeTrust(t *trust) {
+	t.tls = p.clientConfig(t)
+	p.trust.Store(t)
+}
+
+// clientConfig builds, like the proxy's tls.Config (not a Clone of it, which
+// http.Server adjusts while serving), the configuration of the handshakes
+// verified against t, once per reload. Go's verifier
+// checks the chain to t's bundle and the validity period, so that a refusal
+// ends with the matching alert (unknown_ca, certificate_expired,
+// bad_certificate for a wrong EKU); VerifyConnection (see verifyConn) makes
+// the other checks, resumed sessions included, and a refusal there ends
+// with bad_certificate. Session tickets stay those of the proxy's config.
+func (p *Proxy) clientConfig(t *trust) *tls.Config {
+	c := p.newTLSConfig()
+	c.GetConfigForClient = nil
+	c.ClientCAs = t.roots
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		chain, err := verifyConn(cs, t, p.cfg.CRLGrace, p.now())
+		if err == nil {
+			p.verified.Store(cs.PeerCertificates[0], verified{chain: chain, gen: t.gen})
+		}
+		return err
+	}
+	return c
 }
 
 func (p *Proxy) now() time.Time {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"net/http"
@@ -33,15 +34,16 @@ func TestClientMatrix(t *testing.T) {
 		cert   func() (*x509.Certificate, crypto.Signer)
 		reason string // "" means 200
 		status int    // for refusals after the handshake
+		alert  string // the client's error for a refused handshake, TLS 1.3
 	}{
 		{name: "valid", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Client(t, "alice") }},
-		{name: "none", cert: func() (*x509.Certificate, crypto.Signer) { return nil, nil }, reason: ReasonNoCertificate},
-		{name: "other CA same subject", cert: func() (*x509.Certificate, crypto.Signer) { return other.Client(t, "alice") }, reason: ReasonUnknownCA},
-		{name: "expired", cert: leaf(e.ca, "alice", now.Add(-48*time.Hour), now.Add(-24*time.Hour), clientEKU), reason: ReasonExpired},
-		{name: "not yet valid", cert: leaf(e.ca, "alice", now.Add(time.Hour), now.Add(48*time.Hour), clientEKU), reason: ReasonNotYetValid},
-		{name: "server-only EKU", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Server(t, "server") }, reason: ReasonWrongEKU},
-		{name: "no EKU", cert: leaf(e.ca, "no-eku", time.Time{}, time.Time{}, nil), reason: ReasonNoEKU},
-		{name: "revoked", cert: func() (*x509.Certificate, crypto.Signer) { return revoked, revokedKey }, reason: ReasonRevoked},
+		{name: "none", cert: func() (*x509.Certificate, crypto.Signer) { return nil, nil }, reason: ReasonNoCertificate, alert: "tls: certificate required"},
+		{name: "other CA same subject", cert: func() (*x509.Certificate, crypto.Signer) { return other.Client(t, "alice") }, reason: ReasonUnknownCA, alert: "tls: unknown certificate authority"},
+		{name: "expired", cert: leaf(e.ca, "alice", now.Add(-48*time.Hour), now.Add(-24*time.Hour), clientEKU), reason: ReasonExpired, alert: "tls: expired certificate"},
+		{name: "not yet valid", cert: leaf(e.ca, "alice", now.Add(time.Hour), now.Add(48*time.Hour), clientEKU), reason: ReasonNotYetValid, alert: "tls: expired certificate"},
+		{name: "server-only EKU", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Server(t, "server") }, reason: ReasonWrongEKU, alert: "tls: bad certificate"},
+		{name: "no EKU", cert: leaf(e.ca, "no-eku", time.Time{}, time.Time{}, nil), reason: ReasonNoEKU, alert: "tls: bad certificate"},
+		{name: "revoked", cert: func() (*x509.Certificate, crypto.Signer) { return revoked, revokedKey }, reason: ReasonRevoked, alert: "tls: bad certificate"},
 		{name: "not allowed", cert: func() (*x509.Certificate, crypto.Signer) { return e.ca.Client(t, "bob") }, reason: ReasonNotAllowed, status: http.StatusForbidden},
 	}
 	for _, tt := range tests {
@@ -78,6 +80,9 @@ func TestClientMatrix(t *testing.T) {
 					resp.Body.Close()
 					t.Fatalf("GET succeeded with status %d; want a refused handshake", resp.StatusCode)
 				}
+				if err := e.handshakeError(e.tlsConfig(cert, key)); err == nil || !strings.Contains(err.Error(), "remote error: "+tt.alert) {
+					t.Errorf("handshake error = %v; want alert %q", err, tt.alert)
+				}
 				want := []string{"handshake-refused ", "reason=" + tt.reason + " "}
 				if cert != nil {
 					want = append(want, "serial="+serialHex(cert.SerialNumber))
@@ -89,8 +94,8 @@ func TestClientMatrix(t *testing.T) {
 	var m strings.Builder
 	e.p.writeMetrics(&m)
 	for _, want := range []string{
-		`minica_proxy_handshake_failures_total{reason="revoked"} 1`,
-		`minica_proxy_handshake_failures_total{reason="unknown-ca"} 1`,
+		`minica_proxy_handshake_failures_total{reason="revoked"} 2`,
+		`minica_proxy_handshake_failures_total{reason="unknown-ca"} 2`,
 		`minica_proxy_requests_total{code="200"} 1`,
 		`minica_proxy_requests_total{code="403"} 1`,
 		`minica_proxy_requests_refused_total{reason="not-allowed"} 1`,
@@ -100,6 +105,21 @@ func TestClientMatrix(t *testing.T) {
 			t.Errorf("metrics lack %q:\n%s", want, m.String())
 		}
 	}
+}
+
+// handshakeError dials the proxy with cfg and reads without writing, so
+// that in TLS 1.3, where the client's handshake ends before the server has
+// verified its certificate, the alert is read before the connection closes.
+// It returns the error of the handshake or of the read.
+func (e *env) handshakeError(cfg *tls.Config) error {
+	c, err := tls.Dial("tcp", e.addr, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	return err
 }
 
 func TestTLSVersionsAndHTTP2(t *testing.T) {
@@ -121,4 +141,71 @@ func TestTLSVersionsAndHTTP2(t *testing.T) {
 	if _, err := (&http.Client{Transport: tr}).Get(e.url("/")); err == nil {
 		t.Error("TLS 1.1 handshake succeeded; want refused")
 	}
+}
+
+func TestTLS12Alerts(t *testing.T) {
+	e := newEnv(t, nil)
+	other := testca.New(t, "Test CA")
+	stranger, strangerKey := other.Client(t, "alice")
+	revoked, revokedKey := e.ca.Client(t, "revoked")
+	e.setCRL(e.makeCRL(revoked.SerialNumber))
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() error = %v", err)
+	}
+	tests := []struct {
+		name   string
+		cert   *x509.Certificate
+		key    crypto.Signer
+		reason string
+		alert  string
+	}{
+		{name: "none", reason: ReasonNoCertificate, alert: "tls: handshake failure"},
+		{name: "other CA", cert: stranger, key: strangerKey, reason: ReasonUnknownCA, alert: "tls: unknown certificate authority"},
+		{name: "revoked", cert: revoked, key: revokedKey, reason: ReasonRevoked, alert: "tls: bad certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := e.tlsConfig(tt.cert, tt.key)
+			cfg.MaxVersion = tls.VersionTLS12
+			if err := e.handshakeError(cfg); err == nil || !strings.Contains(err.Error(), "remote error: "+tt.alert) {
+				t.Errorf("handshake error = %v; want alert %q", err, tt.alert)
+			}
+			e.waitLog("handshake-refused ", "reason="+tt.reason+" ")
+		})
+	}
+}
+
+// A session of a client whose CA left the bundle does not resume: it gets
+// a full handshake, refused with unknown_ca. (The new CA has the old one's
+// subject: a Go client sends no certificate whose issuer is not among the
+// CA names of the certificate request.)
+func TestResumedSessionAfterCARotation(t *testing.T) {
+	e := newEnv(t, nil)
+	cert, key := e.ca.Client(t, "alice")
+	cfg := e.tlsConfig(cert, key)
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resuming := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for i, wantResume := range []bool{false, true} {
+		resp, err := resuming.Get(e.url("/"))
+		if err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.TLS.DidResume != wantResume {
+			t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
+		}
+	}
+	next := testca.New(t, "Test CA")
+	only := []*x509.Certificate{next.Cert}
+	e.cas.Store(&only)
+	e.setCRL(e.makeCRLWith(bigInt(1), e.now().Add(-time.Minute), e.now().Add(time.Hour), next))
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() error = %v", err)
+	}
+	if err := e.handshakeError(cfg); err == nil || !strings.Contains(err.Error(), "remote error: tls: unknown certificate authority") {
+		t.Errorf("resumed session: handshake error = %v; want an unknown CA alert", err)
+	}
+	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+serialHex(cert.SerialNumber))
 }

@@ -37,6 +37,8 @@ type trust struct {
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
 	cert      *tls.Certificate
+	// tls is the configuration of handshakes verified against this trust.
+	tls *tls.Config
 }
 
 func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {

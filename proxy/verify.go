@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"slices"
@@ -45,9 +46,10 @@ func (e *VerifyError) Error() string {
 func (e *VerifyError) Unwrap() error { return e.Err }
 
 // verifyClient checks a client's certificates (leaf first, as sent) against
-// t at now: chain to a CA of the bundle, validity, EKU clientAuth present,
-// issued by the CA whose CRL is loaded, CRL usable, not revoked. It returns
-// the verified chain.
+// t at now: chain to a CA of the bundle, validity, then the checks of
+// checkChains. It returns the verified chain. It serves open connections,
+// verified again after a reload; handshakes leave the chain to Go's
+// verifier (see verifyConn).
 func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
 	if len(certs) == 0 {
 		return nil, &VerifyError{Reason: ReasonNoCertificate}
@@ -66,6 +68,26 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 	if err != nil {
 		return nil, &VerifyError{Reason: chainReason(err, leaf, now), Cert: leaf, Err: err}
 	}
+	return checkChains(leaf, chains, t, grace, now)
+}
+
+// verifyConn is the handshake's VerifyConnection against t. Go's verifier
+// has already checked the chain against t's bundle and the validity at now
+// (for a resumed session too: one whose chain no longer verifies falls back
+// to a full handshake), so only checkChains remains; a state without
+// verified chains is verified in full.
+func verifyConn(cs tls.ConnectionState, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
+	if len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
+		return verifyClient(cs.PeerCertificates, t, grace, now)
+	}
+	return checkChains(cs.PeerCertificates[0], cs.VerifiedChains, t, grace, now)
+}
+
+// checkChains makes the checks Go's verifier does not, on chains of leaf
+// verified against t's bundle: EKU clientAuth present, issued by the CA
+// whose CRL is loaded, CRL usable, not revoked. It returns the chain
+// through the CRL's issuer.
+func checkChains(leaf *x509.Certificate, chains [][]*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
 	// Go's verifier treats a leaf without EKU as valid for any usage.
 	if len(leaf.ExtKeyUsage) == 0 && len(leaf.UnknownExtKeyUsage) == 0 {
 		return nil, &VerifyError{Reason: ReasonNoEKU, Cert: leaf}
@@ -75,7 +97,10 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 	}
 	// One CRL covers the clients of one issuing CA: a client of another
 	// CA of the bundle could not be revoked, so it is refused.
-	if len(chains[0]) < 2 || !chains[0][1].Equal(t.crlIssuer) {
+	i := slices.IndexFunc(chains, func(c []*x509.Certificate) bool {
+		return len(c) >= 2 && c[1].Equal(t.crlIssuer)
+	})
+	if i < 0 {
 		return nil, &VerifyError{Reason: ReasonNoCRL, Cert: leaf}
 	}
 	if crlState(t.crl, grace, now) == "expired" {
@@ -84,7 +109,7 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 	if t.crl.IsRevoked(leaf.SerialNumber) {
 		return nil, &VerifyError{Reason: ReasonRevoked, Cert: leaf}
 	}
-	return chains[0], nil
+	return chains[i], nil
 }
 
 func chainReason(err error, leaf *x509.Certificate, now time.Time) string {
