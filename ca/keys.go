@@ -71,7 +71,6 @@ func (kt KeyType) Generate() (crypto.Signer, error) {
 	return key, nil
 }
 
-
 // CheckPublicKey refuses keys too weak to certify: RSA under 2048 bits,
 // elliptic curves other than P-256 and P-384, and any other algorithm but
 // Ed25519.
