@@ -93,6 +93,12 @@ func runConvert(c *cli.Context, e *env) error {
 	if c.Bool("encrypt") || c.Bool("decrypt") {
 		return usagef(c, "--encrypt and --decrypt apply to private keys, and %s is a %s", in.path, in.obj.Kind)
 	}
+	return e.reencode(c, in, to, 0o644, in.obj.Kind.String())
+}
+
+// reencode writes the input unchanged but for its encoding (--to, or the
+// other one), described as what.
+func (e *env) reencode(c *cli.Context, in input, to string, perm os.FileMode, what string) error {
 	enc, err := targetEncoding(c, to, in.obj.Encoding)
 	if err != nil {
 		return err
@@ -101,7 +107,7 @@ func runConvert(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return e.emit(c, out, 0o644, fmt.Sprintf("%s %s", enc, in.obj.Kind))
+	return e.emit(c, out, perm, fmt.Sprintf("%s %s", enc, what))
 }
 
 // targetEncoding reads --to pem|der; without it, the other encoding.
@@ -143,15 +149,7 @@ func (e *env) convertKey(c *cli.Context, in input, to string) error {
 	switch {
 	case !c.Bool("encrypt") && !c.Bool("decrypt") && (to == "" || to == "pem" || to == "der"):
 		// Same key, other encoding: copied as is, encryption included.
-		enc, err := targetEncoding(c, to, in.obj.Encoding)
-		if err != nil {
-			return err
-		}
-		out, err := formats.Reencode(in.obj, enc)
-		if err != nil {
-			return err
-		}
-		return e.emit(c, out, 0o600, fmt.Sprintf("%s %s private key", enc, k.Format))
+		return e.reencode(c, in, to, 0o600, fmt.Sprintf("%s private key", k.Format))
 	case encrypted && !c.Bool("decrypt") && !c.Bool("encrypt"):
 		return withHint(fmt.Errorf("%s is encrypted", in.path), "pass --decrypt to write it without a password, or --encrypt to re-encrypt it")
 	case !encrypted && c.Bool("decrypt"):

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -50,18 +49,7 @@ func (e *env) askNewPassword(prompt string) ([]byte, error) {
 	if !e.terminal() {
 		return nil, errors.New("--ask-password needs a terminal")
 	}
-	pw, err := e.readSecret(prompt + ": ")
-	if err != nil {
-		return nil, fmt.Errorf("reading password: %w", err)
-	}
-	again, err := e.readSecret("Repeat " + prompt + ": ")
-	if err != nil {
-		return nil, fmt.Errorf("reading password: %w", err)
-	}
-	if !bytes.Equal(pw, again) {
-		return nil, errors.New("the passwords do not match")
-	}
-	return pw, nil
+	return e.askSecret(prompt, true)
 }
 
 // inputPassword returns the password of an encrypted input (a key or a

@@ -32,12 +32,19 @@ func (e *env) password(c *cli.Context, envVar, prompt string, confirm bool) ([]b
 	if !e.terminal() {
 		return nil, withHint(errNoPasswordSource, "pass --password-file FILE or set %s", envVar)
 	}
+	pw, err := e.askSecret(prompt, confirm)
+	if err == nil && len(pw) == 0 {
+		err = errors.New("empty password")
+	}
+	return pw, err
+}
+
+// askSecret prompts on the terminal without echo; with confirm it asks
+// twice and refuses two different answers.
+func (e *env) askSecret(prompt string, confirm bool) ([]byte, error) {
 	pw, err := e.readSecret(prompt + ": ")
 	if err != nil {
 		return nil, fmt.Errorf("reading password: %w", err)
-	}
-	if len(pw) == 0 {
-		return nil, errors.New("empty password")
 	}
 	if confirm {
 		again, err := e.readSecret("Repeat " + prompt + ": ")
