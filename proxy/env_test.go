@@ -260,3 +260,16 @@ func (e *env) waitCount(substr string, n int) {
 		e.t.Fatalf("%d log lines with %q; want %d:\n%s", got, substr, n, e.log.String())
 	}
 }
+
+// eachProtocol runs f as subtests PREFIXhttp1 and PREFIXhttp2, with h2 set
+// for the second.
+func eachProtocol(t *testing.T, prefix string, f func(t *testing.T, h2 bool)) {
+	t.Helper()
+	for _, h2 := range []bool{false, true} {
+		name := prefix + "http1"
+		if h2 {
+			name = prefix + "http2"
+		}
+		t.Run(name, func(t *testing.T) { f(t, h2) })
+	}
+}

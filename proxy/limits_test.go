@@ -14,54 +14,48 @@ import (
 )
 
 func TestHeaderLimits(t *testing.T) {
-	for _, h2 := range []bool{false, true} {
-		name := "http1"
-		if h2 {
-			name = "http2"
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		e := newEnv(t, nil)
+		cert, key := e.ca.Client(t, "alice")
+		c := e.client(cert, key, h2)
+		// One byte over the limit as the proxy counts (name, value and
+		// 4 bytes per field), still under what HTTP/2 advertises.
+		n := DefaultMaxHeaderBytes + 1 - (len("X-Big") + 4) - (len("User-Agent") + 1 + 4) - (len("Accept-Encoding") + 4 + 4)
+		big := http.Header{"X-Big": {strings.Repeat("a", n)}, "User-Agent": {"t"}}
+		code, body := e.get(c, "/", big)
+		if code != 431 || body != "request headers exceed 65536 bytes\n" {
+			t.Errorf("over max: got %d %q; want 431 with the limit", code, body)
 		}
-		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, nil)
-			cert, key := e.ca.Client(t, "alice")
-			c := e.client(cert, key, h2)
-			// One byte over the limit as the proxy counts (name, value and
-			// 4 bytes per field), still under what HTTP/2 advertises.
-			n := DefaultMaxHeaderBytes + 1 - (len("X-Big") + 4) - (len("User-Agent") + 1 + 4) - (len("Accept-Encoding") + 4 + 4)
-			big := http.Header{"X-Big": {strings.Repeat("a", n)}, "User-Agent": {"t"}}
-			code, body := e.get(c, "/", big)
-			if code != 431 || body != "request headers exceed 65536 bytes\n" {
-				t.Errorf("over max: got %d %q; want 431 with the limit", code, body)
-			}
-			budget := http.Header{"X-Mid": {strings.Repeat("a", DefaultUpstreamHeaderBytes-500)}}
-			code, body = e.get(c, "/", budget)
-			if code != 431 || !strings.HasPrefix(body, "request headers with identity headers exceed the upstream budget of 8192 bytes") {
-				t.Errorf("over budget: got %d %q; want 431 with the budget", code, body)
-			}
-			if e.lastReq.Load() != nil {
-				t.Error("a refused request reached the upstream")
-			}
-			e.waitLog("request ", "status=431", "reason=upstream-header-budget")
-			// Far beyond the limit: net/http answers 431 itself on HTTP/1.1;
-			// an HTTP/2 client refuses to send beyond the advertised limit.
-			huge := http.Header{"X-Huge": {strings.Repeat("a", 2*DefaultMaxHeaderBytes)}}
-			req, _ := http.NewRequest("GET", e.url("/"), nil)
-			req.Header = huge
-			resp, err := c.Do(req)
-			if h2 {
-				if err == nil {
-					resp.Body.Close()
-					t.Errorf("HTTP/2 huge header: status %d; want a client error", resp.StatusCode)
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("HTTP/1.1 huge header: %v", err)
-				}
+		budget := http.Header{"X-Mid": {strings.Repeat("a", DefaultUpstreamHeaderBytes-500)}}
+		code, body = e.get(c, "/", budget)
+		if code != 431 || !strings.HasPrefix(body, "request headers with identity headers exceed the upstream budget of 8192 bytes") {
+			t.Errorf("over budget: got %d %q; want 431 with the budget", code, body)
+		}
+		if e.lastReq.Load() != nil {
+			t.Error("a refused request reached the upstream")
+		}
+		e.waitLog("request ", "status=431", "reason=upstream-header-budget")
+		// Far beyond the limit: net/http answers 431 itself on HTTP/1.1;
+		// an HTTP/2 client refuses to send beyond the advertised limit.
+		huge := http.Header{"X-Huge": {strings.Repeat("a", 2*DefaultMaxHeaderBytes)}}
+		req, _ := http.NewRequest("GET", e.url("/"), nil)
+		req.Header = huge
+		resp, err := c.Do(req)
+		if h2 {
+			if err == nil {
 				resp.Body.Close()
-				if resp.StatusCode != 431 {
-					t.Errorf("HTTP/1.1 huge header: status %d; want 431", resp.StatusCode)
-				}
+				t.Errorf("HTTP/2 huge header: status %d; want a client error", resp.StatusCode)
 			}
-		})
-	}
+		} else {
+			if err != nil {
+				t.Fatalf("HTTP/1.1 huge header: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 431 {
+				t.Errorf("HTTP/1.1 huge header: status %d; want 431", resp.StatusCode)
+			}
+		}
+	})
 }
 
 // TestSlowClientsAreClosed checks that a connection that never finishes its

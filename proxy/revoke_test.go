@@ -13,56 +13,50 @@ import (
 )
 
 func TestRevocationOnNewResumedAndOpenConnections(t *testing.T) {
-	for _, h2 := range []bool{false, true} {
-		name := "http1"
-		if h2 {
-			name = "http2"
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		e := newEnv(t, nil)
+		cert, key := e.ca.Client(t, "simon")
+
+		// An open keep-alive (or HTTP/2) connection.
+		open := e.client(cert, key, h2)
+		if code, _ := e.get(open, "/", nil); code != 200 {
+			t.Fatalf("status = %d; want 200", code)
 		}
-		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, nil)
-			cert, key := e.ca.Client(t, "simon")
 
-			// An open keep-alive (or HTTP/2) connection.
-			open := e.client(cert, key, h2)
-			if code, _ := e.get(open, "/", nil); code != 200 {
-				t.Fatalf("status = %d; want 200", code)
+		// A session that resumes.
+		cfg := e.tlsConfig(cert, key)
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+		tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
+		defer tr.CloseIdleConnections()
+		resuming := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		for i, wantResume := range []bool{false, true} {
+			resp, err := resuming.Get(e.url("/"))
+			if err != nil {
+				t.Fatalf("GET %d: %v", i, err)
 			}
+			resp.Body.Close()
+			if resp.TLS.DidResume != wantResume {
+				t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
+			}
+		}
 
-			// A session that resumes.
-			cfg := e.tlsConfig(cert, key)
-			cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
-			tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
-			defer tr.CloseIdleConnections()
-			resuming := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-			for i, wantResume := range []bool{false, true} {
-				resp, err := resuming.Get(e.url("/"))
-				if err != nil {
-					t.Fatalf("GET %d: %v", i, err)
-				}
-				resp.Body.Close()
-				if resp.TLS.DidResume != wantResume {
-					t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
-				}
-			}
+		e.setCRL(e.makeCRL(cert.SerialNumber))
+		if err := e.p.Reload(); err != nil {
+			t.Fatalf("Reload() error = %v", err)
+		}
 
-			e.setCRL(e.makeCRL(cert.SerialNumber))
-			if err := e.p.Reload(); err != nil {
-				t.Fatalf("Reload() error = %v", err)
-			}
-
-			code, body := e.get(open, "/", nil)
-			if code != http.StatusForbidden || body != "client certificate revoked\n" {
-				t.Errorf("open connection: got %d %q; want 403 revoked", code, body)
-			}
-			if _, err := resuming.Get(e.url("/")); err == nil {
-				t.Error("resumed session: GET succeeded; want refused")
-			}
-			if _, err := e.client(cert, key, h2).Get(e.url("/")); err == nil {
-				t.Error("new connection: GET succeeded; want refused")
-			}
-			e.waitCount("reason=revoked", 3)
-		})
-	}
+		code, body := e.get(open, "/", nil)
+		if code != http.StatusForbidden || body != "client certificate revoked\n" {
+			t.Errorf("open connection: got %d %q; want 403 revoked", code, body)
+		}
+		if _, err := resuming.Get(e.url("/")); err == nil {
+			t.Error("resumed session: GET succeeded; want refused")
+		}
+		if _, err := e.client(cert, key, h2).Get(e.url("/")); err == nil {
+			t.Error("new connection: GET succeeded; want refused")
+		}
+		e.waitCount("reason=revoked", 3)
+	})
 }
 
 func TestCRLExpiry(t *testing.T) {

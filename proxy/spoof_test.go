@@ -45,55 +45,49 @@ func TestSpoofingMatrix(t *testing.T) {
 		"X-Forwarded-Proto", "X_Forwarded_For", "X-Forwarded-Port", "X-User", "x_user",
 	}
 	for _, profile := range Profiles {
-		for _, h2 := range []bool{false, true} {
-			name := profile + "/http1"
-			if h2 {
-				name = profile + "/http2"
+		eachProtocol(t, profile+"/", func(t *testing.T, h2 bool) {
+			e := newEnv(t, func(c *Config) { c.Profile = profile; c.CustomHeaders = []string{"X-User=email"} })
+			cert, key := e.ca.Leaf(t, aliceTemplate())
+			hdr := http.Header{}
+			for _, n := range spoofed {
+				hdr[n] = []string{"spoof"}
 			}
-			t.Run(name, func(t *testing.T) {
-				e := newEnv(t, func(c *Config) { c.Profile = profile; c.CustomHeaders = []string{"X-User=email"} })
-				cert, key := e.ca.Leaf(t, aliceTemplate())
-				hdr := http.Header{}
-				for _, n := range spoofed {
-					hdr[n] = []string{"spoof"}
-				}
-				// A client naming identity headers in Connection must not
-				// be able to remove them.
-				if !h2 {
-					hdr["Connection"] = []string{"X-SSL-Client-CN, X-User, X-SSL-Client-S-DN, Client-Cert, X-Forwarded-Client-Cert, X-Forwarded-For"}
-				}
-				c := e.client(cert, key, h2)
-				if code, _ := e.get(c, "/", hdr); code != 200 {
-					t.Fatalf("status = %d; want 200", code)
-				}
-				got := e.lastReq.Load()
-				for k, vs := range got.Header {
-					for _, v := range vs {
-						if strings.Contains(v, "spoof") {
-							t.Errorf("upstream got %s: %q", k, v)
-						}
+			// A client naming identity headers in Connection must not
+			// be able to remove them.
+			if !h2 {
+				hdr["Connection"] = []string{"X-SSL-Client-CN, X-User, X-SSL-Client-S-DN, Client-Cert, X-Forwarded-Client-Cert, X-Forwarded-For"}
+			}
+			c := e.client(cert, key, h2)
+			if code, _ := e.get(c, "/", hdr); code != 200 {
+				t.Fatalf("status = %d; want 200", code)
+			}
+			got := e.lastReq.Load()
+			for k, vs := range got.Header {
+				for _, v := range vs {
+					if strings.Contains(v, "spoof") {
+						t.Errorf("upstream got %s: %q", k, v)
 					}
 				}
-				want := map[string]string{
-					"X-User":            "alice@example.com",
-					"X-Forwarded-For":   "127.0.0.1",
-					"X-Forwarded-Proto": "https",
-					"X-Forwarded-Host":  e.addr,
+			}
+			want := map[string]string{
+				"X-User":            "alice@example.com",
+				"X-Forwarded-For":   "127.0.0.1",
+				"X-Forwarded-Proto": "https",
+				"X-Forwarded-Host":  e.addr,
+			}
+			hs, _ := NewHeaders(profile, nil)
+			id, _ := NewIdentity(cert, nil)
+			for _, h := range hs.Render(id) {
+				if h.Name != "Client-Cert-Chain" {
+					want[h.Name] = h.Value
 				}
-				hs, _ := NewHeaders(profile, nil)
-				id, _ := NewIdentity(cert, nil)
-				for _, h := range hs.Render(id) {
-					if h.Name != "Client-Cert-Chain" {
-						want[h.Name] = h.Value
-					}
+			}
+			for k, v := range want {
+				if g := got.Header.Get(k); g != v {
+					t.Errorf("upstream %s = %q; want %q", k, g, v)
 				}
-				for k, v := range want {
-					if g := got.Header.Get(k); g != v {
-						t.Errorf("upstream %s = %q; want %q", k, g, v)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
