@@ -5,20 +5,17 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // ValidateName checks that name can name a certificate: it is used as a
 // directory name inside the CA directory, so it must match
 // [A-Za-z0-9][A-Za-z0-9._-]{0,63}. That excludes "..", "a/b", ".x" and NUL.
 func ValidateName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !isName(name) {
 		return fmt.Errorf("invalid name %s: want 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit", printable(name))
 	}
 	return nil
@@ -40,6 +37,22 @@ func ValidateText(field, value string) error {
 		return fmt.Errorf("invalid %s %s: %d characters, at most 64 allowed", field, printable(value), n)
 	}
 	return nil
+}
+
+// isName matches [A-Za-z0-9][A-Za-z0-9._-]{0,63}, by hand: compiling the
+// regular expression cost every minica process a fifth of a millisecond at
+// start-up.
+func isName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '.' || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func isCleanText(s string) bool {

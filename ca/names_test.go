@@ -1,10 +1,25 @@
 package ca
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
+
+// FuzzValidateName checks the hand-written matcher against the pattern it
+// implements.
+func FuzzValidateName(f *testing.F) {
+	pattern := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	for _, s := range []string{"simon", "", ".x", "a.b", strings.Repeat("z", 64), strings.Repeat("z", 65), "é", "a\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := ValidateName(name) == nil, pattern.MatchString(name); got != want {
+			t.Errorf("ValidateName(%q) accepts: %v; the pattern: %v", name, got, want)
+		}
+	})
+}
 
 func TestValidateName(t *testing.T) {
 	tests := []struct {
@@ -23,6 +38,9 @@ func TestValidateName(t *testing.T) {
 		{"..", true},
 		{".x", true},
 		{"-x", true},
+		{"_x", true},
+		{"x_", false},
+		{"x-", false},
 		{"a\x00b", true},
 		{"a b", true},
 		{"é", true},
