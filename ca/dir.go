@@ -48,6 +48,23 @@ func (d *Dir) Stat(name string) (fs.FileInfo, error) { return d.root.Stat(name) 
 // MkdirAll creates name and its parents with mode 0700.
 func (d *Dir) MkdirAll(name string) error { return d.root.MkdirAll(name, 0o700) }
 
+// MkdirSub opens the directory name inside d, first creating it with mode
+// 0700 when it is missing (its parent must exist); created reports whether
+// it was new. Files in the result are reached with one system call each
+// instead of one per path element. The caller closes it.
+func (d *Dir) MkdirSub(name string) (sub *Dir, created bool, err error) {
+	err = d.root.Mkdir(name, 0o700)
+	created = err == nil
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, false, fmt.Errorf("creating %q: %w", d.Join(name), err)
+	}
+	root, err := d.root.OpenRoot(name)
+	if err != nil {
+		return nil, false, fmt.Errorf("opening %q: %w", d.Join(name), err)
+	}
+	return &Dir{root: root, path: d.Join(name)}, created, nil
+}
+
 // WriteAtomic replaces name with data durably: a temporary file in the same
 // directory is created with mode perm and O_EXCL, written, synced, renamed
 // over name, and the directory synced. The file's mode is never changed after
@@ -114,9 +131,9 @@ func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync b
 	if err != nil {
 		return err
 	}
-	defer d.root.Remove(tmp)
 	// Link fails if name exists, unlike Rename, which would replace it.
 	if err := d.root.Link(tmp, name); err != nil {
+		d.root.Remove(tmp)
 		return fmt.Errorf("creating %q: %w", d.Join(name), err)
 	}
 	if err := d.root.Remove(tmp); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"time"
 
 	"minica/formats"
@@ -186,27 +187,29 @@ func (c *CA) void(rec *Record, cause error) error {
 // its key; Check finishes a pending record from its certificate or chain
 // file and removes partial files of one that did not get that far.
 func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
-	out := &Issued{Record: rec, Cert: cert, Key: key}
-	if err := c.makeCertDir(rec.Name); err != nil {
+	dir, err := c.makeCertDir(rec.Name)
+	if err != nil {
 		return nil, c.void(rec, err)
 	}
+	defer dir.Close()
+	out := &Issued{Record: rec, Cert: cert, Key: key}
 	if key != nil {
 		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
 		if err != nil {
 			return nil, c.void(rec, err)
 		}
-		if err := c.dir.CreateNew(rec.KeyPath(), keyPEM, 0o600); err != nil {
+		if err := dir.CreateNew(path.Base(rec.KeyPath()), keyPEM, 0o600); err != nil {
 			return nil, c.void(rec, err)
 		}
 		out.KeyFile = c.dir.Join(rec.KeyPath())
 	}
-	if err := c.dir.CreateNew(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
+	if err := dir.CreateNew(path.Base(rec.ChainPath()), c.chainPEM(cert), 0o644); err != nil {
 		return nil, c.void(rec, err)
 	}
-	if err := c.dir.CreateNew(rec.CertPath(), pemCert(cert), 0o644); err != nil {
+	if err := dir.CreateNew(path.Base(rec.CertPath()), pemCert(cert), 0o644); err != nil {
 		return nil, c.void(rec, err)
 	}
-	if err := c.dir.SyncDir(certDir(rec.Name)); err != nil {
+	if err := dir.SyncDir("."); err != nil {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
@@ -218,16 +221,18 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 	return out, nil
 }
 
-// makeCertDir creates certs/NAME when it is new, and syncs certs/ so that
-// the new entry survives a power loss.
-func (c *CA) makeCertDir(name string) error {
-	if _, err := c.dir.Stat(certDir(name)); err == nil {
-		return nil
+// makeCertDir opens certs/NAME, creating it when it is new and then syncing
+// certs/ so that the new entry survives a power loss.
+func (c *CA) makeCertDir(name string) (*Dir, error) {
+	dir, created, err := c.dir.MkdirSub(certDir(name))
+	if err != nil || !created {
+		return dir, err
 	}
-	if err := c.dir.MkdirAll(certDir(name)); err != nil {
-		return fmt.Errorf("creating %q: %w", c.dir.Join(certDir(name)), err)
+	if err := c.dir.SyncDir("certs"); err != nil {
+		dir.Close()
+		return nil, err
 	}
-	return c.dir.SyncDir("certs")
+	return dir, nil
 }
 
 func pemCert(cert *x509.Certificate) []byte {

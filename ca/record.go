@@ -132,10 +132,19 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 // rebuilds a lost or unreadable one from the certificate files, which are
 // synced before issuance reports success.
 func (c *CA) reserve(r *Record) error {
-	if err := c.dir.MkdirAll(path.Dir(recordPath(r.Serial))); err != nil {
-		return fmt.Errorf("creating database directory: %w", err)
+	shard, err := c.shard(r.Serial)
+	if err != nil {
+		return err
 	}
-	return c.dir.CreateExclusiveLazily(recordPath(r.Serial), encodeRecord(r), 0o644)
+	defer shard.Close()
+	return shard.CreateExclusiveLazily(r.Serial+".json", encodeRecord(r), 0o644)
+}
+
+// shard opens (creating it when new) the database directory that holds a
+// serial's record.
+func (c *CA) shard(serial string) (*Dir, error) {
+	shard, _, err := c.dir.MkdirSub(path.Dir(recordPath(serial)))
+	return shard, err
 }
 
 // putRecord replaces an existing record atomically and durably.
@@ -147,7 +156,12 @@ func (c *CA) putRecord(r *Record) error {
 // a sync: if a power loss undoes it, Check completes the record again from
 // the synced certificate.
 func (c *CA) completeRecord(r *Record) error {
-	return c.dir.ReplaceLazily(recordPath(r.Serial), encodeRecord(r), 0o644)
+	shard, err := c.shard(r.Serial)
+	if err != nil {
+		return err
+	}
+	defer shard.Close()
+	return shard.ReplaceLazily(r.Serial+".json", encodeRecord(r), 0o644)
 }
 
 // Record returns the record of a serial number, or an error matching
