@@ -6,13 +6,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
+// main installs no signal handler: an interrupted command dies at once,
+// which the CA directory is built to survive (see ca.Check), and a command
+// started once per certificate does not pay for one. `minica proxy` handles
+// SIGTERM, SIGINT and SIGHUP itself.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, newEnv())
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args, newEnv()))
 }

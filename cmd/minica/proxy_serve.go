@@ -18,8 +18,6 @@ import (
 // SIGHUP, and drains in-flight requests for up to o.shutdown before it
 // returns nil.
 func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) error {
-	// main already turns SIGTERM and SIGINT into ctx; asking again here
-	// keeps the command correct however it is started.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	hup := make(chan os.Signal, 1)
