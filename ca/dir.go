@@ -166,6 +166,67 @@ func (d *Dir) CreateNew(name string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
+// NewFile is a file for CreateNewSynced.
+type NewFile struct {
+	Name string
+	Data []byte
+	Perm os.FileMode
+}
+
+// CreateNewSynced creates files with O_EXCL as CreateNew does, then syncs
+// them and the directory d concurrently, so that their flushes to the disk
+// overlap instead of queueing. When it fails it removes the files it
+// created.
+func (d *Dir) CreateNewSynced(files ...NewFile) error {
+	opened := make([]*os.File, 0, len(files))
+	var err error
+	for _, nf := range files {
+		f, cerr := d.root.OpenFile(nf.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, nf.Perm)
+		if cerr != nil {
+			err = fmt.Errorf("creating %q: %w", d.Join(nf.Name), cerr)
+			break
+		}
+		opened = append(opened, f)
+		if _, werr := f.Write(nf.Data); werr != nil {
+			err = fmt.Errorf("writing %q: %w", d.Join(nf.Name), werr)
+			break
+		}
+	}
+	if err == nil {
+		err = d.syncWithDir(opened)
+	}
+	for _, f := range opened {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %q: %w", d.Join(f.Name()), cerr)
+		}
+	}
+	if err != nil {
+		for _, nf := range files[:len(opened)] {
+			d.root.Remove(nf.Name)
+		}
+	}
+	return err
+}
+
+// syncWithDir fsyncs files and the directory d concurrently.
+func (d *Dir) syncWithDir(files []*os.File) error {
+	errs := make(chan error, len(files))
+	for _, f := range files {
+		go func() {
+			if err := f.Sync(); err != nil {
+				errs <- fmt.Errorf("syncing %q: %w", d.Join(f.Name()), err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	err := d.SyncDir(".")
+	for range files {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
 // writeTemp writes a fresh temporary file beside name with write, synced
 // when sync is set.
 func (d *Dir) writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync bool) (string, error) {

@@ -181,11 +181,12 @@ func (c *CA) void(rec *Record, cause error) error {
 
 // store writes the key, chain and certificate, then completes the record.
 // The files are new (their names hold the serial), so they are created in
-// place with O_EXCL and their directory is synced once, after all three:
-// every temporary file costs an inode allocation, the largest share of an
-// issuance's CPU. The key goes first, so a certificate on disk always has
-// its key; Check finishes a pending record from its certificate or chain
-// file and removes partial files of one that did not get that far.
+// place with O_EXCL: every temporary file costs an inode allocation, the
+// largest share of an issuance's CPU. The key is synced first, so a
+// certificate on disk always has its key; the chain, the certificate and
+// their directory are then synced concurrently. Check finishes a pending
+// record from its certificate or chain file and removes partial files of
+// one that did not get that far.
 func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
 	dir, err := c.makeCertDir(rec.Name)
 	if err != nil {
@@ -203,13 +204,10 @@ func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Iss
 		}
 		out.KeyFile = c.dir.Join(rec.KeyPath())
 	}
-	if err := dir.CreateNew(path.Base(rec.ChainPath()), c.chainPEM(cert), 0o644); err != nil {
-		return nil, c.void(rec, err)
-	}
-	if err := dir.CreateNew(path.Base(rec.CertPath()), pemCert(cert), 0o644); err != nil {
-		return nil, c.void(rec, err)
-	}
-	if err := dir.SyncDir("."); err != nil {
+	err = dir.CreateNewSynced(
+		NewFile{Name: path.Base(rec.ChainPath()), Data: c.chainPEM(cert), Perm: 0o644},
+		NewFile{Name: path.Base(rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
+	if err != nil {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)

@@ -1,0 +1,63 @@
+package ca
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCreateNewSynced(t *testing.T) {
+	root := t.TempDir()
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = d.CreateNewSynced(
+		NewFile{Name: "a.key", Data: []byte("secret"), Perm: 0o600},
+		NewFile{Name: "a.crt", Data: []byte("public"), Perm: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]struct {
+		data string
+		mode os.FileMode
+	}{"a.key": {"secret", 0o600}, "a.crt": {"public", 0o644}} {
+		fi, err := os.Stat(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(root, name))
+		if string(data) != want.data || fi.Mode().Perm() != want.mode {
+			t.Errorf("%s: %q mode %v; want %q mode %v", name, data, fi.Mode().Perm(), want.data, want.mode)
+		}
+	}
+}
+
+// A file that exists stops CreateNewSynced: it is left as it was, and the
+// files created before it are removed again.
+func TestCreateNewSyncedExisting(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "b.crt"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = d.CreateNewSynced(
+		NewFile{Name: "b.chain.pem", Data: []byte("chain"), Perm: 0o644},
+		NewFile{Name: "b.crt", Data: []byte("new"), Perm: 0o644})
+	if !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("CreateNewSynced over an existing file: %v; want an error matching fs.ErrExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "b.chain.pem")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("b.chain.pem after the failure: %v; want it removed", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "b.crt")); string(data) != "old" {
+		t.Errorf("existing b.crt = %q; want it untouched (\"old\")", data)
+	}
+}
