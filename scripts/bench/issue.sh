@@ -9,6 +9,8 @@
 #
 #	BENCH_N             certificates per loop (default "100 1000"; the argument wins)
 #	BENCH_QUICK=1       smoke run: N=20, 10000 records, one round
+#	BENCH_PEER_ROUNDS   rounds of the side-by-side loops (default 3; the ratios
+#	                    compare medians)
 #	BENCH_EASYRSA_MAX   largest N timed for easy-rsa (default 100: at about 0.15 s
 #	                    a certificate, N=1000 alone would take minutes); larger N
 #	                    are skipped and their ratios use the largest N that ran
@@ -28,20 +30,21 @@ repo=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}"
+	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}" "${BENCH_PEER_ROUNDS:=1}"
 fi
 counts=${1:-${BENCH_N:-100 1000}}
 easyrsa_max=${BENCH_EASYRSA_MAX:-100}
 records=${BENCH_RECORDS:-1000000}
 growth_n=${BENCH_GROWTH_N:-100}
 rounds=${BENCH_ROUNDS:-5}
+peer_rounds=${BENCH_PEER_ROUNDS:-3}
 parts=${BENCH_PARTS:-peers database}
 case " $parts " in
 *" peers "* | *" database "*) ;;
 *) bench_die "BENCH_PARTS must name peers, database or both, got \"$parts\"" ;;
 esac
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
-for v in $counts $easyrsa_max $records $growth_n $rounds; do
+for v in $counts $easyrsa_max $records $growth_n $rounds $peer_rounds; do
 	case $v in
 	'' | *[!0-9]*) bench_die "counts must be positive integers, got \"$v\"" ;;
 	esac
@@ -164,36 +167,57 @@ rsa=(-newkey rsa:2048)
 
 # --- part 1: the peers side by side -------------------------------------------
 
-# run_peers times every tool at every N, each in a fresh CA.
+# run_peers times every tool at every N, $peer_rounds times, each time in a
+# fresh CA. The CAs stay until the script exits: deleting thousands of files
+# just before a loop slows the next tool's file creation (ext4 without a
+# journal skips inodes freed in the last minute when it allocates one).
 run_peers() {
-	local n d
+	local n d r
 	easyrsa_ran=0
 	for n in $counts; do
-		d=$BENCH_TMP/n$n
-		mkdir -p "$d"
-		bench_log "N=$n: minica, ECDSA P-256"
-		new_minica "$d/minica-ec" ecdsa-p256
-		bench_measure "minica-ec-$n" "minica ecdsa-p256" "$n" loop_minica "$d/minica-ec" "$n" c
-		bench_log "N=$n: openssl req + ca, ECDSA P-256"
-		new_openssl "$d/openssl-ec" "${ec[@]}"
-		bench_measure "openssl-ec-$n" "openssl req+ca ecdsa-p256" "$n" loop_openssl "$d/openssl-ec" "$n" c "${ec[@]}"
-		bench_log "N=$n: minica, RSA-2048"
-		new_minica "$d/minica-rsa" rsa-2048
-		bench_measure "minica-rsa-$n" "minica rsa-2048" "$n" loop_minica "$d/minica-rsa" "$n" c --key-type rsa-2048
-		bench_log "N=$n: openssl req + ca, RSA-2048"
-		new_openssl "$d/openssl-rsa" "${rsa[@]}"
-		bench_measure "openssl-rsa-$n" "openssl req+ca rsa-2048" "$n" loop_openssl "$d/openssl-rsa" "$n" c "${rsa[@]}"
-		if [ "$n" -le "$easyrsa_max" ]; then
-			bench_log "N=$n: easy-rsa, EC P-256"
-			new_easyrsa "$d/easyrsa"
-			bench_measure "easyrsa-$n" "easy-rsa ec p-256" "$n" loop_easyrsa "$d/easyrsa" "$n" c
-			easyrsa_ran=$n
-		else
-			bench_log "N=$n: easy-rsa skipped (BENCH_EASYRSA_MAX=$easyrsa_max)"
-		fi
-		rm -rf "$d"
+		for ((r = 1; r <= peer_rounds; r++)); do
+			d=$BENCH_TMP/n$n/r$r
+			mkdir -p "$d"
+			bench_log "N=$n, round $r of $peer_rounds: minica, ECDSA P-256"
+			new_minica "$d/minica-ec" ecdsa-p256
+			bench_measure "minica-ec-$n-r$r" "minica ecdsa-p256" "$n" loop_minica "$d/minica-ec" "$n" c
+			bench_log "N=$n, round $r of $peer_rounds: openssl req + ca, ECDSA P-256"
+			new_openssl "$d/openssl-ec" "${ec[@]}"
+			bench_measure "openssl-ec-$n-r$r" "openssl req+ca ecdsa-p256" "$n" loop_openssl "$d/openssl-ec" "$n" c "${ec[@]}"
+			bench_log "N=$n, round $r of $peer_rounds: minica, RSA-2048"
+			new_minica "$d/minica-rsa" rsa-2048
+			bench_measure "minica-rsa-$n-r$r" "minica rsa-2048" "$n" loop_minica "$d/minica-rsa" "$n" c --key-type rsa-2048
+			bench_log "N=$n, round $r of $peer_rounds: openssl req + ca, RSA-2048"
+			new_openssl "$d/openssl-rsa" "${rsa[@]}"
+			bench_measure "openssl-rsa-$n-r$r" "openssl req+ca rsa-2048" "$n" loop_openssl "$d/openssl-rsa" "$n" c "${rsa[@]}"
+			if [ "$n" -le "$easyrsa_max" ]; then
+				bench_log "N=$n, round $r of $peer_rounds: easy-rsa, EC P-256"
+				new_easyrsa "$d/easyrsa"
+				bench_measure "easyrsa-$n-r$r" "easy-rsa ec p-256" "$n" loop_easyrsa "$d/easyrsa" "$n" c
+				easyrsa_ran=$n
+			fi
+		done
+		[ "$n" -le "$easyrsa_max" ] || bench_log "N=$n: easy-rsa skipped (BENCH_EASYRSA_MAX=$easyrsa_max)"
 	done
 	[ "$easyrsa_ran" -gt 0 ] || bench_die "easy-rsa ran at no N (BENCH_EASYRSA_MAX=$easyrsa_max)"
+}
+
+# peer_median KEY FIELD prints the median over the rounds of a tool's time
+# per certificate (wall or cpu, in seconds); KEY omits the round suffix.
+peer_median() {
+	awk -F '\t' -v k="$1" -v f="$2" '
+		$1 ~ "^" k "-r[0-9]+$" { v[++n] = ((f == "cpu") ? $5 : $4) / $3 }
+		END {
+			if (n == 0) exit 1
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+			printf "%.6f\n", v[int((n + 1) / 2)]
+		}' "$BENCH_TMP/results.tsv"
+}
+
+# peer_ratio A B [FIELD] prints how many times faster tool A is than B: the
+# ratio of their median times per certificate.
+peer_ratio() {
+	awk -v a="$(peer_median "$1" "${3:-wall}")" -v b="$(peer_median "$2" "${3:-wall}")" 'BEGIN { printf "%.2f", b / a }'
 }
 
 # report_peers prints the table, the ratios and the verdicts of part 1.
@@ -208,17 +232,17 @@ report_peers() {
 			echo "easy-rsa was not run at N=$n (BENCH_EASYRSA_MAX=$easyrsa_max): ratios at N=$n use its N=$easyrsa_ran figure"
 	done
 	echo
-	echo "-- ratios: how many times faster minica is per certificate in wall time (the targets),"
-	echo "-- and in CPU time (less sensitive to other load on the machine)"
+	echo "-- ratios of the medians over $peer_rounds rounds: how many times faster minica is per certificate"
+	echo "-- in wall time (the targets), and in CPU time (less sensitive to other load on the machine)"
 	for n in $counts; do
 		en=$n
 		[ "$n" -le "$easyrsa_max" ] || en=$easyrsa_ran
-		r_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n")
-		r_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n")
-		r_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en")
-		c_ec=$(bench_ratio "minica-ec-$n" "openssl-ec-$n" cpu)
-		c_rsa=$(bench_ratio "minica-rsa-$n" "openssl-rsa-$n" cpu)
-		c_er=$(bench_ratio "minica-ec-$n" "easyrsa-$en" cpu)
+		r_ec=$(peer_ratio "minica-ec-$n" "openssl-ec-$n")
+		r_rsa=$(peer_ratio "minica-rsa-$n" "openssl-rsa-$n")
+		r_er=$(peer_ratio "minica-ec-$n" "easyrsa-$en")
+		c_ec=$(peer_ratio "minica-ec-$n" "openssl-ec-$n" cpu)
+		c_rsa=$(peer_ratio "minica-rsa-$n" "openssl-rsa-$n" cpu)
+		c_er=$(peer_ratio "minica-ec-$n" "easyrsa-$en" cpu)
 		printf 'N=%-5d minica vs openssl ECDSA   %6.2fx  (target >= 3x:   %-6s)  CPU %6.2fx\n' "$n" "$r_ec" "$(bench_verdict "$r_ec" '>=' 3)" "$c_ec"
 		printf 'N=%-5d minica vs openssl RSA     %6.2fx  (target >= 2.5x: %-6s)  CPU %6.2fx\n' "$n" "$r_rsa" "$(bench_verdict "$r_rsa" '>=' 2.5)" "$c_rsa"
 		printf 'N=%-5d minica vs easy-rsa        %6.2fx  (target >= 25x:  %-6s)  CPU %6.2fx\n' "$n" "$r_er" "$(bench_verdict "$r_er" '>=' 25)" "$c_er"
@@ -311,6 +335,6 @@ echo
 echo "== minica issuance benchmark =="
 bench_machine
 echo "load:    $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (1, 5, 15 min averages)"
-echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_EASYRSA_MAX=$easyrsa_max scripts/bench/issue.sh \"$counts\""
+echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_PEER_ROUNDS=$peer_rounds BENCH_EASYRSA_MAX=$easyrsa_max scripts/bench/issue.sh \"$counts\""
 if has_part peers; then report_peers; fi
 if has_part database; then report_database; fi

@@ -93,16 +93,6 @@ bench_table() {
 		}' "$BENCH_TMP/results.tsv"
 }
 
-# bench_ratio A B [FIELD] prints how many times faster measurement A is than
-# B, per item: B's time per item over A's, in wall time or, with FIELD cpu,
-# in CPU time.
-bench_ratio() {
-	local f=${3:-wall} wa na wb nb
-	wa=$(bench_get "$1" "$f") na=$(bench_get "$1" count)
-	wb=$(bench_get "$2" "$f") nb=$(bench_get "$2" count)
-	awk -v wa="$wa" -v na="$na" -v wb="$wb" -v nb="$nb" 'BEGIN { printf "%.2f", (wb / nb) / (wa / na) }'
-}
-
 # bench_verdict VALUE OP LIMIT prints "met" or "MISSED" for VALUE OP LIMIT,
 # where OP is ">=" or "<=".
 bench_verdict() {
