@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"sync"
 	"time"
 
 	"minica/formats"
@@ -60,27 +61,50 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
+	tmpl, err := req.template(nil, pub, uris, notBefore, notAfter, c.Settings.CRLURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
+		return nil, err
+	}
 	rec, err := c.reserveSerial(req, now)
 	if err != nil {
 		return nil, err
 	}
-	serial, _ := ParseSerial(rec.Serial)
-	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, c.Settings.CRLURL)
+	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
+	// The key reaches the disk while the certificate is signed.
+	files := c.startCertFiles(rec, key)
+	cert, err := c.sign(tmpl, pub, signer)
 	if err != nil {
+		files.close(true)
 		return nil, c.void(rec, err)
 	}
-	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
+	if err := files.finish(cert); err != nil {
 		return nil, c.void(rec, err)
 	}
+	fillRecord(rec, cert)
+	if err := c.completeRecord(rec); err != nil {
+		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
+	}
+	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
+	if key != nil {
+		out.KeyFile = c.dir.Join(rec.KeyPath())
+	}
+	return out, nil
+}
+
+// sign signs tmpl for pub with the CA key and parses the result.
+func (c *CA) sign(tmpl *x509.Certificate, pub crypto.PublicKey, signer crypto.Signer) (*x509.Certificate, error) {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.Cert, pub, signer)
 	if err != nil {
-		return nil, c.void(rec, fmt.Errorf("signing certificate: %w", err))
+		return nil, fmt.Errorf("signing certificate: %w", err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, c.void(rec, fmt.Errorf("parsing signed certificate: %w", err))
+		return nil, fmt.Errorf("parsing signed certificate: %w", err)
 	}
-	return c.store(rec, cert, key)
+	return cert, nil
 }
 
 // validity computes a leaf's notBefore and notAfter at time now.
@@ -179,53 +203,76 @@ func (c *CA) void(rec *Record, cause error) error {
 	return cause
 }
 
-// store writes the key, chain and certificate, then completes the record.
-// The files are new (their names hold the serial), so they are created in
-// place with O_EXCL: every temporary file costs an inode allocation, the
-// largest share of an issuance's CPU. Check finishes a pending record from
-// its certificate or chain file and removes partial files of one that did
-// not get that far.
-func (c *CA) store(rec *Record, cert *x509.Certificate, key crypto.Signer) (*Issued, error) {
-	dir, certsSynced, err := c.makeCertDir(rec.Name)
-	if err != nil {
-		return nil, c.void(rec, err)
-	}
-	defer dir.Close()
-	err = c.writeCertFiles(dir, rec, cert, key)
-	if serr := certsSynced(); err == nil {
-		err = serr
-	}
-	if err != nil {
-		return nil, c.void(rec, err)
-	}
-	fillRecord(rec, cert)
-	if err := c.completeRecord(rec); err != nil {
-		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
-	}
-	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
-	if key != nil {
-		out.KeyFile = c.dir.Join(rec.KeyPath())
-	}
-	return out, nil
+// certFiles writes the files of a new certificate into certs/NAME. They
+// are new (their names hold the serial), so they are created in place with
+// O_EXCL: every temporary file costs an inode allocation, the largest share
+// of an issuance's CPU. The key is synced before the certificate is
+// written, so a certificate on disk always has its key. Check finishes a
+// pending record from its certificate or chain file and removes partial
+// files of one that did not get that far.
+type certFiles struct {
+	c           *CA
+	rec         *Record
+	started     chan struct{} // closed once the key is written, or failed
+	err         error         // why it failed, once started is closed
+	dir         *Dir          // certs/NAME
+	certsSynced func() error  // waits for certs/ to be synced
 }
 
-// writeCertFiles writes a certificate's files into dir, certs/NAME. The key
-// is synced first, so a certificate on disk always has its key; the chain,
-// the certificate and their directory are then synced concurrently, so that
-// the disk's cache flushes overlap instead of queueing.
-func (c *CA) writeCertFiles(dir *Dir, rec *Record, cert *x509.Certificate, key crypto.Signer) error {
-	if key != nil {
-		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
-		if err != nil {
-			return err
-		}
-		if err := dir.CreateNew(path.Base(rec.KeyPath()), keyPEM, 0o600); err != nil {
-			return err
-		}
+// startCertFiles opens (creating it when new) certs/NAME and writes and
+// syncs the key, if any, in the background.
+func (c *CA) startCertFiles(rec *Record, key crypto.Signer) *certFiles {
+	f := &certFiles{c: c, rec: rec, started: make(chan struct{})}
+	go func() {
+		defer close(f.started)
+		f.err = f.start(key)
+	}()
+	return f
+}
+
+func (f *certFiles) start(key crypto.Signer) error {
+	var err error
+	if f.dir, f.certsSynced, err = f.c.makeCertDir(f.rec.Name); err != nil || key == nil {
+		return err
 	}
-	return dir.CreateNewSynced(
-		NewFile{Name: path.Base(rec.ChainPath()), Data: c.chainPEM(cert), Perm: 0o644},
-		NewFile{Name: path.Base(rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
+	keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
+	if err != nil {
+		return err
+	}
+	return f.dir.CreateNew(path.Base(f.rec.KeyPath()), keyPEM, 0o600)
+}
+
+// finish waits for the key, then writes the chain and the certificate and
+// syncs them and their directory concurrently, so that the disk's cache
+// flushes overlap instead of queueing, and waits for certs/ to be synced.
+// It closes the directory, after removing the key on an error.
+func (f *certFiles) finish(cert *x509.Certificate) error {
+	<-f.started
+	err := f.err
+	if err == nil {
+		err = f.dir.CreateNewSynced(
+			NewFile{Name: path.Base(f.rec.ChainPath()), Data: f.c.chainPEM(cert), Perm: 0o644},
+			NewFile{Name: path.Base(f.rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
+	}
+	if err == nil {
+		err = f.certsSynced()
+	}
+	f.close(err != nil)
+	return err
+}
+
+// close waits for the background work, removes the key when the issuance
+// failed, and releases the directory.
+func (f *certFiles) close(failed bool) {
+	<-f.started
+	if f.dir == nil {
+		return
+	}
+	if failed {
+		f.dir.root.Remove(path.Base(f.rec.KeyPath()))
+	}
+	f.certsSynced() // the sync runs on the CA directory: wait for it
+	f.dir.Close()
 }
 
 // makeCertDir opens certs/NAME. When it creates it, it starts syncing
@@ -241,7 +288,7 @@ func (c *CA) makeCertDir(name string) (*Dir, func() error, error) {
 	}
 	synced := make(chan error, 1)
 	go func() { synced <- c.dir.SyncDir("certs") }()
-	return dir, func() error { return <-synced }, nil
+	return dir, sync.OnceValue(func() error { return <-synced }), nil
 }
 
 func pemCert(cert *x509.Certificate) []byte {

@@ -1,11 +1,14 @@
 package ca
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strings"
@@ -143,6 +146,55 @@ func TestIssueNameConstraints(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), b.wantErr) {
 			t.Errorf("Issue(%s) = %v; want containing %q", b.req.Name, err, b.wantErr)
 		}
+	}
+	// A refused request leaves nothing behind, not even a voided serial.
+	n := 0
+	for _, err := range c.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != len(ok) {
+		t.Errorf("%d records after %d issued and %d refused; want %d", n, len(ok), len(bad), len(ok))
+	}
+}
+
+// failingSigner is a CA key whose signatures fail.
+type failingSigner struct{ crypto.Signer }
+
+func (failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errors.New("the key is unavailable")
+}
+
+// A failure after the serial is reserved voids it and removes the key that
+// was written meanwhile.
+func TestIssueSigningFails(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	_, err := c.Issue(failingSigner{signer}, Request{Name: "simon", Profile: Client})
+	if err == nil || !strings.Contains(err.Error(), "the key is unavailable") {
+		t.Fatalf("Issue with a failing signer = %v; want the signer's error", err)
+	}
+	recs, err := c.RecordsByName("simon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []Status
+	for r, err := range c.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, r.Status)
+	}
+	if len(recs) != 0 || len(statuses) != 1 || statuses[0] != StatusVoid {
+		t.Errorf("after a failed signature: %d certificates under the name, record statuses %v; want none and [void]", len(recs), statuses)
+	}
+	entries, err := os.ReadDir(c.Path("certs/simon"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("certs/simon holds %d files after a failed signature; want none", len(entries))
 	}
 }
 
