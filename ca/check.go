@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"minica/formats"
 )
 
 // CheckReport is what Check found and did.
@@ -246,18 +248,28 @@ func (c *CA) checkRecord(rep *CheckReport, rec *Record) error {
 
 // finishPending completes an interrupted issuance whose certificate reached
 // the disk whole (in its own file or as the first one of its chain file),
-// and voids the others, removing their partial or now useless files.
+// and voids the others, removing their partial or now useless files. The
+// key, chain and certificate are synced together, so a power loss can keep
+// the certificate and lose the key: such a certificate is recorded (it
+// exists, so it must stay revocable) without its key, and reported.
 func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 	cert, err := c.readCert(rec.CertPath())
-	if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
-		if cert, err = c.firstCert(rec.ChainPath()); err == nil && SerialHex(cert.SerialNumber) == rec.Serial {
-			err = c.dir.WriteAtomic(rec.CertPath(), pemCert(cert), 0o644)
-			if err != nil {
-				return err
-			}
-		} else {
+	certFileWhole := err == nil && SerialHex(cert.SerialNumber) == rec.Serial
+	if !certFileWhole {
+		cert, err = c.firstCert(rec.ChainPath())
+		if err != nil || SerialHex(cert.SerialNumber) != rec.Serial {
 			return c.voidPending(rep, rec)
 		}
+		if err := c.dir.WriteAtomic(rec.CertPath(), pemCert(cert), 0o644); err != nil {
+			return err
+		}
+	}
+	keyLost := !c.hasKey(rec, cert)
+	if keyLost {
+		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
+		}
+		rec.HasKey = false
 	}
 	if chainCert, err := c.firstCert(rec.ChainPath()); err != nil || !chainCert.Equal(cert) {
 		if err := c.dir.WriteAtomic(rec.ChainPath(), c.chainPEM(cert), 0o644); err != nil {
@@ -268,8 +280,26 @@ func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 	if err := c.putRecord(rec); err != nil {
 		return err
 	}
+	if keyLost {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("completed the interrupted issuance of %s (serial %s), but its key did not reach the disk: revoke it (minica revoke %s) and issue a new one", rec.Name, rec.Serial, rec.Serial))
+		return nil
+	}
 	rep.Repaired = append(rep.Repaired, fmt.Sprintf("completed the interrupted issuance of %s (serial %s)", rec.Name, rec.Serial))
 	return nil
+}
+
+// hasKey reports whether a record that should have a key has it whole: a
+// key file that parses and matches cert.
+func (c *CA) hasKey(rec *Record, cert *x509.Certificate) bool {
+	if !rec.HasKey {
+		return true
+	}
+	data, err := c.dir.ReadFile(rec.KeyPath())
+	if err != nil {
+		return false
+	}
+	key, err := formats.ParsePrivateKeyPEM(data, nil)
+	return err == nil && publicKeysEqual(key.Public(), cert.PublicKey)
 }
 
 // voidPending marks a pending record void and removes whatever partial

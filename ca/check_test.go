@@ -8,10 +8,11 @@ import (
 	"minica/revoke"
 )
 
-// TestCheckFinishesInterruptedIssuance builds the states a crash in store
-// can leave (the files are written in place, so a crash can truncate one)
-// and checks that Check completes the record when a whole certificate
-// reached the disk and voids it, removing the partial files, otherwise.
+// TestCheckFinishesInterruptedIssuance builds the states a crash during
+// issuance can leave (the files are written in place, so a crash can
+// truncate one, and a power loss can keep any of them) and checks that
+// Check completes the record when a whole certificate and its key reached
+// the disk and voids it, removing the files, otherwise.
 func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -78,6 +79,55 @@ func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 				if _, err := os.Stat(c.Path(p(rec))); !os.IsNotExist(err) {
 					t.Errorf("%s still exists after voiding", p(rec))
 				}
+			}
+			if again, _ := c.Check(); len(again.Repaired)+len(again.Problems) != 0 {
+				t.Errorf("second Check() = %+v; want nothing to do", again)
+			}
+		})
+	}
+}
+
+// A power loss can keep a certificate and lose its key (they are synced
+// together): Check records the certificate without a key, so that it stays
+// revocable, and reports it.
+func TestCheckRecordsCertificateWithLostKey(t *testing.T) {
+	for _, damage := range []string{"missing", "truncated"} {
+		t.Run(damage, func(t *testing.T) {
+			c, signer := newTestCA(t, InitOptions{})
+			if _, err := c.PublishCRL(signer, 0); err != nil {
+				t.Fatal(err)
+			}
+			is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := is.Record
+			if damage == "missing" {
+				os.Remove(c.Path(rec.KeyPath()))
+			} else {
+				truncate(t, c.Path(rec.KeyPath()))
+			}
+			pending := *rec
+			pending.Status = StatusPending
+			if err := c.putRecord(&pending); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := c.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Repaired) != 0 || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "its key did not reach the disk: revoke it (minica revoke "+rec.Serial+")") {
+				t.Fatalf("Check() repaired %q, problems %q; want one problem naming the lost key", rep.Repaired, rep.Problems)
+			}
+			got, err := c.Record(is.Cert.SerialNumber)
+			if err != nil || got.Status != StatusValid || got.HasKey {
+				t.Fatalf("record after check: %+v (%v); want valid, without key", got, err)
+			}
+			if _, err := os.Stat(c.Path(rec.KeyPath())); !os.IsNotExist(err) {
+				t.Errorf("the %s key file after check: %v; want it gone", damage, err)
+			}
+			if cert, err := c.readCert(rec.CertPath()); err != nil || !cert.Equal(is.Cert) {
+				t.Errorf("certificate file after check: %v; want it kept", err)
 			}
 			if again, _ := c.Check(); len(again.Repaired)+len(again.Problems) != 0 {
 				t.Errorf("second Check() = %+v; want nothing to do", again)

@@ -73,14 +73,14 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, err
 	}
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
-	// The key reaches the disk while the certificate is signed.
-	files := c.startCertFiles(rec, key)
+	// A new certs/NAME is created while the certificate is signed.
+	files := c.startCertFiles(rec)
 	cert, err := c.sign(tmpl, pub, signer)
 	if err != nil {
-		files.close(true)
+		files.close()
 		return nil, c.void(rec, err)
 	}
-	if err := files.finish(cert); err != nil {
+	if err := files.finish(cert, key); err != nil {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
@@ -206,73 +206,67 @@ func (c *CA) void(rec *Record, cause error) error {
 // certFiles writes the files of a new certificate into certs/NAME. They
 // are new (their names hold the serial), so they are created in place with
 // O_EXCL: every temporary file costs an inode allocation, the largest share
-// of an issuance's CPU. The key is synced before the certificate is
-// written, so a certificate on disk always has its key. Check finishes a
-// pending record from its certificate or chain file and removes partial
-// files of one that did not get that far.
+// of an issuance's CPU. The key, the chain and the certificate are written
+// in that order, so a killed process never leaves a certificate without its
+// key, and then synced together with their directory, so that the disk's
+// cache flushes overlap instead of queueing. Check finishes a pending
+// record whose certificate and key reached the disk whole, and voids the
+// others, removing their files.
 type certFiles struct {
 	c           *CA
 	rec         *Record
-	started     chan struct{} // closed once the key is written, or failed
-	err         error         // why it failed, once started is closed
+	opened      chan struct{} // closed once certs/NAME is open, or failed to
+	err         error         // why it failed, once opened is closed
 	dir         *Dir          // certs/NAME
 	certsSynced func() error  // waits for certs/ to be synced
 }
 
-// startCertFiles opens (creating it when new) certs/NAME and writes and
-// syncs the key, if any, in the background.
-func (c *CA) startCertFiles(rec *Record, key crypto.Signer) *certFiles {
-	f := &certFiles{c: c, rec: rec, started: make(chan struct{})}
+// startCertFiles opens certs/NAME in the background, creating it (and
+// syncing certs/) when the name is new.
+func (c *CA) startCertFiles(rec *Record) *certFiles {
+	f := &certFiles{c: c, rec: rec, opened: make(chan struct{})}
 	go func() {
-		defer close(f.started)
-		f.err = f.start(key)
+		defer close(f.opened)
+		f.dir, f.certsSynced, f.err = c.makeCertDir(rec.Name)
 	}()
 	return f
 }
 
-func (f *certFiles) start(key crypto.Signer) error {
-	var err error
-	if f.dir, f.certsSynced, err = f.c.makeCertDir(f.rec.Name); err != nil || key == nil {
-		return err
+// finish writes the key (when there is one), the chain and the certificate
+// and syncs them, and waits for certs/ to be synced; files that fail to
+// reach the disk are removed. It closes the directory.
+func (f *certFiles) finish(cert *x509.Certificate, key crypto.Signer) error {
+	<-f.opened
+	if f.err != nil {
+		return f.err
 	}
-	keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
-	if err != nil {
-		return err
+	var files []NewFile
+	if key != nil {
+		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
+		if err != nil {
+			f.close()
+			return err
+		}
+		files = append(files, NewFile{Name: path.Base(f.rec.KeyPath()), Data: keyPEM, Perm: 0o600})
 	}
-	return f.dir.CreateNew(path.Base(f.rec.KeyPath()), keyPEM, 0o600)
-}
-
-// finish waits for the key, then writes the chain and the certificate and
-// syncs them and their directory concurrently, so that the disk's cache
-// flushes overlap instead of queueing, and waits for certs/ to be synced.
-// It closes the directory, after removing the key on an error.
-func (f *certFiles) finish(cert *x509.Certificate) error {
-	<-f.started
-	err := f.err
-	if err == nil {
-		err = f.dir.CreateNewSynced(
-			NewFile{Name: path.Base(f.rec.ChainPath()), Data: f.c.chainPEM(cert), Perm: 0o644},
-			NewFile{Name: path.Base(f.rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
+	files = append(files,
+		NewFile{Name: path.Base(f.rec.ChainPath()), Data: f.c.chainPEM(cert), Perm: 0o644},
+		NewFile{Name: path.Base(f.rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
+	err := f.dir.CreateNewSynced(files...)
+	if serr := f.certsSynced(); err == nil {
+		err = serr
 	}
-	if err == nil {
-		err = f.certsSynced()
-	}
-	f.close(err != nil)
+	f.close()
 	return err
 }
 
-// close waits for the background work, removes the key when the issuance
-// failed, and releases the directory.
-func (f *certFiles) close(failed bool) {
-	<-f.started
-	if f.dir == nil {
-		return
+// close waits for the background work and releases the directory.
+func (f *certFiles) close() {
+	<-f.opened
+	if f.dir != nil {
+		f.certsSynced() // the sync runs on the CA directory: wait for it
+		f.dir.Close()
 	}
-	if failed {
-		f.dir.root.Remove(path.Base(f.rec.KeyPath()))
-	}
-	f.certsSynced() // the sync runs on the CA directory: wait for it
-	f.dir.Close()
 }
 
 // makeCertDir opens certs/NAME. When it creates it, it starts syncing
