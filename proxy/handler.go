@@ -199,6 +199,10 @@ func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     p.target.Scheme == "https",
+		// Forward the client's Accept-Encoding, or none, as it is: left
+		// on, the Transport asks for gzip on every request without one and
+		// unzips the answer, work a proxy should leave to the endpoints.
+		DisableCompression: true,
 	}
 	if p.unixPath != "" {
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
