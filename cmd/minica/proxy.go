@@ -110,7 +110,8 @@ func runProxy(c *cli.Context, e *env) error {
 	}
 	o.cfg.Log, o.cfg.Now = e.stderr, e.now
 	if o.accessLog != "" {
-		if o.logFile, err = openLogFile(o.accessLog); err != nil {
+		warn := func(err error) { warnf(e.stderr, "%v", err) }
+		if o.logFile, err = openLogFile(o.accessLog, warn); err != nil {
 			return err
 		}
 		defer o.logFile.Close()
