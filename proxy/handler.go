@@ -199,6 +199,10 @@ func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     p.target.Scheme == "https",
+		// Forward the client's Accept-Encoding, or none, as it is: left
+		// on, the Transport asks for gzip on every request without one and
+		// unzips the answer, work a proxy should leave to the endpoints.
+		DisableCompression: true,
 	}
 	if p.unixPath != "" {
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -228,17 +232,39 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.target)
 	pr.Out.Host = pr.In.Host
-	p.reserved.strip(pr.Out.Header)
 	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
-	pr.SetXForwarded()
 	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
+	// The inbound headers but the reserved ones, in a map with room for the
+	// proxy's own, so that it does not grow (and copy itself) as they are set.
+	out := make(http.Header, len(pr.Out.Header)+len(headers)+3)
+	for name, values := range pr.Out.Header {
+		if !p.reserved.reserved(name) {
+			out[name] = values
+		}
+	}
+	pr.Out.Header = out
 	// One backing array for all the values: one allocation, not one per
 	// header; each value gets a full slice of capacity 1, so an append to
 	// one never writes into the next.
-	values := make([]string, len(headers))
-	for i, h := range headers {
-		values[i] = h.Value
-		pr.Out.Header[h.Name] = values[i : i+1 : i+1]
+	values := make([]string, 0, len(headers)+3)
+	set := func(name, value string) {
+		values = append(values, value)
+		n := len(values)
+		out[name] = values[n-1 : n : n]
+	}
+	// What ProxyRequest.SetXForwarded sets, no X-Forwarded-For being left
+	// to extend.
+	if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+		set("X-Forwarded-For", ip)
+	}
+	set("X-Forwarded-Host", pr.In.Host)
+	if pr.In.TLS == nil {
+		set("X-Forwarded-Proto", "http")
+	} else {
+		set("X-Forwarded-Proto", "https")
+	}
+	for _, h := range headers {
+		set(h.Name, h.Value)
 	}
 }
 

@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -328,4 +331,50 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
 		closed(t, c)
 	})
+}
+
+// The proxy passes the client's Accept-Encoding, or its absence, and the
+// upstream's Content-Encoding through unchanged: it neither asks for gzip
+// nor unzips on the client's behalf.
+func TestContentEncodingPassesThrough(t *testing.T) {
+	e := newEnv(t, nil)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	io.WriteString(zw, "hello, compressed")
+	zw.Close()
+	gz := buf.Bytes()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Accept-Encoding", strings.Join(r.Header.Values("Accept-Encoding"), ","))
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gz)
+	}))
+	defer up.Close()
+	e2 := newEnvWithUpstream(t, e, up.URL)
+	cert, key := e.ca.Client(t, "alice")
+	c := e2.client(cert, key, false)
+	c.Transport.(*http.Transport).DisableCompression = true
+	for _, ae := range []string{"", "br"} {
+		req, err := http.NewRequest("GET", e2.url("/"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ae != "" {
+			req.Header.Set("Accept-Encoding", ae)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Header.Get("X-Accept-Encoding"); got != ae {
+			t.Errorf("client Accept-Encoding %q: upstream got %q", ae, got)
+		}
+		if got := resp.Header.Get("Content-Encoding"); got != "gzip" || !bytes.Equal(body, gz) {
+			t.Errorf("client Accept-Encoding %q: got Content-Encoding %q, body %x; want gzip, %x", ae, got, body, gz)
+		}
+	}
 }

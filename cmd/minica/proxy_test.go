@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -560,5 +561,17 @@ func TestProxyProcessSIGTERM(t *testing.T) {
 	log := p.stderr.String()
 	if !strings.Contains(log, "uri=/slow proto=HTTP/1.1 status=200") || !strings.HasSuffix(log, "minica proxy: stopped\n") {
 		t.Errorf("stderr:\n%s\nwant the /slow request logged and a final stopped line", log)
+	}
+}
+
+func TestProxyGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	setProxyGCPercent(func(string) (string, bool) { return "", false })
+	if got := debug.SetGCPercent(100); got != proxyGCPercent {
+		t.Errorf("without GOGC: GC percent %d; want %d", got, proxyGCPercent)
+	}
+	setProxyGCPercent(func(name string) (string, bool) { return "50", name == "GOGC" })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GC percent changed to %d; want it left alone (100)", got)
 	}
 }
