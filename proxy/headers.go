@@ -15,10 +15,12 @@ const (
 	ProfileNginx   = "nginx"
 	ProfileXFCC    = "xfcc"
 	ProfileRFC9440 = "rfc9440"
+	// ProfileNone sends only the custom headers.
+	ProfileNone = "none"
 )
 
 // Profiles lists the header profile names in documentation order.
-var Profiles = []string{ProfileMinica, ProfileApache, ProfileNginx, ProfileXFCC, ProfileRFC9440}
+var Profiles = []string{ProfileMinica, ProfileApache, ProfileNginx, ProfileXFCC, ProfileRFC9440, ProfileNone}
 
 // ErrUnknownProfile is returned by NewHeaders for a profile not in Profiles.
 var ErrUnknownProfile = errors.New("unknown header profile")
@@ -123,6 +125,7 @@ var profiles = map[string][]spec{
 	ProfileXFCC: {
 		{"X-Forwarded-Client-Cert", xfcc},
 	},
+	ProfileNone: {},
 	ProfileRFC9440: {
 		{"Client-Cert", fields["cert_der"]},
 		{"Client-Cert-Chain", func(id *Identity) string {

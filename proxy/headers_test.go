@@ -127,7 +127,7 @@ func TestNewHeadersErrors(t *testing.T) {
 		custom  []string
 		wantErr string
 	}{
-		{name: "unknown profile", profile: "haproxy", wantErr: `unknown header profile "haproxy" (known: minica, apache, nginx, xfcc, rfc9440)`},
+		{name: "unknown profile", profile: "haproxy", wantErr: `unknown header profile "haproxy" (known: minica, apache, nginx, xfcc, rfc9440, none)`},
 		{name: "no equals", custom: []string{"X-User"}, wantErr: `custom header "X-User": want NAME=FIELD`},
 		{name: "empty field", custom: []string{"X-User="}, wantErr: `custom header "X-User=": want NAME=FIELD`},
 		{name: "bad name", custom: []string{"X User=cn"}, wantErr: `custom header "X User=cn": invalid header name "X User"`},
@@ -146,6 +146,18 @@ func TestNewHeadersErrors(t *testing.T) {
 	_, err := NewHeaders("nope", nil)
 	if !errors.Is(err, ErrUnknownProfile) {
 		t.Errorf("error %v is not ErrUnknownProfile", err)
+	}
+}
+
+func TestNoneProfileSendsOnlyCustomHeaders(t *testing.T) {
+	h, err := NewHeaders("none", []string{"X-User=email", "X-User-CN=cn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := renderText(h.Render(goldenIdentity(t)))
+	want := "X-User: zoe.mueller@example.com\nX-User-Cn: Zo%C3%AB M%C3%BCller\n"
+	if got != want {
+		t.Errorf("profile none with two custom headers renders\n%s\nwant\n%s", got, want)
 	}
 }
 
