@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of `minica proxy`, nginx and HAProxy as mTLS reverse
 # proxies on loopback, in one run, with the same ECDSA P-256 certificates and
-# the same CRL, plus minica with a 100,000-entry CRL, and as a reference a
-# stock Go reverse proxy (proxy/plaingo: crypto/tls and httputil, no CRL).
+# the same CRL and the same identity headers, plus minica with a
+# 100,000-entry CRL, minica with its default header profile, and as a
+# reference a stock Go reverse proxy (proxy/plaingo: crypto/tls and
+# httputil, no CRL).
 # See docs/performance.md ("## Proxy") for what it measures and the last
 # results.
 #
-#   scripts/bench/proxy.sh            full run (about 5 minutes)
+#   scripts/bench/proxy.sh            full run (about 9 minutes)
 #   BENCH_QUICK=1 scripts/bench/proxy.sh   smoke run (short durations)
 #
 # Needs: go, nginx, haproxy, wrk, ab (apache2-utils), gnuplot, cc with the
@@ -15,7 +17,7 @@
 # Settings (environment): BENCH_QUICK=1; BENCH_ROUNDS (3; the report
 # takes the median of the rounds); BENCH_DURATION (wrk seconds, 10);
 # BENCH_CONNS (wrk connections, 64); BENCH_AB_N (handshakes per ab run,
-# 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 6 ports,
+# 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 7 ports,
 # 18400); BENCH_PROXY_CPU (0) and BENCH_LOAD_CPU (1): the proxy under test
 # runs on the first core, wrk/ab and the upstream on the second;
 # BENCH_MINICA (a minica binary to use instead of building ./cmd/minica);
@@ -89,7 +91,8 @@ nginx_port=$((port0 + 2))
 haproxy_port=$((port0 + 3))
 big_port=$((port0 + 4))
 plain_port=$((port0 + 5))
-for p in $up_port $minica_port $nginx_port $haproxy_port $big_port $plain_port; do
+default_port=$((port0 + 6))
+for p in $up_port $minica_port $nginx_port $haproxy_port $big_port $plain_port $default_port; do
 	if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		die "port $p is in use (set BENCH_PORT)"
 	fi
@@ -157,21 +160,33 @@ wait_port() { # PORT
 	die "nothing listens on port $1"
 }
 
+# minica and minica-100k forward the five identity headers nginx.conf sets
+# (the same work); minica-default its default profile, which adds the
+# fingerprint, notAfter and the escaped certificate (about 1.2 KB).
+nginx_headers=(--headers none --header X-SSL-Client-CN=cn --header X-SSL-Client-Email=email
+	--header X-SSL-Client-DN=dn --header X-SSL-Client-Serial=serial --header X-SSL-Client-Verify=verify)
+
 server_pid=
 start_server() { # NAME: starts it on the proxy core, sets server_pid and server_port
 	case $1 in
 	minica)
 		server_port=$minica_port
 		taskset -c "$proxy_cpu" "$work/bin/minica" proxy --listen "127.0.0.1:$server_port" \
-			--upstream "http://127.0.0.1:$up_port" --server-cert bench-server \
+			--upstream "http://127.0.0.1:$up_port" --server-cert bench-server "${nginx_headers[@]}" \
 			--access-log "$work/minica-access.log" 2>"$out/minica.log" &
 		;;
 	minica-100k)
 		server_port=$big_port
 		MINICA_DIR=$work/ca-big taskset -c "$proxy_cpu" "$work/bin/minica" proxy \
 			--listen "127.0.0.1:$server_port" --upstream "http://127.0.0.1:$up_port" \
-			--server-cert bench-server --access-log "$work/minica-100k-access.log" \
+			--server-cert bench-server "${nginx_headers[@]}" --access-log "$work/minica-100k-access.log" \
 			2>"$out/minica-100k.log" &
+		;;
+	minica-default)
+		server_port=$default_port
+		taskset -c "$proxy_cpu" "$work/bin/minica" proxy --listen "127.0.0.1:$server_port" \
+			--upstream "http://127.0.0.1:$up_port" --server-cert bench-server \
+			--access-log "$work/minica-default-access.log" 2>"$out/minica-default.log" &
 		;;
 	nginx)
 		server_port=$nginx_port
@@ -281,7 +296,7 @@ wait_port "$up_port"
 
 # Each round runs every server once, in turn, so that a slow spell of the
 # machine hits all of them; the report takes the median of the rounds.
-servers="minica nginx haproxy plain-go minica-100k"
+servers="minica nginx haproxy plain-go minica-100k minica-default"
 raw=$out/rounds.tsv
 printf 'server\tround\trps\tp99_ms\tcpu_us_req\thps\ths_p99_ms\tcpu_us_hs\n' >"$raw"
 for round in $(seq "$rounds"); do
