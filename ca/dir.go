@@ -142,30 +142,6 @@ func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync b
 	return nil
 }
 
-// CreateNew writes a new file name with O_EXCL and syncs it, but not its
-// directory: callers that create several files sync the directory once.
-// It fails with an error matching fs.ErrExist when name exists. A crash can
-// leave a partial file, so it is only for files that a record marks as not
-// yet complete (see CA.Check); a failed write removes what it wrote.
-func (d *Dir) CreateNew(name string, data []byte, perm os.FileMode) error {
-	f, err := d.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return fmt.Errorf("creating %q: %w", d.Join(name), err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		d.root.Remove(name)
-		return fmt.Errorf("writing %q: %w", d.Join(name), werr)
-	}
-	return nil
-}
-
 // NewFile is a file for CreateNewSynced.
 type NewFile struct {
 	Name string
@@ -173,10 +149,12 @@ type NewFile struct {
 	Perm os.FileMode
 }
 
-// CreateNewSynced creates files with O_EXCL as CreateNew does, then syncs
-// them and the directory d concurrently, so that their flushes to the disk
-// overlap instead of queueing. When it fails it removes the files it
-// created.
+// CreateNewSynced writes new files in d, in order, each created with
+// O_EXCL (an error matching fs.ErrExist when one exists), then syncs them
+// and d concurrently, so that their flushes to the disk overlap instead of
+// queueing. When it fails it removes the files it created. A crash can
+// leave partial files, so it is only for files that a record marks as not
+// yet complete (see CA.Check).
 func (d *Dir) CreateNewSynced(files ...NewFile) error {
 	opened := make([]*os.File, 0, len(files))
 	var err error

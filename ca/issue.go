@@ -210,8 +210,9 @@ func (c *CA) void(rec *Record, cause error) error {
 // in that order, so a killed process never leaves a certificate without its
 // key, and then synced together with their directory, so that the disk's
 // cache flushes overlap instead of queueing. Check finishes a pending
-// record whose certificate and key reached the disk whole, and voids the
-// others, removing their files.
+// record whose certificate reached the disk whole (reporting it when a
+// power loss kept the certificate but not the key), and voids the others,
+// removing their files.
 type certFiles struct {
 	c           *CA
 	rec         *Record
