@@ -14,8 +14,8 @@
 # Needs: go, nginx, haproxy, wrk, ab (apache2-utils), gnuplot, cc with the
 # OpenSSL headers (libssl-dev), curl, openssl, taskset.
 #
-# Settings (environment): BENCH_QUICK=1; BENCH_ROUNDS (3; the report
-# takes the median of the rounds); BENCH_DURATION (wrk seconds, 10);
+# Settings (environment): BENCH_QUICK=1; BENCH_ROUNDS (5; the report
+# takes the median of the rounds); BENCH_DURATION (wrk and ab seconds, 6);
 # BENCH_CONNS (wrk connections, 64); BENCH_AB_N (handshakes per ab run,
 # 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 7 ports,
 # 18400); BENCH_PROXY_CPU (0) and BENCH_LOAD_CPU (1): the proxy under test
@@ -42,7 +42,7 @@ quick=${BENCH_QUICK:-0}
 if [[ $quick == 1 ]]; then
 	dur=${BENCH_DURATION:-2} warm=1 ab_n=${BENCH_AB_N:-500} ab_t=$dur rounds=${BENCH_ROUNDS:-1}
 else
-	dur=${BENCH_DURATION:-10} warm=3 ab_n=${BENCH_AB_N:-5000} ab_t=$dur rounds=${BENCH_ROUNDS:-3}
+	dur=${BENCH_DURATION:-6} warm=3 ab_n=${BENCH_AB_N:-5000} ab_t=$dur rounds=${BENCH_ROUNDS:-5}
 fi
 conns=${BENCH_CONNS:-64}
 ab_c=${BENCH_AB_C:-16}
@@ -295,12 +295,15 @@ pids+=($!)
 wait_port "$up_port"
 
 # Each round runs every server once, in turn, so that a slow spell of the
-# machine hits all of them; the report takes the median of the rounds.
-servers="minica nginx haproxy plain-go minica-100k minica-default"
+# machine hits all of them; the report takes the median of the rounds, and
+# its target checks compare servers that ran one after the other: minica
+# runs between minica-100k and nginx.
+servers="minica nginx haproxy plain-go minica-100k minica-default" # report order
+run_order="minica-100k minica nginx haproxy plain-go minica-default"
 raw=$out/rounds.tsv
 printf 'server\tround\trps\tp99_ms\tcpu_us_req\thps\ths_p99_ms\tcpu_us_hs\n' >"$raw"
 for round in $(seq "$rounds"); do
-	for name in $servers; do
+	for name in $run_order; do
 		log "round $round/$rounds, $name: start on core $proxy_cpu, check, wrk ${dur}s x $conns conns, ab -n $ab_n -c $ab_c"
 		start_server "$name"
 		check_server "$name"
@@ -329,6 +332,6 @@ tls=$(awk -F': *' '/^SSL\/TLS Protocol/ {print $2}' "$out/minica.ab.txt")
 kex=$(awk -F': *' '/^Server Temp Key/ {print $2}' "$out/minica.ab.txt")
 
 # --- report ----------------------------------------------------------------
-"$here/report.sh" "$results" "$tls" "$kex" "$big_entries" | tee "$out/report.md"
+"$here/report.sh" "$results" "$raw" "$tls" "$kex" "$big_entries" | tee "$out/report.md"
 gnuplot -e "results='$results'; out='$chart'" "$here/chart.gp"
 log "chart: $chart; raw output: $out"
