@@ -202,22 +202,23 @@ run_peers() {
 	[ "$easyrsa_ran" -gt 0 ] || bench_die "easy-rsa ran at no N (BENCH_EASYRSA_MAX=$easyrsa_max)"
 }
 
-# peer_median KEY FIELD prints the median over the rounds of a tool's time
-# per certificate (wall or cpu, in seconds); KEY omits the round suffix.
-peer_median() {
-	awk -F '\t' -v k="$1" -v f="$2" '
-		$1 ~ "^" k "-r[0-9]+$" { v[++n] = ((f == "cpu") ? $5 : $4) / $3 }
+# peer_ratio A B [FIELD] prints how many times faster tool A is than B per
+# certificate (wall or cpu time): the ratio within each round, where the
+# two ran close together, then the median over the rounds.
+peer_ratio() {
+	awk -F '\t' -v a="$1" -v b="$2" -v f="${3:-wall}" '
+		function per_cert() { return ((f == "cpu") ? $5 : $4) / $3 }
+		match($1, /-r[0-9]+$/) {
+			key = substr($1, 1, RSTART - 1); r = substr($1, RSTART + 2)
+			if (key == a) ta[r] = per_cert()
+			if (key == b) tb[r] = per_cert()
+		}
 		END {
+			for (r in ta) if (r in tb) v[++n] = tb[r] / ta[r]
 			if (n == 0) exit 1
 			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-			printf "%.6f\n", v[int((n + 1) / 2)]
+			printf "%.2f", v[int((n + 1) / 2)]
 		}' "$BENCH_TMP/results.tsv"
-}
-
-# peer_ratio A B [FIELD] prints how many times faster tool A is than B: the
-# ratio of their median times per certificate.
-peer_ratio() {
-	awk -v a="$(peer_median "$1" "${3:-wall}")" -v b="$(peer_median "$2" "${3:-wall}")" 'BEGIN { printf "%.2f", b / a }'
 }
 
 # report_peers prints the table, the ratios and the verdicts of part 1.
@@ -232,8 +233,8 @@ report_peers() {
 			echo "easy-rsa was not run at N=$n (BENCH_EASYRSA_MAX=$easyrsa_max): ratios at N=$n use its N=$easyrsa_ran figure"
 	done
 	echo
-	echo "-- ratios of the medians over $peer_rounds rounds: how many times faster minica is per certificate"
-	echo "-- in wall time (the targets), and in CPU time (less sensitive to other load on the machine)"
+	echo "-- how many times faster minica is per certificate, in wall time (the targets) and in CPU time:"
+	echo "-- the ratio within each round, then the median over $peer_rounds rounds"
 	for n in $counts; do
 		en=$n
 		[ "$n" -le "$easyrsa_max" ] || en=$easyrsa_ran
