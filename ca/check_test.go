@@ -39,21 +39,8 @@ func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, signer := newTestCA(t, InitOptions{})
-			if _, err := c.PublishCRL(signer, 0); err != nil {
-				t.Fatal(err)
-			}
-			is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, is := interruptedIssuance(t, tt.damage)
 			rec := is.Record
-			tt.damage(c, rec)
-			pending := *rec
-			pending.Status = StatusPending
-			if err := c.putRecord(&pending); err != nil {
-				t.Fatal(err)
-			}
 			rep, err := c.Check()
 			if err != nil {
 				t.Fatal(err)
@@ -87,31 +74,42 @@ func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 	}
 }
 
+// interruptedIssuance issues a certificate in a new CA (with a CRL, so that
+// Check has nothing else to say), applies damage to its files and marks its
+// record pending again, as a crash during issuance leaves it.
+func interruptedIssuance(t *testing.T, damage func(c *CA, r *Record)) (*CA, *Issued) {
+	t.Helper()
+	c, signer := newTestCA(t, InitOptions{})
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage(c, is.Record)
+	pending := *is.Record
+	pending.Status = StatusPending
+	if err := c.putRecord(&pending); err != nil {
+		t.Fatal(err)
+	}
+	return c, is
+}
+
 // A power loss can keep a certificate and lose its key (they are synced
 // together): Check records the certificate without a key, so that it stays
 // revocable, and reports it.
 func TestCheckRecordsCertificateWithLostKey(t *testing.T) {
 	for _, damage := range []string{"missing", "truncated"} {
 		t.Run(damage, func(t *testing.T) {
-			c, signer := newTestCA(t, InitOptions{})
-			if _, err := c.PublishCRL(signer, 0); err != nil {
-				t.Fatal(err)
-			}
-			is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, is := interruptedIssuance(t, func(c *CA, r *Record) {
+				if damage == "missing" {
+					os.Remove(c.Path(r.KeyPath()))
+				} else {
+					truncate(t, c.Path(r.KeyPath()))
+				}
+			})
 			rec := is.Record
-			if damage == "missing" {
-				os.Remove(c.Path(rec.KeyPath()))
-			} else {
-				truncate(t, c.Path(rec.KeyPath()))
-			}
-			pending := *rec
-			pending.Status = StatusPending
-			if err := c.putRecord(&pending); err != nil {
-				t.Fatal(err)
-			}
 			rep, err := c.Check()
 			if err != nil {
 				t.Fatal(err)
