@@ -26,12 +26,6 @@ var webTemplateFile = map[string]string{
 	"haproxy": "haproxy.cfg.tmpl",
 }
 
-var webUsage = map[string]string{
-	"nginx":   "print an nginx server block for mutual TLS with this CA",
-	"apache":  "print an Apache 2.4 VirtualHost for mutual TLS with this CA",
-	"haproxy": "print an HAProxy frontend and backend for mutual TLS with this CA",
-}
-
 // identityHeaders are the names of the default profile of 'minica proxy';
 // the generated configurations set the first five and remove all of them,
 // in both spellings, from what the client sent.
