@@ -198,6 +198,43 @@ func (e *env) client(cert *x509.Certificate, key crypto.Signer, h2 bool) *http.C
 
 func (e *env) url(path string) string { return "https://" + e.addr + path }
 
+// dialHTTP1 opens a TLS connection presenting cert that speaks HTTP/1.1,
+// for requests written by hand. It is closed when the test ends.
+func (e *env) dialHTTP1(t testing.TB, cert *x509.Certificate, key crypto.Signer) *tls.Conn {
+	t.Helper()
+	cfg := e.tlsConfig(cert, key)
+	cfg.NextProtos = []string{"http/1.1"}
+	c, err := tls.Dial("tcp", e.addr, cfg)
+	if err != nil {
+		t.Fatal(err, e.log.String())
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// resumingClient returns a client that makes a new connection per request
+// with a session cache, and its TLS config; it checks that the client's
+// first request makes a full handshake and its second resumes the session.
+func (e *env) resumingClient(t testing.TB, cert *x509.Certificate, key crypto.Signer) (*http.Client, *tls.Config) {
+	t.Helper()
+	cfg := e.tlsConfig(cert, key)
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for i, wantResume := range []bool{false, true} {
+		resp, err := c.Get(e.url("/"))
+		if err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.TLS.DidResume != wantResume {
+			t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
+		}
+	}
+	return c, cfg
+}
+
 // get does one GET and returns status and body; a transport error fails.
 func (e *env) get(c *http.Client, path string, hdr http.Header) (int, string) {
 	e.t.Helper()

@@ -88,13 +88,7 @@ func TestSlowClientsAreClosed(t *testing.T) {
 	})
 	t.Run("slowloris", func(t *testing.T) {
 		cert, key := e.ca.Client(t, "alice")
-		cfg := e.tlsConfig(cert, key)
-		cfg.NextProtos = []string{"http/1.1"}
-		c, err := tls.Dial("tcp", e.addr, cfg)
-		if err != nil {
-			t.Fatal(err, e.log.String())
-		}
-		defer c.Close()
+		c := e.dialHTTP1(t, cert, key)
 		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -306,13 +300,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 	}
 	t.Run("http1", func(t *testing.T) {
-		cfg := e.tlsConfig(cert, key)
-		cfg.NextProtos = []string{"http/1.1"}
-		c, err := tls.Dial("tcp", e.addr, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := e.dialHTTP1(t, cert, key)
 		roundTrip(t, c)
 		closed(t, c)
 	})

@@ -170,13 +170,7 @@ func TestWebSocketUpgrade(t *testing.T) {
 	defer ws.Close()
 	e2 := newEnvWithUpstream(t, e, ws.URL)
 	cert, key := e.ca.Client(t, "alice")
-	cfg := e2.tlsConfig(cert, key)
-	cfg.NextProtos = []string{"http/1.1"}
-	c, err := tls.Dial("tcp", e2.addr, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := e2.dialHTTP1(t, cert, key)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 	br := bufio.NewReader(c)

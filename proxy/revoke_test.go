@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"crypto/tls"
 	"errors"
 	"math/big"
 	"net/http"
@@ -24,21 +23,7 @@ func TestRevocationOnNewResumedAndOpenConnections(t *testing.T) {
 		}
 
 		// A session that resumes.
-		cfg := e.tlsConfig(cert, key)
-		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
-		tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
-		defer tr.CloseIdleConnections()
-		resuming := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-		for i, wantResume := range []bool{false, true} {
-			resp, err := resuming.Get(e.url("/"))
-			if err != nil {
-				t.Fatalf("GET %d: %v", i, err)
-			}
-			resp.Body.Close()
-			if resp.TLS.DidResume != wantResume {
-				t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
-			}
-		}
+		resuming, _ := e.resumingClient(t, cert, key)
 
 		e.setCRL(e.makeCRL(cert.SerialNumber))
 		if err := e.p.Reload(); err != nil {

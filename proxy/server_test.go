@@ -182,21 +182,7 @@ func TestTLS12Alerts(t *testing.T) {
 func TestResumedSessionAfterCARotation(t *testing.T) {
 	e := newEnv(t, nil)
 	cert, key := e.ca.Client(t, "alice")
-	cfg := e.tlsConfig(cert, key)
-	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
-	tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resuming := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	for i, wantResume := range []bool{false, true} {
-		resp, err := resuming.Get(e.url("/"))
-		if err != nil {
-			t.Fatalf("GET %d: %v", i, err)
-		}
-		resp.Body.Close()
-		if resp.TLS.DidResume != wantResume {
-			t.Fatalf("GET %d: DidResume = %v; want %v", i, resp.TLS.DidResume, wantResume)
-		}
-	}
+	_, cfg := e.resumingClient(t, cert, key)
 	next := testca.New(t, "Test CA")
 	only := []*x509.Certificate{next.Cert}
 	e.cas.Store(&only)

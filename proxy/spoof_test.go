@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"io"
@@ -112,13 +111,7 @@ func TestSpoofedTrailersAreDropped(t *testing.T) {
 	defer up.Close()
 	e2 := newEnvWithUpstream(t, e, up.URL)
 	cert, key := e.ca.Client(t, "alice")
-	cfg := e2.tlsConfig(cert, key)
-	cfg.NextProtos = []string{"http/1.1"}
-	c, err := tls.Dial("tcp", e2.addr, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := e2.dialHTTP1(t, cert, key)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nTrailer: X-SSL-Client-CN, X-Other\r\n\r\n"+
 		"4\r\nbody\r\n0\r\nX-SSL-Client-CN: spoof\r\nX-Other: fine\r\n\r\n")
