@@ -202,6 +202,9 @@ run_peers() {
 	[ "$easyrsa_ran" -gt 0 ] || bench_die "easy-rsa ran at no N (BENCH_EASYRSA_MAX=$easyrsa_max)"
 }
 
+# median prints the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 # peer_ratio A B [FIELD] prints how many times faster tool A is than B per
 # certificate (wall or cpu time): the ratio within each round, where the
 # two ran close together, then the median over the rounds.
@@ -213,12 +216,8 @@ peer_ratio() {
 			if (key == a) ta[r] = per_cert()
 			if (key == b) tb[r] = per_cert()
 		}
-		END {
-			for (r in ta) if (r in tb) v[++n] = tb[r] / ta[r]
-			if (n == 0) exit 1
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-			printf "%.2f", v[int((n + 1) / 2)]
-		}' "$BENCH_TMP/results.tsv"
+		END { for (r in ta) if (r in tb) print tb[r] / ta[r] }' "$BENCH_TMP/results.tsv" |
+		median | awk '{ printf "%.2f", $1 }'
 }
 
 # report_peers prints the table, the ratios and the verdicts of part 1.
@@ -294,9 +293,6 @@ run_database() {
 			awk -v s="$start" '{ printf "%.1f", ($1 - s) / 1e6 }'
 	)
 }
-
-# median prints the median of the numbers on stdin, one a line.
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # per_cert KIND FIELD prints each round's per-certificate time in ms.
 per_cert() {
