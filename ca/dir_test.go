@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,27 @@ func TestCreateNewSyncedExisting(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(root, "b.crt")); string(data) != "old" {
 		t.Errorf("existing b.crt = %q; want it untouched (\"old\")", data)
+	}
+}
+
+func TestMkdirSub(t *testing.T) {
+	root := t.TempDir()
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i, wantCreated := range []bool{true, false} {
+		sub, created, err := d.MkdirSub("a")
+		if err != nil || created != wantCreated {
+			t.Fatalf("MkdirSub(a) call %d: created %v, %v; want %v, nil", i+1, created, err, wantCreated)
+		}
+		sub.Close()
+	}
+	if err := os.WriteFile(filepath.Join(root, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.MkdirSub("f"); err == nil || !strings.Contains(err.Error(), `opening "`+d.Join("f")+`"`) {
+		t.Errorf("MkdirSub over a file = %v; want an error opening it", err)
 	}
 }

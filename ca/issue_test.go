@@ -324,3 +324,22 @@ func truncate(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 }
+
+// A certificate directory that is not a directory fails the issuance with
+// an error naming it, before anything is written.
+func TestIssueCertDirUnusable(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	if err := os.WriteFile(c.Path("certs/simon"), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+	if err == nil || !strings.Contains(err.Error(), c.Path("certs/simon")) || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("Issue with certs/simon a file = %v; want an error naming it", err)
+	}
+	for r, err := range c.Records() {
+		t.Errorf("record %v (%v) after a refused issuance; want none", r, err)
+	}
+	if data, _ := os.ReadFile(c.Path("certs/simon")); string(data) != "not a directory" {
+		t.Errorf("certs/simon = %q; want it untouched", data)
+	}
+}
