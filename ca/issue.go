@@ -237,15 +237,11 @@ func (c *CA) startCertFiles(rec *Record) *certFiles {
 // and syncs them, and waits for certs/ to be synced; files that fail to
 // reach the disk are removed. It closes the directory.
 func (f *certFiles) finish(cert *x509.Certificate, key crypto.Signer) error {
-	<-f.opened
-	if f.err != nil {
-		return f.err
-	}
+	defer f.close()
 	var files []NewFile
 	if key != nil {
 		keyPEM, err := formats.MarshalPrivateKeyPEM(key, nil)
 		if err != nil {
-			f.close()
 			return err
 		}
 		files = append(files, NewFile{Name: path.Base(f.rec.KeyPath()), Data: keyPEM, Perm: 0o600})
@@ -253,12 +249,14 @@ func (f *certFiles) finish(cert *x509.Certificate, key crypto.Signer) error {
 	files = append(files,
 		NewFile{Name: path.Base(f.rec.ChainPath()), Data: f.c.chainPEM(cert), Perm: 0o644},
 		NewFile{Name: path.Base(f.rec.CertPath()), Data: pemCert(cert), Perm: 0o644})
-	err := f.dir.CreateNewSynced(files...)
-	if serr := f.certsSynced(); err == nil {
-		err = serr
+	<-f.opened
+	if f.err != nil {
+		return f.err
 	}
-	f.close()
-	return err
+	if err := f.dir.CreateNewSynced(files...); err != nil {
+		return err
+	}
+	return f.certsSynced()
 }
 
 // close waits for the background work and releases the directory.
