@@ -95,9 +95,11 @@ func (c *CA) checkCert(rep *CheckReport, name, serialHex string) error {
 	_, keyErr := c.dir.Stat(rec.KeyPath())
 	rec.HasKey = keyErr == nil
 	fillRecord(rec, cert)
-	if err := c.reserve(rec); err != nil {
+	f, err := c.reserve(rec)
+	if err != nil {
 		return fmt.Errorf("recreating record %s: %w", serialHex, err)
 	}
+	f.Close()
 	rep.Repaired = append(rep.Repaired, fmt.Sprintf("recreated the missing record of %s (serial %s)", name, serialHex))
 	return nil
 }

@@ -98,7 +98,10 @@ func (d *Dir) ReplaceLazily(name string, data []byte, perm os.FileMode) error {
 }
 
 func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode, sync bool) error {
-	tmp, err := d.writeTemp(name, write, perm, sync)
+	f, tmp, err := d.writeTemp(name, write, perm, sync)
+	if err == nil {
+		err = d.closeTemp(f, tmp)
+	}
 	if err != nil {
 		return err
 	}
@@ -113,33 +116,45 @@ func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode
 // matching fs.ErrExist when it already exists. The data is first written to a
 // temporary file, so name never holds a partial file.
 func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error {
-	if err := d.createExclusive(name, data, perm, true); err != nil {
+	f, err := d.createExclusive(name, data, perm, true)
+	if err != nil {
 		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %q: %w", d.Join(name), err)
 	}
 	return d.SyncDir(path.Dir(name))
 }
 
-// CreateExclusiveLazily is CreateExclusive without any fsync: other
-// processes see name at once, all or nothing, but a power loss may lose it
-// or leave it unreadable. Only for state that Check rebuilds.
-func (d *Dir) CreateExclusiveLazily(name string, data []byte, perm os.FileMode) error {
+// CreateExclusiveLazily is CreateExclusive without any fsync, and it
+// returns name open for writing at its end, so that the caller can append
+// to it (and must close it). Other processes see name at once, all or
+// nothing, but a power loss may lose it or leave it unreadable. Only for
+// state that Check rebuilds.
+func (d *Dir) CreateExclusiveLazily(name string, data []byte, perm os.FileMode) (*os.File, error) {
 	return d.createExclusive(name, data, perm, false)
 }
 
-func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync bool) error {
-	tmp, err := d.writeTemp(name, writeBytes(data), perm, sync)
+// createExclusive writes the file through a temporary one, which it links
+// to name, and returns it open.
+func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync bool) (*os.File, error) {
+	f, tmp, err := d.writeTemp(name, writeBytes(data), perm, sync)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Link fails if name exists, unlike Rename, which would replace it.
-	if err := d.root.Link(tmp, name); err != nil {
-		d.root.Remove(tmp)
-		return fmt.Errorf("creating %q: %w", d.Join(name), err)
+	err = d.root.Link(tmp, name)
+	if err != nil {
+		err = fmt.Errorf("creating %q: %w", d.Join(name), err)
 	}
-	if err := d.root.Remove(tmp); err != nil {
-		return fmt.Errorf("removing %q: %w", d.Join(tmp), err)
+	if rerr := d.root.Remove(tmp); err == nil && rerr != nil {
+		err = fmt.Errorf("removing %q: %w", d.Join(tmp), rerr)
 	}
-	return nil
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // NewFile is a file for CreateNewSynced.
@@ -206,27 +221,35 @@ func (d *Dir) syncWithDir(files []*os.File) error {
 }
 
 // writeTemp writes a fresh temporary file beside name with write, synced
-// when sync is set.
-func (d *Dir) writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync bool) (string, error) {
+// when sync is set, and returns it open, with its name. On failure it
+// removes the file.
+func (d *Dir) writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync bool) (*os.File, string, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
 	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
+		return nil, "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
 	}
 	werr := write(f)
 	if werr == nil && sync {
 		werr = f.Sync()
 	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
 	if werr != nil {
+		f.Close()
 		d.root.Remove(tmp)
-		return "", fmt.Errorf("writing %q: %w", d.Join(tmp), werr)
+		return nil, "", fmt.Errorf("writing %q: %w", d.Join(tmp), werr)
 	}
-	return tmp, nil
+	return f, tmp, nil
+}
+
+// closeTemp closes a file from writeTemp, removing it when that fails.
+func (d *Dir) closeTemp(f *os.File, tmp string) error {
+	if err := f.Close(); err != nil {
+		d.root.Remove(tmp)
+		return fmt.Errorf("writing %q: %w", d.Join(tmp), err)
+	}
+	return nil
 }
 
 // SyncDir fsyncs the directory name, making renames and creations in it

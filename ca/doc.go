@@ -27,9 +27,10 @@
 // State files are replaced atomically and durably ([Dir.WriteAtomic]). A
 // serial is reserved by creating its record with O_EXCL before the
 // certificate is signed, so a certificate never exists on disk without a
-// record. The certificate's files are created in place and synced before
-// issuance reports success; the reservation and the completed record are
-// atomic but not synced, and [CA.Check] rebuilds them from those files after
+// record; the completed record is appended to it, and the last whole line
+// of a record file is its current state. The certificate's files are
+// created in place and synced before issuance reports success; the
+// reservation and the completed record are atomic but not synced, and [CA.Check] rebuilds them from those files after
 // a power loss. Check also completes or voids pending records and removes
 // temporary files.
 package ca

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sync"
 	"time"
@@ -68,10 +69,11 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
 		return nil, err
 	}
-	rec, err := c.reserveSerial(req, now)
+	rec, recFile, err := c.reserveSerial(req, now)
 	if err != nil {
 		return nil, err
 	}
+	defer recFile.Close()
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
 	// A new certs/NAME is created while the certificate is signed.
 	files := c.startCertFiles(rec)
@@ -84,7 +86,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
-	if err := c.completeRecord(rec); err != nil {
+	if err := c.completeRecord(recFile, rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
 	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
@@ -167,12 +169,13 @@ func (r *Request) key() (crypto.PublicKey, crypto.Signer, error) {
 }
 
 // reserveSerial picks a random serial and creates its pending record with
-// O_EXCL, retrying on the (astronomically unlikely) collision.
-func (c *CA) reserveSerial(req Request, now time.Time) (*Record, error) {
+// O_EXCL, retrying on the (astronomically unlikely) collision. It returns
+// the record's file open for completeRecord.
+func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error) {
 	for range 8 {
 		n, err := randomSerial()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rec := &Record{
 			Serial:   SerialHex(n),
@@ -182,16 +185,16 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, error) {
 			HasKey:   req.PublicKey == nil,
 			IssuedAt: now,
 		}
-		err = c.reserve(rec)
+		f, err := c.reserve(rec)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reserving serial: %w", err)
+			return nil, nil, fmt.Errorf("reserving serial: %w", err)
 		}
-		return rec, nil
+		return rec, f, nil
 	}
-	return nil, errors.New("reserving serial: 8 random serials in a row were taken")
+	return nil, nil, errors.New("reserving serial: 8 random serials in a row were taken")
 }
 
 // void marks a reserved serial as never used and returns cause.

@@ -1,0 +1,93 @@
+package ca
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// A record file is a log of the states its certificate reached; the last
+// line that ends in a newline is the current one.
+func TestDecodeRecordTakesLastCompleteLine(t *testing.T) {
+	serial := strings.Repeat("ab", 16)
+	file := "db/ab/" + serial + ".json"
+	line := func(s Status) string {
+		return string(encodeRecord(&Record{Serial: serial, Name: "simon", Profile: Client, Status: s}))
+	}
+	tests := []struct {
+		name string
+		data string
+		want Status // "" for a corrupt record
+	}{
+		{"one line", line(StatusValid), StatusValid},
+		{"pending then valid", line(StatusPending) + line(StatusValid), StatusValid},
+		{"completion cut short", line(StatusPending) + line(StatusValid)[:40], StatusPending},
+		{"three states", line(StatusPending) + line(StatusValid) + line(StatusRevoked), StatusRevoked},
+		{"no newline", strings.TrimSuffix(line(StatusValid), "\n"), ""},
+		{"empty", "", ""},
+		{"last line garbage", line(StatusPending) + "{\"serial\":\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := decodeRecord([]byte(tt.data), file)
+			if tt.want == "" {
+				var corrupt *CorruptRecordError
+				if !errors.As(err, &corrupt) || corrupt.Serial != serial {
+					t.Fatalf("decodeRecord() = %v, %v; want a CorruptRecordError for serial %s", r, err, serial)
+				}
+				return
+			}
+			if err != nil || r.Status != tt.want {
+				t.Fatalf("decodeRecord() = %v, %v; want status %s", r, err, tt.want)
+			}
+		})
+	}
+}
+
+// Issuance appends the completed record to the pending one; a completion
+// cut short by a crash leaves the record pending, and Check completes it.
+func TestIssueAppendsCompletedRecord(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := c.Path(recordPath(is.Record.Serial))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) != 3 || len(lines[2]) != 0 {
+		t.Fatalf("record file holds %q; want two lines", data)
+	}
+	for i, want := range []Status{StatusPending, StatusValid} {
+		r, err := decodeRecord(lines[i], file)
+		if err != nil || r.Status != want {
+			t.Fatalf("line %d of the record = %v, %v; want status %s", i+1, r, err, want)
+		}
+	}
+
+	if err := os.Truncate(file, int64(len(lines[0])+len(lines[1])/2)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Record(is.Cert.SerialNumber); err != nil || r.Status != StatusPending {
+		t.Fatalf("record after a cut-short completion = %v, %v; want pending", r, err)
+	}
+	rep, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 0 || len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], "completed the interrupted issuance") {
+		t.Fatalf("Check() repaired %q, problems %q; want the issuance completed", rep.Repaired, rep.Problems)
+	}
+	r, err := c.Record(is.Cert.SerialNumber)
+	if err != nil || r.Status != StatusValid || r.Fingerprint != is.Record.Fingerprint {
+		t.Fatalf("record after Check = %+v, %v; want the valid record", r, err)
+	}
+}
