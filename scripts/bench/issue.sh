@@ -18,6 +18,8 @@
 #	BENCH_GROWTH_N      certificates per round in the database-size test (default 100)
 #	BENCH_ROUNDS        rounds of the database-size test (default 5)
 #	BENCH_PARTS         what to run: "peers", "database" or both (the default)
+#	BENCH_SETTLE        seconds to wait before each round of the side-by-side
+#	                    loops (default 60; see settle)
 #
 # It works in a temporary directory under TMPDIR, builds minica there and
 # removes everything on exit. As root on Debian it installs openssl,
@@ -30,7 +32,7 @@ repo=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}" "${BENCH_PEER_ROUNDS:=1}"
+	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}" "${BENCH_PEER_ROUNDS:=1}" "${BENCH_SETTLE:=0}"
 fi
 counts=${1:-${BENCH_N:-100 1000}}
 easyrsa_max=${BENCH_EASYRSA_MAX:-100}
@@ -39,11 +41,15 @@ growth_n=${BENCH_GROWTH_N:-100}
 rounds=${BENCH_ROUNDS:-5}
 peer_rounds=${BENCH_PEER_ROUNDS:-3}
 parts=${BENCH_PARTS:-peers database}
+settle_s=${BENCH_SETTLE:-60}
 case " $parts " in
 *" peers "* | *" database "*) ;;
 *) bench_die "BENCH_PARTS must name peers, database or both, got \"$parts\"" ;;
 esac
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+case $settle_s in
+'' | *[!0-9]*) bench_die "BENCH_SETTLE must be a number of seconds, got \"$settle_s\"" ;;
+esac
 for v in $counts $easyrsa_max $records $growth_n $rounds $peer_rounds; do
 	case $v in
 	'' | *[!0-9]*) bench_die "counts must be positive integers, got \"$v\"" ;;
@@ -167,6 +173,21 @@ rsa=(-newkey rsa:2048)
 
 # --- part 1: the peers side by side -------------------------------------------
 
+# settle syncs and waits $settle_s seconds. On ext4 without a journal the
+# inode allocator skips, at every allocation, each inode freed in the last
+# minute (it reads the inode's deletion time to tell), so a loop that
+# follows one that freed thousands of inodes pays for them: easy-rsa frees
+# about ten a certificate (its temporary files), `openssl ca` three (the
+# index and serial files it replaces), and building minica frees the Go
+# build's. Waiting at the start of each round lets them age out, so that
+# no tool pays for another's.
+settle() {
+	[ "$settle_s" -gt 0 ] || return 0
+	sync
+	bench_log "waiting ${settle_s}s for the inodes freed by earlier loops to age out"
+	sleep "$settle_s"
+}
+
 # run_peers times every tool at every N, $peer_rounds times, each time in a
 # fresh CA. The CAs stay until the script exits: deleting thousands of files
 # just before a loop slows the next tool's file creation (ext4 without a
@@ -178,6 +199,7 @@ run_peers() {
 		for ((r = 1; r <= peer_rounds; r++)); do
 			d=$BENCH_TMP/n$n/r$r
 			mkdir -p "$d"
+			settle
 			bench_log "N=$n, round $r of $peer_rounds: minica, ECDSA P-256"
 			new_minica "$d/minica-ec" ecdsa-p256
 			bench_measure "minica-ec-$n-r$r" "minica ecdsa-p256" "$n" loop_minica "$d/minica-ec" "$n" c
@@ -266,6 +288,7 @@ run_database() {
 	"$BENCH_TMP/fill" -dir "$full" -n "$records" -revoked 0 >/dev/null
 	sync # so that issuance does not pay for writing back the fill
 	fill_s=$(awk -v s="$start" -v e="$(bench_now_ns)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }')
+	settle # the peers' loops may have freed thousands of inodes
 	for ((r = 1; r <= rounds; r++)); do
 		bench_log "database size, round $r of $rounds: $growth_n certificates into each CA"
 		if ((r % 2)); then
@@ -332,6 +355,6 @@ echo
 echo "== minica issuance benchmark =="
 bench_machine
 echo "load:    $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (1, 5, 15 min averages)"
-echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_PEER_ROUNDS=$peer_rounds BENCH_EASYRSA_MAX=$easyrsa_max scripts/bench/issue.sh \"$counts\""
+echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_PEER_ROUNDS=$peer_rounds BENCH_EASYRSA_MAX=$easyrsa_max BENCH_SETTLE=$settle_s scripts/bench/issue.sh \"$counts\""
 if has_part peers; then report_peers; fi
 if has_part database; then report_database; fi
