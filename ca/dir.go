@@ -76,7 +76,7 @@ func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
 // WriteAtomicFrom is WriteAtomic with the content written by write, for
 // content too large to hold in memory twice.
 func (d *Dir) WriteAtomicFrom(name string, perm os.FileMode, write func(io.Writer) error) error {
-	if err := d.replace(name, write, perm, true); err != nil {
+	if err := d.replace(name, write, perm); err != nil {
 		return err
 	}
 	return d.SyncDir(path.Dir(name))
@@ -89,16 +89,9 @@ func writeBytes(data []byte) func(io.Writer) error {
 	}
 }
 
-// ReplaceLazily replaces name with data atomically but without any fsync:
-// after a power loss name holds the old content, the new one, or (if the
-// rename reached the disk before the data) nothing readable. Only for state
-// that Check rebuilds from durable files.
-func (d *Dir) ReplaceLazily(name string, data []byte, perm os.FileMode) error {
-	return d.replace(name, writeBytes(data), perm, false)
-}
-
-func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode, sync bool) error {
-	f, tmp, err := d.writeTemp(name, write, perm, sync)
+// replace writes a synced temporary file and renames it over name.
+func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode) error {
+	f, tmp, err := d.writeTemp(name, write, perm, true)
 	if err == nil {
 		err = d.closeTemp(f, tmp)
 	}
