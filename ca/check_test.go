@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"crypto"
 	"os"
 	"strings"
 	"testing"
@@ -74,19 +75,27 @@ func TestCheckFinishesInterruptedIssuance(t *testing.T) {
 	}
 }
 
-// interruptedIssuance issues a certificate in a new CA (with a CRL, so that
-// Check has nothing else to say), applies damage to its files and marks its
-// record pending again, as a crash during issuance leaves it.
-func interruptedIssuance(t *testing.T, damage func(c *CA, r *Record)) (*CA, *Issued) {
+// caWithClient returns a new CA that has published a CRL (so that Check has
+// nothing else to say) and issued a client certificate to name.
+func caWithClient(t *testing.T, name string) (*CA, crypto.Signer, *Issued) {
 	t.Helper()
 	c, signer := newTestCA(t, InitOptions{})
 	if _, err := c.PublishCRL(signer, 0); err != nil {
 		t.Fatal(err)
 	}
-	is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+	is, err := c.Issue(signer, Request{Name: name, Profile: Client})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, signer, is
+}
+
+// interruptedIssuance issues a certificate with caWithClient, applies damage
+// to its files and marks its record pending again, as a crash during
+// issuance leaves it.
+func interruptedIssuance(t *testing.T, damage func(c *CA, r *Record)) (*CA, *Issued) {
+	t.Helper()
+	c, _, is := caWithClient(t, "simon")
 	damage(c, is.Record)
 	pending := *is.Record
 	pending.Status = StatusPending
@@ -139,14 +148,7 @@ func TestCheckRecordsCertificateWithLostKey(t *testing.T) {
 // certificate, and the revocation log (synced first) restores its
 // revocation.
 func TestCheckRebuildsUnreadableRevokedRecord(t *testing.T) {
-	c, signer := newTestCA(t, InitOptions{})
-	if _, err := c.PublishCRL(signer, 0); err != nil {
-		t.Fatal(err)
-	}
-	is, err := c.Issue(signer, Request{Name: "lost", Profile: Client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _, is := caWithClient(t, "lost")
 	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
 		t.Fatal(err)
 	}

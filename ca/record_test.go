@@ -49,14 +49,7 @@ func TestDecodeRecordTakesLastCompleteLine(t *testing.T) {
 // Issuance appends the completed record to the pending one; a completion
 // cut short by a crash leaves the record pending, and Check completes it.
 func TestIssueAppendsCompletedRecord(t *testing.T) {
-	c, signer := newTestCA(t, InitOptions{})
-	if _, err := c.PublishCRL(signer, 0); err != nil {
-		t.Fatal(err)
-	}
-	is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _, is := caWithClient(t, "simon")
 	file := c.Path(recordPath(is.Record.Serial))
 	data, err := os.ReadFile(file)
 	if err != nil {
