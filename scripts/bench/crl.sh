@@ -22,26 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-log() { printf 'crl.sh: %s\n' "$*" >&2; }
-die() {
-	printf 'crl.sh: error: %s\n' "$*" >&2
-	exit 1
-}
-
-# require CMD:PACKAGE... installs missing Debian packages when run as root.
-require() {
-	local spec missing=()
-	for spec in "$@"; do
-		[ -x "${spec%%:*}" ] || command -v "${spec%%:*}" >/dev/null 2>&1 || missing+=("${spec#*:}")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-		die "missing packages: ${missing[*]} (install them, or run as root on Debian)"
-	fi
-	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 
 if [ -n "${BENCH_QUICK:-}" ]; then
 	default_k="200 2000"
@@ -52,18 +34,16 @@ else
 fi
 if [ $# -gt 0 ]; then ks=("$@"); else read -r -a ks <<<"${BENCH_K:-$default_k}"; fi
 for k in "${ks[@]}"; do
-	[[ $k =~ ^[1-9][0-9]{0,7}$ ]] || die "K must be between 1 and 99999999, not \"$k\""
+	[[ $k =~ ^[1-9][0-9]{0,7}$ ]] || bench_die "K must be between 1 and 99999999, not \"$k\""
 done
-[[ $BENCH_REVOKE_RECORDS =~ ^(0|[1-9][0-9]{0,7})$ ]] || die "BENCH_REVOKE_RECORDS must be between 0 and 99999999, not \"$BENCH_REVOKE_RECORDS\""
+[[ $BENCH_REVOKE_RECORDS =~ ^(0|[1-9][0-9]{0,7})$ ]] || bench_die "BENCH_REVOKE_RECORDS must be between 0 and 99999999, not \"$BENCH_REVOKE_RECORDS\""
 largest=$(printf '%s\n' "${ks[@]}" | sort -n | tail -1)
 
-require openssl:openssl /usr/bin/time:time
-command -v go >/dev/null 2>&1 || die "go is needed to build minica (see go.mod for the version)"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/minica-crlbench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
+bench_require openssl:openssl /usr/bin/time:time
+command -v go >/dev/null 2>&1 || bench_die "go is needed to build minica (see go.mod for the version)"
+bench_tmpdir
+TMP=$BENCH_TMP
 RESULTS=$TMP/results.tsv
-: >"$RESULTS"
 go build -o "$TMP/minica" ./cmd/minica
 go build -o "$TMP/fill" ./scripts/bench/fill
 minica() { "$TMP/minica" "$@"; }
@@ -81,7 +61,7 @@ measure() {
 	start=$(date +%s%N)
 	/usr/bin/time -f '%e %M' -o "$TMP/time.out" "$@" >"$TMP/out" 2>&1 || {
 		cat "$TMP/out" >&2
-		die "$key: $* failed"
+		bench_die "$key: $* failed"
 	}
 	end=$(date +%s%N)
 	rss=$(awk '{ print $2 }' "$TMP/time.out")
@@ -168,36 +148,36 @@ openssl_leaf() {
 # crl_entries FILE counts the entries of a PEM CRL.
 crl_entries() { openssl crl -in "$1" -noout -text | grep -c 'Serial Number:' || true; }
 
-log "building; K = ${ks[*]}; revoke database ${BENCH_REVOKE_RECORDS} records"
+bench_log "building; K = ${ks[*]}; revoke database ${BENCH_REVOKE_RECORDS} records"
 for k in "${ks[@]}"; do
 	m=$TMP/minica-$k o=$TMP/openssl-$k
-	log "K=$k: set-up"
+	bench_log "K=$k: set-up"
 	new_openssl "$o"
 	rm "$o/index.txt"
 	new_minica "$m" "$k" "$k" "$o/index.txt"
 	reps=$(reps_for "$k")
 	for ((r = 1; r <= reps; r++)); do
-		log "K=$k: round $r of $reps"
+		bench_log "K=$k: round $r of $reps"
 		measure "crl-minica-$k" "$TMP/minica" --dir "$m" crl
 		measure "crl-openssl-$k" openssl ca -config "$o/openssl.cnf" -gencrl -out "$o/crl.pem"
 	done
 	got_m=$(crl_entries "$m/crl.pem") got_o=$(crl_entries "$o/crl.pem")
-	[ "$got_m" -eq "$k" ] && [ "$got_o" -eq "$k" ] || die "K=$k: minica's CRL lists $got_m, openssl's $got_o"
-	openssl crl -in "$m/crl.pem" -CAfile "$m/ca.crt" -noout 2>/dev/null || die "K=$k: openssl refuses minica's CRL"
+	[ "$got_m" -eq "$k" ] && [ "$got_o" -eq "$k" ] || bench_die "K=$k: minica's CRL lists $got_m, openssl's $got_o"
+	openssl crl -in "$m/crl.pem" -CAfile "$m/ca.crt" -noout 2>/dev/null || bench_die "K=$k: openssl refuses minica's CRL"
 	printf '%s\t%s\n' "crl-bytes-$k" "$(stat -c %s "$m/crl.der")" >>"$TMP/sizes.tsv"
 done
 
 # Verification and revocation against the largest CRL.
 m=$TMP/minica-$largest o=$TMP/openssl-$largest
-log "K=$largest: verify"
+bench_log "K=$largest: verify"
 minica --dir "$m" issue client alice >/dev/null
-alice=$(ls "$m"/certs/alice/*.crt | grep -v chain)
+alice=$(printf '%s\n' "$m"/certs/alice/*.crt)
 openssl_leaf "$o" alice
 for ((r = 1; r <= 5; r++)); do
 	measure "verify-minica" "$TMP/minica" --dir "$m" verify "$alice"
 	measure "verify-openssl" openssl verify -crl_check -CAfile "$o/ca.crt" -CRLfile "$o/crl.pem" "$o/alice.crt"
 done
-log "K=$largest: revoke"
+bench_log "K=$largest: revoke"
 measure "revoke-all-minica" "$TMP/minica" --dir "$m" revoke alice --reason keyCompromise
 measure "revoke-all-openssl" openssl ca -config "$o/openssl.cnf" -revoke "$o/alice.crt" -crl_reason keyCompromise
 measure "revoke-all-openssl-gencrl" openssl ca -config "$o/openssl.cnf" -gencrl -out "$o/crl.pem"
@@ -205,7 +185,7 @@ measure "revoke-all-openssl-gencrl" openssl ca -config "$o/openssl.cnf" -gencrl 
 
 n=$BENCH_REVOKE_RECORDS
 if [ "$n" -gt 0 ]; then
-	log "revoke in a database of $n records, $((n / 10)) revoked: set-up"
+	bench_log "revoke in a database of $n records, $((n / 10)) revoked: set-up"
 	m=$TMP/minica-revoke
 	new_minica "$m" "$n" "$((n / 10))"
 	for ((r = 1; r <= 3; r++)); do

@@ -35,7 +35,7 @@ bench_require() {
 	fi
 	bench_log "installing ${missing[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # bench_tmpdir creates the work directory BENCH_TMP and removes it on exit.
