@@ -49,27 +49,13 @@ func parseDN(der []byte) ([][]attr, error) {
 	return out, nil
 }
 
-// shortNames are OpenSSL's short names (OBJ_nid2sn) for the attributes seen
-// in certificate subjects.
-var shortNames = map[string]string{
-	"2.5.4.3": "CN", "2.5.4.4": "SN", "2.5.4.5": "serialNumber", "2.5.4.6": "C",
-	"2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "street", "2.5.4.10": "O",
-	"2.5.4.11": "OU", "2.5.4.12": "title", "2.5.4.13": "description",
-	"2.5.4.15": "businessCategory", "2.5.4.17": "postalCode", "2.5.4.18": "postOfficeBox",
-	"2.5.4.41": "name", "2.5.4.42": "GN", "2.5.4.43": "initials",
-	"2.5.4.44": "generationQualifier", "2.5.4.45": "x500UniqueIdentifier",
-	"2.5.4.46": "dnQualifier", "2.5.4.65": "pseudonym", "2.5.4.97": "organizationIdentifier",
-	"1.2.840.113549.1.9.1":       "emailAddress",
-	"0.9.2342.19200300.100.1.1":  "UID",
-	"0.9.2342.19200300.100.1.25": "DC",
-	"1.3.6.1.4.1.311.60.2.1.1":   "jurisdictionL",
-	"1.3.6.1.4.1.311.60.2.1.2":   "jurisdictionST",
-	"1.3.6.1.4.1.311.60.2.1.3":   "jurisdictionC",
-}
+//go:generate go run gen_oidnames.go
 
+// attrName returns OpenSSL's short name for an attribute type, or its dotted
+// form when OpenSSL does not know it.
 func attrName(oid asn1.ObjectIdentifier) string {
 	s := oid.String()
-	if n, ok := shortNames[s]; ok {
+	if n, ok := opensslNames[s]; ok {
 		return n
 	}
 	return s
@@ -133,16 +119,18 @@ func isTextType(v asn1.RawValue) bool {
 }
 
 // formatDN renders RDNs as OpenSSL's X509_NAME_print_ex with XN_FLAG_RFC2253
-// does (the form of nginx's $ssl_client_s_dn and mod_ssl's SSL_CLIENT_S_DN):
-// RDNs and the members of a multi-valued RDN in reverse order, "," between
-// RDNs and "+" inside one, short attribute names, the RFC 2253 specials
-// ,+"\<>; escaped with a backslash, '#' first and ' ' first or last escaped
-// with a backslash, control characters and every byte of a non-ASCII UTF-8
-// sequence as \XX, and unknown attributes or value types as #hex of the DER.
+// does (nginx's $ssl_client_s_dn): RDNs and the members of a multi-valued
+// RDN in reverse order, "," between RDNs and "+" inside one, OpenSSL's short
+// attribute names (opensslNames), the RFC 2253 specials ,+"\<>; escaped with
+// a backslash, '#' first (unless it is the whole value) and ' ' first or
+// last escaped with a backslash, control characters and every byte of a
+// non-ASCII UTF-8 sequence as \XX, and attributes OpenSSL does not know, or
+// values that are no string, as #hex of the DER.
 //
-// One deliberate difference keeps the value safe in an HTTP header: a
+// Two deliberate differences keep the value safe in an HTTP header: a
 // trailing escaped space "\ " is written "\20" (the same RFC 4514 value), as
-// HTTP strips trailing whitespace from field values.
+// HTTP strips trailing whitespace from field values; and non-ASCII stays
+// escaped where mod_ssl's SSL_CLIENT_S_DN has raw UTF-8.
 func formatDN(rdns [][]attr) string {
 	var b strings.Builder
 	first := true
@@ -160,7 +148,7 @@ func formatDN(rdns [][]attr) string {
 			a := rdn[j]
 			b.WriteString(a.Name)
 			b.WriteByte('=')
-			if _, known := shortNames[a.oid.String()]; !known || !isTextType(a.raw) {
+			if _, known := opensslNames[a.oid.String()]; !known || !isTextType(a.raw) {
 				writeDERHex(&b, a.raw.FullBytes)
 				continue
 			}
@@ -198,7 +186,7 @@ func escapeDNValue(b *strings.Builder, v string) {
 		c := byte(r)
 		switch {
 		case strings.IndexByte(`,+"\<>;`, c) >= 0,
-			c == '#' && i == 0,
+			c == '#' && i == 0 && !last, // a lone '#' stays bare, as OpenSSL writes it
 			c == ' ' && (i == 0 || last):
 			b.WriteByte('\\')
 			b.WriteByte(c)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,6 +85,14 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 			want: `CN=\CE\A9mega`},
 		{name: "unknown attribute", rdns: []rdnSET{one(oidUnknown, utf8Val("abc")), one(oidCN, utf8Val("x"))},
 			want: `CN=x,1.2.3.4=#0C03616263`},
+		{name: "attributes openssl names", rdns: []rdnSET{
+			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, ia5Val("com")),
+			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}, utf8Val("bob")),
+			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 3}, ia5Val("bob@example.com")),
+			one(asn1.ObjectIdentifier{2, 5, 4, 72}, utf8Val("admin")),
+		}, want: `role=admin,mail=bob@example.com,UID=bob,DC=com`},
+		{name: "lone hash", rdns: []rdnSET{one(oidO, utf8Val("#")), one(oidOU, utf8Val("#x")), one(oidCN, utf8Val(" "))},
+			want: `CN=\ ,OU=\#x,O=#`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +108,37 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 				t.Errorf("DN = %q; openssl prints %q", id.DN, got)
 			}
 		})
+	}
+}
+
+// TestOpenSSLNames checks every entry of the generated name table against
+// the installed openssl: one subject holds an attribute of each OID.
+func TestOpenSSLNames(t *testing.T) {
+	var rdns []rdnSET
+	for s := range opensslNames {
+		var oid asn1.ObjectIdentifier
+		for _, arc := range strings.Split(s, ".") {
+			n, err := strconv.Atoi(arc)
+			if err != nil {
+				t.Fatalf("opensslNames: OID %q: %v", s, err)
+			}
+			oid = append(oid, n)
+		}
+		rdns = append(rdns, one(oid, utf8Val("v")))
+	}
+	cert, _ := testca.New(t, "Test CA").Leaf(t, &x509.Certificate{RawSubject: rawName(t, rdns...)})
+	id, err := NewIdentity(cert, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := strings.Split(id.DN, ","), strings.Split(opensslSubject(t, cert), ",")
+	if len(got) != len(want) || len(got) != len(opensslNames) {
+		t.Fatalf("%d attributes in minica's DN, %d in openssl's; want %d", len(got), len(want), len(opensslNames))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("attribute %d: minica writes %q; openssl %q", i, got[i], want[i])
+		}
 	}
 }
 
