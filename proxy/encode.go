@@ -12,6 +12,11 @@ import "strings"
 //     uri, dns) items are joined by ',' and a ',' inside an item is %2C.
 //   - uri (URI SANs): as text, but '%' passes through, since a URI is
 //     already percent-encoded.
+//   - modssl (the apache profile's CN, email, O and OU): what mod_ssl gives
+//     for SSL_CLIENT_S_DN_CN and the like, OpenSSL's ASN1_STRFLGS_ESC_CTRL:
+//     '\' becomes \\, control characters \XX; and, where mod_ssl has raw
+//     bytes, every byte of a non-ASCII character and a leading or trailing
+//     space \XX too.
 //   - dn: RFC 4514 with OpenSSL's escaping (see formatDN), pure ASCII.
 //   - pem-escaped: the PEM certificate with every byte outside A-Z a-z 0-9
 //     - . _ ~ as %XX, nginx's $ssl_client_escaped_cert.
@@ -60,6 +65,23 @@ func mustEscape(s string, i int, keepPercent, escapeComma bool) bool {
 		return escapeComma
 	}
 	return false
+}
+
+// escapeModSSL is the modssl encoding (see above).
+func escapeModSSL(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c < 0x20 || c >= 0x7f, c == ' ' && (i == 0 || i == len(s)-1):
+			writeHexEscape(&b, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func escapeList(items []string, enc func(string) string) string {

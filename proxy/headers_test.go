@@ -193,6 +193,12 @@ func TestEncodings(t *testing.T) {
 		{"text invalid utf8", escapeText, "\xff", "%FF"},
 		{"uri keeps percent", escapeURI, "https://x/a%20b c", "https://x/a%20b c"},
 		{"item comma", escapeItem, "a,b", "a%2Cb"},
+		{"modssl ascii", escapeModSSL, `100% a,b+c"d<e>;#`, `100% a,b+c"d<e>;#`},
+		{"modssl backslash", escapeModSSL, `a\b`, `a\\b`},
+		{"modssl control", escapeModSSL, "a\tb\nc\x7f", `a\09b\0Ac\7F`},
+		{"modssl utf8", escapeModSSL, "Zoë", `Zo\C3\AB`},
+		{"modssl edge spaces", escapeModSSL, " a b ", `\20a b\20`},
+		{"modssl lone space", escapeModSSL, " ", `\20`},
 		{"component", escapeComponent, "-----BEGIN X-----\nab+/=~_.\n", "-----BEGIN%20X-----%0Aab%2B%2F%3D~_.%0A"},
 	}
 	for _, tt := range tests {
