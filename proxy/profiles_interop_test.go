@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,19 +66,13 @@ const (
 
 func t61Val(s string) asn1.RawValue { return asn1.RawValue{Tag: tagT61, Bytes: []byte(s)} }
 
-func universalVal(s string) asn1.RawValue {
-	var b []byte
-	for _, r := range s {
-		b = append(b, byte(r>>24), byte(r>>16), byte(r>>8), byte(r))
-	}
-	return asn1.RawValue{Tag: tagUniversal, Bytes: b}
-}
-
 func oid(s string) asn1.ObjectIdentifier {
 	var o asn1.ObjectIdentifier
-	for _, p := range strings.Split(s, ".") {
-		var n int
-		fmt.Sscan(p, &n)
+	for _, arc := range strings.Split(s, ".") {
+		n, err := strconv.Atoi(arc)
+		if err != nil {
+			panic("bad OID in a test table: " + s)
+		}
 		o = append(o, n)
 	}
 	return o
@@ -418,8 +414,9 @@ func TestProfilesMatchServers(t *testing.T) {
 					continue
 				}
 				seen[key] = true
-				fmt.Fprintf(&table, "%s\n\t%-7s %q\n\tminica  %q\n", key, s.name, a, m)
-				if _, ok := knownDifferences[key]; !ok {
+				reason, ok := knownDifferences[key]
+				fmt.Fprintf(&table, "%s (%s)\n\t%-7s %q\n\tminica  %q\n", key, reason, s.name, a, m)
+				if !ok {
 					t.Errorf("%s: %s sends %q, minica %q: not a known difference", key, s.name, a, m)
 				}
 			}
@@ -432,13 +429,7 @@ func TestProfilesMatchServers(t *testing.T) {
 			t.Errorf("docs/proxy.md does not say %q", stated)
 		}
 	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range knownDifferences {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(knownDifferences)) {
 		if !seen[k] {
 			t.Errorf("%s: listed as a known difference, but the values are identical now", k)
 		}
