@@ -524,3 +524,37 @@ func TestParseCRLDelta(t *testing.T) {
 		t.Errorf("ParseCRL() error = %v; want %q", err, want)
 	}
 }
+
+// TestCheckSignature: the signature check alone passes a delta or scoped CRL
+// that its issuer signed, and refuses one it did not, with ParseCRL's errors.
+func TestCheckSignature(t *testing.T) {
+	ca := newCA(t, "Check Root", testca.NewKey(t), testNow)
+	other := newCA(t, "Check Other", testca.NewKey(t), testNow)
+	forger := newCA(t, "Check Root", testca.NewKey(t), testNow)
+	forger.Cert.SubjectKeyId = ca.Cert.SubjectKeyId
+	delta := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 27}, Critical: true, Value: []byte{0x02, 0x01, 0x02}}
+	data := stdlibCRL(t, ca, nil, func(r *x509.RevocationList) {
+		r.ExtraExtensions = []pkix.Extension{delta, idpExtension(true, idpBool(4, 0xff))}
+	})
+	if err := revoke.CheckSignature(data, ca.Cert); err != nil {
+		t.Errorf("CheckSignature(issuer) error = %v; want nil", err)
+	}
+	if _, err := revoke.ParseCRL(data, ca.Cert); !errors.Is(err, revoke.ErrIncomplete) {
+		t.Errorf("ParseCRL() error = %v; want ErrIncomplete", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		issuer *x509.Certificate
+		wantIs error
+	}{
+		{"another CA", other.Cert, revoke.ErrWrongIssuer},
+		{"forged", forger.Cert, revoke.ErrBadSignature},
+	} {
+		if err := revoke.CheckSignature(data, tt.issuer); !errors.Is(err, tt.wantIs) {
+			t.Errorf("%s: CheckSignature() error = %v; want %v", tt.name, err, tt.wantIs)
+		}
+	}
+	if err := revoke.CheckSignature([]byte("junk"), ca.Cert); !errors.Is(err, revoke.ErrMalformed) {
+		t.Errorf("CheckSignature(junk) error = %v; want ErrMalformed", err)
+	}
+}
