@@ -129,7 +129,8 @@ func writeInspectText(w io.Writer, view inspectView) error {
 // the error; a nil check comes with an error that stops inspect (an
 // unreadable --ca).
 func (e *env) checkCRL(c *cli.Context, data []byte, crl *x509.RevocationList) (*crlCheck, error) {
-	issuer, explicit := (*x509.Certificate)(nil), c.IsSet("ca")
+	var issuer *x509.Certificate
+	explicit := c.IsSet("ca")
 	if explicit {
 		file := c.String("ca")
 		pemData, err := os.ReadFile(file)
