@@ -77,7 +77,8 @@ type CSRInfo struct {
 }
 
 // CRLInfo describes a CRL. The signature is not checked: that needs the
-// issuer's certificate.
+// issuer's certificate. Delta, Indirect and DistributionPoint say when the
+// CRL covers less than all certificates of its issuer.
 type CRLInfo struct {
 	Issuer             string     `json:"issuer"`
 	Number             string     `json:"number,omitempty"`
@@ -86,7 +87,15 @@ type CRLInfo struct {
 	DaysLeft           *int       `json:"days_until_next_update,omitempty"`
 	SignatureAlgorithm string     `json:"signature_algorithm"`
 	AuthorityKeyID     string     `json:"authority_key_id,omitempty"`
-	Entries            []CRLEntry `json:"entries"`
+	// Delta is set for a delta CRL (RFC 5280 section 5.2.4), which lists
+	// only the changes since the CRL numbered BaseNumber.
+	Delta      bool   `json:"delta,omitempty"`
+	BaseNumber string `json:"base_crl_number,omitempty"`
+	// Indirect is set when the CRL may list other issuers' certificates:
+	// its distribution point says indirectCRL, or an entry names an issuer.
+	Indirect          bool                      `json:"indirect,omitempty"`
+	DistributionPoint *IssuingDistributionPoint `json:"issuing_distribution_point,omitempty"`
+	Entries           []CRLEntry                `json:"entries"`
 }
 
 // CRLEntry is one revoked certificate. Reason is empty when the entry has

@@ -126,6 +126,10 @@ func (t *textWriter) crlFields(c *CRLInfo) {
 	}
 	t.field("Signature", c.SignatureAlgorithm)
 	t.field("Authority key", c.AuthorityKeyID)
+	t.field("Scope", scopeNote(c))
+	if p := c.DistributionPoint; p != nil {
+		t.field("Distribution pt", strings.Join(p.Names, ", "))
+	}
 	t.field("Entries", fmt.Sprint(len(c.Entries)))
 	width := 0
 	for _, e := range c.Entries {

@@ -106,6 +106,7 @@ func describeCRL(crl *x509.RevocationList, now time.Time) *CRLInfo {
 		}
 		info.Entries = append(info.Entries, entry)
 	}
+	describeCRLScope(info, crl)
 	return info
 }
 

@@ -16,7 +16,11 @@
 // # Checking
 //
 // [ParseCRL] verifies a PEM or DER CRL against its issuer and keeps only a
-// compact sorted table of the revoked serials, smaller than the DER itself;
+// compact sorted table of the revoked serials, smaller than the DER itself.
+// It accepts only a complete CRL for client certificates: a delta CRL, or
+// one whose issuing distribution point leaves client certificates out,
+// gives [ErrIncomplete] whether the extension is critical or not (RFC 5280
+// sections 5.2.4 and 5.2.5). [CheckSignature] checks the signature alone.
 // [CRL.IsRevoked] answers in O(log n) without allocating. [VerifyCertificate]
 // judges a leaf the way the proxy does: CRL present and current, chain,
 // validity, extended key usage, revocation. Its failures are [*VerifyError]

@@ -7,8 +7,14 @@ import "errors"
 var (
 	// ErrMalformed means the bytes are not a well-formed X.509 v2 CRL that
 	// this package understands (corrupt, truncated, or using an unsupported
-	// critical extension such as a delta CRL indicator).
+	// critical extension).
 	ErrMalformed = errors.New("revoke: malformed CRL")
+	// ErrIncomplete means a well-formed, correctly signed CRL does not list
+	// every revoked client certificate of its issuer, so it cannot stand in
+	// for the complete CRL: a delta CRL (RFC 5280 section 5.2.4), or one
+	// whose issuing distribution point (section 5.2.5) limits it to CA or
+	// attribute certificates or to some reasons, or makes it indirect.
+	ErrIncomplete = errors.New("revoke: not a complete CRL for client certificates")
 	// ErrWrongIssuer means the CRL names another issuer or carries another
 	// authority key identifier than the CA certificate it was checked with.
 	ErrWrongIssuer = errors.New("revoke: CRL issued by another CA")

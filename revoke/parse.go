@@ -2,6 +2,7 @@ package revoke
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -25,10 +26,12 @@ var oidDeltaCRLIndicator = []byte{0x55, 0x1d, 0x1b} // 2.5.29.27
 //
 // Errors wrap ErrMalformed for bytes that are not a well-formed v2 CRL with a
 // CRL number and a nextUpdate, ErrWrongIssuer when the issuer name or
-// authority key identifier differ from issuer's, and ErrBadSignature when the
-// signature does not verify. Delta CRLs and other critical extensions this
-// package does not implement are refused as malformed. ParseCRL does not
-// check the CRL's dates; see CRL.CheckTime. It does not keep data.
+// authority key identifier differ from issuer's, ErrBadSignature when the
+// signature does not verify, and ErrIncomplete for a delta CRL or one whose
+// issuing distribution point leaves out some client certificates, critical
+// or not. Other critical extensions this package does not implement are
+// refused as malformed. ParseCRL does not check the CRL's dates; see
+// CRL.CheckTime. It does not keep data.
 func ParseCRL(data []byte, issuer *x509.Certificate) (*CRL, error) {
 	crl, entries, err := verifyCRL(data, issuer)
 	if err != nil {
@@ -52,38 +55,63 @@ func CRLNumber(data []byte, issuer *x509.Certificate) (*big.Int, error) {
 	return crl.number, nil
 }
 
+// CheckSignature reports whether data is a CRL that issuer signed: its
+// issuer name, authority key identifier and signature, with the errors of
+// ParseCRL. Unlike ParseCRL it does not judge whether the CRL can be used
+// (its number, scope, extensions and entries), so that a description of a
+// delta or scoped CRL can still say who signed it; the structure up to the
+// signature must be well-formed all the same.
+func CheckSignature(data []byte, issuer *x509.Certificate) error {
+	_, err := checkSigned(data, issuer)
+	return err
+}
+
 // verifyCRL does all of ParseCRL but the entries, which it returns unread.
+// The signature is checked before the extensions are judged, so that a
+// forged CRL is reported as forged whatever it claims to be.
 func verifyCRL(data []byte, issuer *x509.Certificate) (*CRL, cryptobyte.String, error) {
+	f, err := checkSigned(data, issuer)
+	if err != nil {
+		return nil, nil, err
+	}
+	crl := &CRL{issuer: issuer, thisUpdate: f.thisUpdate, nextUpdate: f.nextUpdate}
+	if err := parseCRLExtensions(f.extensions, crl); err != nil {
+		return nil, nil, err
+	}
+	return crl, f.entries, nil
+}
+
+// checkSigned splits data and checks it against issuer.
+func checkSigned(data []byte, issuer *x509.Certificate) (crlFields, error) {
 	if issuer == nil {
-		return nil, nil, errors.New("checking CRL: no issuer certificate")
+		return crlFields{}, errors.New("checking CRL: no issuer certificate")
 	}
 	der, err := crlDER(data)
 	if err != nil {
-		return nil, nil, err
+		return crlFields{}, err
 	}
 	f, err := splitCRL(der)
 	if err != nil {
-		return nil, nil, err
+		return crlFields{}, err
 	}
 	if !bytes.Equal(f.issuer, issuer.RawSubject) {
-		return nil, nil, fmt.Errorf("%w: CRL issuer is %q, CA is %q", ErrWrongIssuer, nameString(f.issuer), nameString(issuer.RawSubject))
+		return crlFields{}, fmt.Errorf("%w: CRL issuer is %q, CA is %q", ErrWrongIssuer, nameString(f.issuer), nameString(issuer.RawSubject))
 	}
-	crl := &CRL{issuer: issuer, thisUpdate: f.thisUpdate, nextUpdate: f.nextUpdate}
-	aki, err := parseCRLExtensions(f.extensions, crl)
+	aki, err := authorityKeyID(f.extensions)
 	if err != nil {
-		return nil, nil, err
+		return crlFields{}, err
 	}
 	if aki != nil && len(issuer.SubjectKeyId) > 0 && !bytes.Equal(aki, issuer.SubjectKeyId) {
-		return nil, nil, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
+		return crlFields{}, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
 	}
 	alg, ok := lookupAlg(f.sigAlg)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: unsupported signature algorithm %x", ErrBadSignature, f.sigAlg)
+		return crlFields{}, fmt.Errorf("%w: unsupported signature algorithm %x", ErrBadSignature, f.sigAlg)
 	}
 	if err := issuer.CheckSignature(alg.x509, f.tbs, f.signature); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return crlFields{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
-	return crl, f.entries, nil
+	return f, nil
 }
 
 // crlDER returns the DER inside a PEM "X509 CRL" block, or data itself when
@@ -118,49 +146,134 @@ func nameString(raw []byte) string {
 	return name.String()
 }
 
-// parseCRLExtensions reads the crlExtensions into crl and returns the
-// authority key identifier, if any.
-func parseCRLExtensions(exts cryptobyte.String, crl *CRL) (aki []byte, err error) {
-	seen := map[string]bool{}
+// authorityKeyID returns the key identifier of the authority key
+// identifier extension, if there is one.
+func authorityKeyID(exts cryptobyte.String) ([]byte, error) {
 	for !exts.Empty() {
-		oid, critical, value, ok := readExtension(&exts)
+		oid, _, value, ok := readExtension(&exts)
 		if !ok {
 			return nil, malformed("invalid CRL extension")
 		}
+		if !bytes.Equal(oid, oidAuthorityKeyID) {
+			continue
+		}
+		var seq, id cryptobyte.String
+		var present bool
+		if !value.ReadASN1(&seq, cbasn1.SEQUENCE) || !value.Empty() ||
+			!seq.ReadOptionalASN1(&id, &present, cbasn1.Tag(0).ContextSpecific()) {
+			return nil, malformed("invalid authority key identifier")
+		}
+		if present {
+			return []byte(id), nil
+		}
+		return nil, nil
+	}
+	return nil, nil
+}
+
+// parseCRLExtensions reads the crlExtensions into crl and refuses those
+// that make it unusable as the complete CRL. The delta CRL indicator and
+// the issuing distribution point are judged whether marked critical or
+// not: ignoring a non-critical one would apply a partial CRL as complete,
+// and let through clients it leaves out.
+func parseCRLExtensions(exts cryptobyte.String, crl *CRL) error {
+	seen := map[string]bool{}
+	var incomplete error
+	for !exts.Empty() {
+		oid, critical, value, ok := readExtension(&exts)
+		if !ok {
+			return malformed("invalid CRL extension")
+		}
 		if seen[string(oid)] {
-			return nil, malformed("extension %s repeated", oidString(oid))
+			return malformed("extension %s repeated", oidString(oid))
 		}
 		seen[string(oid)] = true
 		switch {
 		case bytes.Equal(oid, oidCRLNumber):
 			n := new(big.Int)
 			if !value.ReadASN1Integer(n) || !value.Empty() || n.Sign() < 0 {
-				return nil, malformed("invalid CRL number")
+				return malformed("invalid CRL number")
 			}
 			crl.number = n
 		case bytes.Equal(oid, oidAuthorityKeyID):
-			var seq cryptobyte.String
-			if !value.ReadASN1(&seq, cbasn1.SEQUENCE) || !value.Empty() {
-				return nil, malformed("invalid authority key identifier")
-			}
-			var id cryptobyte.String
-			var present bool
-			if !seq.ReadOptionalASN1(&id, &present, cbasn1.Tag(0).ContextSpecific()) {
-				return nil, malformed("invalid authority key identifier")
-			}
-			if present {
-				aki = []byte(id)
-			}
+			// Read by authorityKeyID before the signature was checked.
 		case bytes.Equal(oid, oidDeltaCRLIndicator):
-			return nil, malformed("delta CRLs are not supported")
+			base := new(big.Int)
+			if !value.ReadASN1Integer(base) || !value.Empty() || base.Sign() < 0 {
+				return malformed("invalid delta CRL indicator")
+			}
+			incomplete = cmp.Or(incomplete, fmt.Errorf("%w: delta CRL (deltaCRLIndicator, base CRL %s)", ErrIncomplete, base))
+		case bytes.Equal(oid, oidIssuingDistributionPoint):
+			err := checkIssuingDistributionPoint(value)
+			if err != nil && !errors.Is(err, ErrIncomplete) {
+				return err
+			}
+			incomplete = cmp.Or(incomplete, err)
 		case critical:
-			return nil, malformed("unsupported critical extension %s", oidString(oid))
+			return malformed("unsupported critical extension %s", oidString(oid))
 		}
 	}
 	if crl.number == nil {
-		return nil, malformed("no CRL number")
+		return malformed("no CRL number")
 	}
-	return aki, nil
+	return incomplete
+}
+
+var oidIssuingDistributionPoint = []byte{0x55, 0x1d, 0x1c} // 2.5.29.28
+
+// checkIssuingDistributionPoint reads an IssuingDistributionPoint (RFC 5280
+// section 5.2.5) and returns an error wrapping ErrIncomplete when it limits
+// the CRL to fewer certificates than the client certificates it is used
+// for. A distribution point name and onlyContainsUserCerts do not: a
+// client certificate is a user certificate.
+func checkIssuingDistributionPoint(value cryptobyte.String) error {
+	invalid := malformed("invalid issuing distribution point")
+	var idp cryptobyte.String
+	if !value.ReadASN1(&idp, cbasn1.SEQUENCE) || !value.Empty() {
+		return invalid
+	}
+	if idp.Empty() {
+		return malformed("empty issuing distribution point") // forbidden by section 5.2.5
+	}
+	if !idp.SkipOptionalASN1(cbasn1.Tag(0).Constructed().ContextSpecific()) { // distributionPoint
+		return invalid
+	}
+	var flags [6]bool // by tag; [0] and [3] are not booleans
+	var reasons bool
+	for tag := range uint8(6) {
+		if tag == 0 {
+			continue
+		}
+		var v cryptobyte.String
+		var present bool
+		if !idp.ReadOptionalASN1(&v, &present, cbasn1.Tag(tag).ContextSpecific()) {
+			return invalid
+		}
+		switch {
+		case !present:
+		case tag == 3:
+			if len(v) == 0 || v[0] > 7 {
+				return invalid
+			}
+			reasons = true
+		case len(v) != 1 || v[0] != 0 && v[0] != 0xff:
+			return invalid
+		default:
+			flags[tag] = v[0] == 0xff
+		}
+	}
+	if !idp.Empty() {
+		return invalid
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{flags[2], "onlyContainsCACerts"}, {flags[5], "onlyContainsAttributeCerts"}, {reasons, "onlySomeReasons"}, {flags[4], "indirectCRL"}} {
+		if f.set {
+			return fmt.Errorf("%w: issuing distribution point has %s", ErrIncomplete, f.name)
+		}
+	}
+	return nil
 }
 
 // readExtension reads one Extension (RFC 5280 section 4.1) and returns the

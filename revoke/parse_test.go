@@ -234,9 +234,12 @@ func TestParseCRLRefuses(t *testing.T) {
 		{name: "duplicate serial", inEntries: true, issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data:    stdlibCRL(t, ca, append(sampleEntries(testNow), sampleEntries(testNow)[1]), nil),
 			wantErr: "revoke: malformed CRL: serial 80 listed twice"},
-		{name: "delta CRL", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
+		{name: "delta CRL", issuer: ca.Cert, wantIs: revoke.ErrIncomplete,
 			data:    stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{delta} }),
-			wantErr: "revoke: malformed CRL: delta CRLs are not supported"},
+			wantErr: "revoke: not a complete CRL for client certificates: delta CRL"},
+		{name: "delta CRL, bad signature", issuer: forger.Cert, wantIs: revoke.ErrBadSignature,
+			data:    stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{delta} }),
+			wantErr: "revoke: CRL signature does not verify: "},
 		{name: "unknown critical extension", issuer: ca.Cert, wantIs: revoke.ErrMalformed,
 			data:    stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{critical} }),
 			wantErr: "revoke: malformed CRL: unsupported critical extension 1.2.3.4"},
@@ -389,5 +392,169 @@ func TestCheckNewer(t *testing.T) {
 		if !errors.Is(err, revoke.ErrLowerNumber) || err.Error() != tt.wantErr {
 			t.Errorf("CheckNewer() error = %v; want %q", err, tt.wantErr)
 		}
+	}
+}
+
+// idpExtension returns an issuing distribution point extension (RFC 5280
+// section 5.2.5) whose SEQUENCE content fields writes.
+func idpExtension(critical bool, fields func(b *cryptobyte.Builder)) pkix.Extension {
+	var b cryptobyte.Builder
+	b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) { fields(b) })
+	return pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 28}, Critical: critical, Value: b.BytesOrPanic()}
+}
+
+// idpBool writes the IMPLICIT [tag] BOOLEAN of an issuing distribution point.
+func idpBool(tag uint8, v byte) func(b *cryptobyte.Builder) {
+	return func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.Tag(tag).ContextSpecific(), func(b *cryptobyte.Builder) { b.AddUint8(v) })
+	}
+}
+
+// idpURI writes the distributionPoint [0] fullName [0] of one URI.
+func idpURI(uri string) func(b *cryptobyte.Builder) {
+	return func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.Tag(0).Constructed().ContextSpecific(), func(b *cryptobyte.Builder) {
+			b.AddASN1(cbasn1.Tag(0).Constructed().ContextSpecific(), func(b *cryptobyte.Builder) {
+				b.AddASN1(cbasn1.Tag(6).ContextSpecific(), func(b *cryptobyte.Builder) { b.AddBytes([]byte(uri)) })
+			})
+		})
+	}
+}
+
+func idpFields(fields ...func(b *cryptobyte.Builder)) func(b *cryptobyte.Builder) {
+	return func(b *cryptobyte.Builder) {
+		for _, f := range fields {
+			f(b)
+		}
+	}
+}
+
+// TestParseCRLScope: a CRL that does not cover every client certificate of
+// its issuer must never stand in for the complete CRL, whether its issuing
+// distribution point is marked critical or not; one that names its
+// distribution point or covers only user certificates is complete for
+// client certificates.
+func TestParseCRLScope(t *testing.T) {
+	ca := newCA(t, "Scope Root", testca.NewKey(t), testNow)
+	someReasons := func(b *cryptobyte.Builder) { // keyCompromise, cACompromise
+		b.AddASN1(cbasn1.Tag(3).ContextSpecific(), func(b *cryptobyte.Builder) { b.AddBytes([]byte{0x05, 0x60}) })
+	}
+	tests := []struct {
+		name    string
+		idp     func(b *cryptobyte.Builder)
+		value   []byte // the raw extension value instead of idp
+		wantIs  error
+		wantErr string
+	}{
+		{name: "distribution point only", idp: idpURI("http://crl.example.com/root.crl")},
+		{name: "only user certificates", idp: idpBool(1, 0xff)},
+		{name: "distribution point and only user certificates", idp: idpFields(idpURI("http://x.example/a.crl"), idpBool(1, 0xff))},
+		{name: "only CA certificates false", idp: idpFields(idpURI("http://x.example/a.crl"), idpBool(2, 0x00))},
+		{name: "only CA certificates", idp: idpBool(2, 0xff), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has onlyContainsCACerts"},
+		{name: "only user and only CA certificates", idp: idpFields(idpBool(1, 0xff), idpBool(2, 0xff)), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has onlyContainsCACerts"},
+		{name: "only some reasons", idp: idpFields(idpURI("http://x.example/a.crl"), someReasons), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has onlySomeReasons"},
+		{name: "indirect", idp: idpBool(4, 0xff), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has indirectCRL"},
+		{name: "only user certificates, indirect", idp: idpFields(idpBool(1, 0xff), idpBool(4, 0xff)), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has indirectCRL"},
+		{name: "only attribute certificates", idp: idpBool(5, 0xff), wantIs: revoke.ErrIncomplete,
+			wantErr: "revoke: not a complete CRL for client certificates: issuing distribution point has onlyContainsAttributeCerts"},
+		{name: "empty", idp: idpFields(), wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: empty issuing distribution point"},
+		{name: "not a sequence", value: []byte{0x05, 0x00}, wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: invalid issuing distribution point"},
+		{name: "fields out of order", idp: idpFields(idpBool(4, 0xff), idpBool(1, 0xff)), wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: invalid issuing distribution point"},
+		{name: "unknown field", idp: idpBool(6, 0xff), wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: invalid issuing distribution point"},
+		{name: "boolean not DER", idp: idpBool(2, 0x01), wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: invalid issuing distribution point"},
+	}
+	for _, tt := range tests {
+		for _, critical := range []bool{true, false} {
+			name := tt.name + map[bool]string{true: ", critical", false: ", not critical"}[critical]
+			t.Run(name, func(t *testing.T) {
+				ext := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 28}, Critical: critical, Value: tt.value}
+				if tt.idp != nil {
+					ext = idpExtension(critical, tt.idp)
+				}
+				entries := sampleEntries(testNow)
+				data := stdlibCRL(t, ca, entries, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{ext} })
+				crl, err := revoke.ParseCRL(data, ca.Cert)
+				if tt.wantIs == nil {
+					if err != nil {
+						t.Fatalf("ParseCRL() error = %v; want nil", err)
+					}
+					checkLookups(t, crl, entries)
+					return
+				}
+				if !errors.Is(err, tt.wantIs) || err.Error() != tt.wantErr {
+					t.Fatalf("ParseCRL() error = %v; want %q", err, tt.wantErr)
+				}
+				if crl != nil {
+					t.Errorf("ParseCRL() returned a CRL with an error")
+				}
+				if _, err := revoke.CRLNumber(data, ca.Cert); !errors.Is(err, tt.wantIs) {
+					t.Errorf("CRLNumber() error = %v; want the error of ParseCRL", err)
+				}
+			})
+		}
+	}
+}
+
+// TestParseCRLDelta: a delta CRL lists only what changed since its base, so
+// it is never taken for the complete CRL, critical indicator or not.
+func TestParseCRLDelta(t *testing.T) {
+	ca := newCA(t, "Delta Root", testca.NewKey(t), testNow)
+	for _, critical := range []bool{true, false} {
+		delta := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 27}, Critical: critical, Value: []byte{0x02, 0x01, 0x02}}
+		data := stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{delta} })
+		want := "revoke: not a complete CRL for client certificates: delta CRL (deltaCRLIndicator, base CRL 2)"
+		if _, err := revoke.ParseCRL(data, ca.Cert); !errors.Is(err, revoke.ErrIncomplete) || err.Error() != want {
+			t.Errorf("critical %v: ParseCRL() error = %v; want %q", critical, err, want)
+		}
+	}
+	bad := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 27}, Critical: true, Value: []byte{0x05, 0x00}}
+	data := stdlibCRL(t, ca, nil, func(r *x509.RevocationList) { r.ExtraExtensions = []pkix.Extension{bad} })
+	want := "revoke: malformed CRL: invalid delta CRL indicator"
+	if _, err := revoke.ParseCRL(data, ca.Cert); !errors.Is(err, revoke.ErrMalformed) || err.Error() != want {
+		t.Errorf("ParseCRL() error = %v; want %q", err, want)
+	}
+}
+
+// TestCheckSignature: the signature check alone passes a delta or scoped CRL
+// that its issuer signed, and refuses one it did not, with ParseCRL's errors.
+func TestCheckSignature(t *testing.T) {
+	ca := newCA(t, "Check Root", testca.NewKey(t), testNow)
+	other := newCA(t, "Check Other", testca.NewKey(t), testNow)
+	forger := newCA(t, "Check Root", testca.NewKey(t), testNow)
+	forger.Cert.SubjectKeyId = ca.Cert.SubjectKeyId
+	delta := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 27}, Critical: true, Value: []byte{0x02, 0x01, 0x02}}
+	data := stdlibCRL(t, ca, nil, func(r *x509.RevocationList) {
+		r.ExtraExtensions = []pkix.Extension{delta, idpExtension(true, idpBool(4, 0xff))}
+	})
+	if err := revoke.CheckSignature(data, ca.Cert); err != nil {
+		t.Errorf("CheckSignature(issuer) error = %v; want nil", err)
+	}
+	if _, err := revoke.ParseCRL(data, ca.Cert); !errors.Is(err, revoke.ErrIncomplete) {
+		t.Errorf("ParseCRL() error = %v; want ErrIncomplete", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		issuer *x509.Certificate
+		wantIs error
+	}{
+		{"another CA", other.Cert, revoke.ErrWrongIssuer},
+		{"forged", forger.Cert, revoke.ErrBadSignature},
+	} {
+		if err := revoke.CheckSignature(data, tt.issuer); !errors.Is(err, tt.wantIs) {
+			t.Errorf("%s: CheckSignature() error = %v; want %v", tt.name, err, tt.wantIs)
+		}
+	}
+	if err := revoke.CheckSignature([]byte("junk"), ca.Cert); !errors.Is(err, revoke.ErrMalformed) {
+		t.Errorf("CheckSignature(junk) error = %v; want ErrMalformed", err)
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +13,7 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/revoke"
 )
 
 func inspectCommand(e *env) *cli.Command {
@@ -19,11 +23,15 @@ func inspectCommand(e *env) *cli.Command {
 		ArgsUsage: "FILE",
 		Description: "Detects the format itself. An encrypted key or .p12 is opened with --password-file,\n" +
 			"$MINICA_KEY_PASSWORD / $MINICA_P12_PASSWORD or a prompt; without one, inspect shows\n" +
-			"what it can. With a CA directory, it also says whether this CA issued the certificate.\n\n" +
+			"what it can. With a CA directory, it also says whether this CA issued the certificate.\n" +
+			"A CRL's signature is checked against --ca, else the CA directory's certificate, and\n" +
+			"inspect says whether verify and the proxy would accept it as the complete CRL; a\n" +
+			"signature that does not verify makes inspect exit 1 after the description.\n\n" +
 			"Example:\n   minica inspect simon.p12\n   minica inspect server.crt --json",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
 			&cli.StringFlag{Name: "password-file", Usage: "read the key or .p12 password from `FILE`"},
+			&cli.StringFlag{Name: "ca", Usage: "check a CRL's signature against the CA certificate in `FILE`"},
 		},
 		Action: func(c *cli.Context) error { return runInspect(c, e) },
 	}
@@ -33,7 +41,19 @@ func inspectCommand(e *env) *cli.Command {
 // certificate, what the CA directory knows of it.
 type inspectView struct {
 	*formats.Description
-	ThisCA []caView `json:"this_ca,omitempty"`
+	ThisCA   []caView  `json:"this_ca,omitempty"`
+	CRLCheck *crlCheck `json:"crl_check,omitempty"`
+}
+
+// crlCheck is what inspect found when it checked a CRL against its issuer.
+type crlCheck struct {
+	Signature string `json:"signature"`        // valid, bad or not checked
+	Issuer    string `json:"issuer,omitempty"` // the CA certificate it was checked against
+	Detail    string `json:"detail,omitempty"` // why it is bad or was not checked
+	// Usable says whether verify and the proxy accept the CRL as the
+	// complete CRL of the issuer (its dates aside); Refused says why not.
+	Usable  *bool  `json:"usable,omitempty"`
+	Refused string `json:"refused,omitempty"`
 }
 
 type caView struct {
@@ -74,13 +94,110 @@ func runInspect(c *cli.Context, e *env) error {
 		return passwordHint(fmt.Errorf("%s: %w", file, err), "password-file", envVar)
 	}
 	view := inspectView{Description: d, ThisCA: e.caStatus(c, d)}
-	if c.Bool("json") {
-		return writeJSON(e.stdout, view)
+	var sigErr error
+	if obj.CRL != nil {
+		if view.CRLCheck, sigErr = e.checkCRL(c, data, obj.CRL); view.CRLCheck == nil {
+			return sigErr
+		}
 	}
-	if err := d.WriteText(e.stdout); err != nil {
+	if c.Bool("json") {
+		err = writeJSON(e.stdout, view)
+	} else {
+		err = writeInspectText(e.stdout, view)
+	}
+	if err != nil {
 		return err
 	}
-	return writeCAStatus(e.stdout, view.ThisCA)
+	if sigErr != nil {
+		return fmt.Errorf("%s: %w", file, sigErr)
+	}
+	return nil
+}
+
+func writeInspectText(w io.Writer, view inspectView) error {
+	if err := view.WriteText(w); err != nil {
+		return err
+	}
+	if err := writeCAStatus(w, view.ThisCA); err != nil {
+		return err
+	}
+	return writeCRLCheck(w, view.CRLCheck)
+}
+
+// checkCRL checks a CRL against --ca or the CA directory's certificate. A
+// signature that does not verify is reported in the check and returned as
+// the error; a nil check comes with an error that stops inspect (an
+// unreadable --ca).
+func (e *env) checkCRL(c *cli.Context, data []byte, crl *x509.RevocationList) (*crlCheck, error) {
+	var issuer *x509.Certificate
+	explicit := c.IsSet("ca")
+	if explicit {
+		file := c.String("ca")
+		pemData, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA certificate %q: %w", file, err)
+		}
+		certs, err := formats.ParseCertificates(pemData)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA certificate %q: %w", file, err)
+		}
+		issuer = certs[0]
+	} else if authority, err := openCA(c, e); err == nil {
+		issuer = authority.Cert
+		authority.Close()
+	}
+	if issuer == nil {
+		return &crlCheck{Signature: "not checked", Detail: "issuer unknown; use --ca"}, nil
+	}
+	name, _ := formats.DistinguishedName(issuer.RawSubject)
+	if !explicit && !bytes.Equal(crl.RawIssuer, issuer.RawSubject) {
+		crlIssuer, _ := formats.DistinguishedName(crl.RawIssuer)
+		return &crlCheck{Signature: "not checked",
+			Detail: fmt.Sprintf("issued by %q, not by this CA (%q); use --ca", crlIssuer, name)}, nil
+	}
+	check := &crlCheck{Signature: "valid", Issuer: name}
+	err := revoke.CheckSignature(data, issuer)
+	switch {
+	case errors.Is(err, revoke.ErrBadSignature) || errors.Is(err, revoke.ErrWrongIssuer):
+		check.Signature, check.Detail = "bad", err.Error()
+		return check, err
+	case err != nil:
+		check.Signature, check.Detail = "not checked", err.Error()
+	}
+	_, err = revoke.ParseCRL(data, issuer)
+	usable := err == nil
+	check.Usable = &usable
+	if err != nil {
+		check.Refused = err.Error()
+	}
+	return check, nil
+}
+
+func writeCRLCheck(w io.Writer, check *crlCheck) error {
+	if check == nil {
+		return nil
+	}
+	sig := check.Signature
+	switch {
+	case check.Signature == "valid":
+		sig = fmt.Sprintf("valid (issuer %s)", check.Issuer)
+	case check.Signature == "bad":
+		sig = fmt.Sprintf("BAD (%s)", strings.TrimPrefix(check.Detail, "revoke: "))
+	case check.Detail != "":
+		sig = fmt.Sprintf("%s (%s)", check.Signature, strings.TrimPrefix(check.Detail, "revoke: "))
+	}
+	if _, err := fmt.Fprintf(w, "\nIssuer check\n  %-16s %s\n", "Signature:", sig); err != nil {
+		return err
+	}
+	if check.Usable == nil {
+		return nil
+	}
+	use := "complete CRL for client certificates"
+	if !*check.Usable {
+		use = "REFUSED by verify and the proxy: " + strings.TrimPrefix(check.Refused, "revoke: ")
+	}
+	_, err := fmt.Fprintf(w, "  %-16s %s\n", "Use:", use)
+	return err
 }
 
 // caStatus looks each certificate up in the CA directory, if there is one;
