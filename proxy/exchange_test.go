@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"minica/internal/testca"
 )
 
 // closeWait bounds how long a test waits for a cut it expects; a cut takes
@@ -210,7 +212,8 @@ func clientValidFor(t *testing.T, e *env, cn string, d time.Duration) (*x509.Cer
 
 // TestOpenExchangesAreClosed opens, for alice and bob, a WebSocket tunnel
 // over HTTP/1.1 and an event stream over HTTP/1.1 and HTTP/2; then alice is
-// revoked, her certificate expires, or the CRL expires. Every exchange of
+// revoked, her certificate expires, the CRL expires or the CA bundle is
+// replaced. Every exchange of
 // the refused clients must be closed on both sides, with a log line and a
 // metric each, and the others must go on.
 func TestOpenExchangesAreClosed(t *testing.T) {
@@ -238,6 +241,15 @@ func TestOpenExchangesAreClosed(t *testing.T) {
 				e.setCRL(e.makeCRL(alice.SerialNumber))
 				e.waitCount("exchange-closed remote=", 3)
 			}},
+		{name: "CA replaced on reload", reason: ReasonUnknownCA, bobToo: true, trigger: func(t *testing.T, e *env, _ *x509.Certificate) {
+			next := testca.New(t, "Next CA")
+			cas := []*x509.Certificate{next.Cert}
+			e.cas.Store(&cas)
+			e.setCRL(e.makeCRLWith(bigInt(1), e.now().Add(-time.Minute), e.now().Add(time.Hour), next))
+			if err := e.p.Reload(); err != nil {
+				t.Fatalf("Reload() error = %v", err)
+			}
+		}},
 		{name: "certificate expired, then a reload", reason: ReasonExpired, trigger: func(t *testing.T, e *env, _ *x509.Certificate) {
 			e.advance(45 * time.Minute) // alice's certificate ends in 30, the CRL in 60
 			if err := e.p.Reload(); err != nil {
