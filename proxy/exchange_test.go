@@ -213,9 +213,8 @@ func clientValidFor(t *testing.T, e *env, cn string, d time.Duration) (*x509.Cer
 // TestOpenExchangesAreClosed opens, for alice and bob, a WebSocket tunnel
 // over HTTP/1.1 and an event stream over HTTP/1.1 and HTTP/2; then alice is
 // revoked, her certificate expires, the CRL expires or the CA bundle is
-// replaced. Every exchange of
-// the refused clients must be closed on both sides, with a log line and a
-// metric each, and the others must go on.
+// replaced. Every exchange of the refused clients must be closed on both
+// sides, with a log line and a metric each, and the others must go on.
 func TestOpenExchangesAreClosed(t *testing.T) {
 	tests := []struct {
 		name string
