@@ -45,6 +45,15 @@
 // handshake is refused, and HealthHandler answers 503. The allow-lists are
 // applied per request: 403 "client not allowed".
 //
+// An exchange that outlives the check of its request (a WebSocket or other
+// upgraded tunnel, a streaming response or request body) is checked again
+// after every Reload, changed files or not, and when its client's
+// certificate or the CRL (beyond CRLGrace) ends, by a timer of Serve on the
+// Config clock: when its client is refused, it is closed, the upstream side
+// by cancelling the request and the client side by closing the client's
+// connection (over HTTP/2, with every stream on it). Each closed exchange
+// is logged and counted. An idle connection is left to its next request.
+//
 // A new CRL is refused (the old one stays) if it does not verify against a
 // CA of the bundle, if its number is lower than the current one of the same
 // issuer, or if its thisUpdate is more than a minute in the future. A new CA
@@ -95,6 +104,7 @@
 //	handshake-refused  remote reason cn serial error
 //	reload             crl_number
 //	reload-failed      file (ca, crl, cert) error
+//	exchange-closed    remote cn serial method uri proto reason
 //	crl-grace-warning  msg next_update grace_until   (at most once a minute)
 //	crl-expired-error  msg next_update               (at most once a minute)
 //	http-error         msg                           (net/http's own messages)
@@ -104,5 +114,7 @@
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, no-crl-for-issuer,
 // revoked, crl-expired, not-allowed, bad-chain, handshake-timeout,
 // tls-error; a request refused for its
-// size has header-too-large or upstream-header-budget.
+// size has header-too-large or upstream-header-budget. The request line of
+// a closed exchange, logged when it ends, carries the reason it was closed
+// for.
 package proxy

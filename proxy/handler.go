@@ -19,6 +19,9 @@ import (
 // the handshake, re-verified when the trust generation changes.
 type conn struct {
 	certs []*x509.Certificate
+	// raw is the TCP connection under TLS, closed to cut the client off
+	// (see Proxy.cut).
+	raw net.Conn
 
 	mu      sync.Mutex
 	gen     uint64
@@ -37,7 +40,7 @@ func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 		return ctx
 	}
 	cs := tc.ConnectionState()
-	ci := &conn{certs: cs.PeerCertificates}
+	ci := &conn{certs: cs.PeerCertificates, raw: tc.NetConn()}
 	t := p.trust.Load()
 	var chain []*x509.Certificate
 	if len(ci.certs) > 0 {
@@ -128,15 +131,35 @@ var refusalText = map[string]string{
 	ReasonExpired:    "client certificate expired",
 }
 
+// refuse answers a request whose client is refused for reason (a Reason
+// constant): 503 while the CRL is expired, else 403, with a short text.
+func refuse(w http.ResponseWriter, reason string) {
+	code := http.StatusForbidden
+	if reason == ReasonCRLExpired {
+		code = http.StatusServiceUnavailable
+	}
+	text, ok := refusalText[reason]
+	if !ok {
+		text = "client certificate refused: " + reason
+	}
+	http.Error(w, text, code)
+}
+
 // ServeHTTP checks the client of r and forwards r upstream with its
-// identity headers, or answers 403, 431 or 503 with a short reason.
+// identity headers, or answers 403, 431 or 503 with a short reason. While
+// it forwards, the exchange is registered, to be closed if its client is
+// refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
 	reason := ""
 	var id *Identity
+	var x *exchange
 	defer func() {
 		p.metrics.request(rec.status, reason)
+		if x != nil && reason == "" {
+			reason = x.cutReason() // logged, not counted as a refusal
+		}
 		p.log.request(r, id, rec.status, reason, time.Since(start))
 	}()
 	ci, _ := r.Context().Value(connKey{}).(*conn)
@@ -145,18 +168,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "client certificate required", http.StatusForbidden)
 		return
 	}
-	id, headers, hdrLen, refused := p.current(ci)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	x = &exchange{ci: ci, r: r, cancel: cancel}
+	rec.x = x
+	p.exchanges.add(x)
+	defer p.exchanges.remove(x)
+	id, headers, hdrLen, refused := p.admit(x)
 	if refused != "" {
 		reason = refused
-		code := http.StatusForbidden
-		if refused == ReasonCRLExpired {
-			code = http.StatusServiceUnavailable
-		}
-		text, ok := refusalText[refused]
-		if !ok {
-			text = "client certificate refused: " + refused
-		}
-		http.Error(rec, text, code)
+		refuse(rec, refused)
 		return
 	}
 	in := headerBytes(r.Header)
@@ -170,7 +191,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "request headers with identity headers exceed the upstream budget of "+strconv.Itoa(p.cfg.UpstreamHeaderBytes)+" bytes", http.StatusRequestHeaderFieldsTooLarge)
 		return
 	}
-	r = r.WithContext(context.WithValue(r.Context(), headersKey{}, headers))
+	r = r.WithContext(context.WithValue(ctx, headersKey{}, headers))
 	p.rp.ServeHTTP(rec, r)
 }
 
@@ -269,12 +290,21 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 }
 
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	rec, _ := w.(*recorder)
+	if rec != nil && rec.x != nil {
+		// Closed before the upstream answered: the client's connection
+		// is gone, but the log shows the refusal.
+		if reason := rec.x.cutReason(); reason != "" {
+			refuse(w, reason)
+			return
+		}
+	}
 	code := http.StatusBadGateway
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		code = http.StatusGatewayTimeout
 	}
-	if rec, ok := w.(*recorder); ok {
+	if rec != nil {
 		rec.upstreamErr = err
 	}
 	http.Error(w, http.StatusText(code), code)
@@ -286,6 +316,7 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	upstreamErr error
+	x           *exchange // nil for a request refused before its exchange
 }
 
 func (r *recorder) WriteHeader(code int) {

@@ -21,6 +21,7 @@ type metrics struct {
 	refused    map[string]uint64 // requests refused, by reason
 	handshakes map[string]uint64 // handshake failures, by reason
 	reloads    map[string]uint64 // reload failures, by file
+	closed     map[string]uint64 // open exchanges closed, by reason
 	seen       map[string]time.Time
 	openConns  atomic.Int64
 }
@@ -29,7 +30,8 @@ func newMetrics() *metrics {
 	return &metrics{
 		refused:    map[string]uint64{},
 		handshakes: map[string]uint64{}, reloads: map[string]uint64{},
-		seen: map[string]time.Time{},
+		closed: map[string]uint64{},
+		seen:   map[string]time.Time{},
 	}
 }
 
@@ -56,6 +58,12 @@ func (m *metrics) reloadFailed(file string) {
 	m.mu.Unlock()
 }
 
+func (m *metrics) exchangeClosed(reason string) {
+	m.mu.Lock()
+	m.closed[reason]++
+	m.mu.Unlock()
+}
+
 func (m *metrics) sawClient(id *Identity) {
 	m.mu.Lock()
 	if len(m.seen) < maxSeenClients {
@@ -71,6 +79,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_requests_refused_total{reason}    requests refused by the proxy
 //	minica_proxy_handshake_failures_total{reason}  refused TLS handshakes
 //	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert)
+//	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_open_connections                  client connections open
 //	minica_proxy_crl_number                        number of the CRL in use
 //	minica_proxy_crl_age_seconds                   now minus its thisUpdate
@@ -99,6 +108,7 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	writeLabeled(w, "minica_proxy_requests_refused_total", "reason", m.refused)
 	writeLabeled(w, "minica_proxy_handshake_failures_total", "reason", m.handshakes)
 	writeLabeled(w, "minica_proxy_reload_failures_total", "file", m.reloads)
+	writeLabeled(w, "minica_proxy_exchanges_closed_total", "reason", m.closed)
 	gauge(w, "minica_proxy_open_connections", float64(m.openConns.Load()))
 	n, _ := new(big.Float).SetInt(t.crl.Number()).Float64()
 	gauge(w, "minica_proxy_crl_number", n)

@@ -56,6 +56,10 @@ func (p *Proxy) Reload() error {
 		p.log.line("reload", "crl_number", next.crl.Number().String())
 	}
 	p.storeTrust(&next)
+	// Open tunnels and streams of clients refused now are closed, changed
+	// files or not: a certificate or the CRL may have expired since.
+	p.sweep()
+	p.exchanges.poke()
 	return errors.Join(errs...)
 }
 

@@ -32,6 +32,7 @@ type Proxy struct {
 	srv       *http.Server
 	metrics   *metrics
 	log       *logger
+	exchanges *exchanges
 
 	trust    atomic.Pointer[trust]
 	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
@@ -67,6 +68,8 @@ func New(cfg Config) (*Proxy, error) {
 		unixPath: unixPath,
 		metrics:  newMetrics(),
 		log:      &logger{w: cfg.Log},
+
+		exchanges: newExchanges(),
 	}
 	now := cfg.Now()
 	cas, roots, err := loadCA(&cfg)
@@ -193,6 +196,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	tl := newTLSListener(ln, p)
 	stop := make(chan struct{})
 	defer close(stop)
+	go p.watchExpiry(stop)
 	go func() {
 		var tick <-chan time.Time
 		if p.cfg.ReloadInterval > 0 {
