@@ -15,7 +15,7 @@ var (
 	ErrCRLOlder       = errors.New("CRL number is lower than the current one")
 	ErrCRLFuture      = errors.New("CRL thisUpdate is in the future")
 	ErrCRLExpired     = errors.New("CRL is past its nextUpdate")
-	ErrCRLUnverified  = errors.New("CRL is not signed by any CA of the bundle")
+	ErrCRLUnverified  = errors.New("no CA of the bundle accepts the CRL")
 	ErrNoCA           = errors.New("CA bundle is empty")
 	ErrCRLIssuerGone  = errors.New("new CA bundle lacks the issuer of the CRL in use, and no new CRL verifies")
 	ErrNoLeaf         = errors.New("server certificate has no leaf")
