@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"minica/internal/dertest"
 )
 
 // scriptCommands are the custom testscript commands; each parses what it
@@ -32,6 +35,34 @@ var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args [
 	"gencsr":    cmdGenCSR,
 	"snapshot":  cmdSnapshot,
 	"unchanged": cmdUnchanged,
+	"patch-int": cmdPatchInt,
+}
+
+// patch-int FILE OLD NEW: rewrites the DER (or first PEM block) of FILE with
+// every INTEGER of value OLD set to NEW, fixing the lengths around it.
+func cmdPatchInt(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: patch-int FILE OLD NEW")
+	}
+	old, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	repl, ok := new(big.Int).SetString(args[2], 10)
+	if !ok {
+		ts.Fatalf("bad integer %q", args[2])
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	block, _ := pem.Decode(data)
+	der := data
+	if block != nil {
+		der = block.Bytes
+	}
+	out, err := dertest.PatchInteger(der, old, repl, 0)
+	ts.Check(err)
+	if block != nil {
+		out = pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: out})
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o600))
 }
 
 // mode PERM FILE: the file's permission bits are PERM (octal).
