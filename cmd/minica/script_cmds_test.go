@@ -200,8 +200,8 @@ func modTime(file string) int64 {
 	return info.ModTime().UnixNano()
 }
 
-// gencsr FILE KEY CN [-ca] [-eku] [-badsig] [-der] [-dns NAME] [-email ADDR]:
-// writes a CSR. KEY is ecdsa-p256, ecdsa-p224 or rsa-BITS.
+// gencsr FILE KEY CN [-ca] [-eku] [-badsig] [-der] [-dns NAME] [-email ADDR]
+// [-cn CN]: writes a CSR; -cn adds another common name after the first. KEY is ecdsa-p256, ecdsa-p224 or rsa-BITS.
 func cmdGenCSR(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 3 || neg {
 		ts.Fatalf("usage: gencsr FILE KEY CN [options]")
@@ -230,6 +230,14 @@ func cmdGenCSR(ts *testscript.TestScript, neg bool, args []string) {
 		case "-email":
 			i++
 			tmpl.EmailAddresses = append(tmpl.EmailAddresses, args[i])
+		case "-cn":
+			i++
+			// ExtraNames replaces CommonName when it holds a CN.
+			cn := asn1.ObjectIdentifier{2, 5, 4, 3}
+			if len(tmpl.Subject.ExtraNames) == 0 {
+				tmpl.Subject.ExtraNames = []pkix.AttributeTypeAndValue{{Type: cn, Value: args[2]}}
+			}
+			tmpl.Subject.ExtraNames = append(tmpl.Subject.ExtraNames, pkix.AttributeTypeAndValue{Type: cn, Value: args[i]})
 		default:
 			ts.Fatalf("unknown gencsr option %q", args[i])
 		}
