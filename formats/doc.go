@@ -33,7 +33,8 @@
 // [CheckP12] decodes a freshly written bundle and compares it with its key
 // and certificate. [P12EncryptionInfo] reads a bundle's algorithms without
 // the password. BER bundles (NSS, Firefox) are described but not decoded:
-// [DecodeP12] returns [ErrUnsupported].
+// [DecodeP12] returns [ErrUnsupported]. [DecodeP12] and [KeyData.Decrypt]
+// refuse an iteration count above [MaxIterations] before deriving any key.
 //
 // # Inspection
 //

@@ -34,7 +34,8 @@ func (k *KeyData) String() string {
 
 // Decrypt returns the key, decrypting it with password if it is encrypted.
 // An encrypted key without a password gives ErrPasswordRequired; one that
-// does not decrypt gives ErrWrongPassword.
+// does not decrypt gives ErrWrongPassword, and one asking for more than
+// MaxIterations an *IterationsError, before any key derivation.
 func (k *KeyData) Decrypt(password []byte) (crypto.Signer, error) {
 	if k.Signer != nil {
 		return k.Signer, nil
@@ -44,6 +45,9 @@ func (k *KeyData) Decrypt(password []byte) (crypto.Signer, error) {
 	}
 	if k.Format == LegacyEncrypted {
 		return decryptLegacy(k.block, password)
+	}
+	if err := checkPKCS8Iterations(k.der); err != nil {
+		return nil, fmt.Errorf("decrypting private key: %w", err)
 	}
 	plain, err := pemutil.DecryptPKCS8PrivateKey(append([]byte(nil), k.der...), password)
 	if err != nil {

@@ -112,6 +112,9 @@ func (e P12Encoder) Encode(key crypto.PrivateKey, leaf *x509.Certificate, chain 
 	if e.Iterations < 0 {
 		return nil, fmt.Errorf("encoding PKCS#12: negative iteration count %d", e.Iterations)
 	}
+	if e.Iterations > MaxIterations {
+		return nil, fmt.Errorf("encoding PKCS#12: %d iterations, above minica's limit of %d", e.Iterations, MaxIterations)
+	}
 	if e.Iterations > 0 {
 		enc = enc.WithIterations(e.Iterations)
 	}

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/crypto/cryptobyte"
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 )
 
 // DecodeP12 returns the private key, the leaf certificate (the one matching
 // the key, wherever it sits in the bundle) and the other certificates of a
 // DER PKCS#12 bundle. A wrong password gives ErrWrongPassword; input that is
-// not a complete PKCS#12 structure gives ErrTruncated or ErrMalformed.
+// not a complete PKCS#12 structure gives ErrTruncated or ErrMalformed, and
+// one asking for more than MaxIterations an *IterationsError, before any
+// key derivation.
 func DecodeP12(data []byte, password string) (key crypto.PrivateKey, leaf *x509.Certificate, chain []*x509.Certificate, err error) {
 	if len(data) == 0 {
 		return nil, nil, nil, ErrEmpty
@@ -28,6 +31,16 @@ func DecodeP12(data []byte, password string) (key crypto.PrivateKey, leaf *x509.
 	}
 	if classifyDER(data) != shapePKCS12 {
 		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w: not a PKCS#12 structure", ErrMalformed)
+	}
+	// Refuse absurd iteration counts before go-pkcs12 derives a single key.
+	// A key bag inside an encrypted safe is out of sight until that safe is
+	// decrypted; OpenSSL, Java, NSS and Windows all keep keys outside.
+	info, ok := readPFX(cryptobyte.String(data))
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w: invalid PFX structure", ErrMalformed)
+	}
+	if err := checkCounts(info.counts); err != nil {
+		return nil, nil, nil, fmt.Errorf("decoding PKCS#12: %w", err)
 	}
 	key, first, rest, err := pkcs12.DecodeChain(data, password)
 	if err != nil {

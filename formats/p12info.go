@@ -19,6 +19,8 @@ type P12Encryption struct {
 	Iterations     int    `json:"iterations,omitempty"`
 	MAC            string `json:"mac"`
 	MACIterations  int    `json:"mac_iterations,omitempty"`
+
+	counts []pbeCount // every iteration count seen, for DecodeP12's limit
 }
 
 // String summarizes the protection, e.g. "PBES2 AES-256-CBC, SHA-256 MAC" or
@@ -130,9 +132,11 @@ func readContentInfo(s *cryptobyte.String, e *P12Encryption) bool {
 			!eci.ReadASN1(&alg, cbasn1.SEQUENCE) {
 			return false
 		}
+		name, _, n := describePBE(alg)
 		if e.CertEncryption == "" {
-			e.CertEncryption, _, _ = describePBE(alg)
+			e.CertEncryption = name
 		}
+		e.counts = append(e.counts, pbeCount{"the PKCS#12 certificate encryption", n})
 		return true
 	}
 	if !ctype.Equal(oidData) {
@@ -158,6 +162,7 @@ func readContentInfo(s *cryptobyte.String, e *P12Encryption) bool {
 				return false
 			}
 			e.KeyEncryption, e.KDF, e.Iterations = describePBE(alg)
+			e.counts = append(e.counts, pbeCount{"the PKCS#12 key encryption", e.Iterations})
 		}
 	}
 	return true
@@ -174,7 +179,7 @@ func describePBE(alg cryptobyte.String) (name, kdf string, iterations int) {
 	if !oid.Equal(oidPBES2) {
 		// pkcs-12PbeParams { salt OCTET STRING, iterations INTEGER }
 		if alg.ReadASN1(&params, cbasn1.SEQUENCE) && params.SkipASN1(cbasn1.OCTET_STRING) {
-			params.ReadASN1Integer(&iterations)
+			readCount(&params, &iterations)
 		}
 		return algName(oid), "PKCS#12 KDF (SHA-1)", iterations
 	}
@@ -192,7 +197,7 @@ func describePBE(alg cryptobyte.String) (name, kdf string, iterations int) {
 	}
 	// PBKDF2-params { salt, iterationCount, keyLength OPTIONAL, prf DEFAULT hmacWithSHA1 }
 	prf := "HMAC-SHA-1"
-	if kdfParams.SkipASN1(cbasn1.OCTET_STRING) && kdfParams.ReadASN1Integer(&iterations) {
+	if kdfParams.SkipASN1(cbasn1.OCTET_STRING) && readCount(&kdfParams, &iterations) {
 		kdfParams.SkipOptionalASN1(cbasn1.INTEGER)
 		var prfAlg cryptobyte.String
 		var prfOID asn1.ObjectIdentifier
@@ -214,11 +219,22 @@ func readMacData(s *cryptobyte.String, e *P12Encryption) bool {
 	e.MAC = algName(oid)
 	e.MACIterations = 1
 	if md.SkipASN1(cbasn1.OCTET_STRING) && md.PeekASN1Tag(cbasn1.INTEGER) {
-		md.ReadASN1Integer(&e.MACIterations)
+		readCount(&md, &e.MACIterations)
 	}
 	if oid.Equal(oidPBMAC1) {
+		// RFC 9579: the count is in PBMAC1-params { PBKDF2 AlgId, MAC AlgId }.
 		e.MACIterations = 0
+		var params, kdfAlg cryptobyte.String
+		n := 0
+		if alg.ReadASN1(&params, cbasn1.SEQUENCE) && params.ReadASN1(&kdfAlg, cbasn1.SEQUENCE) {
+			// PBKDF2's AlgId { OID, { salt, iterationCount, ... } } reads
+			// like a PKCS#12 PBE one.
+			_, _, n = describePBE(kdfAlg)
+		}
+		e.counts = append(e.counts, pbeCount{"the PKCS#12 MAC (PBMAC1)", n})
+		return true
 	}
+	e.counts = append(e.counts, pbeCount{"the PKCS#12 MAC", e.MACIterations})
 	return true
 }
 

@@ -19,7 +19,8 @@
 // the bundle, the validity period and that the EKU does not exclude
 // clientAuth; then tls.Config.VerifyConnection checks what Go does not:
 // that clientAuth is present (a certificate without EKU, which Go's
-// verifier accepts, is refused, as is one with serverAuth only), that the
+// verifier accepts, is refused, as is one with serverAuth only), that it is
+// not a CA certificate (basicConstraints CA:TRUE, whatever its EKU), that the
 // client's issuer is the CA whose CRL is loaded (one CRL cannot revoke
 // another CA's clients), that the CRL is within nextUpdate (plus
 // CRLGrace), and that the serial is not revoked. A resumed session whose
@@ -32,8 +33,9 @@
 //
 // A refused handshake ends with the matching alert: unknown_ca for an
 // issuer not in the bundle, certificate_expired for a certificate expired
-// or not yet valid, bad_certificate for the rest (wrong or missing EKU,
-// other CA than the CRL's, CRL expired, revoked), and, when no certificate
+// or not yet valid, bad_certificate for the rest (wrong or missing EKU, a
+// CA certificate, other CA than the CRL's, CRL expired, revoked), and, when
+// no certificate
 // was sent, certificate_required in TLS 1.3 and handshake_failure in
 // TLS 1.2.
 //
@@ -111,10 +113,9 @@
 //	accept-error       error                         (retried after a backoff)
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
-// unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, no-crl-for-issuer,
-// revoked, crl-expired, not-allowed, bad-chain, handshake-timeout,
-// tls-error; a request refused for its
-// size has header-too-large or upstream-header-budget. The request line of
-// a closed exchange, logged when it ends, carries the reason it was closed
-// for.
+// unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
+// no-crl-for-issuer, revoked, crl-expired, not-allowed, bad-chain,
+// handshake-timeout, tls-error; a request refused for its size has
+// header-too-large or upstream-header-budget. The request line of a closed
+// exchange, logged when it ends, carries the reason it was closed for.
 package proxy

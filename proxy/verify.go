@@ -24,6 +24,9 @@ const (
 	ReasonBadChain      = "bad-chain"
 	ReasonTimeout       = "handshake-timeout"
 	ReasonTLS           = "tls-error"
+	// ReasonCACertificate refuses a client certificate with basicConstraints
+	// CA:TRUE: a CA is never a client, whatever its EKU.
+	ReasonCACertificate = "ca-certificate"
 )
 
 // VerifyError is the error of a refused client certificate; Reason is one
@@ -84,10 +87,14 @@ func verifyConn(cs tls.ConnectionState, t *trust, grace time.Duration, now time.
 }
 
 // checkChains makes the checks Go's verifier does not, on chains of leaf
-// verified against t's bundle: EKU clientAuth present, issued by the CA
+// verified against t's bundle: leaf not a CA, EKU clientAuth present, issued by the CA
 // whose CRL is loaded, CRL usable, not revoked. It returns the chain
 // through the CRL's issuer.
 func checkChains(leaf *x509.Certificate, chains [][]*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
+	// Go's verifier accepts a CA:TRUE leaf that lists clientAuth.
+	if leaf.BasicConstraintsValid && leaf.IsCA {
+		return nil, &VerifyError{Reason: ReasonCACertificate, Cert: leaf}
+	}
 	// Go's verifier treats a leaf without EKU as valid for any usage.
 	if len(leaf.ExtKeyUsage) == 0 && len(leaf.UnknownExtKeyUsage) == 0 {
 		return nil, &VerifyError{Reason: ReasonNoEKU, Cert: leaf}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ func TestVerifyConn(t *testing.T) {
 	noEKU, _ := e.ca.Leaf(t, &x509.Certificate{Subject: pkix.Name{CommonName: "no-eku"}, KeyUsage: x509.KeyUsageDigitalSignature})
 	other := testca.New(t, "Test CA")
 	stranger, _ := other.Client(t, "alice")
+	// A sub-CA with clientAuth, signed by the CA: never a client.
+	subCA, _ := e.ca.Leaf(t, &x509.Certificate{Subject: pkix.Name{CommonName: "sub ca"}, BasicConstraintsValid: true, IsCA: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	good := [][]*x509.Certificate{{alice, e.ca.Cert}}
 	tests := []struct {
 		name      string
@@ -34,6 +38,9 @@ func TestVerifyConn(t *testing.T) {
 		{name: "unknown CA, verified in full", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{stranger}}, reason: ReasonUnknownCA},
 		{name: "no EKU", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{noEKU}, VerifiedChains: [][]*x509.Certificate{{noEKU, e.ca.Cert}}}, reason: ReasonNoEKU},
 		{name: "chain not through the CRL's issuer", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{stranger}, VerifiedChains: [][]*x509.Certificate{{stranger, other.Cert}}}, reason: ReasonNoCRL},
+		{name: "CA certificate with clientAuth", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{subCA}, VerifiedChains: [][]*x509.Certificate{{subCA, e.ca.Cert}}}, reason: ReasonCACertificate},
+		{name: "CA certificate with clientAuth, verified in full", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{subCA}}, reason: ReasonCACertificate},
+		{name: "the CA itself", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{e.ca.Cert}}, reason: ReasonCACertificate},
 		{name: "second chain through the CRL's issuer", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: [][]*x509.Certificate{{alice, other.Cert}, good[0]}}, wantChain: good[0]},
 	}
 	for _, tt := range tests {
@@ -96,4 +103,16 @@ func TestHandshakeReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandshakeRefusesCACertificate: a sub-CA signed by the CA, with
+// clientAuth and an allowed CN, is refused in the handshake.
+func TestHandshakeRefusesCACertificate(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowCN = []string{"sub-ca"} })
+	cert, key := e.ca.Leaf(t, &x509.Certificate{Subject: pkix.Name{CommonName: "sub-ca"}, BasicConstraintsValid: true, IsCA: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err := e.handshakeError(e.tlsConfig(cert, key)); err == nil || !strings.Contains(err.Error(), "remote error: tls: bad certificate") {
+		t.Errorf("handshake error = %v; want alert bad_certificate", err)
+	}
+	e.waitLog("handshake-refused ", "reason="+ReasonCACertificate+" ", "serial="+serialHex(cert.SerialNumber))
 }

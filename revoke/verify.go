@@ -24,6 +24,9 @@ const (
 	ReasonCRLMissing     VerifyReason = "crl-missing"
 	ReasonCRLExpired     VerifyReason = "crl-expired"
 	ReasonCRLNotYetValid VerifyReason = "crl-not-yet-valid"
+	// ReasonCACertificate refuses a certificate with basicConstraints
+	// CA:TRUE: a CA is never a client or a server, whatever its EKU.
+	ReasonCACertificate VerifyReason = "ca-certificate"
 )
 
 // VerifyError is the error VerifyCertificate returns when it refuses a
@@ -65,9 +68,9 @@ type VerifyOptions struct {
 // VerifyCertificate judges cert the way the proxy does, in this order: the
 // CRL is present, issued for opts.Issuer and current at opts.At; cert is
 // signed by opts.Issuer, which must itself be valid at opts.At; cert is
-// valid at opts.At; cert has an extended key usage extension that lists
-// opts.Purpose (anyExtendedKeyUsage does not count); the CRL does not list
-// cert's serial. Refusals are *VerifyError values.
+// valid at opts.At; cert is not a CA (basicConstraints CA:TRUE); cert has
+// an extended key usage extension that lists opts.Purpose
+// (anyExtendedKeyUsage does not count); the CRL does not list cert's serial. Refusals are *VerifyError values.
 func VerifyCertificate(cert *x509.Certificate, opts VerifyOptions) error {
 	if cert == nil || opts.Issuer == nil {
 		return errors.New("verifying certificate: certificate and issuer are required")
@@ -83,6 +86,10 @@ func VerifyCertificate(cert *x509.Certificate, opts VerifyOptions) error {
 	}
 	if err := checkValidity("certificate", cert, opts.At); err != nil {
 		return err
+	}
+	if cert.BasicConstraintsValid && cert.IsCA {
+		return &VerifyError{Reason: ReasonCACertificate,
+			Detail: "the certificate is a CA (basicConstraints CA:TRUE), not a client or server certificate"}
 	}
 	if err := checkEKU(cert, opts.Purpose); err != nil {
 		return err

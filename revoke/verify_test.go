@@ -43,6 +43,17 @@ func TestVerifyCertificate(t *testing.T) {
 	stranger := leaf(t, other, "stranger", client, from, until)
 	forged := leaf(t, forger, "forged", client, from, until)
 	revokedOld := leaf(t, ca, "revoked old", client, testNow.Add(-48*time.Hour), testNow.Add(-time.Hour))
+	// CA:TRUE with clientAuth and serverAuth, signed by the CA: a sub-CA is
+	// never a client or a server, whatever its EKU.
+	subCA, _ := ca.Leaf(t, &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "sub ca"},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		NotBefore:             from,
+		NotAfter:              until,
+	})
 	// A CA that expired before the leaf it signed.
 	shortCA := newCA(t, "Short Root", testca.NewKey(t), testNow.AddDate(-10, 0, 0).Add(-time.Hour))
 	orphan := leaf(t, shortCA, "orphan", client, from, until)
@@ -101,6 +112,12 @@ func TestVerifyCertificate(t *testing.T) {
 			wantErr: "wrong-eku: extended key usage [serverAuth] does not include clientAuth"},
 		{name: "client certificate as server", cert: alice, edit: func(o *revoke.VerifyOptions) { o.Purpose = x509.ExtKeyUsageServerAuth },
 			want: revoke.ReasonWrongEKU, wantErr: "wrong-eku: extended key usage [clientAuth] does not include serverAuth"},
+		{name: "CA certificate as client", cert: subCA, want: revoke.ReasonCACertificate,
+			wantErr: "ca-certificate: the certificate is a CA (basicConstraints CA:TRUE), not a client or server certificate"},
+		{name: "CA certificate as server", cert: subCA, edit: func(o *revoke.VerifyOptions) { o.Purpose = x509.ExtKeyUsageServerAuth },
+			want: revoke.ReasonCACertificate, wantErr: "ca-certificate: the certificate is a CA (basicConstraints CA:TRUE), not a client or server certificate"},
+		{name: "the CA itself", cert: ca.Cert, want: revoke.ReasonCACertificate,
+			wantErr: "ca-certificate: the certificate is a CA (basicConstraints CA:TRUE), not a client or server certificate"},
 		{name: "revoked", cert: bob, want: revoke.ReasonRevoked,
 			wantErr: "revoked: serial " + bob.SerialNumber.Text(16) + " revoked at 2030-01-02T02:04:05Z (keyCompromise)"},
 		{name: "revoked and expired says expired", cert: revokedOld, want: revoke.ReasonExpired,

@@ -69,7 +69,7 @@ func newApp(e *env) *cli.App {
 		},
 	}
 	for _, cmd := range app.Commands {
-		setUsageErrors(cmd)
+		setupCommand(cmd)
 	}
 	return app
 }
@@ -78,10 +78,18 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	return usagef(c, "%v", err)
 }
 
-func setUsageErrors(cmd *cli.Command) {
+// setupCommand sets the usage-error handler on cmd and its subcommands, and
+// takes urfave/cli's "help" (alias "h") subcommand away from every command
+// without subcommands: there the first argument is a NAME or a FILE, and a
+// certificate named "help" must be revoked, not answered with usage. --help
+// and -h still ask for help; after "--" nothing does (see permute).
+func setupCommand(cmd *cli.Command) {
 	cmd.OnUsageError = onUsageError
+	if len(cmd.Subcommands) == 0 {
+		cmd.HideHelpCommand = true
+	}
 	for _, sub := range cmd.Subcommands {
-		setUsageErrors(sub)
+		setupCommand(sub)
 	}
 }
 

@@ -58,6 +58,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"truncated PEM CSR", dir, []string{"sign", writeBytes(t, files, "trunc.csr", csrPEM[:len(csrPEM)/2])}, nil, 1, "is not a valid CSR (PEM or DER)"},
 		{"truncated DER CSR", dir, []string{"sign", writeBytes(t, files, "trunc.der", goodCSR[:len(goodCSR)-10])}, nil, 1, "is not a valid CSR (PEM or DER)"},
 		{"wrong password", encDir, []string{"issue", "client", "x", "--password-file", wrong}, nil, 1, "wrong password"},
+		{"endless password file", encDir, []string{"issue", "client", "x", "--password-file", "/dev/zero"}, nil, 1,
+			`reading password file "/dev/zero": it is longer than 4096 bytes: a password file holds one password`},
 		{"CA key readable by group", dir, []string{"issue", "client", "x"},
 			func() { os.Chmod(filepath.Join(dir, "ca.key"), 0o640) }, 1, "has mode 0640: group and others must have no access"},
 		{"CA key readable by others", dir, []string{"issue", "client", "x"},

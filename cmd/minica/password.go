@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -58,9 +59,20 @@ func (e *env) askSecret(prompt string, confirm bool) ([]byte, error) {
 	return pw, nil
 }
 
+// maxPasswordFile is the longest password a password file may hold, in
+// bytes, besides its trailing newline. Far above any real password, it
+// stops a wrong file (a key, a log, /dev/zero) from being read to the end.
+const maxPasswordFile = 4096
+
 // readPasswordFile reads a password file, dropping one trailing LF or CRLF.
+// It reads at most maxPasswordFile bytes plus the newline and refuses more.
 func readPasswordFile(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading password file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPasswordFile+3))
 	if err != nil {
 		return nil, fmt.Errorf("reading password file: %w", err)
 	}
@@ -68,6 +80,9 @@ func readPasswordFile(file string) ([]byte, error) {
 		data = bytes.TrimSuffix(data, []byte("\n"))
 	} else {
 		data = data[:len(data)-2]
+	}
+	if len(data) > maxPasswordFile {
+		return nil, fmt.Errorf("reading password file %q: it is longer than %d bytes: a password file holds one password", file, maxPasswordFile)
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("password file %q is empty", file)

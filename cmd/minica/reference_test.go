@@ -15,7 +15,10 @@ func TestCommandReference(t *testing.T) {
 	var doc bytes.Buffer
 	doc.WriteString("# Command reference\n\n" +
 		"Generated from `minica COMMAND --help`; `go test ./cmd/minica -run Reference -update` rewrites it.\n" +
-		"Flags may come before or after positional arguments. Durations accept Go syntax\n" +
+		"Flags may come before or after positional arguments; after `--` every argument is\n" +
+		"data, even `-h`. A NAME or FILE is always data, even `help`, `h`, `version` or\n" +
+		"`completion`: `minica revoke help` revokes the certificate named help, and only\n" +
+		"`--help` or `-h` before any `--` asks for help. Durations accept Go syntax\n" +
 		"(`36h`, `90m`) plus days and years (`90d`, `10y`; a year is 365 days).\n" +
 		"Exit status: 0 success, 1 failure, 2 usage error (unless a command says otherwise).\n")
 	var walk func(path []string)

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"minica/internal/dertest"
 )
 
 // scriptCommands are the custom testscript commands; each parses what it
@@ -32,6 +35,34 @@ var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args [
 	"gencsr":    cmdGenCSR,
 	"snapshot":  cmdSnapshot,
 	"unchanged": cmdUnchanged,
+	"patch-int": cmdPatchInt,
+}
+
+// patch-int FILE OLD NEW: rewrites the DER (or first PEM block) of FILE with
+// every INTEGER of value OLD set to NEW, fixing the lengths around it.
+func cmdPatchInt(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: patch-int FILE OLD NEW")
+	}
+	old, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	repl, ok := new(big.Int).SetString(args[2], 10)
+	if !ok {
+		ts.Fatalf("bad integer %q", args[2])
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	block, _ := pem.Decode(data)
+	der := data
+	if block != nil {
+		der = block.Bytes
+	}
+	out, err := dertest.PatchInteger(der, old, repl, 0)
+	ts.Check(err)
+	if block != nil {
+		out = pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: out})
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), out, 0o600))
 }
 
 // mode PERM FILE: the file's permission bits are PERM (octal).
@@ -169,8 +200,8 @@ func modTime(file string) int64 {
 	return info.ModTime().UnixNano()
 }
 
-// gencsr FILE KEY CN [-ca] [-eku] [-badsig] [-der] [-dns NAME] [-email ADDR]:
-// writes a CSR. KEY is ecdsa-p256, ecdsa-p224 or rsa-BITS.
+// gencsr FILE KEY CN [-ca] [-eku] [-badsig] [-der] [-dns NAME] [-email ADDR]
+// [-cn CN]: writes a CSR; -cn adds another common name after the first. KEY is ecdsa-p256, ecdsa-p224 or rsa-BITS.
 func cmdGenCSR(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 3 || neg {
 		ts.Fatalf("usage: gencsr FILE KEY CN [options]")
@@ -199,6 +230,14 @@ func cmdGenCSR(ts *testscript.TestScript, neg bool, args []string) {
 		case "-email":
 			i++
 			tmpl.EmailAddresses = append(tmpl.EmailAddresses, args[i])
+		case "-cn":
+			i++
+			// ExtraNames replaces CommonName when it holds a CN.
+			cn := asn1.ObjectIdentifier{2, 5, 4, 3}
+			if len(tmpl.Subject.ExtraNames) == 0 {
+				tmpl.Subject.ExtraNames = []pkix.AttributeTypeAndValue{{Type: cn, Value: args[2]}}
+			}
+			tmpl.Subject.ExtraNames = append(tmpl.Subject.ExtraNames, pkix.AttributeTypeAndValue{Type: cn, Value: args[i]})
 		default:
 			ts.Fatalf("unknown gencsr option %q", args[i])
 		}

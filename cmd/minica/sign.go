@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,8 @@ func signCommand(e *env) *cli.Command {
 		ArgsUsage: "CSR",
 		Description: "Takes the CSR's subject (CN, O, OU) and SANs after validation, and never\n" +
 			"its extensions: the certificate gets the profile's. Flags add to or replace\n" +
-			"what the CSR asks for.\n\n" +
+			"what the CSR asks for. A CSR with two or more CNs is refused unless --cn\n" +
+			"chooses the one the certificate gets (and, without --name, its name).\n\n" +
 			"Example:\n   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \\\n" +
 			"     -keyout simon.key -out simon.csr -subj /CN=simon\n   minica sign simon.csr --profile client --email simon@example.com",
 		Flags: append(leafFlags(ca.Client),
@@ -44,11 +46,19 @@ func runSign(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	cn := csr.Subject.CommonName
+	if cns := commonNames(csr); len(cns) > 1 {
+		if !c.IsSet("cn") {
+			return withHint(fmt.Errorf("CSR %s has %d common names (%s): minica signs a subject with one", c.Args().First(), len(cns), quoteAll(cns)),
+				"ask for a CSR with one CN, or pass --cn to choose it")
+		}
+		cn = c.String("cn")
+	}
 	name := c.String("name")
 	if name == "" {
-		name = csr.Subject.CommonName
+		name = cn
 		if ca.ValidateName(name) != nil {
-			return usagef(c, "the CSR's CN %q cannot serve as a name; pass --name", csr.Subject.CommonName)
+			return usagef(c, "the CSR's CN %q cannot serve as a name; pass --name", cn)
 		}
 	}
 	req, err := leafRequest(c, name, profile)
@@ -90,6 +100,28 @@ func readCSR(file string) (*x509.CertificateRequest, error) {
 		return nil, fmt.Errorf("CSR %s has a bad signature: %w", file, err)
 	}
 	return csr, nil
+}
+
+// commonNames returns every CN of the CSR's subject, in order. Go's parser
+// keeps only the last in Subject.CommonName; OpenSSL-based lookups often
+// take the first, so a subject with two means different clients to
+// different readers.
+func commonNames(csr *x509.CertificateRequest) []string {
+	var cns []string
+	for _, atv := range csr.Subject.Names {
+		if atv.Type.Equal(asn1.ObjectIdentifier{2, 5, 4, 3}) {
+			cns = append(cns, fmt.Sprint(atv.Value))
+		}
+	}
+	return cns
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // mergeCSR takes the CSR's subject and SANs where no flag replaced them.

@@ -21,8 +21,9 @@ func verifyCommand(e *env) *cli.Command {
 		Usage:     "check a certificate the way the proxy does: chain, validity, usage and CRL",
 		ArgsUsage: "FILE|NAME|SERIAL",
 		Description: "Checks, in order: the CA's published CRL verifies and is current at --at, the\n" +
-			"certificate is signed by the CA, it is valid at --at, its extended key usage\n" +
-			"includes --purpose, and the CRL does not list it. Without --purpose, a\n" +
+			"certificate is signed by the CA, it is valid at --at, it is not a CA\n" +
+			"(basicConstraints CA:TRUE), its extended key usage includes --purpose, and\n" +
+			"the CRL does not list it. Without --purpose, a\n" +
 			"certificate for serverAuth only is checked as a server, anything else as a\n" +
 			"client. Prints one verdict line; exit status 0 only when the certificate is valid.\n\n" +
 			"Example:\n   minica verify simon.crt\n   minica verify web1 --purpose server --at 2030-01-01T00:00:00Z --json",
