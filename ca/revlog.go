@@ -38,21 +38,89 @@ func eventOf(r *Record) revEvent {
 	return revEvent{Serial: r.Serial, RevokedAt: r.RevokedAt, Reason: r.Reason, NotAfter: r.NotAfter}
 }
 
-// appendRevEvent appends one event to the log and syncs it.
+// appendRevEvent appends one event to the log and syncs it. The append
+// lands whole or not at all: when a write or sync fails (a full disk, say)
+// the log is cut back to where it ended, so that the next append does not
+// run on from half a line. An unfinished last line left by a crash, which
+// no one was told had landed, is cut off first.
 func (c *CA) appendRevEvent(ev revEvent) error {
 	line, _ := json.Marshal(ev) // a revEvent always marshals
-	f, err := c.dir.root.OpenFile(revlogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	var lf logFile = f
+	if c.wrapLog != nil {
+		lf = c.wrapLog(lf)
+	}
+	if err := appendLine(lf, append(line, '\n'), func() error { return c.dir.SyncDir("db") }); err != nil {
 		return fmt.Errorf("appending to revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing revocation log %q: %w", c.dir.Join(revlogFile), err)
+	return nil
+}
+
+// logFile is what appendLine needs of the revocation log; *os.File has it.
+type logFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Stat() (fs.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+}
+
+// appendLine writes line after the last newline of f, syncs it and calls
+// synced (which syncs the directory). On any failure it truncates f back to
+// that newline, so that f holds only the whole lines it held before.
+func appendLine(f logFile, line []byte, synced func() error) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
 	}
-	return c.dir.SyncDir("db")
+	end, err := wholeLinesEnd(f, info.Size())
+	if err != nil {
+		return err
+	}
+	if end != info.Size() {
+		if err := f.Truncate(end); err != nil {
+			return fmt.Errorf("cutting off an unfinished last line: %w", err)
+		}
+	}
+	_, err = f.WriteAt(line, end)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = synced()
+	}
+	if err == nil {
+		return nil
+	}
+	if terr := f.Truncate(end); terr != nil {
+		return fmt.Errorf("%w; cutting the partial line off failed too (%v), minica check removes it", err, terr)
+	}
+	if serr := f.Sync(); serr != nil {
+		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v), minica check removes it", err, serr)
+	}
+	return err
+}
+
+// wholeLinesEnd returns the offset just after the last newline among the
+// first size bytes of f (0 if there is none).
+func wholeLinesEnd(f io.ReaderAt, size int64) (int64, error) {
+	var buf [512]byte
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		chunk := buf[:end-start]
+		if _, err := f.ReadAt(chunk, start); err != nil {
+			return 0, fmt.Errorf("reading the end of the log: %w", err)
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
 }
 
 // revokedState returns the latest event of every serial that the log

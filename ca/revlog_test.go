@@ -1,9 +1,14 @@
 package ca
 
 import (
+	"bytes"
+	"crypto"
+	"fmt"
 	"math/big"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"minica/revoke"
@@ -102,4 +107,132 @@ func TestRevocationLogDrivesTheCRL(t *testing.T) {
 	if err != nil || len(again.Repaired) != 0 {
 		t.Errorf("second check repaired %v, %v; want nothing", again.Repaired, err)
 	}
+}
+
+// failingLog makes the revocation log fail as a full or broken disk does:
+// WriteAt writes room bytes and then fails with ENOSPC; Sync and Truncate
+// fail with syncErr and truncErr when they are set.
+type failingLog struct {
+	logFile
+	room              int
+	syncErr, truncErr error
+}
+
+func (f *failingLog) WriteAt(p []byte, off int64) (int, error) {
+	if len(p) <= f.room {
+		return f.logFile.WriteAt(p, off)
+	}
+	n, _ := f.logFile.WriteAt(p[:f.room], off)
+	return n, syscall.ENOSPC
+}
+
+func (f *failingLog) Sync() error {
+	if err := f.syncErr; err != nil {
+		f.syncErr = nil // the sync after cutting back works
+		return err
+	}
+	return f.logFile.Sync()
+}
+
+func (f *failingLog) Truncate(size int64) error {
+	if f.truncErr != nil {
+		return f.truncErr
+	}
+	return f.logFile.Truncate(size)
+}
+
+// TestRevokeCutsBackAFailedAppend fails the append of a revocation after
+// each of its bytes in turn, and with a failed sync: the log must be left
+// as it was and the record unchanged, and the next revocation must work.
+// An unfinished line that a crash left at the end is cut off before the
+// next append.
+func TestRevokeCutsBackAFailedAppend(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	issue := func(name string) *big.Int {
+		is, err := c.Issue(signer, Request{Name: name, Profile: Client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return is.Cert.SerialNumber
+	}
+	alice, bob := issue("alice"), issue("bob")
+	if _, err := c.Revoke(alice, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	logPath := c.Path(revlogFile)
+	base, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineLen := len(base) // alice's line; bob's on hold is two bytes longer
+	lineLen += len(revoke.CertificateHold.String()) - len(revoke.KeyCompromise.String())
+
+	type fault struct {
+		name    string
+		tail    string // left at the end of the log by a crash
+		wrap    *failingLog
+		wantErr string // "" means the revocation works
+	}
+	faults := []fault{
+		{name: "sync fails", wrap: &failingLog{room: 1 << 20, syncErr: syscall.EIO}, wantErr: "input/output error"},
+		{name: "cutting back fails", wrap: &failingLog{room: 10, truncErr: syscall.EROFS},
+			wantErr: "no space left on device; cutting the partial line off failed too (read-only file system), minica check removes it"},
+		{name: "crash left half a line", tail: `{"serial":"` + SerialHex(bob)[:7]},
+		{name: "crash left a whole line without its newline", tail: string(base[:len(base)-1])},
+	}
+	for n := range lineLen {
+		faults = append(faults, fault{name: fmt.Sprintf("full after %d bytes", n), wrap: &failingLog{room: n}, wantErr: "no space left on device"})
+	}
+	for _, tt := range faults {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(logPath, append(slices.Clone(base), tt.tail...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wrap != nil {
+				c.wrapLog = func(f logFile) logFile { tt.wrap.logFile = f; return tt.wrap }
+			}
+			_, err := c.Revoke(bob, revoke.CertificateHold)
+			c.wrapLog = nil
+			after, _ := os.ReadFile(logPath)
+			rec, _ := c.Record(bob)
+			if tt.wantErr == "" {
+				if err != nil || len(after) != len(base)+lineLen || !bytes.HasPrefix(after, base) {
+					t.Fatalf("Revoke() error = %v, log %q; want the hold appended to %q", err, after, base)
+				}
+			} else {
+				if err == nil || !strings.HasPrefix(err.Error(), "appending to revocation log") || !strings.HasSuffix(err.Error(), tt.wantErr) {
+					t.Fatalf("Revoke() error = %v; want one appending to the revocation log, ending in %q", err, tt.wantErr)
+				}
+				if tt.wrap.truncErr == nil && !bytes.Equal(after, base) {
+					t.Fatalf("log after the failed append = %q; want it cut back to %q", after, base)
+				}
+				if rec.Status != StatusValid {
+					t.Fatalf("record status %s after the failed append; want valid", rec.Status)
+				}
+				if _, err := c.Revoke(bob, revoke.CertificateHold); err != nil {
+					t.Fatalf("Revoke() once the disk works: %v", err)
+				}
+			}
+			if got := publishedAfter(t, c, signer); len(got) != 2 || got[SerialHex(bob)] != "certificateHold" {
+				t.Fatalf("the CRL lists %v; want alice and bob on hold", got)
+			}
+			rep, err := c.Check()
+			if err != nil || len(rep.Problems) > 0 || len(rep.Repaired) > 0 {
+				t.Fatalf("Check() = repaired %q, problems %q, %v; want nothing to do", rep.Repaired, rep.Problems, err)
+			}
+			if _, err := c.Revoke(bob, revoke.RemoveFromCRL); err != nil {
+				t.Fatal(err)
+			}
+			base, _ = os.ReadFile(logPath)
+		})
+	}
+}
+
+// publishedAfter publishes a CRL and returns its serials and reasons.
+func publishedAfter(t *testing.T, c *CA, signer crypto.Signer) map[string]string {
+	t.Helper()
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	return publishedSerials(t, c)
 }
