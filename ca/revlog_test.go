@@ -236,3 +236,140 @@ func publishedAfter(t *testing.T, c *CA, signer crypto.Signer) map[string]string
 	}
 	return publishedSerials(t, c)
 }
+
+// TestCheckRepairsTornRevocationLog builds the logs that appends cut short
+// by a full disk left before appends were cut back (a torn start of a line
+// with the next, acknowledged revocation run on after it), and damaged
+// lines. Check drops what it can prove no one was told had landed, restores
+// a damaged line from its certificate's record, and reports what it cannot
+// attribute. Alice and carol are revoked (records and log); bob is valid.
+func TestCheckRepairsTornRevocationLog(t *testing.T) {
+	tests := []struct {
+		name string
+		// log builds the revocation log from alice's and carol's lines
+		// (each with its newline) and bob's serial.
+		log         func(alice, carol, bob string) string
+		wantRepair  string // "" means none
+		wantProblem string // "" means none
+		wantCRL     []string
+	}{
+		{
+			name:       "torn start before a whole line",
+			log:        func(a, c, b string) string { return a + `{"serial":"` + b + `","revoked_at":"20` + c },
+			wantRepair: "dropped the unfinished start of an entry (an interrupted append) from line 2 of the revocation log",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name:       "several torn starts before a whole line",
+			log:        func(a, c, b string) string { return a + `{"ser` + `{"serial":"` + b[:9] + `{` + c },
+			wantRepair: "dropped the unfinished start of an entry (an interrupted append) from line 2 of the revocation log",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name: "an entry without its newline before a whole line",
+			log: func(a, c, b string) string {
+				return a + `{"serial":"` + b + `","revoked_at":"2030-01-02T03:04:05Z","reason":"keyCompromise","not_after":"2031-01-02T03:04:05Z"}` + c
+			},
+			wantRepair: "dropped the unfinished start of an entry (an interrupted append) from line 2 of the revocation log",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name:       "torn last line",
+			log:        func(a, c, b string) string { return a + c + `{"serial":"` + b },
+			wantRepair: "dropped the unfinished last line of the revocation log",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name:       "damaged line of a revoked certificate",
+			log:        func(a, c, b string) string { return a + c[:62] + "\x00\x00\x00" + c[65:] },
+			wantRepair: "replaced the damaged line 2 of the revocation log with the state of the record of carol",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name: "damaged line of a valid certificate",
+			log: func(a, c, b string) string {
+				return a + c + `{"serial":"` + b + `","revoked_at":"2030-01-02T03:04:05Z","reason":"keyCompro` + "\n"
+			},
+			wantRepair: "replaced the damaged line 3 of the revocation log with the state of the record of bob",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name:       "empty line",
+			log:        func(a, c, b string) string { return a + "\n" + c },
+			wantRepair: "dropped the empty line 2 of the revocation log",
+			wantCRL:    []string{"alice", "carol"},
+		},
+		{
+			name:        "damaged line naming no certificate",
+			log:         func(a, c, b string) string { return a + "garbage\n" + c },
+			wantProblem: "line 2 of the revocation log",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, signer := newTestCA(t, InitOptions{})
+			serials := map[string]*big.Int{}
+			lines := map[string]string{}
+			logPath := c.Path(revlogFile)
+			for _, name := range []string{"alice", "bob", "carol"} {
+				is, err := c.Issue(signer, Request{Name: name, Profile: Client})
+				if err != nil {
+					t.Fatal(err)
+				}
+				serials[name] = is.Cert.SerialNumber
+				if name == "bob" {
+					continue
+				}
+				before, _ := os.ReadFile(logPath)
+				if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+					t.Fatal(err)
+				}
+				after, _ := os.ReadFile(logPath)
+				lines[name] = string(after[len(before):])
+			}
+			if _, err := c.PublishCRL(signer, 0); err != nil {
+				t.Fatal(err)
+			}
+			torn := tt.log(lines["alice"], lines["carol"], SerialHex(serials["bob"]))
+			if err := os.WriteFile(logPath, []byte(torn), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			rep, err := c.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(rep.Problems, "\n"); tt.wantProblem == "" && got != "" || !strings.Contains(got, tt.wantProblem) {
+				t.Fatalf("Check() problems = %q; want one containing %q", rep.Problems, tt.wantProblem)
+			}
+			if tt.wantProblem != "" {
+				if after, _ := os.ReadFile(logPath); string(after) != torn {
+					t.Fatalf("log after Check() = %q; want it unchanged", after)
+				}
+				return
+			}
+			if len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], tt.wantRepair) {
+				t.Fatalf("Check() repaired %q; want one repair containing %q", rep.Repaired, tt.wantRepair)
+			}
+			got := publishedAfter(t, c, signer)
+			if len(got) != len(tt.wantCRL) {
+				t.Errorf("the CRL lists %v; want %v", got, tt.wantCRL)
+			}
+			for _, name := range tt.wantCRL {
+				if got[SerialHex(serials[name])] != "keyCompromise" {
+					t.Errorf("the CRL lists %v; want %s (keyCompromise)", got, name)
+				}
+			}
+			if rec, _ := c.Record(serials["bob"]); rec.Status != StatusValid {
+				t.Errorf("bob is %s after Check(); want valid", rec.Status)
+			}
+			again, err := c.Check()
+			if err != nil || len(again.Repaired)+len(again.Problems) > 0 {
+				t.Errorf("second Check() = repaired %q, problems %q, %v; want nothing to do", again.Repaired, again.Problems, err)
+			}
+			if _, err := c.Revoke(serials["bob"], revoke.Superseded); err != nil {
+				t.Errorf("Revoke() after Check(): %v", err)
+			}
+		})
+	}
+}

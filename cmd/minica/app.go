@@ -153,6 +153,8 @@ func caHint(err error) string {
 		return "revoke it first, pass --force to issue a second one, or choose another name"
 	case errors.Is(err, ca.ErrOutlivesCA):
 		return "pass a shorter --validity"
+	case errors.Is(err, ca.ErrCorruptRevocationLog):
+		return "run 'minica check': it repairs what an interrupted revocation left"
 	}
 	return ""
 }
