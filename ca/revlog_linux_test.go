@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"slices"
@@ -38,7 +39,20 @@ func mountTmpfs(t *testing.T, size string) string {
 // fillFilesystem writes file until the filesystem holding it has no free
 // block left, and returns a func that removes it.
 func fillFilesystem(t *testing.T, file string) func() {
+	return fillLeaving(t, file, 0)
+}
+
+// fillLeaving is fillFilesystem leaving pages blocks free (tmpfs blocks are
+// pages): it sets them aside in files of one block each, fills the rest and
+// then removes those files.
+func fillLeaving(t *testing.T, file string, pages int) func() {
 	t.Helper()
+	block := make([]byte, os.Getpagesize())
+	for i := range pages {
+		if err := os.WriteFile(fmt.Sprintf("%s.spare%d", file, i), block, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f, err := os.Create(file)
 	if err != nil {
 		t.Fatal(err)
@@ -52,9 +66,14 @@ func fillFilesystem(t *testing.T, file string) func() {
 			t.Fatalf("filling %s: %v (after %d chunks)", file, err, i)
 		}
 	}
+	for i := range pages {
+		if err := os.Remove(fmt.Sprintf("%s.spare%d", file, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(file, &st); err != nil || st.Bfree != 0 {
-		t.Fatalf("filesystem of %s after filling: %d blocks free (%v); want 0", file, st.Bfree, err)
+	if err := syscall.Statfs(file, &st); err != nil || st.Bfree != uint64(pages) {
+		t.Fatalf("filesystem of %s after filling: %d blocks free (%v); want %d", file, st.Bfree, err, pages)
 	}
 	return func() {
 		if err := os.Remove(file); err != nil {
