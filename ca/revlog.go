@@ -233,7 +233,7 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 	fixes := map[int][]byte{} // line number: what replaces it (nil: nothing)
 	var relog []*Record
 	tail := false
-	err = eachLogLine(f, func(n int, line []byte, last bool) error {
+	err = eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
 		if last {
 			tail = true
 			rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
@@ -264,6 +264,10 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("line %d of the revocation log %q is damaged and names no certificate of this CA: correct or remove it by hand", n, c.dir.Join(revlogFile)))
 		return nil
 	})
+	if errors.Is(err, ErrCorruptRevocationLog) {
+		rep.Problems = append(rep.Problems, err.Error())
+		return nil
+	}
 	if err != nil || (len(fixes) == 0 && !tail) {
 		return err
 	}
@@ -272,7 +276,7 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 			return err
 		}
 		bw := bufio.NewWriterSize(w, 64<<10)
-		err := eachLogLine(f, func(n int, line []byte, last bool) error {
+		err := eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
 			if fix, ok := fixes[n]; ok {
 				line = fix
 			}
@@ -294,8 +298,8 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 }
 
 // eachLogLine calls fn with every line of r, numbered from 1, newline
-// included; last marks bytes after the last newline.
-func eachLogLine(r io.Reader, fn func(n int, line []byte, last bool) error) error {
+// included; last marks bytes after the last newline. name is for messages.
+func eachLogLine(r io.Reader, name string, fn func(n int, line []byte, last bool) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
@@ -306,9 +310,9 @@ func eachLogLine(r io.Reader, fn func(n int, line []byte, last bool) error) erro
 			}
 			return nil
 		case err == bufio.ErrBufferFull:
-			return fmt.Errorf("%w: line %d is too long", ErrCorruptRevocationLog, n)
+			return fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, name, n)
 		case err != nil:
-			return fmt.Errorf("reading revocation log: %w", err)
+			return fmt.Errorf("reading revocation log %q: %w", name, err)
 		}
 		if err := fn(n, line, false); err != nil {
 			return err

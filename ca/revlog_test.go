@@ -300,6 +300,11 @@ func TestCheckRepairsTornRevocationLog(t *testing.T) {
 			wantCRL:    []string{"alice", "carol"},
 		},
 		{
+			name:        "line too long",
+			log:         func(a, c, b string) string { return a + strings.Repeat(" ", 70<<10) + c },
+			wantProblem: "line 2 is too long",
+		},
+		{
 			name:        "damaged line naming no certificate",
 			log:         func(a, c, b string) string { return a + "garbage\n" + c },
 			wantProblem: "line 2 of the revocation log",
