@@ -104,7 +104,7 @@ func appendLine(f logFile, line []byte, synced func() error) error {
 		return fmt.Errorf("%w; cutting the partial line off failed too (%v), minica check removes it", err, terr)
 	}
 	if serr := f.Sync(); serr != nil {
-		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v), minica check removes it", err, serr)
+		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v)", err, serr)
 	}
 	return err
 }
