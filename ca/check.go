@@ -134,10 +134,8 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 			return err
 		}
 	}
-	if cut, err := c.truncatePartialRevEvent(); err != nil {
+	if err := c.repairRevlog(rep); err != nil {
 		return err
-	} else if cut {
-		rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
 	}
 	events, err := c.latestRevEvents()
 	if err != nil {

@@ -21,6 +21,11 @@ import (
 // ErrExists is returned by Init when the directory already holds a CA.
 var ErrExists = errors.New("a CA already exists")
 
+// ErrUnfinished is returned by Init for a directory that holds a CA key but
+// no CA certificate, as an init killed half-way leaves. Init never deletes
+// a CA key, so it leaves the directory to the user.
+var ErrUnfinished = errors.New("a CA key (" + keyFile + ") but no CA certificate (" + certFile + ")")
+
 // InitOptions describe a new CA.
 type InitOptions struct {
 	CommonName         string
@@ -40,13 +45,19 @@ type InitOptions struct {
 	PermittedIPs    []*net.IPNet
 	Settings        Settings
 	Now             func() time.Time // nil means time.Now
+	// FirstCRL publishes the empty CRL number 1 before the CA certificate
+	// is written, so that the CA exists with its CRL or not at all.
+	FirstCRL bool
 }
 
 // Init creates a CA in the directory dir, which must not exist or be empty.
-// It never overwrites an existing CA: a directory that holds ca.crt or
-// ca.key gives ErrExists, any other non-empty one an error. The
-// certificate's serial is 128 random bits; its notBefore is backdated by
-// Backdate.
+// It never overwrites an existing CA: a directory that holds ca.crt gives
+// ErrExists, one that holds ca.key without it ErrUnfinished, any other
+// non-empty one an error. The certificate's serial is 128 random bits; its
+// notBefore is backdated by Backdate.
+//
+// ca.crt is written last, so a directory is a CA only once it is complete.
+// When Init fails it removes what it wrote, and the directory if it made it.
 func Init(dir string, o InitOptions) (*CA, error) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -64,56 +75,103 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDir(dir); err != nil {
-		return nil, err
-	}
-	key, err := o.KeyType.Generate()
-	if err != nil {
-		return nil, err
-	}
-	cert, err := selfSign(key, subject, o)
-	if err != nil {
-		return nil, err
-	}
-	keyPEM, err := formats.MarshalPrivateKeyPEM(key, o.Password)
+	created, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	d, err := OpenDir(dir)
 	if err != nil {
+		if created {
+			os.Remove(dir)
+		}
 		return nil, err
 	}
-	settings, _ := json.MarshalIndent(o.Settings, "", "  ")
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
-	// ca.crt goes last: its presence is what marks a directory as a CA.
-	steps := []struct {
-		name string
-		data []byte
-		perm os.FileMode
-	}{
-		{keyFile, keyPEM, 0o600},
-		{settingsFile, append(settings, '\n'), 0o644},
-		{chainFile, certPEM, 0o644},
-		{certFile, certPEM, 0o644},
+	wroteKey, err := writeCA(d, subject, o)
+	if err == nil {
+		err = d.SyncDir(".")
 	}
-	for _, s := range steps {
-		if err := d.CreateExclusive(s.name, s.data, s.perm); err != nil {
-			d.Close()
-			return nil, err
+	if err != nil {
+		if cerr := removeUnfinished(d, wroteKey, created); cerr != nil {
+			err = fmt.Errorf("%w (removing the unfinished CA failed too: %v)", err, cerr)
 		}
-	}
-	for _, sub := range []string{"db", "certs"} {
-		if err := d.MkdirAll(sub); err != nil {
-			d.Close()
-			return nil, err
-		}
-	}
-	if err := d.SyncDir("."); err != nil {
 		d.Close()
 		return nil, err
 	}
 	d.Close()
 	return Open(dir)
+}
+
+// writeCA generates the key and certificate and writes the CA's files into
+// d, ca.crt last; wroteKey reports whether ca.key is its own.
+func writeCA(d *Dir, subject pkix.Name, o InitOptions) (wroteKey bool, err error) {
+	key, err := o.KeyType.Generate()
+	if err != nil {
+		return false, err
+	}
+	cert, err := selfSign(key, subject, o)
+	if err != nil {
+		return false, err
+	}
+	keyPEM, err := formats.MarshalPrivateKeyPEM(key, o.Password)
+	if err != nil {
+		return false, err
+	}
+	if err := d.CreateExclusive(keyFile, keyPEM, 0o600); err != nil {
+		return false, err
+	}
+	settings, _ := json.MarshalIndent(o.Settings, "", "  ")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	if err := d.CreateExclusive(settingsFile, append(settings, '\n'), 0o644); err != nil {
+		return true, err
+	}
+	if err := d.CreateExclusive(chainFile, certPEM, 0o644); err != nil {
+		return true, err
+	}
+	for _, sub := range []string{"db", "certs"} {
+		if err := d.MkdirAll(sub); err != nil {
+			return true, err
+		}
+	}
+	if o.FirstCRL {
+		c := &CA{dir: d, Cert: cert, Chain: []*x509.Certificate{cert}, Settings: o.Settings, Now: o.Now}
+		if _, err := c.PublishCRL(key, 0); err != nil {
+			return true, fmt.Errorf("publishing the first CRL: %w", err)
+		}
+	}
+	// ca.crt goes last: its presence is what marks a directory as a CA.
+	return true, d.CreateExclusive(certFile, certPEM, 0o644)
+}
+
+// initFiles are the names Init writes, in the order removeUnfinished
+// removes them: ca.crt first, so that the directory is never a CA without
+// all of them, and ca.key last.
+var initFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, settingsFile, "db", "certs", keyFile}
+
+// removeUnfinished removes what a failed Init wrote in d. Only an Init that
+// created ca.key (with O_EXCL) owns the other files: another one may be
+// writing them. The directory goes too if Init created it.
+func removeUnfinished(d *Dir, wroteKey, created bool) error {
+	var errs []error
+	if wroteKey {
+		for _, name := range initFiles {
+			if err := d.root.RemoveAll(name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		entries, _ := fs.ReadDir(d.root.FS(), ".")
+		for _, e := range entries {
+			if isTemp(e.Name()) {
+				errs = append(errs, d.root.Remove(e.Name()))
+			}
+		}
+	}
+	if created {
+		// Fails, as it should, if another process put files there.
+		if err := os.Remove(d.Path()); err != nil && wroteKey {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (o *InitOptions) subject() (pkix.Name, error) {
@@ -157,30 +215,32 @@ func (o *InitOptions) subject() (pkix.Name, error) {
 	return n, nil
 }
 
-// prepareDir makes sure dir exists with mode 0700 and holds no CA.
-func prepareDir(dir string) error {
+// prepareDir makes sure dir exists with mode 0700 and holds no CA, and
+// reports whether it created it.
+func prepareDir(dir string) (created bool, err error) {
 	if err := os.Mkdir(dir, 0o700); err == nil || !errors.Is(err, fs.ErrExist) {
 		if err != nil {
-			return fmt.Errorf("creating CA directory %q: %w", dir, err)
+			return false, fmt.Errorf("creating CA directory %q: %w", dir, err)
 		}
-		return nil
+		return true, nil
 	}
-	for _, f := range []string{certFile, keyFile} {
-		if _, err := os.Lstat(dir + string(os.PathSeparator) + f); err == nil {
-			return fmt.Errorf("%w in %q", ErrExists, dir)
-		}
+	if _, err := os.Lstat(dir + string(os.PathSeparator) + certFile); err == nil {
+		return false, fmt.Errorf("%w in %q", ErrExists, dir)
+	}
+	if _, err := os.Lstat(dir + string(os.PathSeparator) + keyFile); err == nil {
+		return false, fmt.Errorf("directory %q holds %w, as an interrupted init leaves it", dir, ErrUnfinished)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("reading CA directory %q: %w", dir, err)
+		return false, fmt.Errorf("reading CA directory %q: %w", dir, err)
 	}
 	if len(entries) > 0 {
-		return fmt.Errorf("directory %q is not empty; a new CA needs an empty or new directory", dir)
+		return false, fmt.Errorf("directory %q is not empty; a new CA needs an empty or new directory", dir)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("restricting CA directory %q: %w", dir, err)
+		return false, fmt.Errorf("restricting CA directory %q: %w", dir, err)
 	}
-	return nil
+	return false, nil
 }
 
 func selfSign(key crypto.Signer, subject pkix.Name, o InitOptions) (*x509.Certificate, error) {

@@ -33,4 +33,9 @@
 // reservation and the completed record are atomic but not synced, and [CA.Check] rebuilds them from those files after
 // a power loss. Check also completes or voids pending records and removes
 // temporary files.
+//
+// A revocation is appended to db/revoked.log and synced before its record
+// changes; an append that fails is cut back, so the log holds whole lines
+// only, and Check removes what older versions or a crash left half-written.
+// [Init] writes ca.crt last and removes what it wrote when it fails.
 package ca

@@ -300,8 +300,8 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("Init over a CA = %v; want ErrExists", err)
 	}
 	os.Remove(c.Path("ca.crt"))
-	if _, err := Init(c.Path("."), InitOptions{CommonName: "Again"}); !errors.Is(err, ErrExists) {
-		t.Fatalf("Init over a CA without ca.crt = %v; want ErrExists", err)
+	if _, err := Init(c.Path("."), InitOptions{CommonName: "Again"}); !errors.Is(err, ErrUnfinished) || errors.Is(err, ErrExists) {
+		t.Fatalf("Init over a CA key without ca.crt = %v; want ErrUnfinished", err)
 	}
 	after, _ := os.ReadFile(c.Path("ca.key"))
 	if string(before) != string(after) {

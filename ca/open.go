@@ -34,6 +34,9 @@ type CA struct {
 	Settings Settings
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
+	// wrapLog, when set, wraps the revocation log for appends: tests
+	// inject failing writes through it.
+	wrapLog func(logFile) logFile
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and

@@ -21,6 +21,10 @@ import (
 // size of the database.
 const revlogFile = "db/revoked.log"
 
+// ErrCorruptRevocationLog is returned when a line of the revocation log does
+// not decode; Check repairs what interrupted appends leave.
+var ErrCorruptRevocationLog = errors.New("corrupt revocation log")
+
 // revEvent is one line of the revocation log. Lifted marks the end of a
 // certificateHold (removeFromCRL); the latest line of a serial wins.
 type revEvent struct {
@@ -38,21 +42,89 @@ func eventOf(r *Record) revEvent {
 	return revEvent{Serial: r.Serial, RevokedAt: r.RevokedAt, Reason: r.Reason, NotAfter: r.NotAfter}
 }
 
-// appendRevEvent appends one event to the log and syncs it.
+// appendRevEvent appends one event to the log and syncs it. The append
+// lands whole or not at all: when a write or sync fails (a full disk, say)
+// the log is cut back to where it ended, so that the next append does not
+// run on from half a line. An unfinished last line left by a crash, which
+// no one was told had landed, is cut off first.
 func (c *CA) appendRevEvent(ev revEvent) error {
 	line, _ := json.Marshal(ev) // a revEvent always marshals
-	f, err := c.dir.root.OpenFile(revlogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	var lf logFile = f
+	if c.wrapLog != nil {
+		lf = c.wrapLog(lf)
+	}
+	if err := appendLine(lf, append(line, '\n'), func() error { return c.dir.SyncDir("db") }); err != nil {
 		return fmt.Errorf("appending to revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing revocation log %q: %w", c.dir.Join(revlogFile), err)
+	return nil
+}
+
+// logFile is what appendLine needs of the revocation log; *os.File has it.
+type logFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Stat() (fs.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+}
+
+// appendLine writes line after the last newline of f, syncs it and calls
+// synced (which syncs the directory). On any failure it truncates f back to
+// that newline, so that f holds only the whole lines it held before.
+func appendLine(f logFile, line []byte, synced func() error) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
 	}
-	return c.dir.SyncDir("db")
+	end, err := wholeLinesEnd(f, info.Size())
+	if err != nil {
+		return err
+	}
+	if end != info.Size() {
+		if err := f.Truncate(end); err != nil {
+			return fmt.Errorf("cutting off an unfinished last line: %w", err)
+		}
+	}
+	_, err = f.WriteAt(line, end)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = synced()
+	}
+	if err == nil {
+		return nil
+	}
+	if terr := f.Truncate(end); terr != nil {
+		return fmt.Errorf("%w; cutting the partial line off failed too (%v), minica check removes it", err, terr)
+	}
+	if serr := f.Sync(); serr != nil {
+		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v)", err, serr)
+	}
+	return err
+}
+
+// wholeLinesEnd returns the offset just after the last newline among the
+// first size bytes of f (0 if there is none).
+func wholeLinesEnd(f io.ReaderAt, size int64) (int64, error) {
+	var buf [512]byte
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		chunk := buf[:end-start]
+		if _, err := f.ReadAt(chunk, start); err != nil {
+			return 0, fmt.Errorf("reading the end of the log: %w", err)
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
 }
 
 // revokedState returns the latest event of every serial that the log
@@ -100,17 +172,17 @@ func (c *CA) latestLogEvents() ([]logEvent, error) {
 			break
 		}
 		if err == bufio.ErrBufferFull {
-			return nil, fmt.Errorf("corrupt revocation log %q: line %d is too long", c.dir.Join(revlogFile), n)
+			return nil, fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading revocation log %q: %w", c.dir.Join(revlogFile), err)
 		}
 		ev, err := parseLogEvent(line)
 		if errors.Is(err, errBadEvent) || n > math.MaxUint32 {
-			return nil, fmt.Errorf("corrupt revocation log %q: line %d", c.dir.Join(revlogFile), n)
+			return nil, fmt.Errorf("%w %q: line %d", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("corrupt revocation log %q: line %d: %w", c.dir.Join(revlogFile), n, err)
+			return nil, fmt.Errorf("%w %q: line %d: %w", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n, err)
 		}
 		ev.line = uint32(n)
 		events = append(events, ev)
@@ -131,16 +203,136 @@ func (c *CA) latestLogEvents() ([]logEvent, error) {
 	return out, nil
 }
 
-// truncatePartialRevEvent drops an unterminated last line of the log and
-// reports whether there was one.
-func (c *CA) truncatePartialRevEvent() (bool, error) {
-	data, err := c.dir.ReadFile(revlogFile)
-	if errors.Is(err, fs.ErrNotExist) || len(data) == 0 || data[len(data)-1] == '\n' {
-		return false, nil
+// eventStart begins every line appendRevEvent writes, and nothing inside one.
+var eventStart = []byte(`{"serial":"`)
+
+// repairRevlog removes from the revocation log what interrupted appends
+// left, reporting each repair in rep. The rule: an append is acknowledged
+// only once its whole line, newline included, is synced, and only then is
+// the record changed. So
+//
+//   - bytes after the last newline were never acknowledged: they go;
+//   - in a line that ends in a whole entry, whatever precedes that entry's
+//     start is the beginning of earlier appends that never reached their
+//     newline (before appends were cut back on failure, the next one ran
+//     on after them): it goes, the entry stays;
+//   - an empty line holds nothing: it goes;
+//   - any other undecodable line that names the serial of a record is
+//     replaced, at the end of the log, by the state of that record, which
+//     was written after every acknowledged append of that serial;
+//   - a line naming no record is reported, and kept.
+func (c *CA) repairRevlog(rep *CheckReport) error {
+	f, err := c.dir.root.Open(revlogFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	if err != nil {
-		return false, err
+		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
-	keep := data[:bytes.LastIndexByte(data, '\n')+1]
-	return true, c.dir.WriteAtomic(revlogFile, keep, 0o644)
+	defer f.Close()
+	fixes := map[int][]byte{} // line number: what replaces it (nil: nothing)
+	var relog []*Record
+	tail := false
+	err = eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
+		if last {
+			tail = true
+			rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
+			return nil
+		}
+		if _, err := parseLogEvent(line); err == nil {
+			return nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			fixes[n] = nil
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the empty line %d of the revocation log", n))
+			return nil
+		}
+		i := bytes.LastIndex(line, eventStart)
+		if i > 0 {
+			if _, err := parseLogEvent(line[i:]); err == nil {
+				fixes[n] = slices.Clone(line[i:])
+				rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the unfinished start of an entry (an interrupted append) from line %d of the revocation log", n))
+				return nil
+			}
+		}
+		if rec := c.recordNamedBy(line, i); rec != nil {
+			fixes[n] = nil
+			relog = append(relog, rec)
+			rep.Repaired = append(rep.Repaired, fmt.Sprintf("replaced the damaged line %d of the revocation log with the state of the record of %s (serial %s)", n, rec.Name, rec.Serial))
+			return nil
+		}
+		rep.Problems = append(rep.Problems, fmt.Sprintf("line %d of the revocation log %q is damaged and names no certificate of this CA: correct or remove it by hand", n, c.dir.Join(revlogFile)))
+		return nil
+	})
+	if errors.Is(err, ErrCorruptRevocationLog) {
+		rep.Problems = append(rep.Problems, err.Error())
+		return nil
+	}
+	if err != nil || (len(fixes) == 0 && !tail) {
+		return err
+	}
+	return c.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(w, 64<<10)
+		err := eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
+			if fix, ok := fixes[n]; ok {
+				line = fix
+			}
+			if last {
+				line = nil
+			}
+			_, err := bw.Write(line)
+			return err
+		})
+		for _, rec := range relog {
+			line, _ := json.Marshal(eventOf(rec))
+			bw.Write(append(line, '\n'))
+		}
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// eachLogLine calls fn with every line of r, numbered from 1, newline
+// included; last marks bytes after the last newline. name is for messages.
+func eachLogLine(r io.Reader, name string, fn func(n int, line []byte, last bool) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == io.EOF:
+			if len(line) > 0 {
+				return fn(n, line, true)
+			}
+			return nil
+		case err == bufio.ErrBufferFull:
+			return fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, name, n)
+		case err != nil:
+			return fmt.Errorf("reading revocation log %q: %w", name, err)
+		}
+		if err := fn(n, line, false); err != nil {
+			return err
+		}
+	}
+}
+
+// recordNamedBy returns the record of the serial that starts at line[i:]
+// after eventStart, or nil.
+func (c *CA) recordNamedBy(line []byte, i int) *Record {
+	if i < 0 || len(line[i+len(eventStart):]) < 32 {
+		return nil
+	}
+	serial, err := ParseSerial(string(line[i+len(eventStart):][:32]))
+	if err != nil {
+		return nil
+	}
+	rec, err := c.Record(serial)
+	if err != nil || rec.Serial != string(line[i+len(eventStart):][:32]) {
+		return nil
+	}
+	return rec
 }

@@ -157,10 +157,14 @@ func caHint(err error) string {
 		return "create one with 'minica init --cn NAME', or point --dir / MINICA_DIR at an existing CA"
 	case errors.Is(err, ca.ErrExists):
 		return "choose another --dir; minica never overwrites a CA"
+	case errors.Is(err, ca.ErrUnfinished):
+		return "if no CA was ever completed there, remove the directory and run init again; minica never deletes a CA key"
 	case errors.Is(err, ca.ErrNameTaken):
 		return "revoke it first, pass --force to issue a second one, or choose another name"
 	case errors.Is(err, ca.ErrOutlivesCA):
 		return "pass a shorter --validity"
+	case errors.Is(err, ca.ErrCorruptRevocationLog):
+		return "run 'minica check': it repairs what an interrupted revocation left"
 	}
 	return ""
 }

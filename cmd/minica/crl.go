@@ -155,21 +155,3 @@ func warnStaleCRL(e *env, authority *ca.CA) {
 		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	}
 }
-
-// publishInitialCRL publishes the empty CRL number 1 of a new CA.
-func publishInitialCRL(c *cli.Context, e *env, authority *ca.CA, password []byte) error {
-	authority.Now = e.now
-	unlock, err := authority.Lock(c.Duration("lock-timeout"))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	signer, err := authority.LoadSigner(password)
-	if err != nil {
-		return err
-	}
-	if _, err := authority.PublishCRL(signer, 0); err != nil {
-		return fmt.Errorf("publishing the first CRL: %w", err)
-	}
-	return nil
-}

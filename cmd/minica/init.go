@@ -63,16 +63,15 @@ func runInit(c *cli.Context, e *env) error {
 		}
 	}
 	opts.Now = e.now
+	// A CRL exists from the first day, so that servers can check revocation
+	// at once; Init publishes it before the CA certificate, so that a failed
+	// init leaves no CA without one.
+	opts.FirstCRL = true
 	authority, err := ca.Init(dir, opts)
 	if err != nil {
 		return err
 	}
 	defer authority.Close()
-	// A CRL exists from the first day, so that servers can check revocation
-	// at once (crl.go).
-	if err := publishInitialCRL(c, e, authority, opts.Password); err != nil {
-		return err
-	}
 	return printInit(c, e, authority, opts.Password != nil)
 }
 

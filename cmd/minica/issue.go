@@ -130,34 +130,41 @@ func runIssue(c *cli.Context, e *env, p ca.Profile) error {
 	if err != nil {
 		return err
 	}
-	if err := issueLocked(c, e, req); err != nil {
+	issued, err := issueAndPrint(c, e, req)
+	if err != nil {
 		return err
 	}
-	return e.writeIssuedP12(c, p12, req.Name)
+	return e.writeIssuedP12(c, p12, issued.Record)
 }
 
 // issueLocked validates the request, locks the CA, loads its key and issues.
 func issueLocked(c *cli.Context, e *env, req ca.Request) error {
+	_, err := issueAndPrint(c, e, req)
+	return err
+}
+
+// issueAndPrint is issueLocked returning what it issued.
+func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 	if err := ca.ValidateName(req.Name); err != nil {
-		return usagef(c, "%v", err)
+		return nil, usagef(c, "%v", err)
 	}
 	authority, unlock, err := lockCA(c, e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	signer, err := loadSigner(c, e, authority)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	issued, err := authority.Issue(signer, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if req.KeyType == ca.Ed25519 && req.Profile == ca.Client {
 		warnf(e.stderr, "browsers cannot use Ed25519 client certificates")
 	}
-	return printIssued(c, e, issued)
+	return issued, printIssued(c, e, issued)
 }
 
 // loadSigner loads the CA key, asking for its password only when needed.

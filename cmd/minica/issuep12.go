@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
@@ -46,23 +49,49 @@ func (e *env) prepareIssueP12(c *cli.Context, name string) (*p12Out, error) {
 	return o, nil
 }
 
-// writeIssuedP12 bundles the certificate just issued under name.
-func (e *env) writeIssuedP12(c *cli.Context, o *p12Out, name string) error {
+// writeIssuedP12 bundles the certificate just issued. The certificate
+// exists whatever happens here, so a failure says so, with its serial and
+// the export command that writes the bundle again.
+func (e *env) writeIssuedP12(c *cli.Context, o *p12Out, rec *ca.Record) error {
 	if o == nil {
 		return nil
 	}
+	if err := e.bundleIssued(c, o, rec); err != nil {
+		return withHint(fmt.Errorf("issued %s certificate %q (serial %s), but writing its bundle failed: %w", rec.Profile, rec.Name, rec.Serial, err),
+			"the certificate is valid and recorded; export the bundle again with '%s'", exportAgain(c, rec.Name))
+	}
+	return nil
+}
+
+func (e *env) bundleIssued(c *cli.Context, o *p12Out, rec *ca.Record) error {
 	authority, err := openCA(c, e)
 	if err != nil {
 		return err
 	}
 	defer authority.Close()
-	rec, err := exportRecord(authority, name, e)
-	if err != nil {
-		return err
-	}
 	leaf, err := authority.LoadLeaf(rec)
 	if err != nil {
 		return err
 	}
 	return e.writeP12(o, leaf.Key, leaf.Cert, leaf.Chain)
+}
+
+// exportAgain is the `minica export p12` command line that writes the
+// bundle the --p12 flags of issue asked for.
+func exportAgain(c *cli.Context, name string) string {
+	args := []string{"minica export p12", name}
+	for _, f := range [][2]string{{"p12-profile", "profile"}, {"p12-out", "out"}, {"p12-password-file", "password-file"}, {"p12-password-out", "password-out"}} {
+		if c.IsSet(f[0]) {
+			args = append(args, "--"+f[1], shellQuote(c.String(f[0])))
+		}
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
