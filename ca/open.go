@@ -34,6 +34,10 @@ type CA struct {
 	Settings Settings
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
+	// crashAfter, set only by tests, is called after each file PublishCRL
+	// writes; an error stops PublishCRL there, leaving the disk as a kill
+	// at that point would.
+	crashAfter func(file string) error
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and
