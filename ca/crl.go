@@ -46,7 +46,7 @@ type CRLInfo struct {
 //
 // thisUpdate is Now(); nextUpdate is thisUpdate plus lifetime, or plus the
 // CA's CRL lifetime setting when lifetime is 0. The CRL number is the
-// signing time in nanoseconds since 1970, raised if need be to one more than
+// signing time in milliseconds since 1970, raised if need be to one more than
 // both the number file and the published CRL (see nextCRLNumber). The number
 // file is written first, then crl.pem (what web servers read), then crl.der
 // (what minica reads): after a crash between the two, minica sees the older
@@ -144,14 +144,15 @@ func (c *CA) crashed(file string) error {
 }
 
 // nextCRLNumber returns the number of a CRL signed at now: now in
-// nanoseconds since 1970, or one more than the larger of the number file and
-// the published CRL's number when that is greater (a missing file counts as
-// 0). Numbers taken from the clock keep growing after an older copy of the
-// directory is restored, so that servers holding a later CRL accept the
+// milliseconds since 1970, or one more than the larger of the number file
+// and the published CRL's number when that is greater (a missing file counts
+// as 0). Numbers taken from the clock keep growing after an older copy of
+// the directory is restored, so that servers holding a later CRL accept the
 // next one (they refuse a lower number, RFC 5280 5.2.3); the counter keeps
-// them growing when the clock goes back. A publish takes far longer than a
-// nanosecond, so the counter never runs ahead of a clock that is right.
-// Until 2262 the number fits in 8 octets, well within the 20 allowed.
+// them growing when the clock goes back, or when several CRLs are signed in
+// one millisecond. Milliseconds, not finer, keep the number exact where it
+// becomes a float64 (Prometheus metrics, JSON readers), and within 6 octets
+// for ages, well within the 20 allowed.
 func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
 	last := new(big.Int)
 	data, err := c.dir.ReadFile(crlNumberFile)
@@ -171,7 +172,7 @@ func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
 		last = published
 	}
 	last.Add(last, big.NewInt(1))
-	if fromClock := big.NewInt(now.UnixNano()); fromClock.Cmp(last) > 0 {
+	if fromClock := big.NewInt(now.UnixMilli()); fromClock.Cmp(last) > 0 {
 		return fromClock, nil
 	}
 	return last, nil

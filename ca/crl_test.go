@@ -44,8 +44,8 @@ func TestPublishCRL(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PublishCRL() error = %v", err)
 	}
-	if info.Number.Int64() != start.UnixNano() || info.Entries != 3 || !info.NextUpdate.Equal(start.Add(DefaultCRLLifetime)) {
-		t.Errorf("PublishCRL() = number %v, %d entries, next %v; want %d, 3, %v", info.Number, info.Entries, info.NextUpdate, start.UnixNano(), start.Add(DefaultCRLLifetime))
+	if info.Number.Int64() != start.UnixMilli() || info.Entries != 3 || !info.NextUpdate.Equal(start.Add(DefaultCRLLifetime)) {
+		t.Errorf("PublishCRL() = number %v, %d entries, next %v; want %d, 3, %v", info.Number, info.Entries, info.NextUpdate, start.UnixMilli(), start.Add(DefaultCRLLifetime))
 	}
 	certlint.RevocationList(t, info.DER)
 	crl, err := c.LoadCRL()
@@ -79,8 +79,8 @@ func TestPublishCRL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Number.Int64() != later.UnixNano() || info.Entries != 2 || info.NextUpdate.Sub(info.ThisUpdate) != time.Hour {
-		t.Errorf("second CRL: number %v, %d entries, lifetime %v; want %d, 2, 1h", info.Number, info.Entries, info.NextUpdate.Sub(info.ThisUpdate), later.UnixNano())
+	if info.Number.Int64() != later.UnixMilli() || info.Entries != 2 || info.NextUpdate.Sub(info.ThisUpdate) != time.Hour {
+		t.Errorf("second CRL: number %v, %d entries, lifetime %v; want %d, 2, 1h", info.Number, info.Entries, info.NextUpdate.Sub(info.ThisUpdate), later.UnixMilli())
 	}
 	c.Now = fixedClock(start.Add(-time.Hour))
 	if err := os.Remove(filepath.Join(c.Dir().Path(), crlNumberFile)); err != nil {
@@ -90,8 +90,8 @@ func TestPublishCRL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Number.Int64() != later.UnixNano()+1 {
-		t.Errorf("CRL number after losing the number file = %v; want %d, one above the published CRL", info.Number, later.UnixNano()+1)
+	if info.Number.Int64() != later.UnixMilli()+1 {
+		t.Errorf("CRL number after losing the number file = %v; want %d, one above the published CRL", info.Number, later.UnixMilli()+1)
 	}
 	// Revocations later than the clock are listed at thisUpdate.
 	got, err := x509.ParseRevocationList(info.DER)
