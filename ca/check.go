@@ -1,7 +1,10 @@
 package ca
 
 import (
+	"bytes"
+	"crypto"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/revoke"
 )
 
 // CheckReport is what Check found and did.
@@ -19,18 +23,30 @@ type CheckReport struct {
 	Problems []string // what is wrong and could not be repaired
 }
 
-// Check verifies the CA directory and repairs what an interrupted issuance
-// leaves: it removes temporary files, completes pending records whose
-// certificate reached the disk, voids the others, and recreates the record of
-// any certificate found without one. It never deletes a record or a
-// certificate. The caller must hold the lock.
-func (c *CA) Check() (*CheckReport, error) {
+// CheckOptions are the inputs of CheckWith.
+type CheckOptions struct {
+	// Signer, if set, is called for the CA key when the published CRL lacks
+	// revocations that the revocation log holds; a CRL is then published.
+	// Without it, or when it fails, they are reported as a problem.
+	Signer func() (crypto.Signer, error)
+}
+
+// Check is CheckWith without a signer: it reports revocations missing from
+// the CRL but cannot publish them.
+func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) }
+
+// CheckWith verifies the CA directory and repairs what an interrupted
+// issuance, revocation or publish leaves: it removes temporary files,
+// completes pending records whose certificate reached the disk, voids the
+// others, recreates the record of any certificate found without one, makes
+// crl.pem and crl.der hold the same CRL (the later one), and publishes a
+// CRL when the published one lacks revocations of the log and o.Signer
+// gives the CA key. It never deletes a record or a certificate. The caller
+// must hold the lock.
+func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	rep := &CheckReport{}
 	if _, err := c.readKeyFile(); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
-	}
-	if _, err := c.LoadCRL(); err != nil {
-		rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
 	}
 	if err := c.checkCerts(rep); err != nil {
 		return nil, err
@@ -38,10 +54,102 @@ func (c *CA) Check() (*CheckReport, error) {
 	if err := c.checkRecords(rep); err != nil {
 		return nil, err
 	}
+	crl, err := c.checkCRLFiles(rep)
+	if err != nil {
+		return nil, err
+	}
+	if crl != nil {
+		if err := c.checkUnpublished(rep, crl, o.Signer); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.removeTemps("."); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// checkCRLFiles makes crl.pem and crl.der agree, and returns the CRL they
+// hold, or nil (reported) when neither holds a CRL of this CA. PublishCRL
+// writes crl.pem first, so after a crash crl.pem can be newer than
+// crl.der; a copy written by hand or an older minica can be either. The
+// file with the higher CRL number wins, and a missing or unreadable one is
+// rewritten from the other.
+func (c *CA) checkCRLFiles(rep *CheckReport) (*revoke.CRL, error) {
+	derCRL, derErr := c.LoadCRL()
+	derData, _ := c.dir.ReadFile(CRLDERFile)
+	var pemCRL *revoke.CRL
+	var pemDER []byte
+	pemData, pemErr := c.dir.ReadFile(CRLPEMFile)
+	if pemErr == nil {
+		block, _ := pem.Decode(pemData)
+		if block == nil || block.Type != "X509 CRL" {
+			pemErr = errors.New("no X509 CRL PEM block")
+		} else if pemCRL, pemErr = revoke.ParseCRL(block.Bytes, c.Cert); pemErr == nil {
+			pemDER = block.Bytes
+		}
+	}
+	switch {
+	case derErr != nil && pemErr != nil:
+		rep.Problems = append(rep.Problems, derErr.Error()+" (publish one with minica crl)")
+		return nil, nil
+	case derErr == nil && pemErr == nil && bytes.Equal(derData, pemDER):
+		return derCRL, nil
+	case pemErr != nil || (derErr == nil && derCRL.Number().Cmp(pemCRL.Number()) >= 0):
+		if err := c.writePEMAtomic(CRLPEMFile, derData); err != nil {
+			return nil, err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLPEMFile, CRLDERFile, derCRL.Number()))
+		return derCRL, nil
+	default:
+		if err := c.dir.WriteAtomic(CRLDERFile, pemDER, 0o644); err != nil {
+			return nil, err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLDERFile, CRLPEMFile, pemCRL.Number()))
+		return pemCRL, nil
+	}
+}
+
+// checkUnpublished reports the revocations of the log that crl lacks, and
+// publishes a CRL that lists them when signer gives the CA key.
+func (c *CA) checkUnpublished(rep *CheckReport, crl *revoke.CRL, signer func() (crypto.Signer, error)) error {
+	serials, err := c.Unpublished(crl)
+	if err != nil || len(serials) == 0 {
+		return nil // an unreadable log is reported by checkRecords
+	}
+	count, list := revocations(len(serials)), serialList(serials)
+	if signer == nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s not yet on the CRL (serial %s): publish them with minica crl", count, list))
+		return nil
+	}
+	s, err := signer()
+	var info *CRLInfo
+	if err == nil {
+		info, err = c.PublishCRL(s, 0)
+	}
+	if err != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s not yet on the CRL (serial %s), and publishing failed: %v", count, list, err))
+		return nil
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("published CRL %s with the %s it lacked (serial %s)", info.Number, count, list))
+	return nil
+}
+
+// revocations says "1 revocation" or "N revocations".
+func revocations(n int) string {
+	if n == 1 {
+		return "1 revocation"
+	}
+	return fmt.Sprintf("%d revocations", n)
+}
+
+// serialList joins the first few serials, saying how many more there are.
+func serialList(serials []string) string {
+	const most = 5
+	if len(serials) <= most {
+		return strings.Join(serials, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(serials[:most], ", "), len(serials)-most)
 }
 
 // checkCerts walks certs/NAME/ directories: temp files go, and a

@@ -148,8 +148,11 @@ func TestCheckRecordsCertificateWithLostKey(t *testing.T) {
 // certificate, and the revocation log (synced first) restores its
 // revocation.
 func TestCheckRebuildsUnreadableRevokedRecord(t *testing.T) {
-	c, _, is := caWithClient(t, "lost")
+	c, signer, is := caWithClient(t, "lost")
 	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PublishCRL(signer, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(c.Path(recordPath(is.Record.Serial)), nil, 0o644); err != nil {

@@ -41,27 +41,34 @@ type CRLInfo struct {
 	PEMFile, DERFile       string // paths, for messages
 }
 
-// PublishCRL signs a new CRL with signer and writes it as crl.der and
-// crl.pem, atomically. The caller must hold the lock (see Lock).
+// PublishCRL signs a new CRL with signer and writes it as crl.pem and
+// crl.der, atomically. The caller must hold the lock (see Lock).
 //
 // thisUpdate is Now(); nextUpdate is thisUpdate plus lifetime, or plus the
-// CA's CRL lifetime setting when lifetime is 0. The CRL number is one more
-// than both the number file and the published CRL, and the number file is
-// written before the CRL: a lost file, a crash or a clock moved back never
-// repeat a number. It lists every revoked certificate except those expired
-// for longer than ExpiredGrace; a revocation recorded after thisUpdate (the
-// clock went back) is listed at thisUpdate.
+// CA's CRL lifetime setting when lifetime is 0. The CRL number is the
+// signing time in milliseconds since 1970, raised if need be to one more than
+// both the number file and the published CRL (see nextCRLNumber). The number
+// file is written first, then crl.pem (what web servers read), then crl.der
+// (what minica reads): after a crash between the two, minica sees the older
+// CRL, reports its revocations as unpublished, and Check makes the pair agree.
+// It lists every revoked certificate except those expired for longer than
+// ExpiredGrace; a revocation recorded after thisUpdate (the clock went back)
+// is listed at thisUpdate.
 func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo, error) {
 	if lifetime == 0 {
 		lifetime = time.Duration(c.Settings.CRLLifetime)
 	}
-	now := c.Now().UTC().Truncate(time.Second)
-	number, err := c.nextCRLNumber()
+	clock := c.Now()
+	now := clock.UTC().Truncate(time.Second)
+	number, err := c.nextCRLNumber(clock)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("saving the CRL number: %w", err)
+	}
+	if err := c.crashed(crlNumberFile); err != nil {
+		return nil, err
 	}
 	events, err := c.revokedState()
 	if err != nil {
@@ -75,10 +82,16 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err != nil {
 		return nil, err
 	}
+	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
+		return nil, err
+	}
+	if err := c.crashed(CRLPEMFile); err != nil {
+		return nil, err
+	}
 	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
 		return nil, err
 	}
-	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
+	if err := c.crashed(CRLDERFile); err != nil {
 		return nil, err
 	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
@@ -122,9 +135,25 @@ func (c *CA) writePEMAtomic(name string, der []byte) error {
 	})
 }
 
-// nextCRLNumber returns one more than the larger of the number file and the
-// published CRL's number; a missing file counts as 0.
-func (c *CA) nextCRLNumber() (*big.Int, error) {
+// crashed calls the test hook crashAfter, if set, after file was written.
+func (c *CA) crashed(file string) error {
+	if c.crashAfter == nil {
+		return nil
+	}
+	return c.crashAfter(file)
+}
+
+// nextCRLNumber returns the number of a CRL signed at now: now in
+// milliseconds since 1970, or one more than the larger of the number file
+// and the published CRL's number when that is greater (a missing file counts
+// as 0). Numbers taken from the clock keep growing after an older copy of
+// the directory is restored, so that servers holding a later CRL accept the
+// next one (they refuse a lower number, RFC 5280 5.2.3); the counter keeps
+// them growing when the clock goes back, or when several CRLs are signed in
+// one millisecond. Milliseconds, not finer, keep the number exact where it
+// becomes a float64 (Prometheus metrics, JSON readers), and within 6 octets
+// for ages, well within the 20 allowed.
+func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
 	last := new(big.Int)
 	data, err := c.dir.ReadFile(crlNumberFile)
 	switch {
@@ -142,7 +171,11 @@ func (c *CA) nextCRLNumber() (*big.Int, error) {
 	if published != nil && published.Cmp(last) > 0 {
 		last = published
 	}
-	return last.Add(last, big.NewInt(1)), nil
+	last.Add(last, big.NewInt(1))
+	if fromClock := big.NewInt(now.UnixMilli()); fromClock.Cmp(last) > 0 {
+		return fromClock, nil
+	}
+	return last, nil
 }
 
 // publishedCRLNumber returns the number of the published CRL, verified as
@@ -179,4 +212,67 @@ func (c *CA) LoadCRL() (*revoke.CRL, error) {
 		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
 	}
 	return crl, nil
+}
+
+// Unpublished returns, in serial order, the serials of the certificates
+// that the revocation log holds revoked but crl does not list with that
+// reason: revocations whose publishing was interrupted (a wrong CA key
+// password, a kill, a full disk). Certificates expired for longer than
+// ExpiredGrace at Now() are left out, as PublishCRL leaves them off.
+func (c *CA) Unpublished(crl *revoke.CRL) ([]string, error) {
+	events, err := c.revokedState()
+	if err != nil {
+		return nil, err
+	}
+	now := c.Now()
+	var out []string
+	serial := new(big.Int)
+	for i := range events {
+		ev := &events[i]
+		if now.Sub(unixTime(ev.notAfter)) > ExpiredGrace {
+			continue
+		}
+		if e, ok := crl.Lookup(serial.SetBytes(ev.serial[:])); !ok || e.Reason != revoke.Reason(ev.reason) {
+			out = append(out, ev.hex())
+		}
+	}
+	return out, nil
+}
+
+// onCRL reports whether the published CRL lists the revoked rec with its
+// reason, or need not list it (expired for longer than ExpiredGrace). A
+// missing or unreadable CRL lists nothing.
+func (c *CA) onCRL(rec *Record) bool {
+	if c.Now().Sub(rec.NotAfter) > ExpiredGrace {
+		return true
+	}
+	crl, err := c.LoadCRL()
+	if err != nil {
+		return false
+	}
+	serial, err := ParseSerial(rec.Serial)
+	if err != nil {
+		return false
+	}
+	e, ok := crl.Lookup(serial)
+	return ok && e.Reason.String() == rec.Reason
+}
+
+// LoggedRevocation returns the revocation of serial as the revocation log
+// holds it, or nil when the log does not hold it revoked. The log is written
+// before the record and the CRL, so it knows of a revocation that an
+// interrupted revoke did not publish.
+func (c *CA) LoggedRevocation(serial *big.Int) (*revoke.Entry, error) {
+	events, err := c.revokedState()
+	if err != nil {
+		return nil, err
+	}
+	s := new(big.Int)
+	for i := range events {
+		ev := &events[i]
+		if s.SetBytes(ev.serial[:]).Cmp(serial) == 0 {
+			return &revoke.Entry{Serial: new(big.Int).Set(serial), RevokedAt: unixTime(ev.revokedAt), Reason: revoke.Reason(ev.reason)}, nil
+		}
+	}
+	return nil, nil
 }

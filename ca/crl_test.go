@@ -44,8 +44,8 @@ func TestPublishCRL(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PublishCRL() error = %v", err)
 	}
-	if info.Number.Int64() != 1 || info.Entries != 3 || !info.NextUpdate.Equal(start.Add(DefaultCRLLifetime)) {
-		t.Errorf("PublishCRL() = number %v, %d entries, next %v; want 1, 3, %v", info.Number, info.Entries, info.NextUpdate, start.Add(DefaultCRLLifetime))
+	if info.Number.Int64() != start.UnixMilli() || info.Entries != 3 || !info.NextUpdate.Equal(start.Add(DefaultCRLLifetime)) {
+		t.Errorf("PublishCRL() = number %v, %d entries, next %v; want %d, 3, %v", info.Number, info.Entries, info.NextUpdate, start.UnixMilli(), start.Add(DefaultCRLLifetime))
 	}
 	certlint.RevocationList(t, info.DER)
 	crl, err := c.LoadCRL()
@@ -73,13 +73,14 @@ func TestPublishCRL(t *testing.T) {
 
 	// Past the grace, the expired certificate leaves the CRL; the clock
 	// going back and a lost number file never repeat a number.
-	c.Now = fixedClock(start.Add(24*time.Hour + ExpiredGrace + time.Second))
+	later := start.Add(24*time.Hour + ExpiredGrace + time.Second)
+	c.Now = fixedClock(later)
 	info, err = c.PublishCRL(signer, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Number.Int64() != 2 || info.Entries != 2 || info.NextUpdate.Sub(info.ThisUpdate) != time.Hour {
-		t.Errorf("second CRL: number %v, %d entries, lifetime %v; want 2, 2, 1h", info.Number, info.Entries, info.NextUpdate.Sub(info.ThisUpdate))
+	if info.Number.Int64() != later.UnixMilli() || info.Entries != 2 || info.NextUpdate.Sub(info.ThisUpdate) != time.Hour {
+		t.Errorf("second CRL: number %v, %d entries, lifetime %v; want %d, 2, 1h", info.Number, info.Entries, info.NextUpdate.Sub(info.ThisUpdate), later.UnixMilli())
 	}
 	c.Now = fixedClock(start.Add(-time.Hour))
 	if err := os.Remove(filepath.Join(c.Dir().Path(), crlNumberFile)); err != nil {
@@ -89,8 +90,8 @@ func TestPublishCRL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Number.Int64() != 3 {
-		t.Errorf("CRL number after losing the number file = %v; want 3", info.Number)
+	if info.Number.Int64() != later.UnixMilli()+1 {
+		t.Errorf("CRL number after losing the number file = %v; want %d, one above the published CRL", info.Number, later.UnixMilli()+1)
 	}
 	// Revocations later than the clock are listed at thisUpdate.
 	got, err := x509.ParseRevocationList(info.DER)

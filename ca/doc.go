@@ -38,4 +38,15 @@
 // changes; an append that fails is cut back, so the log holds whole lines
 // only, and Check removes what older versions or a crash left half-written.
 // [Init] writes ca.crt last and removes what it wrote when it fails.
+//
+// # Revocation and CRLs
+//
+// [CA.Revoke] appends to the revocation log (db/revoked.log) before it
+// changes the record, and [CA.PublishCRL] builds the CRL from the log and
+// writes crlnumber, crl.pem and crl.der in that order. A revocation whose
+// publishing did not finish is what [CA.Unpublished] returns; a repeated
+// Revoke says so (RevokeResult.Unpublished), and [CA.CheckWith] publishes it
+// when given the CA key. CRL numbers come from the signing time in
+// milliseconds, kept strictly increasing, so that they keep growing after
+// an older copy of the directory is restored.
 package ca

@@ -37,6 +37,10 @@ type CA struct {
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
+	// crashAfter, set only by tests, is called after each file PublishCRL
+	// writes; an error stops PublishCRL there, leaving the disk as a kill
+	// at that point would.
+	crashAfter func(file string) error
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and

@@ -25,6 +25,10 @@ type RevokeResult struct {
 	Already bool
 	// Lifted is set when removeFromCRL took the certificate off hold.
 	Lifted bool
+	// Unpublished is set with Already when the published CRL does not list
+	// the revocation (an earlier revoke was interrupted before publishing):
+	// the caller should publish a CRL.
+	Unpublished bool
 }
 
 // Revoke records the revocation of the certificate with serial, at Now()
@@ -33,7 +37,8 @@ type RevokeResult struct {
 // An unknown serial gives an error matching ErrNotFound and changes nothing.
 // Revoking a revoked certificate again is not an error: the record keeps its
 // original time and reason and Already is set (certificateHold can be
-// turned into a final reason, the only change allowed). Expired
+// turned into a final reason, the only change allowed); Unpublished then
+// tells whether the published CRL still lacks the revocation. Expired
 // certificates can be revoked. RemoveFromCRL lifts a certificateHold and
 // makes the certificate valid again; on anything else it gives ErrNotOnHold.
 func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error) {
@@ -60,7 +65,7 @@ func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error
 		return &RevokeResult{Record: rec, Lifted: true}, nil
 	}
 	if rec.Status == StatusRevoked && !(onHold && reason != revoke.CertificateHold) {
-		return &RevokeResult{Record: rec, Already: true}, nil
+		return &RevokeResult{Record: rec, Already: true, Unpublished: !c.onCRL(rec)}, nil
 	}
 	if rec.Status != StatusRevoked {
 		rec.RevokedAt = c.Now().UTC().Truncate(time.Second)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"crypto"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"minica/ca"
 )
 
 func checkCommand(e *env) *cli.Command {
@@ -12,10 +15,12 @@ func checkCommand(e *env) *cli.Command {
 		Usage:     "verify the CA directory and repair what a crash left",
 		ArgsUsage: " ",
 		Description: "Removes temporary files, completes or voids interrupted issuances, and\n" +
-			"recreates missing records. It never deletes a record or a certificate.\n" +
-			"Exit status 1 when a problem remains that it cannot repair.\n\n" +
-			"Example:\n   minica check",
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()}},
+			"recreates missing records. It makes crl.pem and crl.der hold the same CRL, and\n" +
+			"when the CRL lacks revocations (a revoke could not publish) it publishes one,\n" +
+			"asking for the CA key password only then. It never deletes a record or a\n" +
+			"certificate. Exit status 1 when a problem remains that it cannot repair.\n\n" +
+			"Example:\n   minica check\n   minica check --password-file /run/secrets/ca",
+		Flags:  []cli.Flag{passwordFileFlag, &cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()}},
 		Action: func(c *cli.Context) error { return runCheck(c, e) },
 	}
 }
@@ -29,7 +34,7 @@ func runCheck(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	rep, err := authority.Check()
+	rep, err := authority.CheckWith(ca.CheckOptions{Signer: func() (crypto.Signer, error) { return loadSigner(c, e, authority) }})
 	if err != nil {
 		return err
 	}

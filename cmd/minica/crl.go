@@ -140,18 +140,32 @@ func pastHalfLife(this, next, now time.Time) bool {
 	return now.After(this.Add(next.Sub(this) / 2))
 }
 
-// warnStaleCRL warns when the published CRL is past half its lifetime or
-// missing, for commands that do not republish it.
+// warnStaleCRL warns when the published CRL is past half its lifetime,
+// missing, or lacks revocations, for commands that do not republish it.
 func warnStaleCRL(e *env, authority *ca.CA) {
 	crl, err := authority.LoadCRL()
 	switch {
 	case errors.Is(err, ca.ErrNoCRL):
 		warnf(e.stderr, "the CA has no published CRL; run 'minica crl'")
+		return
 	case err != nil:
 		warnf(e.stderr, "%v", err)
+		return
 	case e.now().After(crl.NextUpdate()):
 		warnf(e.stderr, "the published CRL %s expired at %s; clients now refuse every certificate; run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	case pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()):
 		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	}
+	if missing, err := authority.Unpublished(crl); err == nil && len(missing) > 0 {
+		warnf(e.stderr, "%s not yet on the published CRL %s; servers still accept %s; run 'minica crl'",
+			revocations(len(missing)), crl.Number(), map[bool]string{true: "that certificate", false: "those certificates"}[len(missing) == 1])
+	}
+}
+
+// revocations says "1 revocation" or "N revocations".
+func revocations(n int) string {
+	if n == 1 {
+		return "1 revocation"
+	}
+	return fmt.Sprintf("%d revocations", n)
 }

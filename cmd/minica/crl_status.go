@@ -12,18 +12,21 @@ import (
 
 // Exit statuses of `crl status`, for cron jobs and monitoring.
 const (
-	crlFresh   = 0
-	crlDueSoon = 1
-	crlExpired = 2
+	crlFresh       = 0
+	crlDueSoon     = 1
+	crlExpired     = 2
+	crlUnpublished = 3 // the revocation log holds revocations the CRL lacks
 )
 
 func crlStatusCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "tell whether the published CRL is fresh, due soon or expired",
+		Usage:     "tell whether the published CRL is fresh, due soon, expired or lacks revocations",
 		ArgsUsage: " ",
 		Description: "Exit status: 0 fresh, 1 due soon (nextUpdate within --warn), 2 expired, not yet\n" +
-			"valid, missing or unreadable. --warn defaults to half the CRL's lifetime.\n\n" +
+			"valid, missing or unreadable, 3 unpublished: certificates were revoked that the\n" +
+			"CRL does not list yet (a revoke could not publish; run minica crl). --warn\n" +
+			"defaults to half the CRL's lifetime.\n\n" +
 			"Example:\n   minica crl status --warn 48h || mail -s 'CRL' ops@example.com",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "warn", Usage: "report due soon when nextUpdate is closer than this, e.g. 48h"},
@@ -68,6 +71,15 @@ func runCRLStatus(c *cli.Context, e *env) error {
 		state, code = "not-yet-valid", crlExpired
 	case left < 0:
 		state, code = "expired", crlExpired
+	}
+	missing, err := authority.Unpublished(crl)
+	if err != nil {
+		return &exitError{code: crlUnpublished, err: withHint(err, "run 'minica check'")}
+	}
+	switch {
+	case code != crlFresh:
+	case len(missing) > 0:
+		state, code = "unpublished", crlUnpublished
 	case left <= warn:
 		state, code = "due-soon", crlDueSoon
 	}
@@ -75,12 +87,16 @@ func runCRLStatus(c *cli.Context, e *env) error {
 		if err := writeJSON(e.stdout, map[string]any{
 			"state": state, "number": crl.Number().String(), "entries": crl.Len(),
 			"this_update": crl.ThisUpdate(), "next_update": crl.NextUpdate(),
-			"seconds_left": int64(left / time.Second),
+			"seconds_left": int64(left / time.Second), "unpublished": len(missing),
 		}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "%s: CRL %s (%d revoked), next update %s (%s)\n", state, crl.Number(), crl.Len(), day(crl.NextUpdate()), timeLeft(left))
+		var lacks string
+		if len(missing) > 0 {
+			lacks = fmt.Sprintf("; %s not yet on the CRL", revocations(len(missing)))
+		}
+		fmt.Fprintf(e.stdout, "%s: CRL %s (%d revoked), next update %s (%s)%s\n", state, crl.Number(), crl.Len(), day(crl.NextUpdate()), timeLeft(left), lacks)
 	}
 	if code != crlFresh {
 		return &exitError{code: code}

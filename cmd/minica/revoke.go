@@ -21,8 +21,10 @@ func revokeCommand(e *env) *cli.Command {
 		ArgsUsage: "NAME|SERIAL|FILE",
 		Description: "Reasons are the RFC 5280 names, in any case: " + strings.Join(revoke.ReasonNames(), ", ") + ".\n" +
 			"removeFromCRL only lifts a certificateHold. Revoking a revoked certificate again\n" +
-			"changes nothing and exits 0. A name with several unrevoked certificates needs a\n" +
-			"serial, or --all. The CRL is republished in the same locked step unless --no-crl.\n\n" +
+			"changes nothing and exits 0; it republishes the CRL when the published one does\n" +
+			"not list it yet (an earlier revoke could not publish). A name with several\n" +
+			"unrevoked certificates needs a serial, or --all. The CRL is republished in the\n" +
+			"same locked step unless --no-crl.\n\n" +
 			"Example:\n   minica revoke simon --reason keyCompromise\n   minica revoke 5f:3c:9a:... --reason superseded",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "reason", Value: "unspecified", Usage: "the RFC 5280 revocation reason"},
@@ -42,6 +44,8 @@ type revokedJSON struct {
 	Reason    string    `json:"reason,omitempty"`
 	Already   bool      `json:"already_revoked"`
 	Lifted    bool      `json:"hold_lifted"`
+	// Unpublished: already revoked, but the published CRL did not list it.
+	Unpublished bool `json:"was_unpublished,omitempty"`
 }
 
 func runRevoke(c *cli.Context, e *env) error {
@@ -71,11 +75,13 @@ func runRevoke(c *cli.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		changed = changed || !res.Already
+		changed = changed || !res.Already || res.Unpublished
 		rec := res.Record
 		results = append(results, revokedJSON{Name: rec.Name, Serial: rec.Serial, RevokedAt: rec.RevokedAt,
-			Reason: rec.Reason, Already: res.Already, Lifted: res.Lifted})
+			Reason: rec.Reason, Already: res.Already, Lifted: res.Lifted, Unpublished: res.Unpublished})
 		switch {
+		case res.Already && res.Unpublished:
+			fmt.Fprintf(e.stderr, "minica: %s (serial %s) was already revoked at %s (%s), but the published CRL does not list it yet\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
 		case res.Already:
 			fmt.Fprintf(e.stderr, "minica: %s (serial %s) was already revoked at %s (%s)\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
 		case res.Lifted && !c.Bool("json"):
@@ -87,7 +93,7 @@ func runRevoke(c *cli.Context, e *env) error {
 	var info *ca.CRLInfo
 	if changed && !c.Bool("no-crl") {
 		if info, err = publishLocked(c, e, authority, 0); err != nil {
-			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run minica crl): %w", err)
+			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run this command again, or minica crl): %w", err)
 		}
 	} else {
 		warnStaleCRL(e, authority)

@@ -23,7 +23,8 @@ func verifyCommand(e *env) *cli.Command {
 		Description: "Checks, in order: the CA's published CRL verifies and is current at --at, the\n" +
 			"certificate is signed by the CA, it is valid at --at, it is not a CA\n" +
 			"(basicConstraints CA:TRUE), its extended key usage includes --purpose, and\n" +
-			"the CRL does not list it. Without --purpose, a\n" +
+			"the CRL does not list it. A certificate of the CA that the revocation log\n" +
+			"holds revoked is revoked, whatever the CRL says. Without --purpose, a\n" +
 			"certificate for serverAuth only is checked as a server, anything else as a\n" +
 			"client. Prints one verdict line; exit status 0 only when the certificate is valid.\n\n" +
 			"Example:\n   minica verify simon.crt\n   minica verify web1 --purpose server --at 2030-01-01T00:00:00Z --json",
@@ -80,6 +81,11 @@ func runVerify(c *cli.Context, e *env) error {
 		v.CRLNumber = crl.Number().String()
 	}
 	err = revoke.VerifyCertificate(cert, opts)
+	if logged, lerr := loggedRevocation(authority, cert, opts.CRL, err); lerr != nil {
+		return lerr
+	} else if logged != nil {
+		err = logged
+	}
 	var ve *revoke.VerifyError
 	switch {
 	case err == nil:
@@ -105,6 +111,35 @@ func runVerify(c *cli.Context, e *env) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// loggedRevocation returns a revoked verdict when cert is signed by the CA
+// and the revocation log holds it revoked, unless verdict already refuses
+// it for something other than the CRL; else nil. The log is written before
+// the CRL, so it knows of a revocation that an interrupted revoke did not
+// publish.
+func loggedRevocation(authority *ca.CA, cert *x509.Certificate, crl *revoke.CRL, verdict error) (*revoke.VerifyError, error) {
+	var ve *revoke.VerifyError
+	if verdict != nil && !errors.As(verdict, &ve) {
+		return nil, nil
+	}
+	switch {
+	case ve == nil, ve.Reason == revoke.ReasonCRLMissing, ve.Reason == revoke.ReasonCRLExpired, ve.Reason == revoke.ReasonCRLNotYetValid:
+	default:
+		return nil, nil
+	}
+	if cert.CheckSignatureFrom(authority.Cert) != nil {
+		return nil, nil
+	}
+	e, err := authority.LoggedRevocation(cert.SerialNumber)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	detail := fmt.Sprintf("serial %x revoked at %s (%s)", cert.SerialNumber, e.RevokedAt.UTC().Format(time.RFC3339), e.Reason)
+	if crl == nil || !crl.IsRevoked(cert.SerialNumber) {
+		detail += "; the published CRL does not list it yet: run 'minica crl'"
+	}
+	return &revoke.VerifyError{Reason: revoke.ReasonRevoked, Revocation: e, Detail: detail}, nil
 }
 
 // verifyTarget reads the certificate to check: a file, or the certificate
