@@ -40,6 +40,15 @@ func ParseProfile(s string) (Profile, error) {
 // skew between the CA and relying parties.
 const Backdate = 5 * time.Minute
 
+// leafValidity returns the notBefore and notAfter of a leaf issued at now
+// for lifetime. The lifetime counts from the backdated notBefore, so that
+// notAfter - notBefore never exceeds it: a server certificate of 825 days
+// must stay within Apple's 825-day limit (support.apple.com/HT210176).
+func leafValidity(now time.Time, lifetime time.Duration) (notBefore, notAfter time.Time) {
+	notBefore = now.Add(-Backdate)
+	return notBefore, notBefore.Add(lifetime)
+}
+
 // Request asks for a leaf certificate. Name is the certificate's name in the
 // CA directory; CommonName defaults to Name.
 type Request struct {
