@@ -54,6 +54,41 @@ func TestProfilesAgainstOpenSSLAndZlint(t *testing.T) {
 	}
 }
 
+// TestConstrainedProfilesAgainstOpenSSL issues both profiles for every key
+// type under a name-constrained CA and checks that `openssl verify -purpose`
+// accepts each: OpenSSL checks the subject's emailAddress against the
+// constraints and refuses one that is not an IA5String (error 53), which
+// nginx, Apache and HAProxy report as a failed client certificate.
+func TestConstrainedProfilesAgainstOpenSSL(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	c, signer := newTestCA(t, InitOptions{PermittedDNS: []string{"example.com"}, PermittedEmails: []string{"example.com"}})
+	for _, kt := range KeyTypes {
+		if testing.Short() && kt == RSA4096 {
+			continue
+		}
+		for _, p := range []Profile{Server, Client} {
+			name := strings.ReplaceAll(string(kt)+"-"+string(p), "_", "-")
+			t.Run(name, func(t *testing.T) {
+				req := Request{Name: name, Profile: p, KeyType: kt, DNSNames: []string{"host.example.com"}}
+				purpose := "sslserver"
+				if p == Client {
+					req = Request{Name: name, Profile: p, KeyType: kt, Emails: []string{"user@example.com"}, EmailInSubject: true}
+					purpose = "sslclient"
+				}
+				is, err := c.Issue(signer, req)
+				if err != nil {
+					t.Fatalf("Issue: %v", err)
+				}
+				certlint.Certificate(t, is.Cert.Raw)
+				opensslVerify(t, openssl, c.CertFile(), is.CertFile, purpose, true)
+			})
+		}
+	}
+}
+
 func opensslVerify(t *testing.T, openssl, caFile, certFile, purpose string, wantOK bool) {
 	t.Helper()
 	out, err := exec.Command(openssl, "verify", "-CAfile", caFile, "-purpose", purpose, certFile).CombinedOutput()

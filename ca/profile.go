@@ -151,8 +151,10 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 		OrganizationalUnit: r.OrganizationalUnit,
 	}
 	if r.Profile == Client && r.EmailInSubject && len(r.Emails) > 0 {
+		// emailAddress is an IA5String (RFC 5280 appendix A.1); Go would
+		// write a UTF8String, which OpenSSL refuses under name constraints.
 		subject.ExtraNames = append(subject.ExtraNames, pkix.AttributeTypeAndValue{
-			Type: oidEmailAddress, Value: r.Emails[0],
+			Type: oidEmailAddress, Value: asn1.RawValue{Tag: asn1.TagIA5String, Bytes: []byte(r.Emails[0])},
 		})
 	}
 	t := &x509.Certificate{

@@ -1,7 +1,11 @@
 package ca
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/x509"
+	"encoding/asn1"
 	"testing"
 	"time"
 )
@@ -60,4 +64,67 @@ func TestServerLifetimeWithinAppleLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// RFC 5280 (appendix A.1) and PKCS #9 give the subject's emailAddress the
+// syntax IA5String; OpenSSL refuses any other under a name-constrained CA
+// (X509_V_ERR_UNSUPPORTED_NAME_SYNTAX, error 53).
+func TestSubjectEmailIsIA5String(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	csrKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{"generated key", Request{Name: "alice", Profile: Client, Emails: []string{"alice@example.com"}, EmailInSubject: true}},
+		{"CSR key", Request{Name: "bob", Profile: Client, Emails: []string{"bob@example.com", "b@example.com"}, EmailInSubject: true, PublicKey: csrKey.Public()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			is, err := c.Issue(signer, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for _, atv := range subjectAttributes(t, is.Cert.RawSubject) {
+				if !atv.Type.Equal(oidEmailAddress) {
+					continue
+				}
+				found++
+				if v := atv.Value; v.Class != asn1.ClassUniversal || v.Tag != asn1.TagIA5String || string(v.Bytes) != tt.req.Emails[0] {
+					t.Errorf("emailAddress is class %d tag %d %q; want an IA5String (tag %d) %q", v.Class, v.Tag, v.Bytes, asn1.TagIA5String, tt.req.Emails[0])
+				}
+			}
+			if found != 1 {
+				t.Errorf("subject %s has %d emailAddress attributes; want 1", is.Record.Subject, found)
+			}
+		})
+	}
+}
+
+// attribute is one AttributeTypeAndValue of a DER name, its value undecoded.
+type attribute struct {
+	Type  asn1.ObjectIdentifier
+	Value asn1.RawValue
+}
+
+// subjectAttributes returns the attributes of the DER name, in order.
+func subjectAttributes(t *testing.T, name []byte) []attribute {
+	t.Helper()
+	var rdns []asn1.RawValue
+	if rest, err := asn1.Unmarshal(name, &rdns); err != nil || len(rest) > 0 {
+		t.Fatalf("parsing name: %v", err)
+	}
+	var all []attribute
+	for _, set := range rdns {
+		var atvs []attribute
+		if _, err := asn1.UnmarshalWithParams(set.FullBytes, &atvs, "set"); err != nil {
+			t.Fatalf("parsing name: %v", err)
+		}
+		all = append(all, atvs...)
+	}
+	return all
 }
