@@ -3,6 +3,7 @@ package ca
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +85,36 @@ func TestConstrainedProfilesAgainstOpenSSL(t *testing.T) {
 				}
 				certlint.Certificate(t, is.Cert.Raw)
 				opensslVerify(t, openssl, c.CertFile(), is.CertFile, purpose, true)
+			})
+		}
+	}
+}
+
+// TestConstraintsBindHandSignedLeavesInOpenSSL checks that `openssl verify`
+// refuses a leaf signed with the CA key past minica's checks when one of its
+// names is of a type the constrained CA does not permit: an IP address, an
+// email or a URI under --permit-dns only, a DNS name under --permit-email.
+func TestConstraintsBindHandSignedLeavesInOpenSSL(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	dir := t.TempDir()
+	for j, ca := range handSignedCAs(t) {
+		c, signer := newTestCA(t, ca.opts)
+		for i, tt := range ca.leaves {
+			t.Run(ca.name+"/"+tt.name, func(t *testing.T) {
+				leaf := signLeaf(t, c, signer, tt.leaf)
+				file := filepath.Join(dir, fmt.Sprintf("leaf%d-%d.pem", j, i))
+				if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := exec.Command(openssl, "verify", "-CAfile", c.CertFile(), "-attime", fmt.Sprint(leaf.NotBefore.Unix()), file).CombinedOutput()
+				if ok := err == nil; ok != tt.wantOK {
+					t.Errorf("openssl verify: ok = %v; want %v\n%s", ok, tt.wantOK, out)
+				} else if !tt.wantOK && !strings.Contains(string(out), "subtree violation") {
+					t.Errorf("openssl verify refused for another reason than a name constraint:\n%s", out)
+				}
 			})
 		}
 	}
