@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 )
 
@@ -100,8 +101,7 @@ func permitOrExclude(permitted []string) (permit, exclude []string) {
 // unconstrained. Where Go and OpenSSL match differently, it takes the
 // stricter.
 func checkNameConstraints(ca *x509.Certificate, leaf *x509.Certificate) error {
-	dns := nameConstraint{kind: "DNS name", plural: "DNS names", what: "DNS domains",
-		permitted: ca.PermittedDNSDomains, excluded: ca.ExcludedDNSDomains, match: matchDNS}
+	dns := dnsConstraint(ca)
 	email := nameConstraint{kind: "email", plural: "emails", what: "email domains",
 		permitted: ca.PermittedEmailAddresses, excluded: ca.ExcludedEmailAddresses, match: matchEmail}
 	// OpenSSL matches a URI domain without a leading dot exactly, Go also
@@ -144,6 +144,27 @@ func checkNameConstraints(ca *x509.Certificate, leaf *x509.Certificate) error {
 		}
 	}
 	return nil
+}
+
+// fitServerCommonName drops the common name of a server certificate without
+// DNS names under a CA that constrains DNS names, unless it is within them:
+// GnuTLS checks such a certificate's common name as a DNS name, whatever it
+// looks like, and OpenSSL one that looks like a host name, so either would
+// refuse it. The names stay in the subjectAltName, which Go marks critical
+// when the subject is left empty (RFC 5280 4.2.1.6).
+func fitServerCommonName(ca, tmpl *x509.Certificate) {
+	cn := tmpl.Subject.CommonName
+	if cn == "" || len(tmpl.DNSNames) > 0 || !slices.Contains(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		return
+	}
+	if dns := dnsConstraint(ca); dns.check(cn, cn) != nil {
+		tmpl.Subject.CommonName = ""
+	}
+}
+
+func dnsConstraint(ca *x509.Certificate) nameConstraint {
+	return nameConstraint{kind: "DNS name", plural: "DNS names", what: "DNS domains",
+		permitted: ca.PermittedDNSDomains, excluded: ca.ExcludedDNSDomains, match: matchDNS}
 }
 
 // nameConstraint is the permitted and excluded subtrees of one name type.

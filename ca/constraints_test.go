@@ -118,7 +118,10 @@ func handSignedCAs(t testing.TB) []struct {
 	}{
 		{"DNS only", InitOptions{PermittedDNS: []string{"example.com"}}, handSignedLeaves(t)},
 		{"email only", InitOptions{PermittedEmails: []string{"example.com"}}, []handSigned{
-			{"email inside", x509.Certificate{EmailAddresses: []string{"alice@example.com"}}, true},
+			// A client certificate: GnuTLS checks the common name of one
+			// that may serve TLS and has no DNS name against the DNS
+			// constraints.
+			{"email inside", x509.Certificate{EmailAddresses: []string{"alice@example.com"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, true},
 			{"DNS", x509.Certificate{DNSNames: []string{"www.example.com"}}, false},
 			{"DNS in the marker domain", x509.Certificate{DNSNames: []string{"x.none.invalid"}}, false},
 		}},
@@ -148,7 +151,8 @@ func handSignedLeaves(t testing.TB) []handSigned {
 	}
 }
 
-// signLeaf signs a copy of tmpl with the CA key, bypassing Issue.
+// signLeaf signs a copy of tmpl with the CA key, bypassing Issue; its
+// extended key usages default to serverAuth and clientAuth.
 func signLeaf(t testing.TB, c *CA, signer crypto.Signer, tmpl x509.Certificate) *x509.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -163,7 +167,9 @@ func signLeaf(t testing.TB, c *CA, signer crypto.Signer, tmpl x509.Certificate) 
 	tmpl.Subject = pkix.Name{CommonName: "leaf"}
 	tmpl.NotBefore, tmpl.NotAfter = c.Cert.NotBefore, c.Cert.NotBefore.Add(24*time.Hour)
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	if tmpl.ExtKeyUsage == nil {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, &tmpl, c.Cert, key.Public(), signer)
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +285,61 @@ func countRecords(t *testing.T, c *CA) int {
 		n++
 	}
 	return n
+}
+
+// A server certificate without DNS names loses its common name under a CA
+// that constrains DNS names, unless the name is within them: GnuTLS checks
+// such a certificate's common name as a DNS name, and OpenSSL one that
+// looks like a host name.
+func TestIPOnlyServerCommonName(t *testing.T) {
+	ip := []net.IP{net.ParseIP("10.0.0.5")}
+	tests := []struct {
+		name   string
+		opts   InitOptions
+		req    Request
+		wantCN string
+	}{
+		{"IP only CA", InitOptions{PermittedIPs: []*net.IPNet{cidr(t, "10.0.0.0/8")}}, Request{Name: "db", Profile: Server, IPs: ip}, ""},
+		{"name outside the DNS domains", InitOptions{PermittedDNS: []string{"example.com"}, PermittedIPs: []*net.IPNet{cidr(t, "10.0.0.0/8")}},
+			Request{Name: "db.internal", Profile: Server, IPs: ip}, ""},
+		{"name inside the DNS domains", InitOptions{PermittedDNS: []string{"example.com"}, PermittedIPs: []*net.IPNet{cidr(t, "10.0.0.0/8")}},
+			Request{Name: "db.example.com", Profile: Server, IPs: ip}, "db.example.com"},
+		{"with organization", InitOptions{PermittedIPs: []*net.IPNet{cidr(t, "10.0.0.0/8")}}, Request{Name: "db", Profile: Server, IPs: ip, Organization: []string{"Acme"}}, ""},
+		{"unconstrained", InitOptions{}, Request{Name: "db", Profile: Server, IPs: ip}, "db"},
+		{"with a DNS name", InitOptions{PermittedDNS: []string{"example.com"}}, Request{Name: "db", Profile: Server, DNSNames: []string{"db.example.com"}}, "db"},
+		{"client", InitOptions{PermittedIPs: []*net.IPNet{cidr(t, "10.0.0.0/8")}}, Request{Name: "alice", Profile: Client}, "alice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, signer := newTestCA(t, tt.opts)
+			is, err := c.Issue(signer, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			certlint.Certificate(t, is.Cert.Raw)
+			if got := is.Cert.Subject.CommonName; got != tt.wantCN {
+				t.Errorf("common name %q; want %q", got, tt.wantCN)
+			}
+			if got, want := is.Record.Name, tt.req.Name; got != want {
+				t.Errorf("record name %q; want %q", got, want)
+			}
+			if len(is.Cert.Subject.Names) == 0 && !sanCritical(is.Cert) {
+				t.Error("empty subject without a critical subjectAltName")
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(c.Cert)
+			if _, err := is.Cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: is.Cert.NotBefore, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+				t.Errorf("Verify() = %v", err)
+			}
+		})
+	}
+}
+
+func sanCritical(cert *x509.Certificate) bool {
+	for _, e := range cert.Extensions {
+		if e.Id.Equal([]int{2, 5, 29, 17}) {
+			return e.Critical
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,13 +92,18 @@ func TestConstrainedProfilesAgainstOpenSSL(t *testing.T) {
 }
 
 // TestConstraintsBindHandSignedLeavesInOpenSSL checks that `openssl verify`
-// refuses a leaf signed with the CA key past minica's checks when one of its
-// names is of a type the constrained CA does not permit: an IP address, an
-// email or a URI under --permit-dns only, a DNS name under --permit-email.
+// and GnuTLS's `certtool --verify` refuse a leaf signed with the CA key past
+// minica's checks when one of its names is of a type the constrained CA does
+// not permit: an IP address, an email or a URI under --permit-dns only, a
+// DNS name under --permit-email only.
 func TestConstraintsBindHandSignedLeavesInOpenSSL(t *testing.T) {
 	openssl, err := exec.LookPath("openssl")
 	if err != nil {
 		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	certtool, err := exec.LookPath("certtool")
+	if err != nil {
+		t.Fatal("certtool is required (Debian package gnutls-bin)")
 	}
 	dir := t.TempDir()
 	for j, ca := range handSignedCAs(t) {
@@ -115,8 +121,51 @@ func TestConstraintsBindHandSignedLeavesInOpenSSL(t *testing.T) {
 				} else if !tt.wantOK && !strings.Contains(string(out), "subtree violation") {
 					t.Errorf("openssl verify refused for another reason than a name constraint:\n%s", out)
 				}
+				out, err = exec.Command(certtool, "--verify", "--load-ca-certificate", c.CertFile(), "--infile", file).CombinedOutput()
+				if ok := err == nil; ok != tt.wantOK {
+					t.Errorf("certtool --verify: ok = %v; want %v\n%s", ok, tt.wantOK, out)
+				} else if !tt.wantOK && !strings.Contains(string(out), "violates the signer's constraints") {
+					t.Errorf("certtool --verify refused for another reason than a name constraint:\n%s", out)
+				}
 			})
 		}
+	}
+}
+
+// TestIPOnlyServerUnderConstrainedCA checks that OpenSSL and GnuTLS accept
+// a server certificate with an IP address only under a constrained CA:
+// GnuTLS checks its common name against the DNS constraints.
+func TestIPOnlyServerUnderConstrainedCA(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	certtool, err := exec.LookPath("certtool")
+	if err != nil {
+		t.Fatal("certtool is required (Debian package gnutls-bin)")
+	}
+	_, tenNet, _ := net.ParseCIDR("10.0.0.0/8")
+	for _, tt := range []struct {
+		name string
+		opts InitOptions
+	}{
+		{"IP only", InitOptions{PermittedIPs: []*net.IPNet{tenNet}}},
+		{"DNS and IP", InitOptions{PermittedDNS: []string{"example.com"}, PermittedIPs: []*net.IPNet{tenNet}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, signer := newTestCA(t, tt.opts)
+			for _, name := range []string{"db", "db.internal"} {
+				is, err := c.Issue(signer, Request{Name: name, Profile: Server, IPs: []net.IP{net.ParseIP("10.0.0.5")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opensslVerify(t, openssl, c.CertFile(), is.CertFile, "sslserver", true)
+				out, err := exec.Command(certtool, "--verify", "--load-ca-certificate", c.CertFile(), "--infile", is.CertFile).CombinedOutput()
+				if err != nil {
+					t.Errorf("certtool --verify %s: %v\n%s", name, err, out)
+				}
+			}
+		})
 	}
 }
 

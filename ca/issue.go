@@ -67,6 +67,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
+	fitServerCommonName(c.Cert, tmpl)
 	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
 		return nil, err
 	}
