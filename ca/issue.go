@@ -45,7 +45,8 @@ type Issued struct {
 // the database before signing, so a certificate never exists on disk without
 // a record. The certificate is valid from Now()-Backdate (not before the
 // CA's notBefore) for req.Validity, the backdate included, and never beyond
-// the CA's notAfter.
+// the CA's notAfter. A name outside the CA's name constraints is refused
+// (see checkNameConstraints).
 func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	uris, err := req.normalize(c.Settings)
 	if err != nil {

@@ -22,7 +22,7 @@ func initCommand(e *env) *cli.Command {
 			"every name type, and verifiers enforce it. A type without a --permit-* of\n" +
 			"its own is excluded: a CA made with --permit-dns alone certifies no IP\n" +
 			"address, email or URI. minica refuses to issue a name outside them.\n\n" +
-			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal",
+			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal --permit-email acme.com",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cn", Usage: "the CA's common name (required)"},
 			&cli.StringFlag{Name: "org", Usage: "organization (O)"},
