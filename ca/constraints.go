@@ -4,8 +4,55 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 )
+
+// noNames is the subtree that excludes a whole name type from a constrained
+// CA: it is both permitted and excluded, so no name of its type is within
+// the permitted subtrees and outside the excluded ones, however a verifier
+// matches it. An excluded empty name would do for Go, but OpenSSL matches
+// no email or URI with it. It lies under the reserved top-level domain
+// "invalid" (RFC 6761 section 6.4), so no real name is in it even for a
+// verifier that ignored the exclusion; zlint wants a URI constraint to be a
+// fully qualified domain name, so it has two labels.
+const noNames = "none.invalid"
+
+// constrained reports whether o asks for any name constraint.
+func (o *InitOptions) constrained() bool {
+	return len(o.PermittedDNS)+len(o.PermittedEmails)+len(o.PermittedURIs)+len(o.PermittedIPs) > 0
+}
+
+// validateConstraints checks the permitted subtrees of o.
+func (o *InitOptions) validateConstraints() error {
+	for _, d := range o.PermittedDNS {
+		if err := validateDomainConstraint("DNS", d); err != nil {
+			return err
+		}
+	}
+	for _, e := range o.PermittedEmails {
+		if err := validateEmailConstraint(e); err != nil {
+			return err
+		}
+	}
+	for _, d := range o.PermittedURIs {
+		if err := validateDomainConstraint("URI", strings.TrimPrefix(d, ".")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateDomainConstraint checks a permitted DNS or URI domain.
+func validateDomainConstraint(kind, d string) error {
+	if strings.HasPrefix(d, "*.") {
+		return fmt.Errorf("permitted %s domain %q: want a domain such as example.com, without a wildcard", kind, d)
+	}
+	if err := ValidateDNSName(d); err != nil {
+		return fmt.Errorf("permitted %s domain: %w", kind, err)
+	}
+	return nil
+}
 
 // validateEmailConstraint checks a permitted email constraint: a mailbox
 // (user@example.com), a host (example.com) or a domain (.example.com).
@@ -19,29 +66,150 @@ func validateEmailConstraint(c string) error {
 	return nil
 }
 
-// checkNameConstraints refuses a leaf whose SANs fall outside the CA's
-// permitted subtrees (RFC 5280 4.2.1.10), before anything is signed.
+// setNameConstraints writes the critical name constraints of o into the CA
+// template (RFC 5280 4.2.1.10). When any is given, every name type without
+// a permitted subtree is excluded: IP addresses by 0.0.0.0/0 and ::/0, the
+// others by noNames.
+func setNameConstraints(tmpl *x509.Certificate, o InitOptions) {
+	if !o.constrained() {
+		return
+	}
+	tmpl.PermittedDNSDomainsCritical = true
+	tmpl.PermittedDNSDomains, tmpl.ExcludedDNSDomains = permitOrExclude(o.PermittedDNS)
+	tmpl.PermittedEmailAddresses, tmpl.ExcludedEmailAddresses = permitOrExclude(o.PermittedEmails)
+	tmpl.PermittedURIDomains, tmpl.ExcludedURIDomains = permitOrExclude(o.PermittedURIs)
+	tmpl.PermittedIPRanges = o.PermittedIPs
+	if len(o.PermittedIPs) == 0 {
+		tmpl.ExcludedIPRanges = []*net.IPNet{
+			{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
+			{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)},
+		}
+	}
+}
+
+func permitOrExclude(permitted []string) (permit, exclude []string) {
+	if len(permitted) == 0 {
+		return []string{noNames}, []string{noNames}
+	}
+	return permitted, nil
+}
+
+// checkNameConstraints refuses a leaf with a name that a verifier would
+// refuse under the CA's name constraints (RFC 5280 4.2.1.10), before
+// anything is signed. It follows the CA certificate: a CA created before
+// minica excluded the name types without a permitted subtree leaves them
+// unconstrained. Where Go and OpenSSL match differently, it takes the
+// stricter.
 func checkNameConstraints(ca *x509.Certificate, leaf *x509.Certificate) error {
-	if len(ca.PermittedDNSDomains) > 0 {
-		for _, name := range leaf.DNSNames {
-			if !anyMatch(ca.PermittedDNSDomains, name, matchDNS) {
-				return fmt.Errorf("DNS name %q is outside the CA's permitted DNS domains (%s)", name, strings.Join(ca.PermittedDNSDomains, ", "))
-			}
+	dns := dnsConstraint(ca)
+	email := nameConstraint{kind: "email", plural: "emails", what: "email domains",
+		permitted: ca.PermittedEmailAddresses, excluded: ca.ExcludedEmailAddresses, match: matchEmail}
+	// OpenSSL matches a URI domain without a leading dot exactly, Go also
+	// its subdomains.
+	uri := nameConstraint{kind: "URI", plural: "URIs", what: "URI domains",
+		permitted: ca.PermittedURIDomains, excluded: ca.ExcludedURIDomains, match: matchURIHost, matchExcluded: matchDNS}
+	for _, name := range leaf.DNSNames {
+		if err := dns.check(name, name); err != nil {
+			return err
 		}
 	}
-	if len(ca.PermittedEmailAddresses) > 0 {
-		for _, email := range leaf.EmailAddresses {
-			if !anyMatch(ca.PermittedEmailAddresses, email, matchEmail) {
-				return fmt.Errorf("email %q is outside the CA's permitted email domains (%s)", email, strings.Join(ca.PermittedEmailAddresses, ", "))
-			}
+	// OpenSSL checks a common name that looks like a host name as a DNS
+	// name when the certificate has none (NAME_CONSTRAINTS_check_CN).
+	if cn := leaf.Subject.CommonName; len(leaf.DNSNames) == 0 && looksLikeHostName(cn) {
+		if err := dns.check(cn, cn); err != nil {
+			return fmt.Errorf("common name%s: OpenSSL checks a common name that looks like a host name against the DNS constraints when the certificate has no DNS name; pass a common name without a dot",
+				strings.TrimPrefix(err.Error(), "DNS name"))
 		}
 	}
-	if len(ca.PermittedIPRanges) > 0 {
-		for _, ip := range leaf.IPAddresses {
-			if !ipPermitted(ca.PermittedIPRanges, ip) {
-				return fmt.Errorf("IP address %s is outside the CA's permitted IP ranges", ip)
-			}
+	for _, e := range leaf.EmailAddresses {
+		if err := email.check(e, e); err != nil {
+			return err
 		}
+	}
+	for _, u := range leaf.URIs {
+		if len(uri.permitted)+len(uri.excluded) == 0 {
+			break
+		}
+		host := u.Hostname()
+		if host == "" || net.ParseIP(host) != nil {
+			return fmt.Errorf("URI %q has no host name to check against the CA's URI constraints", u)
+		}
+		if err := uri.check(u.String(), host); err != nil {
+			return err
+		}
+	}
+	for _, ip := range leaf.IPAddresses {
+		if err := checkIP(ca, ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fitServerCommonName drops the common name of a server certificate without
+// DNS names under a CA that constrains DNS names, unless it is within them:
+// GnuTLS checks such a certificate's common name as a DNS name, whatever it
+// looks like, and OpenSSL one that looks like a host name, so either would
+// refuse it. The names stay in the subjectAltName, which Go marks critical
+// when the subject is left empty (RFC 5280 4.2.1.6).
+func fitServerCommonName(ca, tmpl *x509.Certificate) {
+	cn := tmpl.Subject.CommonName
+	if cn == "" || len(tmpl.DNSNames) > 0 || !slices.Contains(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		return
+	}
+	if dns := dnsConstraint(ca); dns.check(cn, cn) != nil {
+		tmpl.Subject.CommonName = ""
+	}
+}
+
+func dnsConstraint(ca *x509.Certificate) nameConstraint {
+	return nameConstraint{kind: "DNS name", plural: "DNS names", what: "DNS domains",
+		permitted: ca.PermittedDNSDomains, excluded: ca.ExcludedDNSDomains, match: matchDNS}
+}
+
+// nameConstraint is the permitted and excluded subtrees of one name type.
+type nameConstraint struct {
+	kind, plural, what  string // "DNS name", "DNS names", "DNS domains"
+	permitted, excluded []string
+	// match tells whether constraint c covers name (lowercase), for the
+	// permitted subtrees and, without matchExcluded, the excluded ones.
+	match, matchExcluded func(c, name string) bool
+}
+
+// check refuses name (shown as shown) if it is not within the permitted
+// subtrees or is within an excluded one.
+func (nc nameConstraint) check(shown, name string) error {
+	if len(nc.excluded) == 1 && nc.excluded[0] == noNames && len(nc.permitted) == 1 && nc.permitted[0] == noNames {
+		return fmt.Errorf("%s %q is outside the CA's name constraints, which permit no %s (a CA created with --permit-* permits only the name types it names)", nc.kind, shown, nc.plural)
+	}
+	if len(nc.permitted) > 0 && !anyMatch(nc.permitted, name, nc.match) {
+		return fmt.Errorf("%s %q is outside the CA's permitted %s (%s)", nc.kind, shown, nc.what, strings.Join(nc.permitted, ", "))
+	}
+	matchExcluded := nc.matchExcluded
+	if matchExcluded == nil {
+		matchExcluded = nc.match
+	}
+	if anyMatch(nc.excluded, name, matchExcluded) {
+		return fmt.Errorf("%s %q is within the CA's excluded %s (%s)", nc.kind, shown, nc.what, strings.Join(nc.excluded, ", "))
+	}
+	return nil
+}
+
+func checkIP(ca *x509.Certificate, ip net.IP) error {
+	for _, r := range ca.ExcludedIPRanges {
+		if r.Contains(ip) {
+			if ones, _ := r.Mask.Size(); ones == 0 {
+				return fmt.Errorf("IP address %s is outside the CA's name constraints, which permit no IP addresses (a CA created with --permit-* permits only the name types it names)", ip)
+			}
+			return fmt.Errorf("IP address %s is within the CA's excluded IP range %s", ip, r)
+		}
+	}
+	if len(ca.PermittedIPRanges) > 0 && !ipPermitted(ca.PermittedIPRanges, ip) {
+		ranges := make([]string, len(ca.PermittedIPRanges))
+		for i, r := range ca.PermittedIPRanges {
+			ranges[i] = r.String()
+		}
+		return fmt.Errorf("IP address %s is outside the CA's permitted IP ranges (%s)", ip, strings.Join(ranges, ", "))
 	}
 	return nil
 }
@@ -56,13 +224,25 @@ func anyMatch(constraints []string, name string, match func(c, name string) bool
 }
 
 // matchDNS: "example.com" permits itself and every subdomain; ".example.com"
-// only subdomains.
+// only subdomains; "" every name (RFC 5280, Go and OpenSSL agree).
 func matchDNS(c, name string) bool {
 	name = strings.TrimPrefix(name, "*.")
+	if c == "" {
+		return true
+	}
 	if strings.HasPrefix(c, ".") {
 		return strings.HasSuffix(name, c)
 	}
 	return name == c || strings.HasSuffix(name, "."+c)
+}
+
+// matchURIHost: "example.com" permits that host only, ".example.com" its
+// subdomains (RFC 5280; OpenSSL's reading).
+func matchURIHost(c, host string) bool {
+	if strings.HasPrefix(c, ".") {
+		return len(host) > len(c) && strings.HasSuffix(host, c)
+	}
+	return host == c
 }
 
 // matchEmail: "user@example.com" permits that mailbox, "example.com" every
@@ -85,4 +265,25 @@ func ipPermitted(ranges []*net.IPNet, ip net.IP) bool {
 		}
 	}
 	return false
+}
+
+// looksLikeHostName tells whether OpenSSL takes a common name for a DNS
+// name: letters, digits, '_', '-' and '.', with at least two labels, and no
+// '.' or '-' first, last or next to a '.'.
+func looksLikeHostName(cn string) bool {
+	dot := false
+	for i := 0; i < len(cn); i++ {
+		c := cn[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		case i == 0 || i == len(cn)-1:
+			return false
+		case c == '-':
+		case c == '.' && cn[i+1] != '.' && cn[i+1] != '-' && cn[i-1] != '-':
+			dot = true
+		default:
+			return false
+		}
+	}
+	return dot
 }

@@ -39,9 +39,11 @@ type InitOptions struct {
 	// Password encrypts the CA key; nil stores it unencrypted.
 	Password []byte
 	// Permitted name constraints: DNS domains, email domains or addresses,
-	// and IP ranges. Empty means unconstrained.
+	// URI host domains and IP ranges. All empty means unconstrained; with
+	// any set, the name types left empty are excluded (see constraints.go).
 	PermittedDNS    []string
 	PermittedEmails []string
+	PermittedURIs   []string
 	PermittedIPs    []*net.IPNet
 	Settings        Settings
 	Now             func() time.Time // nil means time.Now
@@ -202,17 +204,7 @@ func (o *InitOptions) subject() (pkix.Name, error) {
 		}
 		n.Country = []string{o.Country}
 	}
-	for _, d := range o.PermittedDNS {
-		if err := ValidateDNSName(d); err != nil {
-			return n, fmt.Errorf("permitted DNS domain: %w", err)
-		}
-	}
-	for _, e := range o.PermittedEmails {
-		if err := validateEmailConstraint(e); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return n, o.validateConstraints()
 }
 
 // prepareDir makes sure dir exists with mode 0700 and holds no CA, and
@@ -264,12 +256,7 @@ func selfSign(key crypto.Signer, subject pkix.Name, o InitOptions) (*x509.Certif
 		MaxPathLenZero:        true,
 		SubjectKeyId:          ski,
 	}
-	if len(o.PermittedDNS)+len(o.PermittedEmails)+len(o.PermittedIPs) > 0 {
-		tmpl.PermittedDNSDomainsCritical = true
-		tmpl.PermittedDNSDomains = o.PermittedDNS
-		tmpl.PermittedEmailAddresses = o.PermittedEmails
-		tmpl.PermittedIPRanges = o.PermittedIPs
-	}
+	setNameConstraints(tmpl, o)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, fmt.Errorf("signing CA certificate: %w", err)

@@ -3,6 +3,8 @@ package ca
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +53,119 @@ func TestProfilesAgainstOpenSSLAndZlint(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestConstrainedProfilesAgainstOpenSSL issues both profiles for every key
+// type under a name-constrained CA and checks that `openssl verify -purpose`
+// accepts each: OpenSSL checks the subject's emailAddress against the
+// constraints and refuses one that is not an IA5String (error 53), which
+// nginx, Apache and HAProxy report as a failed client certificate.
+func TestConstrainedProfilesAgainstOpenSSL(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	c, signer := newTestCA(t, InitOptions{PermittedDNS: []string{"example.com"}, PermittedEmails: []string{"example.com"}})
+	for _, kt := range KeyTypes {
+		if testing.Short() && kt == RSA4096 {
+			continue
+		}
+		for _, p := range []Profile{Server, Client} {
+			name := strings.ReplaceAll(string(kt)+"-"+string(p), "_", "-")
+			t.Run(name, func(t *testing.T) {
+				req := Request{Name: name, Profile: p, KeyType: kt, DNSNames: []string{"host.example.com"}}
+				purpose := "sslserver"
+				if p == Client {
+					req = Request{Name: name, Profile: p, KeyType: kt, Emails: []string{"user@example.com"}, EmailInSubject: true}
+					purpose = "sslclient"
+				}
+				is, err := c.Issue(signer, req)
+				if err != nil {
+					t.Fatalf("Issue: %v", err)
+				}
+				certlint.Certificate(t, is.Cert.Raw)
+				opensslVerify(t, openssl, c.CertFile(), is.CertFile, purpose, true)
+			})
+		}
+	}
+}
+
+// TestConstraintsBindHandSignedLeavesInOpenSSL checks that `openssl verify`
+// and GnuTLS's `certtool --verify` refuse a leaf signed with the CA key past
+// minica's checks when one of its names is of a type the constrained CA does
+// not permit: an IP address, an email or a URI under --permit-dns only, a
+// DNS name under --permit-email only.
+func TestConstraintsBindHandSignedLeavesInOpenSSL(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	certtool, err := exec.LookPath("certtool")
+	if err != nil {
+		t.Fatal("certtool is required (Debian package gnutls-bin)")
+	}
+	dir := t.TempDir()
+	for j, ca := range handSignedCAs(t) {
+		c, signer := newTestCA(t, ca.opts)
+		for i, tt := range ca.leaves {
+			t.Run(ca.name+"/"+tt.name, func(t *testing.T) {
+				leaf := signLeaf(t, c, signer, tt.leaf)
+				file := filepath.Join(dir, fmt.Sprintf("leaf%d-%d.pem", j, i))
+				if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := exec.Command(openssl, "verify", "-CAfile", c.CertFile(), "-attime", fmt.Sprint(leaf.NotBefore.Unix()), file).CombinedOutput()
+				if ok := err == nil; ok != tt.wantOK {
+					t.Errorf("openssl verify: ok = %v; want %v\n%s", ok, tt.wantOK, out)
+				} else if !tt.wantOK && !strings.Contains(string(out), "subtree violation") {
+					t.Errorf("openssl verify refused for another reason than a name constraint:\n%s", out)
+				}
+				out, err = exec.Command(certtool, "--verify", "--load-ca-certificate", c.CertFile(), "--infile", file).CombinedOutput()
+				if ok := err == nil; ok != tt.wantOK {
+					t.Errorf("certtool --verify: ok = %v; want %v\n%s", ok, tt.wantOK, out)
+				} else if !tt.wantOK && !strings.Contains(string(out), "violates the signer's constraints") {
+					t.Errorf("certtool --verify refused for another reason than a name constraint:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// TestIPOnlyServerUnderConstrainedCA checks that OpenSSL and GnuTLS accept
+// a server certificate with an IP address only under a constrained CA:
+// GnuTLS checks its common name against the DNS constraints.
+func TestIPOnlyServerUnderConstrainedCA(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatal("openssl is required (Debian package openssl)")
+	}
+	certtool, err := exec.LookPath("certtool")
+	if err != nil {
+		t.Fatal("certtool is required (Debian package gnutls-bin)")
+	}
+	_, tenNet, _ := net.ParseCIDR("10.0.0.0/8")
+	for _, tt := range []struct {
+		name string
+		opts InitOptions
+	}{
+		{"IP only", InitOptions{PermittedIPs: []*net.IPNet{tenNet}}},
+		{"DNS and IP", InitOptions{PermittedDNS: []string{"example.com"}, PermittedIPs: []*net.IPNet{tenNet}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, signer := newTestCA(t, tt.opts)
+			for _, name := range []string{"db", "db.internal"} {
+				is, err := c.Issue(signer, Request{Name: name, Profile: Server, IPs: []net.IP{net.ParseIP("10.0.0.5")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opensslVerify(t, openssl, c.CertFile(), is.CertFile, "sslserver", true)
+				out, err := exec.Command(certtool, "--verify", "--load-ca-certificate", c.CertFile(), "--infile", is.CertFile).CombinedOutput()
+				if err != nil {
+					t.Errorf("certtool --verify %s: %v\n%s", name, err, out)
+				}
+			}
+		})
 	}
 }
 

@@ -44,7 +44,9 @@ type Issued struct {
 // written; on a validation error nothing changes. The serial is reserved in
 // the database before signing, so a certificate never exists on disk without
 // a record. The certificate is valid from Now()-Backdate (not before the
-// CA's notBefore) for req.Validity, and never beyond the CA's notAfter.
+// CA's notBefore) for req.Validity, the backdate included, and never beyond
+// the CA's notAfter. A name outside the CA's name constraints is refused
+// (see checkNameConstraints).
 func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	uris, err := req.normalize(c.Settings)
 	if err != nil {
@@ -66,6 +68,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
+	fitServerCommonName(c.Cert, tmpl)
 	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
 		return nil, err
 	}
@@ -114,11 +117,10 @@ func (c *CA) validity(now time.Time, lifetime time.Duration) (time.Time, time.Ti
 	if now.Before(c.Cert.NotBefore) {
 		return time.Time{}, time.Time{}, fmt.Errorf("the system clock (%s) is before the CA's notBefore (%s): check the clock", now.Format(time.RFC3339), c.Cert.NotBefore.UTC().Format(time.RFC3339))
 	}
-	notBefore := now.Add(-Backdate)
+	notBefore, notAfter := leafValidity(now, lifetime)
 	if notBefore.Before(c.Cert.NotBefore) {
-		notBefore = c.Cert.NotBefore
+		notBefore, notAfter = c.Cert.NotBefore, c.Cert.NotBefore.Add(lifetime)
 	}
-	notAfter := now.Add(lifetime)
 	if notAfter.After(c.Cert.NotAfter) {
 		return time.Time{}, time.Time{}, fmt.Errorf("%w: validity %s would end on %s, after the CA certificate expires on %s",
 			ErrOutlivesCA, FormatDuration(lifetime), notAfter.Format(time.RFC3339), c.Cert.NotAfter.UTC().Format(time.RFC3339))

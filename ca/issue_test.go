@@ -27,7 +27,7 @@ func TestIssueValidity(t *testing.T) {
 	if got, want := is.Cert.NotBefore, start.Add(time.Hour-Backdate); !got.Equal(want) {
 		t.Errorf("NotBefore = %v; want %v", got, want)
 	}
-	if got, want := is.Cert.NotAfter, start.Add(time.Hour+DefaultClientValidity); !got.Equal(want) {
+	if got, want := is.Cert.NotAfter, start.Add(time.Hour-Backdate+DefaultClientValidity); !got.Equal(want) {
 		t.Errorf("NotAfter = %v; want %v", got, want)
 	}
 
@@ -38,7 +38,7 @@ func TestIssueValidity(t *testing.T) {
 		wantErr string
 	}{
 		{"server default outlives CA", start.Add(400 * 24 * time.Hour), Request{Name: "web", Profile: Server},
-			"certificate would outlive the CA: validity 825d would end on 2033-05-11T03:04:05Z, after the CA certificate expires on 2032-01-02T03:04:05Z"},
+			"certificate would outlive the CA: validity 825d would end on 2033-05-11T02:59:05Z, after the CA certificate expires on 2032-01-02T03:04:05Z"},
 		{"explicit validity outlives CA", start, Request{Name: "c", Profile: Client, Validity: 3 * 365 * 24 * time.Hour},
 			"certificate would outlive the CA"},
 		{"clock before CA", start.Add(-time.Hour), Request{Name: "c", Profile: Client},

@@ -40,6 +40,15 @@ func ParseProfile(s string) (Profile, error) {
 // skew between the CA and relying parties.
 const Backdate = 5 * time.Minute
 
+// leafValidity returns the notBefore and notAfter of a leaf issued at now
+// for lifetime. The lifetime counts from the backdated notBefore, so that
+// notAfter - notBefore never exceeds it: a server certificate of 825 days
+// must stay within Apple's 825-day limit (support.apple.com/HT210176).
+func leafValidity(now time.Time, lifetime time.Duration) (notBefore, notAfter time.Time) {
+	notBefore = now.Add(-Backdate)
+	return notBefore, notBefore.Add(lifetime)
+}
+
 // Request asks for a leaf certificate. Name is the certificate's name in the
 // CA directory; CommonName defaults to Name.
 type Request struct {
@@ -142,8 +151,10 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 		OrganizationalUnit: r.OrganizationalUnit,
 	}
 	if r.Profile == Client && r.EmailInSubject && len(r.Emails) > 0 {
+		// emailAddress is an IA5String (RFC 5280 appendix A.1); Go would
+		// write a UTF8String, which OpenSSL refuses under name constraints.
 		subject.ExtraNames = append(subject.ExtraNames, pkix.AttributeTypeAndValue{
-			Type: oidEmailAddress, Value: r.Emails[0],
+			Type: oidEmailAddress, Value: asn1.RawValue{Tag: asn1.TagIA5String, Bytes: []byte(r.Emails[0])},
 		})
 	}
 	t := &x509.Certificate{

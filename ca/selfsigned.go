@@ -12,7 +12,7 @@ import (
 // the cases where no CA is wanted. req is validated as Issue validates a
 // server request (its Profile is forced to Server); the defaults are those
 // of DefaultSettings. The certificate is valid from now-Backdate for
-// req.Validity and is not recorded anywhere.
+// req.Validity, the backdate included, and is not recorded anywhere.
 func SelfSigned(req Request, now time.Time) (*x509.Certificate, crypto.Signer, error) {
 	req.Profile = Server
 	req.PublicKey = nil
@@ -29,7 +29,8 @@ func SelfSigned(req Request, now time.Time) (*x509.Certificate, crypto.Signer, e
 		return nil, nil, err
 	}
 	now = now.UTC().Truncate(time.Second)
-	tmpl, err := req.template(serial, pub, uris, now.Add(-Backdate), now.Add(req.Validity), "")
+	notBefore, notAfter := leafValidity(now, req.Validity)
+	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, "")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,7 +45,7 @@ func TestSelfSigned(t *testing.T) {
 			if strings.Join(cert.DNSNames, ",") != strings.Join(tt.wantDNS, ",") {
 				t.Errorf("DNS names %v; want %v", cert.DNSNames, tt.wantDNS)
 			}
-			if !cert.NotBefore.Equal(now.Add(-Backdate)) || !cert.NotAfter.Equal(now.Add(time.Duration(tt.days)*24*time.Hour)) {
+			if !cert.NotBefore.Equal(now.Add(-Backdate)) || !cert.NotAfter.Equal(now.Add(-Backdate+time.Duration(tt.days)*24*time.Hour)) {
 				t.Errorf("validity %v to %v", cert.NotBefore, cert.NotAfter)
 			}
 			if _, isRSA := key.(*rsa.PrivateKey); isRSA != (tt.req.KeyType == RSA2048) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,7 +18,11 @@ func initCommand(e *env) *cli.Command {
 		ArgsUsage: " ",
 		Description: "Creates the CA key (encrypted with a password unless --no-password) and a\n" +
 			"self-signed CA certificate. It never overwrites an existing CA.\n\n" +
-			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal",
+			"Name constraints: with any --permit-* flag the CA certificate constrains\n" +
+			"every name type, and verifiers enforce it. A type without a --permit-* of\n" +
+			"its own is excluded: a CA made with --permit-dns alone certifies no IP\n" +
+			"address, email or URI. minica refuses to issue a name outside them.\n\n" +
+			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal --permit-email acme.com",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cn", Usage: "the CA's common name (required)"},
 			&cli.StringFlag{Name: "org", Usage: "organization (O)"},
@@ -27,9 +32,10 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "locality", Usage: "locality (L)"},
 			&cli.StringFlag{Name: "key-type", Value: string(ca.ECDSAP256), Usage: "ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"},
 			&cli.StringFlag{Name: "validity", Value: "10y", Usage: "lifetime, e.g. 10y or 3650d"},
-			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit only this DNS domain and its subdomains (repeatable)"},
-			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit only emails at this domain, or this address (repeatable)"},
-			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit only IP addresses in this CIDR range (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit DNS names in this domain and its subdomains (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit emails at this host (.example.com: its subdomains) or this address (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-uri", Usage: "permit URIs whose host is this one (.example.com: its subdomains) (repeatable)"},
+			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit IP addresses in this CIDR range; 0.0.0.0/0 and ::/0 permit all (repeatable)"},
 			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
 			passwordFileFlag,
@@ -72,7 +78,7 @@ func runInit(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
-	return printInit(c, e, authority, opts.Password != nil)
+	return printInit(c, e, authority, opts)
 }
 
 func initOptions(c *cli.Context) (ca.InitOptions, error) {
@@ -98,6 +104,7 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 		Validity:           validity,
 		PermittedDNS:       c.StringSlice("permit-dns"),
 		PermittedEmails:    c.StringSlice("permit-email"),
+		PermittedURIs:      c.StringSlice("permit-uri"),
 	}
 	if u := c.String("crl-url"); u != "" {
 		if err := ca.ValidateCRLURL(u); err != nil {
@@ -116,8 +123,9 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 	return opts, nil
 }
 
-func printInit(c *cli.Context, e *env, authority *ca.CA, encrypted bool) error {
+func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) error {
 	cert := authority.Cert
+	encrypted := opts.Password != nil
 	if c.Bool("json") {
 		return writeJSON(e.stdout, map[string]any{
 			"dir":           authority.Dir().Path(),
@@ -133,6 +141,41 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, encrypted bool) error {
 	fmt.Fprintf(e.stdout, "  key        %s%s\n", formats.KeyType(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
 	fmt.Fprintf(e.stdout, "  serial     %s\n", ca.SerialHex(cert.SerialNumber))
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(cert.NotAfter))
+	if permits := permitsLine(opts); permits != "" {
+		fmt.Fprintf(e.stdout, "  permits    %s\n", permits)
+	}
 	fmt.Fprintf(e.stdout, "  cert       %s\n", authority.CertFile())
 	return nil
+}
+
+// permitsLine sums up the name constraints of opts, such as "DNS
+// example.com; no email, URI or IP names", or "" for an unconstrained CA.
+func permitsLine(opts ca.InitOptions) string {
+	var ips []string
+	for _, n := range opts.PermittedIPs {
+		ips = append(ips, n.String())
+	}
+	var permits, none []string
+	for _, t := range []struct {
+		kind   string
+		values []string
+	}{{"DNS", opts.PermittedDNS}, {"email", opts.PermittedEmails}, {"URI", opts.PermittedURIs}, {"IP", ips}} {
+		if len(t.values) == 0 {
+			none = append(none, t.kind)
+			continue
+		}
+		permits = append(permits, t.kind+" "+strings.Join(t.values, ", "))
+	}
+	if len(permits) == 0 {
+		return ""
+	}
+	if len(none) > 0 {
+		last := len(none) - 1
+		list := none[last]
+		if last > 0 {
+			list = strings.Join(none[:last], ", ") + " or " + list
+		}
+		permits = append(permits, "no "+list+" names")
+	}
+	return strings.Join(permits, "; ")
 }

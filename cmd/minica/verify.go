@@ -152,7 +152,7 @@ func verifyTarget(authority *ca.CA, arg string) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs = slices.DeleteFunc(recs, func(r *ca.Record) bool { return r.Subject == "" })
+	recs = slices.DeleteFunc(recs, func(r *ca.Record) bool { return r.Status == ca.StatusPending || r.Status == ca.StatusVoid })
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%q has no issued certificate", arg)
 	}
