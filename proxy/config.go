@@ -29,6 +29,8 @@ const (
 	DefaultMaxHeaderBytes                = 64 << 10
 	DefaultUpstreamHeaderBytes           = 8 << 10
 	DefaultMaxConns                      = 1024
+	DefaultMaxHandshakes                 = 256
+	DefaultMaxHandshakesPerSource        = 32
 	DefaultUpstreamDialTimeout           = 5 * time.Second
 	DefaultUpstreamResponseHeaderTimeout = 60 * time.Second
 	DefaultExpiringSoon                  = 30 * 24 * time.Hour
@@ -77,7 +79,9 @@ type Config struct {
 	IdleTimeout                   time.Duration // keep-alive idle connections
 	MaxHeaderBytes                int           // inbound request headers, 431 beyond
 	UpstreamHeaderBytes           int           // inbound plus identity headers, 431 beyond
-	MaxConns                      int           // open client connections; more wait in the backlog
+	MaxConns                      int           // client connections past their handshake; more wait in the backlog
+	MaxHandshakes                 int           // connections in their TLS handshake; the oldest idle one is closed beyond
+	MaxHandshakesPerSource        int           // of those, from one IPv4 address or IPv6 /64; more are closed at once
 	UpstreamDialTimeout           time.Duration // connecting to the upstream, 504 beyond
 	UpstreamResponseHeaderTimeout time.Duration // upstream response headers, 504 beyond
 	// ExpiringSoon is the window of the client-certificates-expiring metric.
@@ -109,7 +113,10 @@ func (c *Config) checkLimits() error {
 	sizes := []struct {
 		name string
 		n    int
-	}{{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns}}
+	}{
+		{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns},
+		{"MaxHandshakes", c.MaxHandshakes}, {"MaxHandshakesPerSource", c.MaxHandshakesPerSource},
+	}
 	for _, s := range sizes {
 		if s.n < 0 {
 			return fmt.Errorf("config: %s must not be negative (%d)", s.name, s.n)
@@ -130,15 +137,16 @@ func (c *Config) setDefaults() {
 	def(&c.UpstreamDialTimeout, DefaultUpstreamDialTimeout)
 	def(&c.UpstreamResponseHeaderTimeout, DefaultUpstreamResponseHeaderTimeout)
 	def(&c.ExpiringSoon, DefaultExpiringSoon)
-	if c.MaxHeaderBytes == 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	defInt := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
 	}
-	if c.UpstreamHeaderBytes == 0 {
-		c.UpstreamHeaderBytes = DefaultUpstreamHeaderBytes
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns
-	}
+	defInt(&c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	defInt(&c.UpstreamHeaderBytes, DefaultUpstreamHeaderBytes)
+	defInt(&c.MaxConns, DefaultMaxConns)
+	defInt(&c.MaxHandshakes, DefaultMaxHandshakes)
+	defInt(&c.MaxHandshakesPerSource, DefaultMaxHandshakesPerSource)
 	if c.Log == nil {
 		c.Log = io.Discard
 	}

@@ -43,6 +43,8 @@ func TestNewErrors(t *testing.T) {
 		{name: "no loaders", mod: func(c *Config) { c.LoadCRL = nil }, wantErr: "config: LoadCA, LoadCRL, ParseCRL and LoadCert are required"},
 		{name: "negative conns", mod: func(c *Config) { c.MaxConns = -1 }, wantErr: "config: MaxConns must not be negative (-1)"},
 		{name: "negative timeout", mod: func(c *Config) { c.IdleTimeout = -time.Second }, wantErr: "config: IdleTimeout must not be negative (-1s)"},
+		{name: "negative handshakes", mod: func(c *Config) { c.MaxHandshakes = -1 }, wantErr: "config: MaxHandshakes must not be negative (-1)"},
+		{name: "negative per source", mod: func(c *Config) { c.MaxHandshakesPerSource = -2 }, wantErr: "config: MaxHandshakesPerSource must not be negative (-2)"},
 		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: ErrUnknownProfile},
 		{name: "bad custom header", mod: func(c *Config) { c.CustomHeaders = []string{"X"} }, wantErr: `custom header "X": want NAME=FIELD`},
 		{name: "upstream scheme", mod: func(c *Config) { c.Upstream = "ftp://x" }, wantErr: `upstream "ftp://x": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
