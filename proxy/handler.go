@@ -136,6 +136,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reason := ""
 	var id *Identity
 	defer func() {
+		if reason == "" {
+			reason = rec.reason
+		}
 		p.metrics.request(rec.status, reason)
 		p.log.request(r, id, rec.status, reason, time.Since(start))
 	}()
@@ -286,6 +289,7 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	upstreamErr error
+	reason      string // set by an error handler that refuses the request
 }
 
 func (r *recorder) WriteHeader(code int) {

@@ -92,7 +92,7 @@ func (l *tlsListener) acceptLoop() {
 // admit gives c a handshake slot, or closes it when its source has all of
 // its own; when all slots are taken it closes the oldest handshake.
 func (l *tlsListener) admit(c net.Conn) *clientConn {
-	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr())}
+	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
 	l.mu.Lock()
 	select {
 	case <-l.done:
@@ -258,8 +258,9 @@ func sourceOf(a net.Addr) netip.Prefix {
 }
 
 // clientConn is a raw client connection. It notes whether the client has
-// sent anything (an idle handshake is the first to go) and frees its
-// MaxConns slot, if it took one, on Close.
+// sent anything (an idle handshake is the first to go), bounds every write
+// to WriteTimeout without progress, and frees its MaxConns slot, if it
+// took one, on Close.
 type clientConn struct {
 	net.Conn
 	l      *tlsListener
@@ -269,6 +270,10 @@ type clientConn struct {
 	shed   atomic.Bool   // closed by the listener: no handshake-refused line
 
 	counted atomic.Bool // holds a MaxConns slot
+
+	writeTimeout time.Duration
+	wmu          sync.Mutex
+	deadline     time.Time // set by SetWriteDeadline or SetDeadline
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
@@ -277,6 +282,47 @@ func (c *clientConn) Read(b []byte) (int, error) {
 		c.heard.Store(true)
 	}
 	return n, err
+}
+
+// Write writes b, with a deadline WriteTimeout ahead that moves on as long
+// as the client takes bytes, and never beyond the deadline set by the
+// caller. A client that stops reading is cut after WriteTimeout.
+func (c *clientConn) Write(b []byte) (int, error) {
+	written := 0
+	for {
+		c.wmu.Lock()
+		set := c.deadline
+		c.Conn.SetWriteDeadline(c.effectiveLocked(set))
+		c.wmu.Unlock()
+		n, err := c.Conn.Write(b[written:])
+		written += n
+		var ne net.Error
+		if err == nil || n == 0 || !errors.As(err, &ne) || !ne.Timeout() || !set.IsZero() && !time.Now().Before(set) {
+			return written, err
+		}
+	}
+}
+
+func (c *clientConn) effectiveLocked(set time.Time) time.Time {
+	d := time.Now().Add(c.writeTimeout)
+	if !set.IsZero() && set.Before(d) {
+		return set
+	}
+	return d
+}
+
+func (c *clientConn) SetWriteDeadline(t time.Time) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.deadline = t
+	return c.Conn.SetWriteDeadline(c.effectiveLocked(t))
+}
+
+func (c *clientConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
 }
 
 func (c *clientConn) Close() error {
