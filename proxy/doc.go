@@ -81,11 +81,11 @@
 // its identity headers.
 //
 // Clients without a valid certificate cannot take the slots of those with
-// one: a connection in its TLS handshake holds one of MaxHandshakes slots,
-// and at most MaxHandshakesPerSource from one IPv4 address or IPv6 /64;
-// a connection beyond its source's share is closed at once (a TCP reset),
-// and when all slots are taken a new connection closes the oldest
-// handshake that has sent nothing, else the oldest. Only a connection
+// one: a connection in its TLS handshake holds one of MaxHandshakes
+// slots. Once half of them are taken, a new connection from a source (an
+// IPv4 address or IPv6 /64) with MaxHandshakesPerSource in progress is
+// closed at once (a TCP reset); when all are taken, a new connection
+// closes the oldest handshake that has sent nothing, else the oldest. Only a connection
 // whose handshake succeeded counts against MaxConns; while MaxConns are
 // open, new connections wait in the listen backlog.
 //

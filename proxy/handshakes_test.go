@@ -59,9 +59,9 @@ func (e *env) waitMetric(name, want string) {
 	e.t.Fatalf("metric %q; want %s %s", e.metric(name), name, want)
 }
 
-// TestHandshakeLimits checks that one source cannot hold more than
-// MaxHandshakesPerSource handshakes (more of its connections are closed at
-// once), and that when MaxHandshakes are in progress a new connection
+// TestHandshakeLimits checks that, once half the slots are taken, one
+// source cannot hold more than MaxHandshakesPerSource handshakes (more of
+// its connections are closed at once), and that when MaxHandshakes are in progress a new connection
 // closes the oldest one that has sent nothing.
 func TestHandshakeLimits(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxHandshakes = 4; c.MaxHandshakesPerSource = 2 })
@@ -104,6 +104,39 @@ func TestHandshakeLimits(t *testing.T) {
 	e.waitMetric(`minica_proxy_connections_shed_total{reason="source-limit"}`, "1")
 	e.waitMetric(`minica_proxy_connections_shed_total{reason="handshake-limit"}`, "1")
 	e.waitLog("connections-shed", "reason=source-limit", "remote=127.0.0.2:")
+}
+
+// TestHandshakeBurstFromOneSource checks that the share of a source binds
+// only once half the handshake slots are taken: a burst of one client
+// host passes while slots are plenty.
+func TestHandshakeBurstFromOneSource(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxHandshakes = 8; c.MaxHandshakesPerSource = 2 })
+	var kept []net.Conn
+	for i := range 4 {
+		c, err := dialFrom("127.0.0.2", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		kept = append(kept, c)
+		e.waitMetric("minica_proxy_handshakes_in_progress", string(rune('1'+i)))
+	}
+	fifth, err := dialFrom("127.0.0.2", e.addr)
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatal(err)
+	}
+	if err == nil {
+		defer fifth.Close()
+		if !closedWithin(fifth, 5*time.Second) {
+			t.Fatal("a fifth handshake of 127.0.0.2 was kept with half of MaxHandshakes 8 in progress")
+		}
+	}
+	for _, c := range kept {
+		if closedWithin(c, 50*time.Millisecond) {
+			t.Error("one of the first four handshakes was closed")
+		}
+	}
+	e.waitMetric(`minica_proxy_connections_shed_total{reason="source-limit"}`, "1")
 }
 
 // raiseFileLimit makes room for n more open files, or skips the test.
@@ -157,7 +190,8 @@ const attackEnv = "MINICA_TEST_ATTACK"
 // attack starts, in another process (as attackers are other hosts: they
 // do not share the proxy's scheduler), sockets connections from 127.0.0.2
 // to addr that send nothing, and waits until all have connected once. In
-// mode "reconnecting" each connects again as soon as it is closed. The
+// mode "reconnecting" each connects again as soon as it is closed; in mode
+// "spread" each comes from an address of its own in 127.0.1.0/22. The
 // attack stops when the test ends, or after 30 seconds.
 func attack(t *testing.T, mode, addr string, sockets int) {
 	t.Helper()
@@ -214,7 +248,11 @@ func TestAttackerProcess(t *testing.T) {
 	var connected, reset atomic.Int64
 	var first sync.WaitGroup
 	first.Add(sockets)
-	for range sockets {
+	for n := range sockets {
+		src := "127.0.0.2"
+		if mode == "spread" {
+			src = fmt.Sprintf("127.0.%d.%d", 1+n/200, 2+n%200)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -222,13 +260,13 @@ func TestAttackerProcess(t *testing.T) {
 			defer once()
 			buf := make([]byte, 1)
 			for i := 0; i < 10000 && ctx.Err() == nil; i++ {
-				c, err := dialFrom("127.0.0.2", addr)
+				c, err := dialFrom(src, addr)
 				if err != nil {
 					// The proxy may reset a connection before the dial
 					// returns.
 					reset.Add(1)
 					once()
-					if mode == "idle" {
+					if mode != "reconnecting" {
 						return
 					}
 					continue
@@ -244,7 +282,7 @@ func TestAttackerProcess(t *testing.T) {
 					}
 				}
 				c.Close()
-				if mode == "idle" {
+				if mode != "reconnecting" {
 					<-ctx.Done()
 					return
 				}
@@ -259,8 +297,10 @@ func TestAttackerProcess(t *testing.T) {
 
 // TestHandshakeFloods runs the two attacks of the issue on the default
 // limits: 2,000 sockets that connect and send nothing, and 1,100 that do
-// so again as soon as they are closed. Legitimate clients, from another
-// address, get every request through within a second.
+// so again as soon as they are closed, all from one address; and 2,000
+// idle sockets spread over 2,000 addresses, each within its share.
+// Legitimate clients, from another address, get every request through
+// within a second.
 func TestHandshakeFloods(t *testing.T) {
 	if os.Getenv(attackEnv) != "" {
 		t.Skip("the attacker process")
@@ -269,12 +309,13 @@ func TestHandshakeFloods(t *testing.T) {
 	for _, tt := range []struct {
 		mode    string
 		sockets int
-	}{{"idle", 2000}, {"reconnecting", 1100}} {
+	}{{"idle", 2000}, {"reconnecting", 1100}, {"spread", 2000}} {
 		t.Run(tt.mode, func(t *testing.T) {
 			e := newEnv(t, nil)
 			attack(t, tt.mode, e.addr, tt.sockets)
 			ok, slowest := legitRequests(e, legit)
-			t.Logf("%d of %d legitimate requests through, slowest %s; %s", ok, legit, slowest, e.metric(`minica_proxy_connections_shed_total{reason="source-limit"}`))
+			t.Logf("%d of %d legitimate requests through, slowest %s; shed: %s, %s", ok, legit, slowest,
+				e.metric(`minica_proxy_connections_shed_total{reason="source-limit"}`), e.metric(`minica_proxy_connections_shed_total{reason="handshake-limit"}`))
 			if ok != legit {
 				t.Errorf("%d of %d legitimate requests through within 1s under %d %s sockets", ok, legit, tt.sockets, tt.mode)
 			}

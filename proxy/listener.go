@@ -19,10 +19,10 @@ import (
 //
 // Handshakes and connections have budgets of their own, so that clients
 // without a certificate cannot take the slots of those with one: at most
-// MaxHandshakes in progress, MaxHandshakesPerSource of them from one
-// source (a connection beyond is closed at once), and when MaxHandshakes
-// are in progress a new connection closes the oldest, one that has sent
-// nothing if there is one. Only a connection whose handshake succeeded
+// MaxHandshakes in progress; once half of them are, a new connection from
+// a source with MaxHandshakesPerSource in progress is closed at once; when
+// all are, a new connection closes the oldest, one that has sent nothing
+// if there is one. Only a connection whose handshake succeeded
 // takes one of the MaxConns slots; while they are all taken, new
 // connections wait in the listen backlog.
 type tlsListener struct {
@@ -90,7 +90,8 @@ func (l *tlsListener) acceptLoop() {
 }
 
 // admit gives c a handshake slot, or closes it when its source has all of
-// its own; when all slots are taken it closes the oldest handshake.
+// its share and half the slots are taken; when all slots are taken it
+// closes the oldest handshake.
 func (l *tlsListener) admit(c net.Conn) *clientConn {
 	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
 	l.mu.Lock()
@@ -101,7 +102,9 @@ func (l *tlsListener) admit(c net.Conn) *clientConn {
 		return nil
 	default:
 	}
-	if l.perSource[cc.source] >= l.p.cfg.MaxHandshakesPerSource {
+	// A source's share binds once half the slots are taken: a burst of
+	// one client host (a load test, a NAT) passes while slots are plenty.
+	if l.perSource[cc.source] >= l.p.cfg.MaxHandshakesPerSource && l.shaking.Len() >= l.p.cfg.MaxHandshakes/2 {
 		l.mu.Unlock()
 		l.shed(c, "source-limit")
 		return nil

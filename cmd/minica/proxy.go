@@ -89,7 +89,7 @@ func proxyFlags() []cli.Flag {
 		&cli.IntFlag{Name: "upstream-header-bytes", Value: proxy.DefaultUpstreamHeaderBytes, Usage: "answer 431 when request plus identity headers exceed `N` bytes"},
 		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections past their TLS handshake open; more wait"},
 		&cli.IntFlag{Name: "max-handshakes", Value: proxy.DefaultMaxHandshakes, Usage: "run at most `N` TLS handshakes at once; beyond, close the oldest idle one"},
-		&cli.IntFlag{Name: "max-handshakes-per-source", Value: proxy.DefaultMaxHandshakesPerSource, Usage: "run at most `N` TLS handshakes at once per client address (IPv6: /64); close more at once"},
+		&cli.IntFlag{Name: "max-handshakes-per-source", Value: proxy.DefaultMaxHandshakesPerSource, Usage: "once half of --max-handshakes run, close at once more than `N` from one client address (IPv6: /64)"},
 		&cli.StringFlag{Name: "handshake-timeout", Value: dur(proxy.DefaultHandshakeTimeout), Usage: "close connections whose TLS handshake takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "header-timeout", Value: dur(proxy.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "idle-timeout", Value: dur(proxy.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},

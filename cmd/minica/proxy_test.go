@@ -581,7 +581,7 @@ func TestProxyGCPercent(t *testing.T) {
 func TestProxyProcessLimitFlags(t *testing.T) {
 	t.Parallel()
 	f := newProxyFixture(t)
-	p := f.startProxy(t, "--max-handshakes-per-source", "1", "--body-timeout", "200ms", "--body-min-rate", "1000")
+	p := f.startProxy(t, "--max-handshakes", "2", "--max-handshakes-per-source", "1", "--body-timeout", "200ms", "--body-min-rate", "1000")
 
 	idle, err := net.Dial("tcp", p.addr)
 	if err != nil {
