@@ -29,6 +29,11 @@ const (
 	DefaultMaxHeaderBytes                = 64 << 10
 	DefaultUpstreamHeaderBytes           = 8 << 10
 	DefaultMaxConns                      = 1024
+	DefaultMaxHandshakes                 = 256
+	DefaultMaxHandshakesPerSource        = 32
+	DefaultBodyTimeout                   = 30 * time.Second
+	DefaultBodyMinRate                   = 500
+	DefaultWriteTimeout                  = 30 * time.Second
 	DefaultUpstreamDialTimeout           = 5 * time.Second
 	DefaultUpstreamResponseHeaderTimeout = 60 * time.Second
 	DefaultExpiringSoon                  = 30 * 24 * time.Hour
@@ -77,7 +82,12 @@ type Config struct {
 	IdleTimeout                   time.Duration // keep-alive idle connections
 	MaxHeaderBytes                int           // inbound request headers, 431 beyond
 	UpstreamHeaderBytes           int           // inbound plus identity headers, 431 beyond
-	MaxConns                      int           // open client connections; more wait in the backlog
+	MaxConns                      int           // client connections past their handshake; more wait in the backlog
+	MaxHandshakes                 int           // connections in their TLS handshake; the oldest idle one is closed beyond
+	MaxHandshakesPerSource        int           // of those, from one IPv4 address or IPv6 /64; more are closed at once
+	BodyTimeout                   time.Duration // request body: the wait for it, plus 1s per BodyMinRate bytes read, 408 beyond
+	BodyMinRate                   int           // request body: bytes per second that earn one more second of BodyTimeout
+	WriteTimeout                  time.Duration // writing to the client without progress, closed (HTTP/2: stream reset) beyond
 	UpstreamDialTimeout           time.Duration // connecting to the upstream, 504 beyond
 	UpstreamResponseHeaderTimeout time.Duration // upstream response headers, 504 beyond
 	// ExpiringSoon is the window of the client-certificates-expiring metric.
@@ -100,6 +110,7 @@ func (c *Config) checkLimits() error {
 		{"HandshakeTimeout", c.HandshakeTimeout}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
 		{"IdleTimeout", c.IdleTimeout}, {"UpstreamDialTimeout", c.UpstreamDialTimeout},
 		{"UpstreamResponseHeaderTimeout", c.UpstreamResponseHeaderTimeout}, {"ExpiringSoon", c.ExpiringSoon},
+		{"BodyTimeout", c.BodyTimeout}, {"WriteTimeout", c.WriteTimeout},
 	}
 	for _, d := range durations {
 		if d.d < 0 {
@@ -109,7 +120,10 @@ func (c *Config) checkLimits() error {
 	sizes := []struct {
 		name string
 		n    int
-	}{{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns}}
+	}{
+		{"MaxHeaderBytes", c.MaxHeaderBytes}, {"UpstreamHeaderBytes", c.UpstreamHeaderBytes}, {"MaxConns", c.MaxConns},
+		{"MaxHandshakes", c.MaxHandshakes}, {"MaxHandshakesPerSource", c.MaxHandshakesPerSource}, {"BodyMinRate", c.BodyMinRate},
+	}
 	for _, s := range sizes {
 		if s.n < 0 {
 			return fmt.Errorf("config: %s must not be negative (%d)", s.name, s.n)
@@ -130,15 +144,19 @@ func (c *Config) setDefaults() {
 	def(&c.UpstreamDialTimeout, DefaultUpstreamDialTimeout)
 	def(&c.UpstreamResponseHeaderTimeout, DefaultUpstreamResponseHeaderTimeout)
 	def(&c.ExpiringSoon, DefaultExpiringSoon)
-	if c.MaxHeaderBytes == 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	def(&c.BodyTimeout, DefaultBodyTimeout)
+	def(&c.WriteTimeout, DefaultWriteTimeout)
+	defInt := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
 	}
-	if c.UpstreamHeaderBytes == 0 {
-		c.UpstreamHeaderBytes = DefaultUpstreamHeaderBytes
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns
-	}
+	defInt(&c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	defInt(&c.UpstreamHeaderBytes, DefaultUpstreamHeaderBytes)
+	defInt(&c.MaxConns, DefaultMaxConns)
+	defInt(&c.MaxHandshakes, DefaultMaxHandshakes)
+	defInt(&c.MaxHandshakesPerSource, DefaultMaxHandshakesPerSource)
+	defInt(&c.BodyMinRate, DefaultBodyMinRate)
 	if c.Log == nil {
 		c.Log = io.Discard
 	}

@@ -87,10 +87,26 @@
 // exceed UpstreamHeaderBytes. Over HTTP/2 the server advertises
 // MaxHeaderBytes plus 320 bytes as SETTINGS_MAX_HEADER_LIST_SIZE (Go's
 // allowance for HPACK's 32-byte per-field overhead): a client that honours
-// it refuses to send more, and one that does not gets 431. At most MaxConns
-// client connections are open; more wait in the listen backlog. An
-// unreachable upstream gives 502, a timeout 504; no request is ever
-// forwarded without its identity headers.
+// it refuses to send more, and one that does not gets 431. An unreachable
+// upstream gives 502, a timeout 504; no request is ever forwarded without
+// its identity headers.
+//
+// Clients without a valid certificate cannot take the slots of those with
+// one: a connection in its TLS handshake holds one of MaxHandshakes
+// slots. Once half of them are taken, a new connection from a source (an
+// IPv4 address or IPv6 /64) with MaxHandshakesPerSource in progress is
+// closed at once (a TCP reset); when all are taken, a new connection
+// closes the oldest handshake that has sent nothing, else the oldest. Only a connection
+// whose handshake succeeded counts against MaxConns; while MaxConns are
+// open, new connections wait in the listen backlog.
+//
+// A request body gets BodyTimeout to send more, and every BodyMinRate
+// bytes earn it a second more, up to BodyTimeout ahead (the time the
+// upstream takes to read does not count): one that stalls, or trickles,
+// gets 408 "request body too slow" and its upstream request is cancelled.
+// A client that takes no bytes of its response for WriteTimeout is cut:
+// the connection is closed or, over HTTP/2, the stream reset when a write
+// does not get through the client's flow-control window in time.
 //
 // # Log format
 //
@@ -111,11 +127,14 @@
 //	crl-expired-error  msg next_update               (at most once a minute)
 //	http-error         msg                           (net/http's own messages)
 //	accept-error       error                         (retried after a backoff)
+//	connections-shed   reason remote                 (at most once a minute per reason)
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
 // no-crl-for-issuer, revoked, crl-expired, not-allowed, bad-chain,
 // handshake-timeout, tls-error; a request refused for its size has
-// header-too-large or upstream-header-budget. The request line of a closed
-// exchange, logged when it ends, carries the reason it was closed for.
+// header-too-large or upstream-header-budget, one whose body came too slowly
+// body-timeout. The request line of a closed exchange, logged when it ends,
+// carries the reason it was closed for. Connections closed for a handshake
+// limit (connections-shed) have source-limit or handshake-limit.
 package proxy

@@ -156,6 +156,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var id *Identity
 	var x *exchange
 	defer func() {
+		if reason == "" {
+			reason = rec.reason
+		}
 		p.metrics.request(rec.status, reason)
 		if x != nil && reason == "" {
 			reason = x.cutReason() // logged, not counted as a refusal
@@ -317,6 +320,7 @@ type recorder struct {
 	status      int
 	upstreamErr error
 	x           *exchange // nil for a request refused before its exchange
+	reason      string    // set by an error handler that refuses the request
 }
 
 func (r *recorder) WriteHeader(code int) {

@@ -132,40 +132,59 @@ func TestUpstreamErrors(t *testing.T) {
 	})
 }
 
+// TestMaxConns checks that MaxConns counts the connections past their
+// handshake only, and that one more waits until a slot is free.
 func TestMaxConns(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxConns = 2 })
+	// Connections still in their handshake take none of the slots.
+	for range 2 {
+		raw, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+	}
+	e.waitMetric("minica_proxy_handshakes_in_progress", "2")
 	cert, key := e.ca.Client(t, "alice")
 	cfg := e.tlsConfig(cert, key)
+	cfg.NextProtos = []string{"http/1.1"}
 	var held []*tls.Conn
 	for range 2 {
 		c, err := tls.Dial("tcp", e.addr, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
 		// TLS 1.3 client certificates are checked after the client's
 		// handshake ends: a round trip proves the server took the conn.
 		roundTrip(t, c)
 		held = append(held, c)
 	}
-	third, err := net.Dial("tcp", e.addr)
+	e.waitMetric("minica_proxy_open_connections", "2")
+	third, err := tls.Dial("tcp", e.addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer third.Close()
-	tc := tls.Client(third, cfg)
-	tc.SetDeadline(time.Now().Add(300 * time.Millisecond))
-	if err := tc.Handshake(); err == nil {
+	if _, err := io.WriteString(third, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	third.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	br := bufio.NewReader(third)
+	if _, err := http.ReadResponse(br, nil); err == nil {
 		t.Fatal("a third connection was served with MaxConns 2")
 	}
 	held[0].Close()
-	c, err := tls.Dial("tcp", e.addr, cfg)
+	third.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the third connection once a slot was free: %v", err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	roundTrip(t, c)
-	held[1].Close()
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status = %d; want 200", resp.StatusCode)
+	}
 }
 
 func roundTrip(t *testing.T, c *tls.Conn) {

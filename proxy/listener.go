@@ -1,34 +1,55 @@
 package proxy
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// tlsListener accepts raw connections (at most max open at once), runs each
-// TLS handshake in its own goroutine under a deadline, logs and counts the
-// refused ones, and hands the rest to http.Server as *tls.Conn.
+// tlsListener accepts raw connections, runs each TLS handshake in its own
+// goroutine under a deadline, logs and counts the refused ones, and hands
+// the rest to http.Server as *tls.Conn.
+//
+// Handshakes and connections have budgets of their own, so that clients
+// without a certificate cannot take the slots of those with one: at most
+// MaxHandshakes in progress; once half of them are, a new connection from
+// a source with MaxHandshakesPerSource in progress is closed at once; when
+// all are, a new connection closes the oldest, one that has sent nothing
+// if there is one. Only a connection whose handshake succeeded
+// takes one of the MaxConns slots; while they are all taken, new
+// connections wait in the listen backlog.
 type tlsListener struct {
 	net.Listener
 	p     *Proxy
-	sem   chan struct{}
+	sem   chan struct{} // the MaxConns slots
+	freed chan struct{} // a slot was freed (wakes acceptLoop)
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
+
+	mu        sync.Mutex
+	shaking   list.List            // *clientConn in their handshake, oldest first
+	perSource map[netip.Prefix]int // of those, by source
+	lastShed  map[string]time.Time
 }
 
 func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
 	l := &tlsListener{
-		Listener: ln,
-		p:        p,
-		sem:      make(chan struct{}, p.cfg.MaxConns),
-		conns:    make(chan net.Conn),
-		done:     make(chan struct{}),
+		Listener:  ln,
+		p:         p,
+		sem:       make(chan struct{}, p.cfg.MaxConns),
+		freed:     make(chan struct{}, 1),
+		conns:     make(chan net.Conn),
+		done:      make(chan struct{}),
+		perSource: map[netip.Prefix]int{},
+		lastShed:  map[string]time.Time{},
 	}
 	go l.acceptLoop()
 	return l
@@ -37,14 +58,15 @@ func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
 func (l *tlsListener) acceptLoop() {
 	var backoff time.Duration
 	for {
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.done:
-			return
+		for len(l.sem) == cap(l.sem) {
+			select {
+			case <-l.freed:
+			case <-l.done:
+				return
+			}
 		}
 		c, err := l.Listener.Accept()
 		if err != nil {
-			<-l.sem
 			if errors.Is(err, net.ErrClosed) {
 				l.Close()
 				return
@@ -61,18 +83,114 @@ func (l *tlsListener) acceptLoop() {
 			continue
 		}
 		backoff = 0
-		l.p.metrics.openConns.Add(1)
-		go l.handshake(&countedConn{Conn: c, release: func() { <-l.sem; l.p.metrics.openConns.Add(-1) }})
+		if cc := l.admit(c); cc != nil {
+			go l.handshake(cc)
+		}
 	}
 }
 
-func (l *tlsListener) handshake(raw net.Conn) {
-	tc := tls.Server(raw, l.p.tlsConfig)
+// admit gives c a handshake slot, or closes it when its source has all of
+// its share and half the slots are taken; when all slots are taken it
+// closes the oldest handshake.
+func (l *tlsListener) admit(c net.Conn) *clientConn {
+	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
+	l.mu.Lock()
+	select {
+	case <-l.done:
+		l.mu.Unlock()
+		c.Close()
+		return nil
+	default:
+	}
+	// A source's share binds once half the slots are taken: a burst of
+	// one client host (a load test, a NAT) passes while slots are plenty.
+	if l.perSource[cc.source] >= l.p.cfg.MaxHandshakesPerSource && l.shaking.Len() >= l.p.cfg.MaxHandshakes/2 {
+		l.mu.Unlock()
+		l.shed(c, "source-limit")
+		return nil
+	}
+	var victim *clientConn
+	if l.shaking.Len() >= l.p.cfg.MaxHandshakes {
+		victim = l.oldestLocked()
+		l.leaveLocked(victim)
+		victim.shed.Store(true)
+	}
+	cc.elem = l.shaking.PushBack(cc)
+	l.perSource[cc.source]++
+	l.p.metrics.handshaking.Add(1)
+	l.mu.Unlock()
+	if victim != nil {
+		l.shed(victim.Conn, "handshake-limit")
+	}
+	return cc
+}
+
+// oldestLocked returns the oldest handshaking connection that has sent
+// nothing, else the oldest. l.mu is held and some are in progress.
+func (l *tlsListener) oldestLocked() *clientConn {
+	for e := l.shaking.Front(); e != nil; e = e.Next() {
+		if cc := e.Value.(*clientConn); !cc.heard.Load() {
+			return cc
+		}
+	}
+	return l.shaking.Front().Value.(*clientConn)
+}
+
+// leaveLocked frees the handshake slot of cc, if it still has one.
+func (l *tlsListener) leaveLocked(cc *clientConn) {
+	if cc.elem == nil {
+		return
+	}
+	l.shaking.Remove(cc.elem)
+	cc.elem = nil
+	if l.perSource[cc.source]--; l.perSource[cc.source] == 0 {
+		delete(l.perSource, cc.source)
+	}
+	l.p.metrics.handshaking.Add(-1)
+}
+
+// shed closes c, a connection refused for a limit, at once and without
+// TIME_WAIT; it counts it, and logs it at most once a minute per reason.
+func (l *tlsListener) shed(c net.Conn, reason string) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+	l.p.metrics.connShed(reason)
+	now := time.Now()
+	l.mu.Lock()
+	logIt := now.Sub(l.lastShed[reason]) >= time.Minute
+	if logIt {
+		l.lastShed[reason] = now
+	}
+	l.mu.Unlock()
+	if logIt {
+		l.p.log.line("connections-shed", "reason", reason, "remote", c.RemoteAddr().String())
+	}
+}
+
+func (l *tlsListener) handshake(cc *clientConn) {
+	tc := tls.Server(cc, l.p.tlsConfig)
 	ctx, cancel := context.WithTimeout(context.Background(), l.p.cfg.HandshakeTimeout)
-	defer cancel()
-	if err := tc.HandshakeContext(ctx); err != nil {
+	err := tc.HandshakeContext(ctx)
+	cancel()
+	l.mu.Lock()
+	l.leaveLocked(cc)
+	l.mu.Unlock()
+	if err != nil {
 		l.p.forget(tc)
-		l.p.refusedHandshake(raw.RemoteAddr(), err)
+		if !cc.shed.Load() {
+			l.p.refusedHandshake(cc.RemoteAddr(), err)
+		}
+		tc.Close()
+		return
+	}
+	select {
+	case l.sem <- struct{}{}:
+		cc.counted.Store(true)
+		l.p.metrics.openConns.Add(1)
+	case <-l.done:
+		l.p.forget(tc)
 		tc.Close()
 		return
 	}
@@ -81,6 +199,16 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	case <-l.done:
 		l.p.forget(tc)
 		tc.Close()
+	}
+}
+
+// release frees a MaxConns slot.
+func (l *tlsListener) release() {
+	<-l.sem
+	l.p.metrics.openConns.Add(-1)
+	select {
+	case l.freed <- struct{}{}:
+	default:
 	}
 }
 
@@ -94,26 +222,117 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close stops accepting; connections already handed out stay open.
+// Close stops accepting and closes the connections still in their
+// handshake; connections already handed out stay open.
 func (l *tlsListener) Close() error {
 	var err error
 	l.once.Do(func() {
+		l.mu.Lock()
 		close(l.done)
+		var open []net.Conn
+		for e := l.shaking.Front(); e != nil; e = e.Next() {
+			cc := e.Value.(*clientConn)
+			cc.shed.Store(true)
+			open = append(open, cc.Conn)
+		}
+		l.mu.Unlock()
+		for _, c := range open {
+			c.Close()
+		}
 		err = l.Listener.Close()
 	})
 	return err
 }
 
-// countedConn releases its slot of the connection limit once, on Close.
-type countedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
+// sourceOf is the key of the per-source handshake limit: the IPv4
+// address, or the /64 of an IPv6 address (one host's usual allocation);
+// all clients of a unix socket are one source.
+func sourceOf(a net.Addr) netip.Prefix {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Prefix{}
+	}
+	ip := ta.AddrPort().Addr().Unmap()
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 32)
+	}
+	p, _ := ip.Prefix(64)
+	return p
 }
 
-func (c *countedConn) Close() error {
+// clientConn is a raw client connection. It notes whether the client has
+// sent anything (an idle handshake is the first to go), bounds every write
+// to WriteTimeout without progress, and frees its MaxConns slot, if it
+// took one, on Close.
+type clientConn struct {
+	net.Conn
+	l      *tlsListener
+	source netip.Prefix
+	elem   *list.Element // in l.shaking, under l.mu; nil once out
+	heard  atomic.Bool   // the client sent a byte
+	shed   atomic.Bool   // closed by the listener: no handshake-refused line
+
+	counted atomic.Bool // holds a MaxConns slot
+
+	writeTimeout time.Duration
+	wmu          sync.Mutex
+	deadline     time.Time // set by SetWriteDeadline or SetDeadline
+}
+
+func (c *clientConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
+	return n, err
+}
+
+// Write writes b, with a deadline WriteTimeout ahead that moves on as long
+// as the client takes bytes, and never beyond the deadline set by the
+// caller. A client that stops reading is cut after WriteTimeout.
+func (c *clientConn) Write(b []byte) (int, error) {
+	written := 0
+	for {
+		c.wmu.Lock()
+		set := c.deadline
+		c.Conn.SetWriteDeadline(c.effectiveLocked(set))
+		c.wmu.Unlock()
+		n, err := c.Conn.Write(b[written:])
+		written += n
+		var ne net.Error
+		if err == nil || n == 0 || !errors.As(err, &ne) || !ne.Timeout() || !set.IsZero() && !time.Now().Before(set) {
+			return written, err
+		}
+	}
+}
+
+func (c *clientConn) effectiveLocked(set time.Time) time.Time {
+	d := time.Now().Add(c.writeTimeout)
+	if !set.IsZero() && set.Before(d) {
+		return set
+	}
+	return d
+}
+
+func (c *clientConn) SetWriteDeadline(t time.Time) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.deadline = t
+	return c.Conn.SetWriteDeadline(c.effectiveLocked(t))
+}
+
+func (c *clientConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
+}
+
+func (c *clientConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	if c.counted.CompareAndSwap(true, false) {
+		c.l.release()
+	}
 	return err
 }
 

@@ -38,3 +38,20 @@ func TestAcceptErrorsAreRetried(t *testing.T) {
 		t.Errorf("%d accept-error lines; want 2:\n%s", n, log.String())
 	}
 }
+
+func TestSourceOf(t *testing.T) {
+	tests := []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 1}, "192.0.2.7/32"},
+		{&net.TCPAddr{IP: net.ParseIP("::ffff:192.0.2.7"), Port: 1}, "192.0.2.7/32"},
+		{&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:3:4:5:6"), Port: 1}, "2001:db8:1:2::/64"},
+		{&net.UnixAddr{Name: "/run/proxy.sock", Net: "unix"}, "invalid Prefix"},
+	}
+	for _, tt := range tests {
+		if got := sourceOf(tt.addr).String(); got != tt.want {
+			t.Errorf("sourceOf(%v) = %s; want %s", tt.addr, got, tt.want)
+		}
+	}
+}

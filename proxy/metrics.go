@@ -16,20 +16,22 @@ import (
 const maxSeenClients = 100000
 
 type metrics struct {
-	requests   [600]atomic.Uint64 // by status, lock-free on the request path
-	mu         sync.Mutex
-	refused    map[string]uint64 // requests refused, by reason
-	handshakes map[string]uint64 // handshake failures, by reason
-	reloads    map[string]uint64 // reload failures, by file
-	closed     map[string]uint64 // open exchanges closed, by reason
-	seen       map[string]time.Time
-	openConns  atomic.Int64
+	requests    [600]atomic.Uint64 // by status, lock-free on the request path
+	mu          sync.Mutex
+	refused     map[string]uint64 // requests refused, by reason
+	handshakes  map[string]uint64 // handshake failures, by reason
+	reloads     map[string]uint64 // reload failures, by file
+	closed      map[string]uint64 // open exchanges closed, by reason
+	seen        map[string]time.Time
+	shed        map[string]uint64 // connections closed for a handshake limit, by reason
+	openConns   atomic.Int64
+	handshaking atomic.Int64
 }
 
 func newMetrics() *metrics {
 	return &metrics{
 		refused:    map[string]uint64{},
-		handshakes: map[string]uint64{}, reloads: map[string]uint64{},
+		handshakes: map[string]uint64{}, reloads: map[string]uint64{}, shed: map[string]uint64{},
 		closed: map[string]uint64{},
 		seen:   map[string]time.Time{},
 	}
@@ -49,6 +51,12 @@ func (m *metrics) request(status int, reason string) {
 func (m *metrics) handshakeFailed(reason string) {
 	m.mu.Lock()
 	m.handshakes[reason]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) connShed(reason string) {
+	m.mu.Lock()
+	m.shed[reason]++
 	m.mu.Unlock()
 }
 
@@ -80,7 +88,9 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_handshake_failures_total{reason}  refused TLS handshakes
 //	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert)
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
-//	minica_proxy_open_connections                  client connections open
+//	minica_proxy_connections_shed_total{reason}    closed for a handshake limit (source-limit, handshake-limit)
+//	minica_proxy_open_connections                  client connections past their handshake
+//	minica_proxy_handshakes_in_progress            client connections in their handshake
 //	minica_proxy_crl_number                        number of the CRL in use
 //	minica_proxy_crl_age_seconds                   now minus its thisUpdate
 //	minica_proxy_crl_next_update_seconds           its nextUpdate minus now
@@ -109,7 +119,9 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	writeLabeled(w, "minica_proxy_handshake_failures_total", "reason", m.handshakes)
 	writeLabeled(w, "minica_proxy_reload_failures_total", "file", m.reloads)
 	writeLabeled(w, "minica_proxy_exchanges_closed_total", "reason", m.closed)
+	writeLabeled(w, "minica_proxy_connections_shed_total", "reason", m.shed)
 	gauge(w, "minica_proxy_open_connections", float64(m.openConns.Load()))
+	gauge(w, "minica_proxy_handshakes_in_progress", float64(m.handshaking.Load()))
 	n, _ := new(big.Float).SetInt(t.crl.Number()).Float64()
 	gauge(w, "minica_proxy_crl_number", n)
 	gauge(w, "minica_proxy_crl_age_seconds", now.Sub(t.crl.ThisUpdate()).Seconds())

@@ -90,7 +90,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.tlsConfig = p.newTLSConfig()
 	p.storeTrust(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
 	p.srv = &http.Server{
-		Handler:           p,
+		Handler:           p.withDeadlines(p),
 		TLSConfig:         p.tlsConfig,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
@@ -99,6 +99,7 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorLog:          log.New(p.log.eventWriter("http-error"), "", 0),
 	}
 	p.rp = p.newReverseProxy()
+	p.rp.ErrorHandler = p.bodyErrors(p.rp.ErrorHandler)
 	return p, nil
 }
 

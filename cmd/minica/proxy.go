@@ -87,10 +87,15 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "access-log", Usage: "append the access and event log to `FILE`, reopened on SIGHUP (default: stderr)"},
 		&cli.IntFlag{Name: "max-header-bytes", Value: proxy.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},
 		&cli.IntFlag{Name: "upstream-header-bytes", Value: proxy.DefaultUpstreamHeaderBytes, Usage: "answer 431 when request plus identity headers exceed `N` bytes"},
-		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections open; more wait"},
+		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections past their TLS handshake open; more wait"},
+		&cli.IntFlag{Name: "max-handshakes", Value: proxy.DefaultMaxHandshakes, Usage: "run at most `N` TLS handshakes at once; beyond, close the oldest idle one"},
+		&cli.IntFlag{Name: "max-handshakes-per-source", Value: proxy.DefaultMaxHandshakesPerSource, Usage: "once half of --max-handshakes run, close at once more than `N` from one client address (IPv6: /64)"},
 		&cli.StringFlag{Name: "handshake-timeout", Value: dur(proxy.DefaultHandshakeTimeout), Usage: "close connections whose TLS handshake takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "header-timeout", Value: dur(proxy.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "idle-timeout", Value: dur(proxy.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
+		&cli.StringFlag{Name: "body-timeout", Value: dur(proxy.DefaultBodyTimeout), Usage: "answer 408 to a request body that stalls for `DURATION`, or falls behind --body-min-rate after it"},
+		&cli.IntFlag{Name: "body-min-rate", Value: proxy.DefaultBodyMinRate, Usage: "the `N` bytes per second a request body must keep up with (each N bytes earn a second of --body-timeout)"},
+		&cli.StringFlag{Name: "write-timeout", Value: dur(proxy.DefaultWriteTimeout), Usage: "cut a client that takes no response bytes for `DURATION`"},
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
@@ -174,6 +179,8 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		{"handshake-timeout", &cfg.HandshakeTimeout, false},
 		{"header-timeout", &cfg.ReadHeaderTimeout, false},
 		{"idle-timeout", &cfg.IdleTimeout, false},
+		{"body-timeout", &cfg.BodyTimeout, false},
+		{"write-timeout", &cfg.WriteTimeout, false},
 		{"upstream-dial-timeout", &cfg.UpstreamDialTimeout, false},
 		{"upstream-timeout", &cfg.UpstreamResponseHeaderTimeout, false},
 		{"shutdown-timeout", &o.shutdown, false},
@@ -191,7 +198,10 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	sizes := []struct {
 		flag string
 		dst  *int
-	}{{"max-header-bytes", &cfg.MaxHeaderBytes}, {"upstream-header-bytes", &cfg.UpstreamHeaderBytes}, {"max-conns", &cfg.MaxConns}}
+	}{
+		{"max-header-bytes", &cfg.MaxHeaderBytes}, {"upstream-header-bytes", &cfg.UpstreamHeaderBytes}, {"max-conns", &cfg.MaxConns},
+		{"max-handshakes", &cfg.MaxHandshakes}, {"max-handshakes-per-source", &cfg.MaxHandshakesPerSource}, {"body-min-rate", &cfg.BodyMinRate},
+	}
 	for _, s := range sizes {
 		if *s.dst = c.Int(s.flag); *s.dst <= 0 {
 			return nil, usagef(c, "--%s must be positive, got %d", s.flag, *s.dst)

@@ -575,3 +575,61 @@ func TestProxyGCPercent(t *testing.T) {
 		t.Errorf("with GOGC set: GC percent changed to %d; want it left alone (100)", got)
 	}
 }
+
+// TestProxyProcessLimitFlags checks that the handshake and body limits of
+// the command line reach the proxy.
+func TestProxyProcessLimitFlags(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	p := f.startProxy(t, "--max-handshakes", "2", "--max-handshakes-per-source", "1", "--body-timeout", "200ms", "--body-min-rate", "1000")
+
+	idle, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	// The proxy resets the second at once, maybe before the dial returns.
+	eventually(t, "a second idle connection of 127.0.0.1 refused", func() string {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			return ""
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		var ne net.Error
+		if _, err := c.Read(make([]byte, 1)); errors.As(err, &ne) && ne.Timeout() {
+			return "kept open"
+		}
+		return ""
+	})
+	p.waitLog(t, "connections-shed", "reason=source-limit", "remote=127.0.0.1:")
+	idle.Close()
+	eventually(t, "the idle connection's handshake slot freed", func() string {
+		if _, body := plainGet(t, "http://"+p.metricsAddr+"/metrics"); !strings.Contains(body, "\nminica_proxy_handshakes_in_progress 0\n") {
+			return "in progress"
+		}
+		return ""
+	})
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		for range 100 {
+			if _, err := pw.Write([]byte("x")); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		pw.Close()
+	}()
+	resp, err := f.client(t, "alice").Post("https://"+p.addr+"/", "text/plain", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || string(body) != "request body too slow\n" {
+		t.Errorf("trickling body: got %d %q; want 408 request body too slow", resp.StatusCode, body)
+	}
+	p.waitLog(t, "request ", "status=408", "reason=body-timeout")
+}

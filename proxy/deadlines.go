@@ -1,0 +1,140 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// ReasonBodyTimeout is the reason of a request whose body fell behind
+// BodyTimeout and BodyMinRate: the proxy answers 408.
+const ReasonBodyTimeout = "body-timeout"
+
+// errBodyTimeout is what a request body read returns once it ran out of
+// time; the upstream request then fails with it.
+var errBodyTimeout = fmt.Errorf("request body too slow: %w", os.ErrDeadlineExceeded)
+
+// withDeadlines bounds, around next, the reads of the request body (see
+// timedBody) and, over HTTP/2, each write of the response (see
+// timedWriter); over HTTP/1.1 the client connection bounds writes itself
+// (see clientConn.Write).
+func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if r.Body != nil && r.Body != http.NoBody {
+			b := &timedBody{ReadCloser: r.Body, rc: rc, budget: p.cfg.BodyTimeout, max: p.cfg.BodyTimeout, rate: p.cfg.BodyMinRate}
+			// For bodyErrors: ReverseProxy hands it the body wrapped.
+			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
+			r.Body = b
+		}
+		if r.ProtoMajor == 2 {
+			tw := &timedWriter{ResponseWriter: w, rc: rc, timeout: p.cfg.WriteTimeout}
+			// What the handler left in the stream's buffer is sent after it
+			// returns: bound that too.
+			defer rc.SetWriteDeadline(time.Now().Add(p.cfg.WriteTimeout))
+			w = tw
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// timedBody is a request body that must keep up: the client gets budget
+// (BodyTimeout at first) to send the next bytes, and every rate bytes it
+// sends earn it a second more, up to BodyTimeout. Only the time spent
+// waiting for the client counts, not the time the upstream takes to read.
+// A client trickling a byte every few seconds thus runs out after about
+// BodyTimeout, however short each pause.
+type timedBody struct {
+	io.ReadCloser
+	rc          *http.ResponseController
+	budget, max time.Duration
+	rate        int
+	err         error       // sticky, once out of time
+	late        atomic.Bool // read by bodyErrors, on another goroutine
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	start := time.Now()
+	b.rc.SetReadDeadline(start.Add(b.budget))
+	n, err := b.ReadCloser.Read(p)
+	// Cleared at once, so that the deadline never fires while the
+	// upstream, not the client, is slow (or, on HTTP/1.1, on the read
+	// net/http starts after the body).
+	b.rc.SetReadDeadline(time.Time{})
+	b.budget = min(b.max, b.budget-time.Since(start)+time.Duration(n)*time.Second/time.Duration(b.rate))
+	switch {
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		b.fail()
+		return n, b.err
+	case err == nil && b.budget <= 0:
+		b.fail()
+	}
+	return n, err
+}
+
+func (b *timedBody) fail() {
+	b.err = errBodyTimeout
+	b.late.Store(true)
+}
+
+type bodyKey struct{}
+
+// timedOut reports whether the body ran out of time.
+func (b *timedBody) timedOut() bool { return b.late.Load() }
+
+// bodyErrors makes the upstream error handler answer 408 when the request
+// body ran out of time, whatever error that caused upstream.
+func (p *Proxy) bodyErrors(next func(http.ResponseWriter, *http.Request, error)) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		b, _ := r.Context().Value(bodyKey{}).(*timedBody)
+		if b == nil || !b.timedOut() {
+			next(w, r, err)
+			return
+		}
+		if rec, ok := w.(*recorder); ok {
+			rec.reason = ReasonBodyTimeout
+		}
+		if r.ProtoMajor == 1 {
+			// The rest of the body is still on its way: don't read it.
+			w.Header().Set("Connection", "close")
+		}
+		http.Error(w, "request body too slow", http.StatusRequestTimeout)
+	}
+}
+
+// timedWriter bounds each write of an HTTP/2 response to WriteTimeout: a
+// client that stops opening its flow-control window, while it still reads
+// the connection, would otherwise hold the stream (and its upstream
+// request) forever. The deadline is cleared after each write, so that a
+// response that pauses (server-sent events) is not cut.
+type timedWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *timedWriter) Write(b []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	n, err := w.ResponseWriter.Write(b)
+	w.rc.SetWriteDeadline(time.Time{})
+	return n, err
+}
+
+// FlushError flushes under the same deadline as Write; ResponseController
+// (which ReverseProxy flushes through) finds it before it unwraps.
+func (w *timedWriter) FlushError() error {
+	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	err := w.rc.Flush()
+	w.rc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+func (w *timedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

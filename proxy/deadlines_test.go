@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestBodyTimeout checks BodyTimeout and BodyMinRate: a body that comes
+// at a good rate goes through; one trickling a byte at a time, each pause
+// shorter than BodyTimeout (an idle bound alone would never fire), falls
+// behind BodyMinRate and is cut with 408, the upstream request cancelled.
+func TestBodyTimeout(t *testing.T) {
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		upErr := make(chan error, 4)
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, err := io.Copy(io.Discard, r.Body)
+			upErr <- err
+			if err == nil {
+				io.WriteString(w, strconv.FormatInt(n, 10))
+			}
+		}))
+		defer up.Close()
+		e := newEnv(t, func(c *Config) {
+			c.Upstream = up.URL
+			c.BodyTimeout = 200 * time.Millisecond
+			c.BodyMinRate = 1000 // a byte earns a millisecond
+		})
+		cert, key := e.ca.Client(t, "alice")
+		c := e.client(cert, key, h2)
+
+		resp, err := c.Post(e.url("/"), "application/octet-stream", bytes.NewReader(make([]byte, 4<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != strconv.Itoa(4<<20) {
+			t.Fatalf("4 MiB body: got %d %q; want 200 %d", resp.StatusCode, body, 4<<20)
+		}
+		if err := <-upErr; err != nil {
+			t.Fatalf("4 MiB body: upstream read error %v", err)
+		}
+
+		// 100 bytes, one per 50ms: 5s in all.
+		pr, pw := io.Pipe()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for range 100 {
+				if _, err := pw.Write([]byte("x")); err != nil {
+					return
+				}
+				select {
+				case <-time.After(50 * time.Millisecond):
+				case <-stop:
+					pw.CloseWithError(io.ErrClosedPipe)
+					return
+				}
+			}
+			pw.Close()
+		}()
+		resp, err = c.Post(e.url("/"), "application/octet-stream", pr)
+		if err != nil {
+			t.Fatalf("trickling body: %v", err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout || string(body) != "request body too slow\n" {
+			t.Errorf("trickling body: got %d %q; want 408 request body too slow", resp.StatusCode, body)
+		}
+		select {
+		case err := <-upErr:
+			if err == nil {
+				t.Error("trickling body: the upstream read the whole body")
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("trickling body: the upstream request was not cancelled")
+		}
+		e.waitLog("request ", "status=408", "reason=body-timeout")
+	})
+}
+
+// TestWriteTimeout checks that a client that stops reading a large
+// response is cut after WriteTimeout without progress, and the upstream
+// request with it: over HTTP/1.1 the socket stops taking bytes, over
+// HTTP/2 the client stops opening its flow-control window.
+func TestWriteTimeout(t *testing.T) {
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		const limit = 1 << 30
+		written := make(chan int64, 1)
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			chunk := make([]byte, 32<<10)
+			var n int64
+			for n < limit {
+				m, err := w.Write(chunk)
+				n += int64(m)
+				if err != nil {
+					break
+				}
+			}
+			written <- n
+		}))
+		defer up.Close()
+		e := newEnv(t, func(c *Config) {
+			c.Upstream = up.URL
+			c.WriteTimeout = 200 * time.Millisecond
+		})
+		cert, key := e.ca.Client(t, "alice")
+		c := e.client(cert, key, h2)
+		c.Timeout = 0
+		resp, err := c.Get(e.url("/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		select {
+		case n := <-written:
+			if n >= limit {
+				t.Fatalf("the upstream wrote all %d bytes to a client that reads none", n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream still writes, 10s after the client stopped reading")
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err == nil {
+			t.Error("the client read a complete response; want it cut")
+		}
+		e.waitLog("request ", "status=200")
+	})
+}
