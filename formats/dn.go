@@ -8,26 +8,6 @@ import (
 	"strings"
 )
 
-// attrNames are the short names openssl and RFC 4514 use for attribute
-// types, plus emailAddress, which Go's pkix.Name.String prints as an OID.
-var attrNames = map[string]string{
-	"2.5.4.3":                    "CN",
-	"2.5.4.5":                    "serialNumber",
-	"2.5.4.6":                    "C",
-	"2.5.4.7":                    "L",
-	"2.5.4.8":                    "ST",
-	"2.5.4.9":                    "street",
-	"2.5.4.10":                   "O",
-	"2.5.4.11":                   "OU",
-	"2.5.4.12":                   "title",
-	"2.5.4.17":                   "postalCode",
-	"2.5.4.42":                   "GN",
-	"2.5.4.4":                    "SN",
-	"0.9.2342.19200300.100.1.25": "DC",
-	"0.9.2342.19200300.100.1.1":  "UID",
-	"1.2.840.113549.1.9.1":       "emailAddress",
-}
-
 // DistinguishedName formats a DER Name as an RFC 4514 string: most specific
 // RDN first, "+" between the attributes of a multi-valued RDN, special
 // characters escaped, values of unknown string types in #hex form.
@@ -52,7 +32,7 @@ func DistinguishedName(rawName []byte) (string, error) {
 }
 
 func formatATV(atv pkix.AttributeTypeAndValue) string {
-	name, ok := attrNames[atv.Type.String()]
+	name, ok := OpenSSLName(atv.Type.String())
 	if !ok {
 		name = atv.Type.String()
 	}
@@ -84,4 +64,16 @@ func escapeDNValue(s string) string {
 		}
 	}
 	return b.String()
+}
+
+//go:generate go run gen_oidnames.go
+
+// OpenSSLName returns the short name OpenSSL prints for the attribute type
+// or object with the dotted OID (its long name where it has no short one),
+// and false for an OID OpenSSL does not know. Both minica's DN renderings,
+// inspect's RFC 4514 form and the proxy's OpenSSL-compatible headers, name
+// attributes by it.
+func OpenSSLName(oid string) (string, bool) {
+	n, ok := opensslNames[oid]
+	return n, ok
 }

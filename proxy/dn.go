@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"minica/formats"
 )
 
 // attr is one attribute of a distinguished name: its OpenSSL short name (or
@@ -49,13 +51,11 @@ func parseDN(der []byte) ([][]attr, error) {
 	return out, nil
 }
 
-//go:generate go run gen_oidnames.go
-
 // attrName returns OpenSSL's short name for an attribute type, or its dotted
 // form when OpenSSL does not know it.
 func attrName(oid asn1.ObjectIdentifier) string {
 	s := oid.String()
-	if n, ok := opensslNames[s]; ok {
+	if n, ok := formats.OpenSSLName(s); ok {
 		return n
 	}
 	return s
@@ -121,7 +121,7 @@ func isTextType(v asn1.RawValue) bool {
 // formatDN renders RDNs as OpenSSL's X509_NAME_print_ex with XN_FLAG_RFC2253
 // does (nginx's $ssl_client_s_dn): RDNs and the members of a multi-valued
 // RDN in reverse order, "," between RDNs and "+" inside one, OpenSSL's short
-// attribute names (opensslNames), the RFC 2253 specials ,+"\<>; escaped with
+// attribute names (formats.OpenSSLName), the RFC 2253 specials ,+"\<>; escaped with
 // a backslash, '#' first (unless it is the whole value) and ' ' first or
 // last escaped with a backslash, control characters and every byte of a
 // non-ASCII UTF-8 sequence as \XX, and attributes OpenSSL does not know, or
@@ -148,7 +148,7 @@ func formatDN(rdns [][]attr) string {
 			a := rdn[j]
 			b.WriteString(a.Name)
 			b.WriteByte('=')
-			if _, known := opensslNames[a.oid.String()]; !known || !isTextType(a.raw) {
+			if _, known := formats.OpenSSLName(a.oid.String()); !known || !isTextType(a.raw) {
 				writeDERHex(&b, a.raw.FullBytes)
 				continue
 			}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -108,37 +107,6 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 				t.Errorf("DN = %q; openssl prints %q", id.DN, got)
 			}
 		})
-	}
-}
-
-// TestOpenSSLNames checks every entry of the generated name table against
-// the installed openssl: one subject holds an attribute of each OID.
-func TestOpenSSLNames(t *testing.T) {
-	var rdns []rdnSET
-	for s := range opensslNames {
-		var oid asn1.ObjectIdentifier
-		for _, arc := range strings.Split(s, ".") {
-			n, err := strconv.Atoi(arc)
-			if err != nil {
-				t.Fatalf("opensslNames: OID %q: %v", s, err)
-			}
-			oid = append(oid, n)
-		}
-		rdns = append(rdns, one(oid, utf8Val("v")))
-	}
-	cert, _ := testca.New(t, "Test CA").Leaf(t, &x509.Certificate{RawSubject: rawName(t, rdns...)})
-	id, err := NewIdentity(cert, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, want := strings.Split(id.DN, ","), strings.Split(opensslSubject(t, cert), ",")
-	if len(got) != len(want) || len(got) != len(opensslNames) {
-		t.Fatalf("%d attributes in minica's DN, %d in openssl's; want %d", len(got), len(want), len(opensslNames))
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("attribute %d: minica writes %q; openssl %q", i, got[i], want[i])
-		}
 	}
 }
 
