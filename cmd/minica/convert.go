@@ -39,7 +39,7 @@ func convertCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "key-out", Usage: "from a .p12: write the key to `FILE` (mode 0600)"},
 			&cli.StringFlag{Name: "cert-out", Usage: "from a .p12: write the certificate to `FILE`"},
 			&cli.StringFlag{Name: "chain-out", Usage: "from a .p12: write the CA certificates to `FILE`"},
-			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			forceFlag(),
 			&cli.StringFlag{Name: "password-file", Usage: "read the password of an encrypted input from `FILE` (else $MINICA_KEY_PASSWORD / $MINICA_P12_PASSWORD or a prompt)"},
 		),
 		Action: func(c *cli.Context) error { return runConvert(c, e) },

@@ -27,8 +27,8 @@ func crlCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "next-update", Usage: "lifetime of this CRL, e.g. 7d or 36h (default: the CA's CRL lifetime)"},
 			&cli.StringSliceFlag{Name: "out", Usage: "also write the CRL to `FILE` (repeatable)"},
-			passwordFileFlag,
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			passwordFileFlag(),
+			jsonFlag(),
 		},
 		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },

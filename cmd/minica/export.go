@@ -45,7 +45,7 @@ func exportP12Command(e *env) *cli.Command {
 			"Example:\n   minica export p12 simon\n   minica export p12 simon --profile compat --password-file pw.txt",
 		Flags: append(p12OutFlags("password-file"),
 			&cli.StringFlag{Name: "out", Usage: "write the bundle to `FILE` (default: ./NAME.p12)"},
-			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			forceFlag(),
 			&cli.StringFlag{Name: "key", Usage: "take the private key from `FILE`, for a certificate minica signed from a CSR"},
 			&cli.StringFlag{Name: "key-password-file", Usage: "read the password of an encrypted --key from `FILE` (else $MINICA_KEY_PASSWORD or a prompt)"},
 		),
