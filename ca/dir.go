@@ -1,23 +1,20 @@
 package ca
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
-	"strings"
-)
 
-// tmpPrefix starts the name of every temporary file; Check removes leftovers.
-const tmpPrefix = ".tmp-"
+	"minica/internal/atomicfile"
+)
 
 // Dir is a directory reached through an os.Root, with durable writes.
 type Dir struct {
 	root *os.Root
+	fs   atomicfile.FS // root, for the writes of package atomicfile
 	path string
 }
 
@@ -27,7 +24,7 @@ func OpenDir(p string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{root: root, path: p}, nil
+	return &Dir{root: root, fs: atomicfile.Root(root, p), path: p}, nil
 }
 
 // Path returns the directory's path as given to OpenDir.
@@ -62,7 +59,7 @@ func (d *Dir) MkdirSub(name string) (sub *Dir, created bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("opening %q: %w", d.Join(name), err)
 	}
-	return &Dir{root: root, path: d.Join(name)}, created, nil
+	return &Dir{root: root, fs: atomicfile.Root(root, d.Join(name)), path: d.Join(name)}, created, nil
 }
 
 // WriteAtomic replaces name with data durably: a temporary file in the same
@@ -70,46 +67,20 @@ func (d *Dir) MkdirSub(name string) (sub *Dir, created bool, err error) {
 // over name, and the directory synced. The file's mode is never changed after
 // it is written.
 func (d *Dir) WriteAtomic(name string, data []byte, perm os.FileMode) error {
-	return d.WriteAtomicFrom(name, perm, writeBytes(data))
+	return atomicfile.Replace(d.fs, name, perm, atomicfile.Bytes(data))
 }
 
 // WriteAtomicFrom is WriteAtomic with the content written by write, for
 // content too large to hold in memory twice.
 func (d *Dir) WriteAtomicFrom(name string, perm os.FileMode, write func(io.Writer) error) error {
-	if err := d.replace(name, write, perm); err != nil {
-		return err
-	}
-	return d.SyncDir(path.Dir(name))
-}
-
-func writeBytes(data []byte) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}
-}
-
-// replace writes a synced temporary file and renames it over name.
-func (d *Dir) replace(name string, write func(io.Writer) error, perm os.FileMode) error {
-	f, tmp, err := d.writeTemp(name, write, perm, true)
-	if err == nil {
-		err = d.closeTemp(f, tmp)
-	}
-	if err != nil {
-		return err
-	}
-	if err := d.root.Rename(tmp, name); err != nil {
-		d.root.Remove(tmp)
-		return fmt.Errorf("renaming %q: %w", d.Join(name), err)
-	}
-	return nil
+	return atomicfile.Replace(d.fs, name, perm, write)
 }
 
 // CreateExclusive writes a new file name durably and fails with an error
 // matching fs.ErrExist when it already exists. The data is first written to a
 // temporary file, so name never holds a partial file.
 func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error {
-	f, err := d.createExclusive(name, data, perm, true)
+	f, err := atomicfile.CreateLinked(d.fs, name, data, perm, true)
 	if err != nil {
 		return err
 	}
@@ -125,29 +96,7 @@ func (d *Dir) CreateExclusive(name string, data []byte, perm os.FileMode) error 
 // nothing, but a power loss may lose it or leave it unreadable. Only for
 // state that Check rebuilds.
 func (d *Dir) CreateExclusiveLazily(name string, data []byte, perm os.FileMode) (*os.File, error) {
-	return d.createExclusive(name, data, perm, false)
-}
-
-// createExclusive writes the file through a temporary one, which it links
-// to name, and returns it open.
-func (d *Dir) createExclusive(name string, data []byte, perm os.FileMode, sync bool) (*os.File, error) {
-	f, tmp, err := d.writeTemp(name, writeBytes(data), perm, sync)
-	if err != nil {
-		return nil, err
-	}
-	// Link fails if name exists, unlike Rename, which would replace it.
-	err = d.root.Link(tmp, name)
-	if err != nil {
-		err = fmt.Errorf("creating %q: %w", d.Join(name), err)
-	}
-	if rerr := d.root.Remove(tmp); err == nil && rerr != nil {
-		err = fmt.Errorf("removing %q: %w", d.Join(tmp), rerr)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return atomicfile.CreateLinked(d.fs, name, data, perm, false)
 }
 
 // NewFile is a file for CreateNewSynced.
@@ -213,51 +162,9 @@ func (d *Dir) syncWithDir(files []*os.File) error {
 	return err
 }
 
-// writeTemp writes a fresh temporary file beside name with write, synced
-// when sync is set, and returns it open, with its name. On failure it
-// removes the file.
-func (d *Dir) writeTemp(name string, write func(io.Writer) error, perm os.FileMode, sync bool) (*os.File, string, error) {
-	var b [8]byte
-	rand.Read(b[:])
-	tmp := path.Join(path.Dir(name), tmpPrefix+path.Base(name)+"-"+hex.EncodeToString(b[:]))
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return nil, "", fmt.Errorf("creating %q: %w", d.Join(tmp), err)
-	}
-	werr := write(f)
-	if werr == nil && sync {
-		werr = f.Sync()
-	}
-	if werr != nil {
-		f.Close()
-		d.root.Remove(tmp)
-		return nil, "", fmt.Errorf("writing %q: %w", d.Join(tmp), werr)
-	}
-	return f, tmp, nil
-}
-
-// closeTemp closes a file from writeTemp, removing it when that fails.
-func (d *Dir) closeTemp(f *os.File, tmp string) error {
-	if err := f.Close(); err != nil {
-		d.root.Remove(tmp)
-		return fmt.Errorf("writing %q: %w", d.Join(tmp), err)
-	}
-	return nil
-}
-
 // SyncDir fsyncs the directory name, making renames and creations in it
 // durable.
-func (d *Dir) SyncDir(name string) error {
-	f, err := d.root.Open(name)
-	if err != nil {
-		return fmt.Errorf("opening directory %q: %w", d.Join(name), err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("syncing directory %q: %w", d.Join(name), err)
-	}
-	return nil
-}
+func (d *Dir) SyncDir(name string) error { return atomicfile.SyncDir(d.fs, name) }
 
 // isTemp reports whether a base name is one of WriteAtomic's temporary files.
-func isTemp(base string) bool { return strings.HasPrefix(base, tmpPrefix) }
+func isTemp(base string) bool { return atomicfile.IsTemp(base) }

@@ -73,6 +73,17 @@ func printable(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
+// ParseIP parses an IP address for an iPAddress SAN: IPv4 dotted decimal
+// or IPv6, as net.ParseIP reads them. A zone, a CIDR range or anything else
+// gives an error quoting the input.
+func ParseIP(s string) (net.IP, error) {
+	ip := net.ParseIP(s)
+	if ip == nil {
+		return nil, fmt.Errorf("%s: not an IP address", printable(s))
+	}
+	return ip, nil
+}
+
 // ValidateEmail checks an email address for an rfc822Name SAN: a plain
 // ASCII local@domain with a valid host name as domain.
 func ValidateEmail(email string) error {

@@ -170,3 +170,32 @@ func TestKeyTypes(t *testing.T) {
 		t.Errorf("ParseKeyType(dsa) = %v", err)
 	}
 }
+
+func TestParseIP(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr string
+	}{
+		{in: "10.0.0.5", want: "10.0.0.5"},
+		{in: "2001:db8::1", want: "2001:db8::1"},
+		{in: "::ffff:10.0.0.5", want: "10.0.0.5"},
+		{in: "", wantErr: `"": not an IP address`},
+		{in: "not-an-ip", wantErr: `"not-an-ip": not an IP address`},
+		{in: "10.0.0.0/8", wantErr: `"10.0.0.0/8": not an IP address`},
+		{in: "fe80::1%eth0", wantErr: `"fe80::1%eth0": not an IP address`},
+		{in: "10.0.0.5\n", wantErr: `"10.0.0.5\n": not an IP address`},
+	}
+	for _, tt := range tests {
+		ip, err := ParseIP(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("ParseIP(%q) error = %v; want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || ip.String() != tt.want {
+			t.Errorf("ParseIP(%q) = %v, %v; want %s", tt.in, ip, err, tt.want)
+		}
+	}
+}

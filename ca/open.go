@@ -162,8 +162,10 @@ func (c *CA) readKeyFile() ([]byte, error) {
 // password, formats.ErrPasswordRequired. The key file must not be readable by
 // group or others.
 //
-// This is the only place that knows the key lives in a file: everything else
-// takes a crypto.Signer, so an HSM or KMS can stand in later.
+// Only Init, which writes the key, and readKeyFile, behind LoadSigner,
+// KeyEncrypted and Check, know that the key lives in a file: issuing,
+// revoking and signing CRLs take a crypto.Signer, so that an HSM or KMS can
+// stand in later.
 func (c *CA) LoadSigner(password []byte) (crypto.Signer, error) {
 	data, err := c.readKeyFile()
 	if err != nil {

@@ -46,6 +46,25 @@ func ParsePrivateKeyPEM(data, password []byte) (crypto.Signer, error) {
 	return k.Decrypt(password)
 }
 
+// PrivateKey returns the private key o holds (a key, or the key of a PEM
+// bundle), calling password only when the key is encrypted. A nil password,
+// or one that returns no password, gives ErrPasswordRequired for an
+// encrypted key; errors of password are returned as they are. Anything but
+// a key gives a *KindError naming what o is.
+func (o *Object) PrivateKey(password func() ([]byte, error)) (crypto.Signer, error) {
+	if o.Key == nil {
+		return nil, &KindError{Want: KindPrivateKey, Found: "a " + o.String()}
+	}
+	var pw []byte
+	if o.Key.Signer == nil && password != nil {
+		var err error
+		if pw, err = password(); err != nil {
+			return nil, err
+		}
+	}
+	return o.Key.Decrypt(pw)
+}
+
 // ParsePrivateKey returns the private key in data, whatever its encoding:
 // PEM or DER, PKCS#8 (plain or encrypted), SEC1, PKCS#1, legacy encrypted
 // PEM, the key of a PEM bundle, or the key of a PKCS#12 bundle. Anything

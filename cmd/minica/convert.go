@@ -39,7 +39,7 @@ func convertCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "key-out", Usage: "from a .p12: write the key to `FILE` (mode 0600)"},
 			&cli.StringFlag{Name: "cert-out", Usage: "from a .p12: write the certificate to `FILE`"},
 			&cli.StringFlag{Name: "chain-out", Usage: "from a .p12: write the CA certificates to `FILE`"},
-			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			forceFlag(),
 			&cli.StringFlag{Name: "password-file", Usage: "read the password of an encrypted input from `FILE` (else $MINICA_KEY_PASSWORD / $MINICA_P12_PASSWORD or a prompt)"},
 		),
 		Action: func(c *cli.Context) error { return runConvert(c, e) },
@@ -48,10 +48,23 @@ func convertCommand(e *env) *cli.Command {
 
 var convertP12Flags = p12Flags{"profile", "new-password-file", "ask-password", "password-out", "force"}
 
-// input is one file given to convert, detected.
+// input is one file given on the command line, detected.
 type input struct {
 	path string
 	obj  *formats.Object
+}
+
+// readInput reads and detects a file given on the command line.
+func readInput(path string) (input, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return input{}, fmt.Errorf("reading %q: %w", path, err)
+	}
+	obj, err := formats.Detect(data)
+	if err != nil {
+		return input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return input{path, obj}, nil
 }
 
 func runConvert(c *cli.Context, e *env) error {
@@ -63,16 +76,12 @@ func runConvert(c *cli.Context, e *env) error {
 	}
 	var inputs []input
 	for _, path := range c.Args().Slice() {
-		data, err := os.ReadFile(path)
+		in, err := readInput(path)
 		if err != nil {
-			return fmt.Errorf("reading %q: %w", path, err)
+			return err
 		}
-		obj, err := formats.Detect(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		fmt.Fprintf(e.stderr, "minica: %s: %s\n", path, obj)
-		inputs = append(inputs, input{path, obj})
+		fmt.Fprintf(e.stderr, "minica: %s: %s\n", path, in.obj)
+		inputs = append(inputs, in)
 	}
 	to := strings.ToLower(c.String("to"))
 	if to == "p12" {
@@ -167,7 +176,7 @@ func (e *env) convertKey(c *cli.Context, in input, to string) error {
 	if c.Bool("der") || to == "der" {
 		enc = formats.DER
 	}
-	key, err := e.decryptInputKey(c, in)
+	key, err := e.inputKey(c, in, "password-file")
 	if err != nil {
 		return err
 	}
@@ -191,19 +200,22 @@ func (e *env) convertKey(c *cli.Context, in input, to string) error {
 	return e.emit(c, out, 0o600, what)
 }
 
-// decryptInputKey returns an input key, decrypted with the input password
-// if needed.
-func (e *env) decryptInputKey(c *cli.Context, in input) (crypto.Signer, error) {
-	var pw []byte
-	if in.obj.Key.Signer == nil {
-		var err error
-		if pw, err = e.inputPassword(c, "password-file", keyPasswordEnv, "Key password"); err != nil {
-			return nil, err
-		}
+// inputKey returns the private key of an input (a key or a PEM bundle),
+// asking for its password (--fileFlag, $MINICA_KEY_PASSWORD or a prompt)
+// only when it is encrypted. Every key file named on the command line is
+// read through it.
+func (e *env) inputKey(c *cli.Context, in input, fileFlag string) (crypto.Signer, error) {
+	var pwErr error // from the password's source, returned as it is
+	key, err := in.obj.PrivateKey(func() ([]byte, error) {
+		pw, err := e.inputPassword(c, fileFlag, keyPasswordEnv, "Key password")
+		pwErr = err
+		return pw, err
+	})
+	if pwErr != nil {
+		return nil, pwErr
 	}
-	key, err := in.obj.Key.Decrypt(pw)
 	if err != nil {
-		return nil, passwordHint(fmt.Errorf("%s: %w", in.path, err), "password-file", keyPasswordEnv)
+		return nil, passwordHint(fmt.Errorf("%s: %w", in.path, err), fileFlag, keyPasswordEnv)
 	}
 	return key, nil
 }
@@ -307,7 +319,7 @@ func (e *env) convertToP12(c *cli.Context, inputs []input) error {
 			if key != nil {
 				return usagef(c, "%s: a second private key; a .p12 holds one", in.path)
 			}
-			if key, err = e.decryptInputKey(c, in); err != nil {
+			if key, err = e.inputKey(c, in, "password-file"); err != nil {
 				return err
 			}
 			certs = append(certs, in.obj.Certificates...)

@@ -4,7 +4,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/internal/atomicfile"
 )
 
 func crlCommand(e *env) *cli.Command {
@@ -27,8 +27,8 @@ func crlCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "next-update", Usage: "lifetime of this CRL, e.g. 7d or 36h (default: the CA's CRL lifetime)"},
 			&cli.StringSliceFlag{Name: "out", Usage: "also write the CRL to `FILE` (repeatable)"},
-			passwordFileFlag,
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			passwordFileFlag(),
+			jsonFlag(),
 		},
 		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },
@@ -87,32 +87,14 @@ func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Durat
 	return info, nil
 }
 
-// writeCopy replaces file with the CRL (PEM for .pem, else DER), through a
-// temporary file and a rename so that a web server never serves half a CRL.
+// writeCopy replaces file with the CRL (PEM for .pem, else DER), mode 0644,
+// atomically and durably.
 func writeCopy(file string, der []byte) error {
 	data := der
 	if strings.EqualFold(filepath.Ext(file), ".pem") {
 		data = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".minica-crl-*")
-	if err != nil {
-		return fmt.Errorf("writing CRL copy %q: %w", file, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(file, data, 0o644); err != nil {
 		return fmt.Errorf("writing CRL copy %q: %w", file, err)
 	}
 	return nil

@@ -30,7 +30,7 @@ func crlStatusCommand(e *env) *cli.Command {
 			"Example:\n   minica crl status --warn 48h || mail -s 'CRL' ops@example.com",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "warn", Usage: "report due soon when nextUpdate is closer than this, e.g. 48h"},
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runCRLStatus(c, e) },
 	}

@@ -45,7 +45,7 @@ func exportP12Command(e *env) *cli.Command {
 			"Example:\n   minica export p12 simon\n   minica export p12 simon --profile compat --password-file pw.txt",
 		Flags: append(p12OutFlags("password-file"),
 			&cli.StringFlag{Name: "out", Usage: "write the bundle to `FILE` (default: ./NAME.p12)"},
-			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			forceFlag(),
 			&cli.StringFlag{Name: "key", Usage: "take the private key from `FILE`, for a certificate minica signed from a CSR"},
 			&cli.StringFlag{Name: "key-password-file", Usage: "read the password of an encrypted --key from `FILE` (else $MINICA_KEY_PASSWORD or a prompt)"},
 		),
@@ -72,7 +72,11 @@ func runExportP12(c *cli.Context, e *env) error {
 	leaf, err := authority.LoadLeaf(rec)
 	switch {
 	case c.String("key") != "" && leaf != nil:
-		if leaf.Key, err = e.readKeyFile(c, c.String("key")); err != nil {
+		in, err := readInput(c.String("key"))
+		if err != nil {
+			return err
+		}
+		if leaf.Key, err = e.inputKey(c, in, "key-password-file"); err != nil {
 			return err
 		}
 	case errors.Is(err, ca.ErrNoKey):
@@ -106,33 +110,6 @@ func exportRecord(authority *ca.CA, arg string, e *env) (*ca.Record, error) {
 	r := recs[len(recs)-1]
 	return nil, withHint(fmt.Errorf("certificate %q (serial %s) is %s", r.Name, r.Serial, r.StatusAt(now)),
 		"issue a new one with 'minica issue'")
-}
-
-// readKeyFile reads a private key file given on the command line, asking
-// for its password if it is encrypted.
-func (e *env) readKeyFile(c *cli.Context, file string) (crypto.Signer, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading key: %w", err)
-	}
-	obj, err := formats.Detect(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if obj.Key == nil {
-		return nil, fmt.Errorf("%s: %w", file, &formats.KindError{Want: formats.KindPrivateKey, Found: "a " + obj.String()})
-	}
-	var pw []byte
-	if obj.Key.Signer == nil {
-		if pw, err = e.inputPassword(c, "key-password-file", keyPasswordEnv, "Key password"); err != nil {
-			return nil, err
-		}
-	}
-	key, err := obj.Key.Decrypt(pw)
-	if err != nil {
-		return nil, passwordHint(fmt.Errorf("%s: %w", file, err), "key-password-file", keyPasswordEnv)
-	}
-	return key, nil
 }
 
 // p12Out is a .p12 about to be written: where, how, and its password.

@@ -30,16 +30,16 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "country", Usage: "two-letter country code (C)"},
 			&cli.StringFlag{Name: "province", Usage: "state or province (ST)"},
 			&cli.StringFlag{Name: "locality", Usage: "locality (L)"},
-			&cli.StringFlag{Name: "key-type", Value: string(ca.ECDSAP256), Usage: "ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"},
-			&cli.StringFlag{Name: "validity", Value: "10y", Usage: "lifetime, e.g. 10y or 3650d"},
+			keyTypeFlag(string(ca.ECDSAP256), "ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"),
+			validityFlag("10y", "lifetime, e.g. 10y or 3650d"),
 			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit DNS names in this domain and its subdomains (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit emails at this host (.example.com: its subdomains) or this address (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-uri", Usage: "permit URIs whose host is this one (.example.com: its subdomains) (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit IP addresses in this CIDR range; 0.0.0.0/0 and ::/0 permit all (repeatable)"},
 			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
-			passwordFileFlag,
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			passwordFileFlag(),
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runInit(c, e) },
 	}
@@ -82,13 +82,13 @@ func runInit(c *cli.Context, e *env) error {
 }
 
 func initOptions(c *cli.Context) (ca.InitOptions, error) {
-	kt, err := ca.ParseKeyType(c.String("key-type"))
+	kt, err := keyTypeValue(c)
 	if err != nil {
-		return ca.InitOptions{}, usagef(c, "--key-type: %v", err)
+		return ca.InitOptions{}, err
 	}
-	validity, err := ca.ParseDuration(c.String("validity"))
+	validity, err := validityValue(c)
 	if err != nil {
-		return ca.InitOptions{}, usagef(c, "--validity: %v", err)
+		return ca.InitOptions{}, err
 	}
 	if c.String("cn") == "" {
 		return ca.InitOptions{}, usagef(c, "--cn is required: the CA's common name, such as 'Acme Internal CA'")

@@ -29,7 +29,7 @@ func inspectCommand(e *env) *cli.Command {
 			"signature that does not verify makes inspect exit 1 after the description.\n\n" +
 			"Example:\n   minica inspect simon.p12\n   minica inspect server.crt --json",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			jsonFlag(),
 			&cli.StringFlag{Name: "password-file", Usage: "read the key or .p12 password from `FILE`"},
 			&cli.StringFlag{Name: "ca", Usage: "check a CRL's signature against the CA certificate in `FILE`"},
 		},

@@ -4,7 +4,6 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -48,13 +47,9 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		Usage:       usage,
 		ArgsUsage:   "NAME",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
-		Flags:       append(append(leafFlags(p), keyTypeFlag(), passwordFileFlag), issueP12Flags()...),
+		Flags:       append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...),
 		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
-}
-
-func keyTypeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "key-type", Usage: "ecdsa-p256 (default), ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"}
 }
 
 // leafFlags are the flags shared by issue and sign.
@@ -62,14 +57,14 @@ func leafFlags(p ca.Profile) []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "cn", Usage: "common name (default: NAME)"},
 		&cli.StringSliceFlag{Name: "dns", Usage: "DNS name SAN (repeatable)"},
-		&cli.StringSliceFlag{Name: "ip", Usage: "IP address SAN (repeatable)"},
+		ipFlag(),
 		&cli.StringSliceFlag{Name: "email", Usage: "email SAN (repeatable)"},
 		&cli.StringSliceFlag{Name: "uri", Usage: "URI SAN (repeatable)"},
 		&cli.StringSliceFlag{Name: "org", Usage: "organization (O)"},
 		&cli.StringSliceFlag{Name: "ou", Usage: "organizational unit (OU)"},
-		&cli.StringFlag{Name: "validity", Usage: "lifetime such as 90d or 1y (default: 825d server, 365d client)"},
+		validityFlag("", "lifetime such as 90d or 1y (default: 825d server, 365d client)"),
 		&cli.BoolFlag{Name: "force", Usage: "issue even if NAME already has a valid certificate (both stay valid)"},
-		&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+		jsonFlag(),
 	}
 	if p == ca.Client {
 		flags = append(flags, &cli.BoolFlag{Name: "no-email-in-subject", Usage: "keep the email out of the subject DN (it stays in the SAN)"})
@@ -94,26 +89,15 @@ func leafRequest(c *cli.Context, name string, p ca.Profile) (ca.Request, error) 
 	if p == ca.Server && req.CommonName != "" && req.CommonName != name {
 		return req, usagef(c, "--cn: a server certificate's CN is its NAME (%q)", name)
 	}
-	for _, s := range c.StringSlice("ip") {
-		ip := net.ParseIP(s)
-		if ip == nil {
-			return req, usagef(c, "--ip %q: not an IP address", s)
-		}
-		req.IPs = append(req.IPs, ip)
+	var err error
+	if req.IPs, err = ipValues(c); err != nil {
+		return req, err
 	}
-	if v := c.String("validity"); v != "" {
-		d, err := ca.ParseDuration(v)
-		if err != nil {
-			return req, usagef(c, "--validity: %v", err)
-		}
-		req.Validity = d
+	if req.Validity, err = validityValue(c); err != nil {
+		return req, err
 	}
-	if v := c.String("key-type"); v != "" {
-		kt, err := ca.ParseKeyType(v)
-		if err != nil {
-			return req, usagef(c, "--key-type: %v", err)
-		}
-		req.KeyType = kt
+	if req.KeyType, err = keyTypeValue(c); err != nil {
+		return req, err
 	}
 	return req, nil
 }

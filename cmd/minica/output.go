@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"minica/formats"
 )
 
@@ -14,8 +16,12 @@ func writeJSON(w io.Writer, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-// jsonFlag is the --json flag of every command that reports.
-func jsonFlagUsage() string { return "print the result as JSON" }
+// jsonFlag is the --json flag of every command that reports one result
+// (list has its own, for JSON Lines). It returns a new value on each call,
+// since urfave/cli keeps parse state on the flag value (see flags.go).
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}
+}
 
 // day formats a time for humans, in UTC.
 func day(t time.Time) string { return t.UTC().Format(time.RFC3339) }

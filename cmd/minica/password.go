@@ -10,12 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// passwordFileFlag reads a secret from a file; secrets are never flag values.
-var passwordFileFlag = &cli.StringFlag{
-	Name:  "password-file",
-	Usage: "read the CA key password from `FILE` (one trailing newline is ignored)",
-}
-
 // errNoPasswordSource is returned when a password is needed and there is no
 // file, no environment variable and no terminal to ask.
 var errNoPasswordSource = errors.New("a password is needed, but there is no --password-file, no MINICA_PASSWORD and no terminal to ask")

@@ -30,8 +30,8 @@ func revokeCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "reason", Value: "unspecified", Usage: "the RFC 5280 revocation reason"},
 			&cli.BoolFlag{Name: "all", Usage: "revoke every unrevoked certificate of NAME"},
 			&cli.BoolFlag{Name: "no-crl", Usage: "record the revocation without republishing the CRL"},
-			passwordFileFlag,
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			passwordFileFlag(),
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runRevoke(c, e) },
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/x509"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -22,13 +21,13 @@ func selfsignedCommand(e *env) *cli.Command {
 			"Example:\n   minica selfsigned www.example.com --dns www.example.com --validity 90d",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "dns", Usage: "DNS name SAN (repeatable)"},
-			&cli.StringSliceFlag{Name: "ip", Usage: "IP address SAN (repeatable)"},
+			ipFlag(),
 			&cli.StringSliceFlag{Name: "org", Usage: "organization (O)"},
-			&cli.StringFlag{Name: "validity", Usage: "lifetime such as 90d or 1y (default: 825d)"},
-			keyTypeFlag(),
+			validityFlag("", "lifetime such as 90d or 1y (default: 825d)"),
+			keyTypeFlag("", leafKeyTypeUsage),
 			&cli.StringFlag{Name: "out", Usage: "write the certificate to `FILE` (default: ./NAME.crt)"},
 			&cli.StringFlag{Name: "key-out", Usage: "write the key to `FILE`, mode 0600 (default: ./NAME.key)"},
-			&cli.BoolFlag{Name: "force", Usage: "replace existing output files"},
+			forceFlag(),
 		},
 		Action: func(c *cli.Context) error { return runSelfsigned(c, e) },
 	}
@@ -48,26 +47,15 @@ func runSelfsigned(c *cli.Context, e *env) error {
 		Organization: c.StringSlice("org"),
 		DNSNames:     c.StringSlice("dns"),
 	}
-	for _, s := range c.StringSlice("ip") {
-		ip := net.ParseIP(s)
-		if ip == nil {
-			return usagef(c, "--ip %q: not an IP address", s)
-		}
-		req.IPs = append(req.IPs, ip)
+	var err error
+	if req.IPs, err = ipValues(c); err != nil {
+		return err
 	}
-	if v := c.String("validity"); v != "" {
-		d, err := ca.ParseDuration(v)
-		if err != nil {
-			return usagef(c, "--validity: %v", err)
-		}
-		req.Validity = d
+	if req.Validity, err = validityValue(c); err != nil {
+		return err
 	}
-	if v := c.String("key-type"); v != "" {
-		kt, err := ca.ParseKeyType(v)
-		if err != nil {
-			return usagef(c, "--key-type: %v", err)
-		}
-		req.KeyType = kt
+	if req.KeyType, err = keyTypeValue(c); err != nil {
+		return err
 	}
 	certOut, keyOut := outName(c, "out", name+".crt"), outName(c, "key-out", name+".key")
 	if certOut == keyOut {

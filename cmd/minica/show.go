@@ -22,7 +22,7 @@ func showCommand(e *env) *cli.Command {
 		ArgsUsage: "NAME|SERIAL|FILE",
 		Description: "A name shows every certificate issued under it, oldest first.\n\n" +
 			"Example:\n   minica show simon\n   minica show 5f:3c:9a:...\n   minica show ./simon.crt --json",
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()}},
+		Flags:  []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error { return runShow(c, e) },
 	}
 }

@@ -28,7 +28,7 @@ func signCommand(e *env) *cli.Command {
 		Flags: append(leafFlags(ca.Client),
 			&cli.StringFlag{Name: "profile", Value: "client", Usage: "server or client"},
 			&cli.StringFlag{Name: "name", Usage: "the certificate's name in the CA (default: the CSR's CN)"},
-			passwordFileFlag,
+			passwordFileFlag(),
 		),
 		Action: func(c *cli.Context) error { return runSign(c, e) },
 	}

@@ -31,7 +31,7 @@ func verifyCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "purpose", Usage: "client or server"},
 			&cli.StringFlag{Name: "at", Usage: "check at this time (RFC 3339) instead of now"},
-			&cli.BoolFlag{Name: "json", Usage: jsonFlagUsage()},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runVerify(c, e) },
 	}
