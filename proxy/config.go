@@ -43,9 +43,10 @@ const (
 // and by every Reload; they must return fresh data each time (re-reading
 // files), and must be safe to call from any goroutine.
 type Config struct {
-	// Upstream is where verified requests go: "http://host:port[/path]",
-	// "https://host:port[/path]" (verified against UpstreamRootCAs), or
-	// "unix:/path/to.sock" (plain HTTP over a unix socket).
+	// Upstream is where verified requests go, as ParseUpstream reads it:
+	// "http://host:port[/path]" (or "host:port"), "https://host:port[/path]"
+	// (verified against UpstreamRootCAs), or "unix:/path/to.sock" (plain
+	// HTTP over a unix socket).
 	Upstream string
 	// UpstreamRootCAs verifies an https upstream; nil means the system roots.
 	UpstreamRootCAs *x509.CertPool

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -89,6 +90,22 @@ func FieldNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// ProfileNames returns the names of the headers profile sets, in its order
+// and in its documented spelling (X-SSL-Client-CN, where Headers.Names has
+// the canonical X-Ssl-Client-Cn), or an error matching ErrUnknownProfile.
+// Configurations written for other servers use it to set the same names.
+func ProfileNames(profile string) ([]string, error) {
+	specs, ok := profiles[profile]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownProfile, profile)
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	return names, nil
 }
 
 var profiles = map[string][]spec{

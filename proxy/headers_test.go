@@ -264,3 +264,28 @@ func TestXFCCValueQuoting(t *testing.T) {
 		t.Errorf("escapeList = %q; want %q", got, want)
 	}
 }
+
+func TestProfileNames(t *testing.T) {
+	for _, p := range Profiles {
+		names, err := ProfileNames(p)
+		if err != nil {
+			t.Fatalf("ProfileNames(%q) error = %v", p, err)
+		}
+		h, err := NewHeaders(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon := h.Names()
+		if len(names) != len(canon) {
+			t.Fatalf("ProfileNames(%q) = %q; want the names of %q", p, names, canon)
+		}
+		for i := range names {
+			if !strings.EqualFold(names[i], canon[i]) {
+				t.Errorf("ProfileNames(%q)[%d] = %q; want %q", p, i, names[i], canon[i])
+			}
+		}
+	}
+	if _, err := ProfileNames("haproxy"); !errors.Is(err, ErrUnknownProfile) {
+		t.Errorf("ProfileNames(haproxy) error = %v; want ErrUnknownProfile", err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,17 +54,17 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	target, unixPath, err := parseUpstream(cfg.Upstream)
+	up, err := ParseUpstream(cfg.Upstream)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("upstream %w", err)
 	}
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
 		reserved: newReservedSet(headers),
 		allow:    newAllowList(cfg),
-		target:   target,
-		unixPath: unixPath,
+		target:   up.URL,
+		unixPath: up.Socket,
 		metrics:  newMetrics(),
 		log:      &logger{w: cfg.Log},
 
@@ -101,25 +100,6 @@ func New(cfg Config) (*Proxy, error) {
 	p.rp = p.newReverseProxy()
 	p.rp.ErrorHandler = p.bodyErrors(p.rp.ErrorHandler)
 	return p, nil
-}
-
-// parseUpstream returns the upstream URL and, for "unix:/PATH", the socket
-// path (the URL is then http://unix/).
-func parseUpstream(s string) (*url.URL, string, error) {
-	if path, ok := strings.CutPrefix(s, "unix:"); ok {
-		if path == "" {
-			return nil, "", fmt.Errorf("upstream %q: empty socket path", s)
-		}
-		return &url.URL{Scheme: "http", Host: "unix", Path: "/"}, path, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, "", fmt.Errorf("upstream %q: %w", s, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fmt.Errorf("upstream %q: want http://HOST:PORT, https://HOST:PORT or unix:/PATH", s)
-	}
-	return u, "", nil
 }
 
 // newTLSConfig builds the one tls.Config of the proxy. What changes on

@@ -125,6 +125,11 @@ func openCA(c *cli.Context, e *env) (*ca.CA, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Absolute once, here: paths derived from it end up in configuration
+	// files and jobs that run from another directory.
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("resolving the CA directory: %w", err)
+	}
 	authority, err := ca.Open(dir)
 	if err != nil {
 		return nil, err

@@ -2,58 +2,15 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"minica/ca"
+	"minica/serverconf"
 )
-
-// reloadCommands is how each server is told to read the new CRL, from cron
-// (a shell) and from systemd.
-var reloadCommands = map[string]struct{ shell, unit string }{
-	"nginx":   {"nginx -s reload", "nginx"},
-	"apache":  {"apachectl graceful", "apache2"},
-	"haproxy": {"systemctl reload haproxy", "haproxy"},
-	"proxy":   {"systemctl reload minica-proxy", "minica-proxy"},
-}
-
-// schedule is how often the CRL job runs.
-type schedule struct {
-	every    time.Duration
-	label    string // every, for humans
-	cron     string // the five time fields of a crontab line
-	calendar string // systemd OnCalendar=
-}
-
-// schedules are the intervals a job may use, longest first; each divides a
-// day evenly so that cron and systemd can say it.
-var schedules = []schedule{
-	{24 * time.Hour, "1d", "17 3 * * *", "*-*-* 03:17:00"},
-	{12 * time.Hour, "12h", "17 */12 * * *", "*-*-* 00/12:17:00"},
-	{6 * time.Hour, "6h", "17 */6 * * *", "*-*-* 00/6:17:00"},
-	{4 * time.Hour, "4h", "17 */4 * * *", "*-*-* 00/4:17:00"},
-	{2 * time.Hour, "2h", "17 */2 * * *", "*-*-* 00/2:17:00"},
-	{time.Hour, "1h", "17 * * * *", "*-*-* *:17:00"},
-	{30 * time.Minute, "30m", "*/30 * * * *", "*-*-* *:00/30:00"},
-	{15 * time.Minute, "15m", "*/15 * * * *", "*-*-* *:00/15:00"},
-	{5 * time.Minute, "5m", "*/5 * * * *", "*-*-* *:00/5:00"},
-}
-
-// chooseSchedule returns the longest schedule of at most a quarter of the
-// CRL lifetime, so that three runs can fail before a CRL expires.
-func chooseSchedule(lifetime time.Duration) (schedule, error) {
-	for _, s := range schedules {
-		if s.every <= lifetime/4 {
-			return s, nil
-		}
-	}
-	return schedule{}, fmt.Errorf("the CA's CRL lifetime %s is too short for a scheduled job (at least 20m)", ca.FormatDuration(lifetime))
-}
 
 func jobFlags() []cli.Flag {
 	return []cli.Flag{
@@ -74,7 +31,7 @@ func cronCommand(e *env) *cli.Command {
 		ArgsUsage:   " ",
 		Description: "The job runs at most every quarter of the CA's CRL lifetime (daily for 7d).\n\nExample:\n   minica config cron --server nginx > /etc/cron.d/minica-crl",
 		Flags:       jobFlags(),
-		Action:      func(c *cli.Context) error { return runJob(c, e, writeCron) },
+		Action:      func(c *cli.Context) error { return runJob(c, e, serverconf.Cron) },
 	}
 }
 
@@ -85,19 +42,36 @@ func systemdCommand(e *env) *cli.Command {
 		ArgsUsage:   " ",
 		Description: "The timer fires at most every quarter of the CA's CRL lifetime (daily for 7d).\n\nExample:\n   minica config systemd --server apache",
 		Flags:       jobFlags(),
-		Action:      func(c *cli.Context) error { return runJob(c, e, writeSystemd) },
+		Action:      func(c *cli.Context) error { return runJob(c, e, serverconf.Systemd) },
 	}
 }
 
-// job is a CRL job, resolved from the flags and the CA directory.
-type job struct {
-	server   string
-	command  string // the minica crl command line
-	lifetime time.Duration
-	sched    schedule
+func systemdProxyCommand(e *env) *cli.Command {
+	flags := append(frontFlags(), minicaPathFlag(),
+		&cli.StringFlag{Name: "password-file", Usage: "the file the CRL job reads the CA key's password from (needed when the key is encrypted)"})
+	return &cli.Command{
+		Name:      "systemd-proxy",
+		Usage:     "print a systemd service that runs 'minica proxy', and a timer that republishes the CRL",
+		ArgsUsage: " ",
+		Description: "The service runs 'minica proxy' with the given flags; the proxy reloads the\n" +
+			"CRL when the file changes (and on SIGHUP, 'systemctl reload minica-proxy').\n\n" +
+			"Example:\n   minica config systemd-proxy --server-cert app.example.com --upstream http://127.0.0.1:8080 --listen 443",
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			f, err := loadFront(c, e)
+			if err != nil {
+				return err
+			}
+			j, err := loadJob(c, e, serverconf.Proxy)
+			if err != nil {
+				return err
+			}
+			return printConfig(e, func() (string, error) { return serverconf.SystemdProxy(f, j) })
+		},
+	}
 }
 
-func runJob(c *cli.Context, e *env, write func(io.Writer, *job)) error {
+func runJob(c *cli.Context, e *env, write func(*serverconf.Job) (string, error)) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
 	}
@@ -105,12 +79,22 @@ func runJob(c *cli.Context, e *env, write func(io.Writer, *job)) error {
 	if err != nil {
 		return err
 	}
-	write(e.stdout, j)
-	return nil
+	return printConfig(e, func() (string, error) { return write(j) })
 }
 
-func loadJob(c *cli.Context, e *env, server string) (*job, error) {
-	if _, ok := reloadCommands[server]; !ok {
+// printConfig prints what write returns.
+func printConfig(e *env, write func() (string, error)) error {
+	text, err := write()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(e.stdout, text)
+	return err
+}
+
+// loadJob checks the job flags, then reads the CA facts a CRL job needs.
+func loadJob(c *cli.Context, e *env, server string) (*serverconf.Job, error) {
+	if !slices.Contains(serverconf.JobServers, server) {
 		if server == "" {
 			return nil, usagef(c, "--server is required: nginx, apache, haproxy or proxy")
 		}
@@ -125,28 +109,23 @@ func loadJob(c *cli.Context, e *env, server string) (*job, error) {
 		return nil, err
 	}
 	defer authority.Close()
-	lifetime := crlLifetime(authority)
-	sched, err := chooseSchedule(lifetime)
-	if err != nil {
+	j := &serverconf.Job{Server: server, Minica: bin, Dir: authority.Dir().Path(), CRLLifetime: time.Duration(authority.Settings.CRLLifetime)}
+	if err := serverconf.CheckLifetime(j.CRLLifetime); err != nil {
 		return nil, withHint(err, "lengthen the CA's CRL lifetime in settings.json")
 	}
-	args := []string{bin, "--dir", authority.Path("."), "crl"}
-	args[2] = strings.TrimSuffix(args[2], "/.")
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err
 	}
 	if pw := c.String("password-file"); pw != "" {
-		abs, err := filepath.Abs(pw)
-		if err != nil {
+		if j.PasswordFile, err = filepath.Abs(pw); err != nil {
 			return nil, fmt.Errorf("resolving --password-file %q: %w", pw, err)
 		}
-		args = append(args, "--password-file", abs)
 	} else if encrypted {
 		return nil, withHint(fmt.Errorf("the CA key is encrypted and the job runs unattended"),
 			"pass --password-file FILE, a file only root can read that holds the password")
 	}
-	return &job{server: server, command: shellJoin(args), lifetime: lifetime, sched: sched}, nil
+	return j, nil
 }
 
 // minicaPath is --minica, or the absolute path of this executable.
@@ -162,40 +141,4 @@ func minicaPath(c *cli.Context) (string, error) {
 		return "", withHint(fmt.Errorf("finding the minica binary: %w", err), "pass --minica PATH")
 	}
 	return p, nil
-}
-
-func writeCron(w io.Writer, j *job) {
-	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s,\n",
-		j.sched.label, ca.FormatDuration(j.lifetime), j.server)
-	fmt.Fprintf(w, "# so that it never serves a CRL past its nextUpdate.\n")
-	fmt.Fprintf(w, "# Save as /etc/cron.d/minica-crl (the sixth field is the user).\n")
-	fmt.Fprintf(w, "SHELL=/bin/sh\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
-	fmt.Fprintf(w, "%s root %s && %s\n", j.sched.cron, j.command, reloadCommands[j.server].shell)
-}
-
-func writeSystemd(w io.Writer, j *job) {
-	unit := reloadCommands[j.server].unit
-	fmt.Fprintf(w, "# Republish the minica CRL every %s (the CA's CRLs live %s) and reload %s.\n",
-		j.sched.label, ca.FormatDuration(j.lifetime), unit)
-	fmt.Fprintf(w, "# Save the units below, then:\n#   systemctl daemon-reload && systemctl enable --now minica-crl.timer\n\n")
-	fmt.Fprintf(w, "### /etc/systemd/system/minica-crl.service\n")
-	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL and reload %s\n\n", unit)
-	fmt.Fprintf(w, "[Service]\nType=oneshot\nExecStart=%s\nExecStartPost=/usr/bin/systemctl reload %s\n\n", j.command, unit)
-	fmt.Fprintf(w, "### /etc/systemd/system/minica-crl.timer\n")
-	fmt.Fprintf(w, "[Unit]\nDescription=Republish the minica CRL every %s\n\n", j.sched.label)
-	fmt.Fprintf(w, "[Timer]\nOnCalendar=%s\nRandomizedDelaySec=5m\nPersistent=true\n\n", j.sched.calendar)
-	fmt.Fprintf(w, "[Install]\nWantedBy=timers.target\n")
-}
-
-// shellJoin quotes each argument that needs it for sh and systemd.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }

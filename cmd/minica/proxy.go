@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -67,8 +68,8 @@ func proxyCommand(e *env) *cli.Command {
 func proxyFlags() []cli.Flag {
 	dur := ca.FormatDuration
 	return []cli.Flag{
-		&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen for TLS clients on `ADDR` (HOST:PORT; port 0 picks a free one)"},
-		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT, https://HOST:PORT or unix:/PATH (required)"},
+		&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen for TLS clients on `ADDR` (PORT or HOST:PORT; port 0 picks a free one)"},
+		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT (or HOST:PORT), https://HOST:PORT or unix:/PATH (required)"},
 		&cli.StringFlag{Name: "upstream-ca", Usage: "verify an https upstream against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "server-cert", Usage: "serve the newest valid server certificate issued as `NAME`, with its chain and key"},
 		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
@@ -151,12 +152,17 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	o := &proxyOptions{listen: c.String("listen"), metrics: c.String("metrics"), accessLog: c.String("access-log")}
 	cfg := &o.cfg
 	cfg.Upstream = c.String("upstream")
-	switch up := cfg.Upstream; {
-	case up == "":
+	if cfg.Upstream == "" {
 		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH")
-	case !strings.HasPrefix(up, "http://") && !strings.HasPrefix(up, "https://") && !strings.HasPrefix(up, "unix:"):
-		return nil, usagef(c, "--upstream %q: want http://HOST:PORT, https://HOST:PORT or unix:/PATH", up)
 	}
+	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil {
+		return nil, usagef(c, "--upstream %v", err)
+	}
+	host, port, err := proxy.ParseListen(o.listen)
+	if err != nil {
+		return nil, usagef(c, "--listen %v", err)
+	}
+	o.listen = net.JoinHostPort(host, port)
 	if err := checkServerCertFlags(c); err != nil {
 		return nil, err
 	}
