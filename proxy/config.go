@@ -5,17 +5,13 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"math/big"
 	"time"
+
+	"minica/revoke"
 )
 
-// Revocations is a parsed, signature-checked CRL.
-type Revocations interface {
-	Number() *big.Int
-	ThisUpdate() time.Time
-	NextUpdate() time.Time
-	IsRevoked(serial *big.Int) bool
-}
+// Revocations is a parsed, signature-checked CRL, as revoke.Judge takes it.
+type Revocations = revoke.Revocations
 
 // CRLParser parses and verifies CRL bytes (PEM or DER) against the issuing
 // CA. It must fail when the signature does not verify.

@@ -131,10 +131,12 @@
 //
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
-// no-crl-for-issuer, revoked, crl-expired, not-allowed, bad-chain,
-// handshake-timeout, tls-error; a request refused for its size has
-// header-too-large or upstream-header-budget, one whose body came too slowly
-// body-timeout. The request line of a closed exchange, logged when it ends,
-// carries the reason it was closed for. Connections closed for a handshake
-// limit (connections-shed) have source-limit or handshake-limit.
+// no-crl-for-issuer, revoked, crl-expired, crl-not-yet-valid, not-allowed,
+// bad-chain, handshake-timeout, tls-error; a request refused for its size
+// has header-too-large or upstream-header-budget, one whose body came too
+// slowly body-timeout. Those of the certificate checks are revoke's reasons:
+// revoke.Judge decides them, for the proxy and for `minica verify` alike.
+// The request line of a closed exchange, logged when it ends, carries the
+// reason it was closed for. Connections closed for a handshake limit
+// (connections-shed) have source-limit or handshake-limit.
 package proxy

@@ -156,8 +156,9 @@ func (p *Proxy) watchExpiry(stop <-chan struct{}) {
 func (p *Proxy) nextExpiry() time.Duration {
 	now := p.cfg.Now()
 	next := now.Add(maxExpiryWait)
-	crlEnd := p.trust.Load().crl.NextUpdate().Add(p.cfg.CRLGrace)
-	crlEnded := now.After(crlEnd)
+	crl := p.trust.Load().crl
+	crlEnd := crl.NextUpdate().Add(p.cfg.CRLGrace)
+	crlEnded := !crlState(crl, p.cfg.CRLGrace, now).Usable()
 	if !crlEnded && crlEnd.Before(next) {
 		next = crlEnd
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"minica/revoke"
 )
 
 // conn is what the proxy knows about one client connection: verified once at
@@ -111,8 +113,9 @@ func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, r
 	now := p.now()
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	if crlState(t.crl, p.cfg.CRLGrace, now) == "expired" {
-		return ci.id, nil, 0, ReasonCRLExpired
+	if err := revoke.JudgeCRL(revoke.Facts{CAs: t.cas, CRL: t.crl, CRLIssuer: t.crlIssuer,
+		Grace: p.cfg.CRLGrace, Skew: clockSkew, At: now}); err != nil {
+		return ci.id, nil, 0, refusal(err, nil).Reason
 	}
 	if ci.gen != t.gen {
 		p.check(ci, t, nil)
@@ -132,10 +135,11 @@ var refusalText = map[string]string{
 }
 
 // refuse answers a request whose client is refused for reason (a Reason
-// constant): 503 while the CRL is expired, else 403, with a short text.
+// constant): 503 while the CRL is expired (or not yet valid), else 403,
+// with a short text.
 func refuse(w http.ResponseWriter, reason string) {
 	code := http.StatusForbidden
-	if reason == ReasonCRLExpired {
+	if reason == ReasonCRLExpired || reason == ReasonCRLNotYetValid {
 		code = http.StatusServiceUnavailable
 	}
 	text, ok := refusalText[reason]

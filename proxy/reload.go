@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"minica/revoke"
 )
 
 // Reload re-reads the CA bundle, the CRL and the server certificate. Each
@@ -72,7 +74,7 @@ func sameCerts(a, b []*x509.Certificate) bool {
 func (p *Proxy) warnCRL(now time.Time) {
 	t := p.trust.Load()
 	st := crlState(t.crl, p.cfg.CRLGrace, now)
-	if st == "" {
+	if st != revoke.Grace && st != revoke.Expired {
 		return
 	}
 	last := p.lastWarn.Load()
@@ -80,7 +82,7 @@ func (p *Proxy) warnCRL(now time.Time) {
 		return
 	}
 	next := t.crl.NextUpdate().UTC().Format(time.RFC3339)
-	if st == "grace" {
+	if st == revoke.Grace {
 		p.log.line("crl-grace-warning", "msg", "CRL is past its nextUpdate; accepting clients within the grace period",
 			"next_update", next, "grace_until", t.crl.NextUpdate().Add(p.cfg.CRLGrace).UTC().Format(time.RFC3339))
 		return
@@ -95,8 +97,9 @@ func (p *Proxy) refusedHandshake(remote net.Addr, err error) {
 }
 
 // HealthHandler answers 200 "ok" while clients can be verified, and 503 with
-// the reason when they cannot (CRL past nextUpdate beyond CRLGrace). Within
-// the grace period it answers 200 with a warning.
+// the reason when they cannot (CRL past nextUpdate beyond CRLGrace, or the
+// clock before its thisUpdate), by revoke.Freshness. Within the grace
+// period it answers 200 with a warning.
 func (p *Proxy) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := p.cfg.Now()
@@ -104,10 +107,13 @@ func (p *Proxy) HealthHandler() http.Handler {
 		next := t.crl.NextUpdate().UTC().Format(time.RFC3339)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		switch crlState(t.crl, p.cfg.CRLGrace, now) {
-		case "expired":
+		case revoke.Expired:
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, "unavailable: CRL expired at "+next+"\n")
-		case "grace":
+		case revoke.NotYetValid:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "unavailable: CRL not valid before "+t.crl.ThisUpdate().UTC().Format(time.RFC3339)+"\n")
+		case revoke.Grace:
 			io.WriteString(w, "ok: warning: CRL expired at "+next+", accepted during the grace period\n")
 		default:
 			io.WriteString(w, "ok\n")

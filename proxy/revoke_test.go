@@ -88,6 +88,27 @@ func TestCRLExpiry(t *testing.T) {
 		}
 		checkHealth(t, e, 503, "unavailable")
 	})
+	t.Run("clock behind the CRL", func(t *testing.T) {
+		e := newEnv(t, nil)
+		cert, key := e.ca.Client(t, "alice")
+		open := e.client(cert, key, false)
+		if code, _ := e.get(open, "/", nil); code != 200 {
+			t.Fatalf("status = %d; want 200", code)
+		}
+		e.advance(-30 * time.Second) // within the minute of skew: the CRL was made a minute ago
+		if code, _ := e.get(e.client(cert, key, false), "/", nil); code != 200 {
+			t.Errorf("within the skew: status = %d; want 200", code)
+		}
+		e.advance(-5 * time.Minute)
+		if _, err := e.client(cert, key, false).Get(e.url("/")); err == nil {
+			t.Error("new connection before the CRL's thisUpdate succeeded")
+		}
+		e.waitLog("handshake-refused", "reason=crl-not-yet-valid")
+		if code, _ := e.get(open, "/", nil); code != http.StatusServiceUnavailable {
+			t.Errorf("open connection: status = %d; want 503", code)
+		}
+		checkHealth(t, e, 503, "unavailable: CRL not valid before ")
+	})
 }
 
 func checkHealth(t *testing.T, e *env, code int, prefix string) {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"minica/revoke"
 )
 
 // Proxy is an mTLS reverse proxy. Build one with New, run it with Serve,
@@ -79,7 +81,7 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if crlState(crl.crl, cfg.CRLGrace, now) == "expired" {
+	if crlState(crl.crl, cfg.CRLGrace, now) == revoke.Expired {
 		return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, crl.crl.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	cert, err := loadCert(&cfg)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"minica/revoke"
 )
 
 // Sentinel errors of Reload and New; callers branch on them with errors.Is.
@@ -117,15 +119,9 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	return l, nil
 }
 
-// crlState says whether the CRL may be relied on at now: "" (fresh),
-// "grace" (past nextUpdate, within CRLGrace) or "expired".
-func crlState(crl Revocations, grace time.Duration, now time.Time) string {
-	next := crl.NextUpdate()
-	switch {
-	case !now.After(next):
-		return ""
-	case grace > 0 && !now.After(next.Add(grace)):
-		return "grace"
-	}
-	return "expired"
+// crlState is the state of the CRL at now by revoke.Freshness, past
+// nextUpdate by at most grace, and before thisUpdate by at most clockSkew:
+// the one freshness rule, as revoke.Judge applies it to every client.
+func crlState(crl Revocations, grace time.Duration, now time.Time) revoke.CRLState {
+	return revoke.Freshness(crl.ThisUpdate().Add(-clockSkew), crl.NextUpdate(), revoke.Thresholds{Grace: grace}, now)
 }

@@ -6,27 +6,35 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"minica/revoke"
 )
 
 // Reasons a client is refused, as logged and as the reason label of the
-// handshake-failure and refused-request metrics.
+// handshake-failure and refused-request metrics. Those of a certificate's
+// checks are revoke's (revoke.Judge decides them), converted here, in one
+// place; the others are the proxy's own.
 const (
 	ReasonNoCertificate = "no-certificate"
-	ReasonUnknownCA     = "unknown-ca"
-	ReasonExpired       = "expired"
-	ReasonNotYetValid   = "not-yet-valid"
-	ReasonWrongEKU      = "wrong-eku"
-	ReasonNoEKU         = "no-eku"
-	ReasonRevoked       = "revoked"
-	ReasonCRLExpired    = "crl-expired"
-	ReasonNotAllowed    = "not-allowed"
-	ReasonNoCRL         = "no-crl-for-issuer"
-	ReasonBadChain      = "bad-chain"
-	ReasonTimeout       = "handshake-timeout"
-	ReasonTLS           = "tls-error"
+	ReasonUnknownCA     = string(revoke.ReasonUnknownCA)
+	ReasonExpired       = string(revoke.ReasonExpired)
+	ReasonNotYetValid   = string(revoke.ReasonNotYetValid)
+	ReasonWrongEKU      = string(revoke.ReasonWrongEKU)
+	ReasonNoEKU         = string(revoke.ReasonNoEKU)
+	ReasonRevoked       = string(revoke.ReasonRevoked)
+	ReasonCRLExpired    = string(revoke.ReasonCRLExpired)
+	// ReasonCRLNotYetValid refuses clients while the proxy's clock is more
+	// than a minute before the CRL's thisUpdate (it went back after the CRL
+	// loaded).
+	ReasonCRLNotYetValid = string(revoke.ReasonCRLNotYetValid)
+	ReasonNotAllowed     = "not-allowed"
+	ReasonNoCRL          = string(revoke.ReasonNoCRLForIssuer)
+	ReasonBadChain       = string(revoke.ReasonBadChain)
+	ReasonTimeout        = "handshake-timeout"
+	ReasonTLS            = "tls-error"
 	// ReasonCACertificate refuses a client certificate with basicConstraints
 	// CA:TRUE: a CA is never a client, whatever its EKU.
-	ReasonCACertificate = "ca-certificate"
+	ReasonCACertificate = string(revoke.ReasonCACertificate)
 )
 
 // VerifyError is the error of a refused client certificate; Reason is one
@@ -86,51 +94,40 @@ func verifyConn(cs tls.ConnectionState, t *trust, grace time.Duration, now time.
 	return checkChains(cs.PeerCertificates[0], cs.VerifiedChains, t, grace, now)
 }
 
-// checkChains makes the checks Go's verifier does not, on chains of leaf
-// verified against t's bundle: leaf not a CA, EKU clientAuth present, issued by the CA
-// whose CRL is loaded, CRL usable, not revoked. It returns the chain
-// through the CRL's issuer.
+// checkChains hands the checks Go's verifier does not make to revoke.Judge,
+// for chains of leaf verified against t's bundle: the CRL usable at now
+// (within grace), leaf not a CA, EKU clientAuth present, issued by the CA
+// whose CRL is loaded, not revoked. It returns the chain through the CRL's
+// issuer.
 func checkChains(leaf *x509.Certificate, chains [][]*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
-	// Go's verifier accepts a CA:TRUE leaf that lists clientAuth.
-	if leaf.BasicConstraintsValid && leaf.IsCA {
-		return nil, &VerifyError{Reason: ReasonCACertificate, Cert: leaf}
-	}
-	// Go's verifier treats a leaf without EKU as valid for any usage.
-	if len(leaf.ExtKeyUsage) == 0 && len(leaf.UnknownExtKeyUsage) == 0 {
-		return nil, &VerifyError{Reason: ReasonNoEKU, Cert: leaf}
-	}
-	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
-		return nil, &VerifyError{Reason: ReasonWrongEKU, Cert: leaf}
-	}
 	// One CRL covers the clients of one issuing CA: a client of another
-	// CA of the bundle could not be revoked, so it is refused.
+	// CA of the bundle could not be revoked, so the judge refuses it.
 	i := slices.IndexFunc(chains, func(c []*x509.Certificate) bool {
 		return len(c) >= 2 && c[1].Equal(t.crlIssuer)
 	})
-	if i < 0 {
-		return nil, &VerifyError{Reason: ReasonNoCRL, Cert: leaf}
+	chain := chains[max(i, 0)]
+	var issuer *x509.Certificate
+	if len(chain) >= 2 {
+		issuer = chain[1]
 	}
-	if crlState(t.crl, grace, now) == "expired" {
-		return nil, &VerifyError{Reason: ReasonCRLExpired, Cert: leaf}
+	err := revoke.Judge(revoke.Facts{Cert: leaf, Issuer: issuer, CAs: t.cas, CRL: t.crl, CRLIssuer: t.crlIssuer,
+		Purpose: x509.ExtKeyUsageClientAuth, Grace: grace, Skew: clockSkew, At: now})
+	if err != nil {
+		return nil, refusal(err, leaf)
 	}
-	if t.crl.IsRevoked(leaf.SerialNumber) {
-		return nil, &VerifyError{Reason: ReasonRevoked, Cert: leaf}
-	}
-	return chains[i], nil
+	return chain, nil
 }
 
-func chainReason(err error, leaf *x509.Certificate, now time.Time) string {
-	var inv x509.CertificateInvalidError
-	switch {
-	case errors.As(err, &x509.UnknownAuthorityError{}):
-		return ReasonUnknownCA
-	case errors.As(err, &inv) && inv.Reason == x509.Expired:
-		if now.Before(leaf.NotBefore) {
-			return ReasonNotYetValid
-		}
-		return ReasonExpired
-	case errors.As(err, &inv) && inv.Reason == x509.IncompatibleUsage:
-		return ReasonWrongEKU
+// refusal converts a refusal of revoke.Judge to the proxy's VerifyError.
+func refusal(err error, leaf *x509.Certificate) *VerifyError {
+	var ve *revoke.VerifyError
+	if !errors.As(err, &ve) {
+		return &VerifyError{Reason: ReasonBadChain, Cert: leaf, Err: err}
 	}
-	return ReasonBadChain
+	return &VerifyError{Reason: string(ve.Reason), Cert: leaf}
+}
+
+// chainReason is the reason of a chain refused by Go's verifier.
+func chainReason(err error, leaf *x509.Certificate, now time.Time) string {
+	return string(revoke.ChainError(err, leaf, now).Reason)
 }

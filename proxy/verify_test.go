@@ -31,6 +31,8 @@ func TestVerifyConn(t *testing.T) {
 		cs        tls.ConnectionState
 		reason    string // "" means verified
 		wantChain []*x509.Certificate
+		at        time.Time // zero means now
+		grace     time.Duration
 	}{
 		{name: "verified chain", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: good}, wantChain: good[0]},
 		{name: "no verified chain: verified in full", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}}, wantChain: good[0]},
@@ -42,10 +44,25 @@ func TestVerifyConn(t *testing.T) {
 		{name: "CA certificate with clientAuth, verified in full", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{subCA}}, reason: ReasonCACertificate},
 		{name: "the CA itself", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{e.ca.Cert}}, reason: ReasonCACertificate},
 		{name: "second chain through the CRL's issuer", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: [][]*x509.Certificate{{alice, other.Cert}, good[0]}}, wantChain: good[0]},
+		// revoke.Judge looks at the CRL first, as `minica verify` does.
+		{name: "CRL expired", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: good},
+			at: tr.crl.NextUpdate().Add(time.Second), reason: ReasonCRLExpired},
+		{name: "CRL expired, CA certificate", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{subCA}, VerifiedChains: [][]*x509.Certificate{{subCA, e.ca.Cert}}},
+			at: tr.crl.NextUpdate().Add(time.Second), reason: ReasonCRLExpired},
+		{name: "CRL within grace", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: good},
+			at: tr.crl.NextUpdate().Add(time.Minute), grace: time.Hour, wantChain: good[0]},
+		{name: "clock before the CRL's thisUpdate, within the skew", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: good},
+			at: tr.crl.ThisUpdate().Add(-clockSkew), wantChain: good[0]},
+		{name: "clock before the CRL's thisUpdate, beyond the skew", cs: tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: good},
+			at: tr.crl.ThisUpdate().Add(-clockSkew - time.Second), reason: ReasonCRLNotYetValid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chain, err := verifyConn(tt.cs, tr, 0, now)
+			at := now
+			if !tt.at.IsZero() {
+				at = tt.at
+			}
+			chain, err := verifyConn(tt.cs, tr, tt.grace, at)
 			if tt.reason == "" {
 				if err != nil {
 					t.Fatalf("verifyConn() error = %v", err)

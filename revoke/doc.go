@@ -2,8 +2,7 @@
 // revocation lists, and checks certificates against them.
 //
 // It is bytes in, bytes out: nothing here reads or writes the CA directory,
-// so the same checker serves `minica verify`, the proxy, and a CRL fetched
-// over HTTP.
+// so that a CRL from a file, a URL or a database is judged alike.
 //
 // # Building
 //
@@ -21,8 +20,20 @@
 // one whose issuing distribution point leaves client certificates out,
 // gives [ErrIncomplete] whether the extension is critical or not (RFC 5280
 // sections 5.2.4 and 5.2.5). [CheckSignature] checks the signature alone.
-// [CRL.IsRevoked] answers in O(log n) without allocating. [VerifyCertificate]
-// judges a leaf the way the proxy does: CRL present and current, chain,
-// validity, extended key usage, revocation. Its failures are [*VerifyError]
-// values whose [VerifyReason] is a stable label for logs and metrics.
+// [CRL.IsRevoked] answers in O(log n) without allocating.
+//
+// # Judging
+//
+// [Freshness] is the one CRL-freshness rule (fresh, due soon, grace,
+// expired, not yet valid) of `minica crl`, `minica crl status`, the proxy
+// and its health endpoint. [Judge] is the one judge of a certificate:
+// facts in (the certificate, the verdict on its chain, the trusted CAs,
+// the CRL in use, the time, the grace, the issuer's revocation log), a
+// verdict out. The proxy calls it in every handshake's VerifyConnection and
+// again for open connections after a reload; `minica verify` calls it
+// through [VerifyCertificate], which checks the chain to one issuing CA
+// first. So both give the same verdict and the same reason for the same
+// certificate, CA, CRL and time. Refusals are [*VerifyError] values whose
+// [VerifyReason] is a stable label for logs and metrics; [ChainError] gives
+// a refusal of crypto/x509's verifier the same labels.
 package revoke

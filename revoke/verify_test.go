@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,159 @@ func TestReasons(t *testing.T) {
 	}
 	if revoke.Reason(7).Valid() || revoke.Reason(-1).Valid() || revoke.Reason(11).Valid() || !revoke.Reason(10).Valid() {
 		t.Errorf("Valid() wrong at the edges")
+	}
+}
+
+func TestJudge(t *testing.T) {
+	ca := newCA(t, "Judge Root", testca.NewKey(t), testNow)
+	other := newCA(t, "Judge Other", testca.NewKey(t), testNow)
+	third := newCA(t, "Judge Third", testca.NewKey(t), testNow)
+	client := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	from, until := testNow.Add(-24*time.Hour), testNow.Add(90*24*time.Hour)
+	alice := leaf(t, ca, "alice", client, from, until)
+	bob := leaf(t, ca, "bob", client, from, until)
+	carol := leaf(t, ca, "carol", client, from, until)
+	noEKU := leaf(t, ca, "no eku", nil, from, until)
+	thisUpdate, nextUpdate := testNow.Add(-time.Minute), testNow.Add(time.Hour)
+	entry := revoke.Entry{Serial: bob.SerialNumber, RevokedAt: testNow.Add(-time.Hour), Reason: revoke.KeyCompromise}
+	crl := parseOrFatal(t, buildOrFatal(t, revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(7),
+		ThisUpdate: thisUpdate, NextUpdate: nextUpdate}, []revoke.Entry{entry}), ca.Cert)
+	otherCRL := crlOfAt(t, other, thisUpdate, nextUpdate)
+	logged := func(serial *big.Int) (*revoke.Entry, error) {
+		if serial.Cmp(carol.SerialNumber) == 0 || serial.Cmp(bob.SerialNumber) == 0 {
+			return &revoke.Entry{Serial: serial, RevokedAt: testNow.Add(-2 * time.Hour), Reason: revoke.Superseded}, nil
+		}
+		return nil, nil
+	}
+	chainErr := &revoke.VerifyError{Reason: revoke.ReasonUnknownCA, Detail: "from the chain"}
+	carolLogged := "revoked: serial " + carol.SerialNumber.Text(16) + " revoked at 2030-01-02T01:04:05Z (superseded); the published CRL does not list it yet"
+
+	tests := []struct {
+		name        string
+		edit        func(f *revoke.Facts)
+		wantErr     string
+		unpublished bool
+	}{
+		{name: "valid"},
+		{name: "nil certificate", edit: func(f *revoke.Facts) { f.Cert = nil }, wantErr: "judging certificate: a certificate is required"},
+		{name: "any purpose", edit: func(f *revoke.Facts) { f.Purpose = x509.ExtKeyUsageAny }, wantErr: "judging certificate: a specific purpose is required"},
+		{name: "no CRL", edit: func(f *revoke.Facts) { f.CRL, f.CRLIssuer = nil, nil }, wantErr: "crl-missing: no CRL for the issuing CA"},
+		{name: "CRL of a CA outside the bundle", edit: func(f *revoke.Facts) { f.CAs = []*x509.Certificate{other.Cert} },
+			wantErr: `crl-missing: the CRL was checked against "CN=Judge Root,O=minica tests", not the issuing CA "CN=Judge Other,O=minica tests"`},
+		{name: "CRL of a CA outside a bundle of two", edit: func(f *revoke.Facts) {
+			f.CAs = append(f.CAs, third.Cert)
+			f.CRL, f.CRLIssuer = otherCRL, other.Cert
+		},
+			wantErr: `crl-missing: the CRL was checked against "CN=Judge Other,O=minica tests", not a CA of the bundle`},
+		{name: "CRL of another CA of the bundle", edit: func(f *revoke.Facts) {
+			f.CAs = append(f.CAs, other.Cert)
+			f.CRL, f.CRLIssuer = otherCRL, other.Cert
+		}, wantErr: `no-crl-for-issuer: issued by "CN=Judge Root,O=minica tests", whose CRL is not the one in use (of "CN=Judge Other,O=minica tests")`},
+		{name: "no issuer known", edit: func(f *revoke.Facts) { f.Issuer = nil },
+			wantErr: `no-crl-for-issuer: issued by "CN=Judge Root,O=minica tests", whose CRL is not the one in use (of "CN=Judge Root,O=minica tests")`},
+		{name: "at nextUpdate", edit: func(f *revoke.Facts) { f.At = nextUpdate }},
+		{name: "CRL expired", edit: func(f *revoke.Facts) { f.At = nextUpdate.Add(time.Nanosecond) },
+			wantErr: "crl-expired: CRL 7 expired at 2030-01-02T04:04:05Z"},
+		{name: "CRL within grace", edit: func(f *revoke.Facts) { f.At, f.Grace = nextUpdate.Add(time.Hour), time.Hour }},
+		{name: "CRL beyond grace", edit: func(f *revoke.Facts) { f.At, f.Grace = nextUpdate.Add(time.Hour+time.Nanosecond), time.Hour },
+			wantErr: "crl-expired: CRL 7 expired at 2030-01-02T04:04:05Z"},
+		{name: "CRL not yet valid", edit: func(f *revoke.Facts) { f.At = thisUpdate.Add(-time.Nanosecond) },
+			wantErr: "crl-not-yet-valid: CRL 7 is not valid before 2030-01-02T03:03:05Z"},
+		{name: "CRL not yet valid, within skew", edit: func(f *revoke.Facts) { f.At, f.Skew = thisUpdate.Add(-time.Minute), time.Minute }},
+		{name: "CRL not yet valid, beyond skew", edit: func(f *revoke.Facts) { f.At, f.Skew = thisUpdate.Add(-time.Minute-time.Nanosecond), time.Minute },
+			wantErr: "crl-not-yet-valid: CRL 7 is not valid before 2030-01-02T03:03:05Z"},
+		{name: "chain refusal", edit: func(f *revoke.Facts) { f.Chain = chainErr }, wantErr: "unknown-ca: from the chain"},
+		{name: "CRL before the chain", edit: func(f *revoke.Facts) { f.Chain, f.At = chainErr, nextUpdate.Add(time.Second) },
+			wantErr: "crl-expired: CRL 7 expired at 2030-01-02T04:04:05Z"},
+		{name: "CRL before the EKU", edit: func(f *revoke.Facts) { f.Cert, f.At = noEKU, nextUpdate.Add(time.Second) },
+			wantErr: "crl-expired: CRL 7 expired at 2030-01-02T04:04:05Z"},
+		{name: "chain before the EKU", edit: func(f *revoke.Facts) { f.Cert, f.Chain = noEKU, chainErr }, wantErr: "unknown-ca: from the chain"},
+		{name: "no EKU", edit: func(f *revoke.Facts) { f.Cert = noEKU }, wantErr: "no-eku: certificate has no extended key usage; clientAuth is required"},
+		{name: "revoked", edit: func(f *revoke.Facts) { f.Cert = bob },
+			wantErr: "revoked: serial " + bob.SerialNumber.Text(16) + " revoked at 2030-01-02T02:04:05Z (keyCompromise)"},
+		{name: "revoked, CRL without Lookup", edit: func(f *revoke.Facts) { f.Cert, f.CRL = bob, struct{ revoke.Revocations }{crl} },
+			wantErr: "revoked: serial " + bob.SerialNumber.Text(16) + " is on the CRL"},
+		{name: "revoked on the CRL and in the log: the CRL's entry", edit: func(f *revoke.Facts) { f.Cert, f.Logged = bob, logged },
+			wantErr: "revoked: serial " + bob.SerialNumber.Text(16) + " revoked at 2030-01-02T02:04:05Z (keyCompromise)"},
+		{name: "revoked in the log only", edit: func(f *revoke.Facts) { f.Cert, f.Logged = carol, logged },
+			wantErr: carolLogged, unpublished: true},
+		{name: "revoked in the log, CRL expired", edit: func(f *revoke.Facts) { f.Cert, f.Logged, f.At = carol, logged, nextUpdate.Add(time.Second) },
+			wantErr: carolLogged, unpublished: true},
+		{name: "revoked in the log, no CRL", edit: func(f *revoke.Facts) { f.Cert, f.Logged, f.CRL, f.CRLIssuer = carol, logged, nil, nil },
+			wantErr: carolLogged, unpublished: true},
+		{name: "revoked in the log, not signed by the issuer", edit: func(f *revoke.Facts) {
+			f.Cert, f.Logged, f.CRL, f.CRLIssuer, f.Issuer = carol, logged, nil, nil, other.Cert
+		}, wantErr: "crl-missing: no CRL for the issuing CA"},
+		{name: "revoked in the log, chain refused", edit: func(f *revoke.Facts) { f.Cert, f.Logged, f.Chain = carol, logged, chainErr },
+			wantErr: "unknown-ca: from the chain"},
+		{name: "log unreadable", edit: func(f *revoke.Facts) {
+			f.Logged = func(*big.Int) (*revoke.Entry, error) { return nil, errors.New("reading log: broken") }
+		}, wantErr: "reading log: broken"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := revoke.Facts{Cert: alice, Issuer: ca.Cert, CAs: []*x509.Certificate{ca.Cert}, CRL: crl, CRLIssuer: ca.Cert,
+				Purpose: x509.ExtKeyUsageClientAuth, At: testNow}
+			if tt.edit != nil {
+				tt.edit(&f)
+			}
+			err := revoke.Judge(f)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Judge() = %v; want nil", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("Judge() = %v; want %q", err, tt.wantErr)
+			}
+			var ve *revoke.VerifyError
+			if errors.As(err, &ve) && ve.Unpublished != tt.unpublished {
+				t.Errorf("Unpublished = %v; want %v", ve.Unpublished, tt.unpublished)
+			}
+			if errors.As(err, &ve) && ve.Reason == revoke.ReasonRevoked && ve.Revocation == nil && !strings.HasSuffix(tt.wantErr, "is on the CRL") {
+				t.Errorf("Revocation = nil for %v", err)
+			}
+			if err := revoke.JudgeCRL(f); (err == nil) != (ve == nil || !strings.HasPrefix(string(ve.Reason), "crl-")) && !tt.unpublished {
+				t.Errorf("JudgeCRL() = %v, Judge() = %v: disagree on the CRL", err, ve)
+			}
+		})
+	}
+}
+
+func TestChainError(t *testing.T) {
+	ca := newCA(t, "Chain Root", testca.NewKey(t), testNow)
+	other := newCA(t, "Chain Other", testca.NewKey(t), testNow)
+	client := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	from, until := testNow.Add(-24*time.Hour), testNow.Add(90*24*time.Hour)
+	alice := leaf(t, ca, "alice", client, from, until)
+	web := leaf(t, ca, "web", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, from, until)
+	stranger := leaf(t, other, "stranger", client, from, until)
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	for _, tt := range []struct {
+		name string
+		cert *x509.Certificate
+		at   time.Time
+		want revoke.VerifyReason
+	}{
+		{name: "unknown CA", cert: stranger, at: testNow, want: revoke.ReasonUnknownCA},
+		{name: "expired", cert: alice, at: until.Add(time.Second), want: revoke.ReasonExpired},
+		{name: "not yet valid", cert: alice, at: from.Add(-time.Second), want: revoke.ReasonNotYetValid},
+		{name: "wrong usage", cert: web, at: testNow, want: revoke.ReasonWrongEKU},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: tt.at, KeyUsages: client})
+			if err == nil {
+				t.Fatal("Verify() = nil; want an error")
+			}
+			ve := revoke.ChainError(err, tt.cert, tt.at)
+			if ve.Reason != tt.want || !errors.Is(ve, err) || ve.Detail != err.Error() {
+				t.Errorf("ChainError() = %q, %v; want %q wrapping %v", ve.Reason, ve, tt.want, err)
+			}
+		})
+	}
+	if ve := revoke.ChainError(errors.New("odd"), alice, testNow); ve.Reason != revoke.ReasonBadChain || ve.Error() != "bad-chain: odd" {
+		t.Errorf("ChainError(odd) = %v; want bad-chain: odd", ve)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"minica/ca"
 	"minica/internal/atomicfile"
+	"minica/revoke"
 )
 
 func crlCommand(e *env) *cli.Command {
@@ -52,7 +53,7 @@ func runCRL(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	if crl, err := authority.LoadCRL(); err == nil && pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()) {
+	if crl, err := authority.LoadCRL(); err == nil && dueOrExpired(crlFreshness(crl, e.now())) {
 		warnf(e.stderr, "the previous CRL %s was past half its lifetime (next update %s); publish more often", crl.Number(), day(crl.NextUpdate()))
 	}
 	info, err := publishLocked(c, e, authority, lifetime)
@@ -117,9 +118,16 @@ func printPublished(e *env, info *ca.CRLInfo) {
 	fmt.Fprintf(e.stdout, "  der  %s\n", info.DERFile)
 }
 
-// pastHalfLife reports whether now is past the middle of [this, next].
-func pastHalfLife(this, next, now time.Time) bool {
-	return now.After(this.Add(next.Sub(this) / 2))
+// crlFreshness is the state of crl at now by revoke.Freshness, with its
+// default thresholds: due soon past half the lifetime, no grace.
+func crlFreshness(crl *revoke.CRL, now time.Time) revoke.CRLState {
+	return revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{}, now)
+}
+
+// dueOrExpired reports whether a CRL in state st should have been replaced
+// already: due soon or expired.
+func dueOrExpired(st revoke.CRLState) bool {
+	return st == revoke.DueSoon || st == revoke.Expired
 }
 
 // warnStaleCRL warns when the published CRL is past half its lifetime,
@@ -133,9 +141,11 @@ func warnStaleCRL(e *env, authority *ca.CA) {
 	case err != nil:
 		warnf(e.stderr, "%v", err)
 		return
-	case e.now().After(crl.NextUpdate()):
+	}
+	switch crlFreshness(crl, e.now()) {
+	case revoke.Expired:
 		warnf(e.stderr, "the published CRL %s expired at %s; clients now refuse every certificate; run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
-	case pastHalfLife(crl.ThisUpdate(), crl.NextUpdate(), e.now()):
+	case revoke.DueSoon:
 		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	}
 	if missing, err := authority.Unpublished(crl); err == nil && len(missing) > 0 {

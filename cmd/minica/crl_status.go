@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/revoke"
 )
 
 // Exit statuses of `crl status`, for cron jobs and monitoring.
@@ -61,27 +62,20 @@ func runCRLStatus(c *cli.Context, e *env) error {
 		return &exitError{code: crlExpired, err: withHint(err, "republish it with 'minica crl'")}
 	}
 	now := e.now()
-	if warn == 0 {
-		warn = crl.NextUpdate().Sub(crl.ThisUpdate()) / 2
-	}
 	left := crl.NextUpdate().Sub(now)
-	state, code := "fresh", crlFresh
-	switch {
-	case now.Before(crl.ThisUpdate()):
-		state, code = "not-yet-valid", crlExpired
-	case left < 0:
-		state, code = "expired", crlExpired
-	}
+	fresh := revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{DueSoon: warn}, now)
 	missing, err := authority.Unpublished(crl)
 	if err != nil {
 		return &exitError{code: crlUnpublished, err: withHint(err, "run 'minica check'")}
 	}
+	state, code := string(fresh), crlFresh
 	switch {
-	case code != crlFresh:
+	case !fresh.Usable():
+		code = crlExpired
 	case len(missing) > 0:
 		state, code = "unpublished", crlUnpublished
-	case left <= warn:
-		state, code = "due-soon", crlDueSoon
+	case fresh == revoke.DueSoon:
+		code = crlDueSoon
 	}
 	if c.Bool("json") {
 		if err := writeJSON(e.stdout, map[string]any{

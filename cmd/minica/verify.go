@@ -20,7 +20,8 @@ func verifyCommand(e *env) *cli.Command {
 		Name:      "verify",
 		Usage:     "check a certificate the way the proxy does: chain, validity, usage and CRL",
 		ArgsUsage: "FILE|NAME|SERIAL",
-		Description: "Checks, in order: the CA's published CRL verifies and is current at --at, the\n" +
+		Description: "Checks, in order: the CA's published CRL verifies and is current at --at (or\n" +
+			"past its nextUpdate by at most --crl-grace, as in the proxy), the\n" +
 			"certificate is signed by the CA, it is valid at --at, it is not a CA\n" +
 			"(basicConstraints CA:TRUE), its extended key usage includes --purpose, and\n" +
 			"the CRL does not list it. A certificate of the CA that the revocation log\n" +
@@ -31,6 +32,7 @@ func verifyCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "purpose", Usage: "client or server"},
 			&cli.StringFlag{Name: "at", Usage: "check at this time (RFC 3339) instead of now"},
+			&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept the CRL for this `DURATION` past its nextUpdate, like the proxy's --crl-grace"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runVerify(c, e) },
@@ -60,6 +62,14 @@ func runVerify(c *cli.Context, e *env) error {
 		}
 		at = t
 	}
+	var grace time.Duration
+	if v := c.String("crl-grace"); v != "0" {
+		d, err := ca.ParseDuration(v)
+		if err != nil {
+			return usagef(c, "--crl-grace: %v", err)
+		}
+		grace = d
+	}
 	authority, err := openCA(c, e)
 	if err != nil {
 		return err
@@ -73,7 +83,7 @@ func runVerify(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	opts := revoke.VerifyOptions{Issuer: authority.Cert, Purpose: purpose, At: at}
+	opts := revoke.VerifyOptions{Issuer: authority.Cert, Purpose: purpose, At: at, Grace: grace, Logged: authority.LoggedRevocation}
 	v := verdictJSON{Serial: ca.SerialHex(cert.SerialNumber), Subject: subjectOf(cert), Purpose: name, At: at.UTC()}
 	crl, crlErr := authority.LoadCRL()
 	if crlErr == nil {
@@ -81,11 +91,6 @@ func runVerify(c *cli.Context, e *env) error {
 		v.CRLNumber = crl.Number().String()
 	}
 	err = revoke.VerifyCertificate(cert, opts)
-	if logged, lerr := loggedRevocation(authority, cert, opts.CRL, err); lerr != nil {
-		return lerr
-	} else if logged != nil {
-		err = logged
-	}
 	var ve *revoke.VerifyError
 	switch {
 	case err == nil:
@@ -94,6 +99,9 @@ func runVerify(c *cli.Context, e *env) error {
 		v.Reason, v.Detail = string(ve.Reason), ve.Detail
 		if ve.Reason == revoke.ReasonCRLMissing && crlErr != nil {
 			v.Detail = crlErr.Error()
+		}
+		if ve.Unpublished {
+			v.Detail += ": run 'minica crl'"
 		}
 	default:
 		return err
@@ -111,35 +119,6 @@ func runVerify(c *cli.Context, e *env) error {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// loggedRevocation returns a revoked verdict when cert is signed by the CA
-// and the revocation log holds it revoked, unless verdict already refuses
-// it for something other than the CRL; else nil. The log is written before
-// the CRL, so it knows of a revocation that an interrupted revoke did not
-// publish.
-func loggedRevocation(authority *ca.CA, cert *x509.Certificate, crl *revoke.CRL, verdict error) (*revoke.VerifyError, error) {
-	var ve *revoke.VerifyError
-	if verdict != nil && !errors.As(verdict, &ve) {
-		return nil, nil
-	}
-	switch {
-	case ve == nil, ve.Reason == revoke.ReasonCRLMissing, ve.Reason == revoke.ReasonCRLExpired, ve.Reason == revoke.ReasonCRLNotYetValid:
-	default:
-		return nil, nil
-	}
-	if cert.CheckSignatureFrom(authority.Cert) != nil {
-		return nil, nil
-	}
-	e, err := authority.LoggedRevocation(cert.SerialNumber)
-	if err != nil || e == nil {
-		return nil, err
-	}
-	detail := fmt.Sprintf("serial %x revoked at %s (%s)", cert.SerialNumber, e.RevokedAt.UTC().Format(time.RFC3339), e.Reason)
-	if crl == nil || !crl.IsRevoked(cert.SerialNumber) {
-		detail += "; the published CRL does not list it yet: run 'minica crl'"
-	}
-	return &revoke.VerifyError{Reason: revoke.ReasonRevoked, Revocation: e, Detail: detail}, nil
 }
 
 // verifyTarget reads the certificate to check: a file, or the certificate
