@@ -1,188 +1,127 @@
 package proxy
 
 import (
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"slices"
+	"net/textproto"
 	"strings"
-	"time"
 )
 
-// Header profile names, as accepted by NewHeaders.
-const (
-	ProfileMinica  = "minica"
-	ProfileApache  = "apache"
-	ProfileNginx   = "nginx"
-	ProfileXFCC    = "xfcc"
-	ProfileRFC9440 = "rfc9440"
-	// ProfileNone sends only the custom headers.
-	ProfileNone = "none"
-)
-
-// Profiles lists the header profile names in documentation order.
-var Profiles = []string{ProfileMinica, ProfileApache, ProfileNginx, ProfileXFCC, ProfileRFC9440, ProfileNone}
-
-// ErrUnknownProfile is returned by NewHeaders for a profile not in Profiles.
-var ErrUnknownProfile = errors.New("unknown header profile")
-
-// Header is one identity header: its canonical name and wire-safe value.
-type Header struct {
-	Name  string
-	Value string
+// Headers renders an Identity as HTTP headers: one profile plus custom
+// headers. It also knows the identity namespace that inbound requests must
+// not carry (see IsReserved). A Headers is immutable and safe for
+// concurrent use.
+type Headers struct {
+	specs []spec
 }
 
-// field renders one identity field; "" means the header is left out.
-type field func(id *Identity) string
-
-type spec struct {
-	name  string
-	value field
-}
-
-func timeRFC3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// modSSLTime is OpenSSL's ASN1_TIME_print form, which mod_ssl uses for
-// SSL_CLIENT_V_START and SSL_CLIENT_V_END: "Jan  2 03:04:05 2030 GMT".
-func modSSLTime(t time.Time) string { return t.UTC().Format("Jan _2 15:04:05 2006") + " GMT" }
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
+// NewHeaders returns the renderer for profile (one of Profiles,
+// case-insensitive; "" means ProfileMinica) plus custom headers, each
+// "NAME=FIELD" with FIELD one of FieldNames(). A custom header replaces a
+// profile header of the same name.
+func NewHeaders(profile string, custom []string) (*Headers, error) {
+	if profile == "" {
+		profile = ProfileMinica
 	}
-	return s[0]
-}
-
-// apachePEM is the PEM with each newline replaced by a space, as Apache's
-// mod_headers forwards %{SSL_CLIENT_CERT}s; the final one is dropped.
-func apachePEM(id *Identity) string {
-	return strings.TrimSuffix(strings.ReplaceAll(id.PEM, "\n", " "), " ")
-}
-
-func sfBinary(der []byte) string { return ":" + base64.StdEncoding.EncodeToString(der) + ":" }
-
-// fields are the names accepted in custom NAME=FIELD headers.
-var fields = map[string]field{
-	"cn":               func(id *Identity) string { return escapeText(id.CN) },
-	"email":            func(id *Identity) string { return escapeText(id.Email) },
-	"dn_email":         func(id *Identity) string { return escapeText(id.DNEmail) },
-	"dn":               func(id *Identity) string { return id.DN },
-	"issuer_dn":        func(id *Identity) string { return id.IssuerDN },
-	"o":                func(id *Identity) string { return escapeList(id.O, escapeText) },
-	"ou":               func(id *Identity) string { return escapeList(id.OU, escapeText) },
-	"uri":              func(id *Identity) string { return escapeList(id.URIs, escapeURI) },
-	"dns":              func(id *Identity) string { return escapeList(id.DNSNames, escapeText) },
-	"serial":           func(id *Identity) string { return id.SerialHex },
-	"fingerprint":      func(id *Identity) string { return id.SHA256 },
-	"fingerprint_sha1": func(id *Identity) string { return id.SHA1 },
-	"not_before":       func(id *Identity) string { return timeRFC3339(id.NotBefore) },
-	"not_after":        func(id *Identity) string { return timeRFC3339(id.NotAfter) },
-	"cert":             func(id *Identity) string { return escapeComponent(id.PEM) },
-	"cert_der":         func(id *Identity) string { return sfBinary(id.Cert.Raw) },
-	"verify":           func(id *Identity) string { return id.Verify },
-}
-
-// FieldNames lists the FIELD names a custom NAME=FIELD header accepts.
-func FieldNames() []string {
-	names := make([]string, 0, len(fields))
-	for n := range fields {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// ProfileNames returns the names of the headers profile sets, in its order
-// and in its documented spelling (X-SSL-Client-CN, where Headers.Names has
-// the canonical X-Ssl-Client-Cn), or an error matching ErrUnknownProfile.
-// Configurations written for other servers use it to set the same names.
-func ProfileNames(profile string) ([]string, error) {
-	specs, ok := profiles[profile]
+	base, ok := profiles[strings.ToLower(profile)]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownProfile, profile)
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProfile, profile, strings.Join(Profiles, ", "))
 	}
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
+	h := &Headers{specs: make([]spec, 0, len(base)+len(custom))}
+	for _, s := range base {
+		h.specs = append(h.specs, spec{name: textproto.CanonicalMIMEHeaderKey(s.name), value: s.value})
 	}
-	return names, nil
+	seen := map[string]bool{}
+	for _, c := range custom {
+		s, err := parseCustom(c)
+		if err != nil {
+			return nil, err
+		}
+		if seen[s.name] {
+			return nil, fmt.Errorf("custom header %q: %s given twice", c, s.name)
+		}
+		seen[s.name] = true
+		h.specs = slicesDeleteName(h.specs, s.name)
+		h.specs = append(h.specs, s)
+	}
+	return h, nil
 }
 
-var profiles = map[string][]spec{
-	ProfileMinica: {
-		{"X-SSL-Client-CN", fields["cn"]},
-		{"X-SSL-Client-Email", fields["email"]},
-		{"X-SSL-Client-DN", fields["dn"]},
-		{"X-SSL-Client-Serial", fields["serial"]},
-		{"X-SSL-Client-Fingerprint", fields["fingerprint"]},
-		{"X-SSL-Client-Not-After", fields["not_after"]},
-		{"X-SSL-Client-Verify", fields["verify"]},
-		{"X-SSL-Client-Cert", fields["cert"]},
-	},
-	ProfileApache: {
-		{"X-SSL-Client-S-DN", fields["dn"]},
-		{"X-SSL-Client-S-DN-CN", func(id *Identity) string { return escapeModSSL(id.CN) }},
-		{"X-SSL-Client-S-DN-Email", func(id *Identity) string { return escapeModSSL(id.DNEmail) }},
-		{"X-SSL-Client-S-DN-O", func(id *Identity) string { return escapeModSSL(first(id.O)) }},
-		{"X-SSL-Client-S-DN-OU", func(id *Identity) string { return escapeModSSL(first(id.OU)) }},
-		{"X-SSL-Client-I-DN", fields["issuer_dn"]},
-		{"X-SSL-Client-M-Serial", fields["serial"]},
-		{"X-SSL-Client-V-Start", func(id *Identity) string { return modSSLTime(id.NotBefore) }},
-		{"X-SSL-Client-V-End", func(id *Identity) string { return modSSLTime(id.NotAfter) }},
-		{"X-SSL-Client-Verify", fields["verify"]},
-		{"X-SSL-Client-Cert", apachePEM},
-	},
-	ProfileNginx: {
-		{"X-SSL-Client-S-DN", fields["dn"]},
-		{"X-SSL-Client-Serial", fields["serial"]},
-		{"X-SSL-Client-Fingerprint", fields["fingerprint_sha1"]},
-		{"X-SSL-Client-Escaped-Cert", fields["cert"]},
-		{"X-SSL-Client-Verify", fields["verify"]},
-	},
-	ProfileXFCC: {
-		{"X-Forwarded-Client-Cert", xfcc},
-	},
-	ProfileNone: {},
-	ProfileRFC9440: {
-		{"Client-Cert", fields["cert_der"]},
-		{"Client-Cert-Chain", func(id *Identity) string {
-			parts := make([]string, len(id.Chain))
-			for i, c := range id.Chain {
-				parts[i] = sfBinary(c.Raw)
-			}
-			return strings.Join(parts, ", ")
-		}},
-	},
+func slicesDeleteName(specs []spec, name string) []spec {
+	out := specs[:0]
+	for _, s := range specs {
+		if s.name != name {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// xfcc renders Envoy's x-forwarded-client-cert element for one client:
-// Hash, then Cert and Subject always double-quoted (as Envoy does; the DN's
-// OpenSSL escaping already puts a backslash before '"' and '\'), then one
-// URI= and one DNS= pair per SAN, quoted only when the value holds one of
-// , ; = " or a space, with '"' and '\' escaped by a backslash inside quotes.
-func xfcc(id *Identity) string {
-	var b strings.Builder
-	b.WriteString("Hash=")
-	b.WriteString(id.SHA256)
-	b.WriteString(`;Cert="`)
-	b.WriteString(escapeComponent(id.PEM))
-	b.WriteString(`";Subject="`)
-	b.WriteString(id.DN) // OpenSSL already escapes '"' and '\' in it
-	b.WriteString(`"`)
-	for _, u := range id.URIs {
-		b.WriteString(";URI=")
-		b.WriteString(xfccValue(escapeURI(u)))
-	}
-	for _, d := range id.DNSNames {
-		b.WriteString(";DNS=")
-		b.WriteString(xfccValue(escapeText(d)))
-	}
-	return b.String()
+// hopByHop are header names a custom header may not take: the proxy or the
+// HTTP layer own them.
+var hopByHop = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true,
+	"Upgrade": true, "Host": true, "Content-Length": true,
 }
 
-func xfccValue(v string) string {
-	if !strings.ContainsAny(v, `,;=" \`) {
-		return v
+func parseCustom(c string) (spec, error) {
+	name, fieldName, ok := strings.Cut(c, "=")
+	name, fieldName = strings.TrimSpace(name), strings.ToLower(strings.TrimSpace(fieldName))
+	if !ok || name == "" || fieldName == "" {
+		return spec{}, fmt.Errorf("custom header %q: want NAME=FIELD", c)
 	}
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
+	if !validToken(name) {
+		return spec{}, fmt.Errorf("custom header %q: invalid header name %q", c, name)
+	}
+	canon := textproto.CanonicalMIMEHeaderKey(name)
+	if hopByHop[canon] {
+		return spec{}, fmt.Errorf("custom header %q: %s is reserved for the HTTP layer", c, canon)
+	}
+	f, ok := fields[fieldName]
+	if !ok {
+		return spec{}, fmt.Errorf("custom header %q: unknown field %q (known: %s)", c, fieldName, strings.Join(FieldNames(), ", "))
+	}
+	return spec{name: canon, value: f}, nil
+}
+
+// validToken reports whether s is an RFC 9110 token.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// Render returns the headers for id in a fixed order, leaving out those
+// whose value is empty. Every value is wire-safe: a value that somehow is
+// not gets the text encoding (see encode.go) rather than reaching the wire.
+func (h *Headers) Render(id *Identity) []Header {
+	out := make([]Header, 0, len(h.specs))
+	for _, s := range h.specs {
+		v := s.value(id)
+		if v == "" {
+			continue
+		}
+		if !wireSafe(v) {
+			v = escapeText(v)
+		}
+		out = append(out, Header{Name: s.name, Value: v})
+	}
+	return out
+}
+
+// Names returns the canonical names of the headers h may set.
+func (h *Headers) Names() []string {
+	out := make([]string, len(h.specs))
+	for i, s := range h.specs {
+		out[i] = s.name
+	}
+	return out
 }
