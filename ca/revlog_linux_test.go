@@ -188,26 +188,3 @@ func TestRevokeOnFullFilesystem(t *testing.T) {
 		}
 	}
 }
-
-func mustSerial(t *testing.T, s string) *big.Int {
-	t.Helper()
-	n, err := ParseSerial(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func appendFile(t *testing.T, file, s string) {
-	t.Helper()
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}

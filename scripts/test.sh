@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full test suite, as the README gives it: installs the Debian packages
-# the tests need (when run as root and they are missing), checks gofmt and
-# go vet, then runs every test with the race detector, including the interop
+# the tests need (when run as root and they are missing), checks gofmt,
+# go vet and staticcheck (pinned in go.mod), then runs every test with the race detector, including the interop
 # checks against real peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +49,12 @@ fi
 
 echo "test.sh: go vet"
 go vet ./...
+go vet -tags interop ./...
+
+# staticcheck, pinned by go.mod's tool directive (go tool staticcheck).
+echo "test.sh: staticcheck"
+go tool staticcheck ./...
+go tool staticcheck -tags interop ./...
 
 # One pass: unit, CLI and loopback tests, plus (tag interop) the checks
 # against real peers that the packages above provide.

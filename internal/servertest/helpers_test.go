@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,8 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	minicaBin = filepath.Join(dir, "minica")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(gobin, "build", "-o", minicaBin, "minica/cmd/minica").CombinedOutput(); err != nil {
+	// go test puts its own go first on PATH.
+	if out, err := exec.Command("go", "build", "-o", minicaBin, "minica/cmd/minica").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building minica: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
