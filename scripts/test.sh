@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The full test suite, as the README gives it: installs the Debian packages
-# the tests need (when run as root and they are missing), checks gofmt,
-# go vet and staticcheck (pinned in go.mod), then runs every test with the race detector, including the interop
-# checks against real peers.
+# the tests need (when run as root and they are missing), checks gofmt, go
+# vet and staticcheck (pinned in go.mod), then runs every test with the race
+# detector, including the interop checks against real peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
