@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -65,7 +64,7 @@ func runVerify(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
-	cert, err := verifyTarget(authority, c.Args().First())
+	cert, err := authority.ResolveCertificate(c.Args().First())
 	if err != nil {
 		return err
 	}
@@ -140,23 +139,6 @@ func loggedRevocation(authority *ca.CA, cert *x509.Certificate, crl *revoke.CRL,
 		detail += "; the published CRL does not list it yet: run 'minica crl'"
 	}
 	return &revoke.VerifyError{Reason: revoke.ReasonRevoked, Revocation: e, Detail: detail}, nil
-}
-
-// verifyTarget reads the certificate to check: a file, or the certificate
-// of a name (its latest) or serial in the database.
-func verifyTarget(authority *ca.CA, arg string) (*x509.Certificate, error) {
-	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
-		return readCertFile(arg)
-	}
-	recs, err := findRecords(authority, arg)
-	if err != nil {
-		return nil, err
-	}
-	recs = slices.DeleteFunc(recs, func(r *ca.Record) bool { return r.Status == ca.StatusPending || r.Status == ca.StatusVoid })
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%q has no issued certificate", arg)
-	}
-	return readCertFile(authority.Path(recs[len(recs)-1].CertPath()))
 }
 
 // verifyPurpose maps --purpose to an extended key usage; without it, a
