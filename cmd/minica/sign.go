@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/x509"
 	"encoding/asn1"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/formats"
 )
 
 func signCommand(e *env) *cli.Command {
@@ -79,14 +79,10 @@ func readCSR(file string) (*x509.CertificateRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading CSR: %w", err)
 	}
-	der := data
-	if block, _ := pem.Decode(data); block != nil {
-		if block.Type != "CERTIFICATE REQUEST" && block.Type != "NEW CERTIFICATE REQUEST" {
-			return nil, fmt.Errorf("%s holds a PEM %q block, not a CERTIFICATE REQUEST", file, block.Type)
-		}
-		der = block.Bytes
+	if typ, ok := formats.PEMType(data); ok && typ != "CERTIFICATE REQUEST" && typ != "NEW CERTIFICATE REQUEST" {
+		return nil, fmt.Errorf("%s holds a PEM %q block, not a CERTIFICATE REQUEST", file, typ)
 	}
-	csr, err := x509.ParseCertificateRequest(der)
+	csr, err := formats.ParseCSR(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a valid CSR (PEM or DER): %w", file, err)
 	}
