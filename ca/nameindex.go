@@ -59,7 +59,12 @@ func (c *CA) indexedSerials(name string) (serials []string, ok bool, err error) 
 		if _, serr := c.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {
 			return nil, false, nil
 		}
-		return nil, true, nil
+		// Read again: a rebuild by Check may have swapped the index
+		// directory between the two calls above.
+		data, err = c.dir.ReadFile(nameIndexPath(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, true, nil
+		}
 	}
 	if err != nil {
 		return nil, true, fmt.Errorf("reading name index %q: %w", c.dir.Join(nameIndexPath(name)), err)
