@@ -54,6 +54,9 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	if err := c.checkRecords(rep); err != nil {
 		return nil, err
 	}
+	if err := c.rebuildNameIndex(); err != nil {
+		return nil, err
+	}
 	crl, err := c.checkCRLFiles(rep)
 	if err != nil {
 		return nil, err
@@ -231,7 +234,7 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
 	}
 	for _, s := range shards {
-		if s.Name() == path.Base(revlogFile) {
+		if s.Name() == path.Base(revlogFile) || s.Name() == path.Base(nameIndexDir) {
 			continue
 		}
 		if !s.IsDir() {

@@ -129,7 +129,7 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions) (wroteKey bool, err error
 	if err := d.CreateExclusive(chainFile, certPEM, 0o644); err != nil {
 		return true, err
 	}
-	for _, sub := range []string{"db", "certs"} {
+	for _, sub := range []string{"db", nameIndexDir, "certs"} {
 		if err := d.MkdirAll(sub); err != nil {
 			return true, err
 		}

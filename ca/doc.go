@@ -16,6 +16,8 @@
 //	lock                       0600  held with flock(2) around every mutation; holds the holder's pid
 //	db/XX/SERIAL.json          0644  one record per certificate ever signed
 //	                                 (XX: the serial's first two hex digits)
+//	db/names/NAME              0644  the name index: the serial of every record of NAME,
+//	                                 one line each; derived from the records
 //	certs/NAME/SERIAL.crt      0644  an issued certificate (PEM)
 //	certs/NAME/SERIAL.key      0600  its private key, when minica generated it
 //	certs/NAME/SERIAL.chain.pem 0644 the certificate followed by the CA chain
@@ -31,8 +33,17 @@
 // of a record file is its current state. The certificate's files are
 // created in place and synced before issuance reports success; the
 // reservation and the completed record are atomic but not synced, and [CA.Check] rebuilds them from those files after
-// a power loss. Check also completes or voids pending records and removes
-// temporary files.
+// a power loss. Check also completes or voids pending records, removes
+// temporary files and rebuilds the name index from the records.
+//
+// # Finding certificates
+//
+// [CA.Resolve] answers which certificates a command-line argument means (a
+// certificate file, a name or a serial), and [CA.ServerCert] which one to
+// serve for a name; commands ask them rather than choose themselves. A
+// name's records are found through the name index, which Issue appends to
+// before it signs: the lookup costs one read per certificate of the name,
+// whatever the size of the database.
 //
 // A revocation is appended to db/revoked.log and synced before its record
 // changes; an append that fails is cut back, so the log holds whole lines

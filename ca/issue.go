@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"syscall"
 	"time"
 
 	"minica/formats"
@@ -58,6 +59,9 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, err
 	}
 	if err := c.checkNameFree(req.Name, now, req.Force); err != nil {
+		return nil, err
+	}
+	if err := c.checkCertDir(req.Name); err != nil {
 		return nil, err
 	}
 	pub, key, err := req.key()
@@ -157,6 +161,16 @@ func (c *CA) checkNameFree(name string, now time.Time, force bool) error {
 	return nil
 }
 
+// checkCertDir fails when certs/NAME exists but is not a directory, so that
+// the issuance stops before it reserves a serial.
+func (c *CA) checkCertDir(name string) error {
+	info, err := c.dir.root.Lstat(certDir(name))
+	if err == nil && !info.IsDir() {
+		return fmt.Errorf("opening %q: %w", c.dir.Join(certDir(name)), syscall.ENOTDIR)
+	}
+	return nil
+}
+
 // key returns the public key to certify and, when minica generates it, the
 // private key.
 func (r *Request) key() (crypto.PublicKey, crypto.Signer, error) {
@@ -193,6 +207,12 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("reserving serial: %w", err)
+		}
+		// Indexed before the certificate exists, so that a certificate on
+		// disk is always found by its name.
+		if err := c.indexName(rec.Name, rec.Serial); err != nil {
+			f.Close()
+			return nil, nil, c.void(rec, err)
 		}
 		return rec, f, nil
 	}

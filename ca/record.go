@@ -186,6 +186,11 @@ func (c *CA) Record(serial *big.Int) (*Record, error) {
 	if len(hex) != 32 {
 		return nil, fmt.Errorf("serial %x: %w", serial, ErrNotFound)
 	}
+	return c.recordHex(hex)
+}
+
+// recordHex is Record for a serial as record files name it.
+func (c *CA) recordHex(hex string) (*Record, error) {
 	file := recordPath(hex)
 	data, err := c.dir.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -198,34 +203,38 @@ func (c *CA) Record(serial *big.Int) (*Record, error) {
 }
 
 // RecordsByName returns the records of every certificate issued under name,
-// oldest first. It costs one directory listing, whatever the database size.
+// oldest first; serials reserved for it that never became a certificate
+// (void) are left out. The records are found through the name index (see
+// nameIndexDir), so that it costs one file read per certificate of the
+// name, whatever the database size; in a CA directory that has no index
+// yet it reads every record.
 func (c *CA) RecordsByName(name string) ([]*Record, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	entries, err := fs.ReadDir(c.dir.root.FS(), certDir(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	serials, indexed, err := c.indexedSerials(name)
 	if err != nil {
-		return nil, fmt.Errorf("listing %q: %w", c.dir.Join(certDir(name)), err)
+		return nil, err
 	}
 	var recs []*Record
-	for _, e := range entries {
-		serial, ok := strings.CutSuffix(e.Name(), ".crt")
-		if !ok || isTemp(e.Name()) {
-			continue
+	if !indexed {
+		if recs, err = c.scanByName(name); err != nil {
+			return nil, err
 		}
-		n, err := ParseSerial(serial)
-		if err != nil {
-			continue
+	}
+	for _, serial := range serials {
+		r, err := c.recordHex(serial)
+		if errors.Is(err, ErrNotFound) {
+			continue // Check removed an unreadable reservation
 		}
-		r, err := c.Record(n)
 		if err != nil {
 			return nil, err
 		}
-		recs = append(recs, r)
+		if r.Name == name {
+			recs = append(recs, r)
+		}
 	}
+	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusVoid })
 	sortByIssued(recs)
 	return recs, nil
 }
@@ -252,7 +261,7 @@ func (c *CA) Records() iter.Seq2[*Record, error] {
 			return
 		}
 		for _, shard := range shards {
-			if !shard.IsDir() {
+			if !shard.IsDir() || isTemp(shard.Name()) || shard.Name() == path.Base(nameIndexDir) {
 				continue
 			}
 			if !c.shardRecords(path.Join("db", shard.Name()), yield) {

@@ -49,6 +49,16 @@ func (c *CA) Revoke(serial *big.Int, reason revoke.Reason) (*RevokeResult, error
 	if err != nil {
 		return nil, err
 	}
+	return c.RevokeRecord(rec, reason)
+}
+
+// RevokeRecord is Revoke for a record the caller read under the lock it
+// holds (from Record, RecordsByName or Resolve): the record is updated in
+// place and returned in the result.
+func (c *CA) RevokeRecord(rec *Record, reason revoke.Reason) (*RevokeResult, error) {
+	if !reason.Valid() {
+		return nil, fmt.Errorf("invalid revocation reason code %d", int(reason))
+	}
 	switch rec.Status {
 	case StatusPending, StatusVoid:
 		return nil, fmt.Errorf("serial %s: %w (status %s)", rec.Serial, ErrNotRevocable, rec.Status)

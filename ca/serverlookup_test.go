@@ -69,6 +69,31 @@ func TestServerCert(t *testing.T) {
 			}
 		})
 	}
+	// The error names the newest server certificate, so that a caller can
+	// say why it is not usable.
+	for _, tt := range []struct {
+		lookup string
+		now    time.Time
+		want   string // "" for none
+	}{
+		{"web", newest.NotAfter.Add(time.Second), newest.Serial},
+		{"gone", start.Add(2 * time.Hour), revoked.Serial},
+		{"alice", start.Add(2 * time.Hour), ""},
+		{"nobody", start.Add(2 * time.Hour), ""},
+	} {
+		_, err := c.ServerCert(tt.lookup, tt.now)
+		var nse *NoServerCertError
+		if !errors.As(err, &nse) {
+			t.Fatalf("ServerCert(%q) error = %v; want a *NoServerCertError", tt.lookup, err)
+		}
+		got := ""
+		if nse.Newest != nil {
+			got = nse.Newest.Serial
+		}
+		if got != tt.want {
+			t.Errorf("ServerCert(%q): Newest = %q; want %q", tt.lookup, got, tt.want)
+		}
+	}
 	if _, err := c.ServerCert("../x", start); err == nil || errors.Is(err, ErrNoServerCert) {
 		t.Errorf("ServerCert of an invalid name: %v; want a name error", err)
 	}

@@ -335,22 +335,13 @@ func (e *env) convertToP12(c *cli.Context, inputs []input) error {
 	if len(certs) == 0 {
 		return usagef(c, "--to p12 needs the certificate among the inputs")
 	}
-	for i, cert := range certs {
-		if formats.KeyMatchesCertificate(key, cert) == nil {
-			chain := append(append([]*x509.Certificate{}, certs[:i]...), certs[i+1:]...)
-			out, err := e.prepareP12(c, convertP12Flags, c.String("out"))
-			if err != nil {
-				return err
-			}
-			return e.writeP12(out, key, cert, chain)
-		}
+	leaf, chain, err := formats.SplitLeaf(key, certs)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("%w (checked %s)", formats.ErrKeyMismatch, countCerts(len(certs)))
-}
-
-func countCerts(n int) string {
-	if n == 1 {
-		return "1 certificate"
+	out, err := e.prepareP12(c, convertP12Flags, c.String("out"))
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%d certificates", n)
+	return e.writeP12(out, key, leaf, chain)
 }

@@ -95,21 +95,17 @@ func runExportP12(c *cli.Context, e *env) error {
 }
 
 // exportRecord picks the certificate to export: the newest valid one of a
-// name, or the one a serial or certificate file names.
+// name, or the one a serial or certificate file names (ca.Target.NewestValid).
 func exportRecord(authority *ca.CA, arg string, e *env) (*ca.Record, error) {
-	recs, err := findRecords(authority, arg)
+	t, err := authority.Resolve(arg)
 	if err != nil {
 		return nil, err
 	}
-	now := e.now()
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].StatusAt(now) == ca.StatusValid {
-			return recs[i], nil
-		}
+	r, err := t.NewestValid(e.now())
+	if err != nil {
+		return nil, withHint(err, "issue a new one with 'minica issue'")
 	}
-	r := recs[len(recs)-1]
-	return nil, withHint(fmt.Errorf("certificate %q (serial %s) is %s", r.Name, r.Serial, r.StatusAt(now)),
-		"issue a new one with 'minica issue'")
+	return r, nil
 }
 
 // p12Out is a .p12 about to be written: where, how, and its password.

@@ -212,22 +212,14 @@ func (e *env) caStatus(c *cli.Context, d *formats.Description) []caView {
 	}
 	defer authority.Close()
 	views := make([]caView, len(d.Certificates))
-	caSum := strings.ToLower(strings.ReplaceAll(formats.FingerprintSHA256(authority.Cert.Raw), ":", ""))
 	for i, info := range d.Certificates {
-		sum := strings.ToLower(strings.ReplaceAll(info.SHA256, ":", ""))
-		if sum == caSum {
+		isCA, r, _ := authority.Identify(info.Serial, info.SHA256)
+		switch {
+		case isCA:
 			views[i] = caView{IsCA: true}
-			continue
+		case r != nil:
+			views[i] = caView{Issued: true, Name: r.Name, Serial: r.Serial, Status: r.StatusAt(e.now())}
 		}
-		serial, err := ca.ParseSerial(info.Serial)
-		if err != nil {
-			continue
-		}
-		r, err := authority.Record(serial)
-		if err != nil || r.Fingerprint != sum {
-			continue
-		}
-		views[i] = caView{Issued: true, Name: r.Name, Serial: r.Serial, Status: r.StatusAt(e.now())}
 	}
 	return views
 }

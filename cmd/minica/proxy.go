@@ -253,7 +253,7 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, cfg *proxy.Config
 	}
 	cfg.ParseCRL = parseProxyCRL
 	if name := c.String("server-cert"); name != "" {
-		cfg.LoadCert = func() (tls.Certificate, error) { return loadServerCert(authority, name, e.now()) }
+		cfg.LoadCert = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
 	} else {
 		certFile, keyFile := c.String("cert"), c.String("key")
 		cfg.LoadCert = func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
@@ -308,24 +308,6 @@ func readCertsFile(file string) ([]*x509.Certificate, error) {
 		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
 	}
 	return certs, nil
-}
-
-// loadServerCert returns the newest valid server certificate of name, with
-// the CA chain after it, and its key.
-func loadServerCert(authority *ca.CA, name string, now time.Time) (tls.Certificate, error) {
-	rec, err := authority.ServerCert(name, now)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	leaf, err := authority.LoadLeaf(rec)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	out := tls.Certificate{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key, Leaf: leaf.Cert}
-	for _, c := range leaf.Chain {
-		out.Certificate = append(out.Certificate, c.Raw)
-	}
-	return out, nil
 }
 
 // proxyStartHint adds what to do to the errors of proxy.New.

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math/big"
-	"os"
 	"strings"
 	"time"
 
@@ -68,7 +66,7 @@ func runRevoke(c *cli.Context, e *env) error {
 	var results []revokedJSON
 	changed := false
 	for _, r := range targets {
-		res, err := authority.Revoke(mustSerial(r.Serial), reason)
+		res, err := authority.RevokeRecord(r, reason)
 		if errors.Is(err, ca.ErrNotOnHold) {
 			return withHint(err, "removeFromCRL is for certificates revoked with --reason certificateHold")
 		}
@@ -111,58 +109,21 @@ func runRevoke(c *cli.Context, e *env) error {
 	return nil
 }
 
-// revokeTargets resolves what the user named to the records to revoke: a
-// certificate file, a name (its unrevoked certificates, or its revoked ones
-// when none is left, so that repeating a revocation is harmless) or a serial.
+// revokeTargets resolves what the user named to the records to revoke (see
+// ca.Target.Revocable), with what to do when that fails.
 func revokeTargets(c *cli.Context, authority *ca.CA, arg string) ([]*ca.Record, error) {
-	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
-		return findRecords(authority, arg)
-	}
-	if ca.ValidateName(arg) == nil {
-		recs, err := authority.RecordsByName(arg)
-		if err != nil {
-			return nil, err
-		}
-		var live, revoked []*ca.Record
-		for _, r := range recs {
-			switch r.Status {
-			case ca.StatusValid:
-				live = append(live, r)
-			case ca.StatusRevoked:
-				revoked = append(revoked, r)
-			}
-		}
-		switch {
-		case len(live) > 1 && !c.Bool("all"):
-			var list []string
-			for _, r := range live {
-				list = append(list, fmt.Sprintf("%s (issued %s)", r.Serial, day(r.IssuedAt)))
-			}
-			return nil, withHint(fmt.Errorf("%q has %d unrevoked certificates: %s", arg, len(live), strings.Join(list, ", ")),
-				"name one by its serial, or pass --all to revoke them all")
-		case len(live) > 0:
-			return live, nil
-		case len(revoked) > 0:
-			return revoked, nil
-		}
-	}
-	serial, err := ca.ParseSerial(arg)
-	if err != nil {
-		return nil, fmt.Errorf("no certificate named %q, and it is not a serial number or a certificate file", arg)
-	}
-	r, err := authority.Record(serial)
-	if errors.Is(err, ca.ErrNotFound) {
+	t, err := authority.Resolve(arg)
+	var nf *ca.NotFoundError
+	if errors.As(err, &nf) && nf.Kind == ca.TargetSerial {
 		return nil, withHint(fmt.Errorf("unknown serial %s: this CA never issued it; nothing was changed", arg),
 			"list the CA's certificates with 'minica list'")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return []*ca.Record{r}, nil
-}
-
-// mustSerial parses a serial taken from a record, which is always valid.
-func mustSerial(s string) *big.Int {
-	n, _ := ca.ParseSerial(s)
-	return n
+	recs, err := t.Revocable(c.Bool("all"))
+	if errors.Is(err, ca.ErrAmbiguous) {
+		return nil, withHint(err, "name one by its serial, or pass --all to revoke them all")
+	}
+	return recs, err
 }

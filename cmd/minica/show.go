@@ -1,18 +1,14 @@
 package main
 
 import (
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/formats"
 )
 
 func showCommand(e *env) *cli.Command {
@@ -36,12 +32,12 @@ func runShow(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
-	recs, err := findRecords(authority, c.Args().First())
+	t, err := authority.Resolve(c.Args().First())
 	if err != nil {
 		return err
 	}
 	now := e.now()
-	for i, r := range recs {
+	for i, r := range t.Records {
 		if c.Bool("json") {
 			err = writeJSON(e.stdout, showView{recordJSON(r, now), authority.Path(r.CertPath()), keyPath(authority, r)})
 		} else {
@@ -68,50 +64,6 @@ func keyPath(authority *ca.CA, r *ca.Record) string {
 		return ""
 	}
 	return authority.Path(r.KeyPath())
-}
-
-// findRecords resolves what the user named: an existing certificate file,
-// a certificate name, or a serial number.
-func findRecords(authority *ca.CA, arg string) ([]*ca.Record, error) {
-	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
-		cert, err := readCertFile(arg)
-		if err != nil {
-			return nil, err
-		}
-		r, err := authority.Record(cert.SerialNumber)
-		if errors.Is(err, ca.ErrNotFound) {
-			return nil, fmt.Errorf("%s (serial %s) was not issued by this CA", arg, ca.SerialHex(cert.SerialNumber))
-		}
-		return []*ca.Record{r}, err
-	}
-	if ca.ValidateName(arg) == nil {
-		recs, err := authority.RecordsByName(arg)
-		if err != nil || len(recs) > 0 {
-			return recs, err
-		}
-	}
-	serial, err := ca.ParseSerial(arg)
-	if err != nil {
-		return nil, fmt.Errorf("no certificate named %q, and it is not a serial number or a certificate file", arg)
-	}
-	r, err := authority.Record(serial)
-	if err != nil {
-		return nil, err
-	}
-	return []*ca.Record{r}, nil
-}
-
-// readCertFile reads the first certificate of a PEM or DER file.
-func readCertFile(file string) (*x509.Certificate, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading certificate: %w", err)
-	}
-	certs, err := formats.ParseCertificates(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return certs[0], nil
 }
 
 func printRecord(w io.Writer, authority *ca.CA, r *ca.Record, now time.Time) error {

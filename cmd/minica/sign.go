@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/x509"
 	"encoding/asn1"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/formats"
 )
 
 func signCommand(e *env) *cli.Command {
@@ -65,8 +65,8 @@ func runSign(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	mergeCSR(c, &req, csr)
-	if ignored := ignoredExtensions(csr); len(ignored) > 0 {
+	req.MergeCSR(csr, ca.CSRFields{CommonName: c.IsSet("cn"), Organization: c.IsSet("org"), OrganizationalUnit: c.IsSet("ou")})
+	if ignored := ca.IgnoredCSRExtensions(csr); len(ignored) > 0 {
 		fmt.Fprintf(e.stderr, "minica: note: the CSR asks for %s; minica never copies CSR extensions, the certificate gets the %s profile's\n",
 			strings.Join(ignored, ", "), profile)
 	}
@@ -79,14 +79,10 @@ func readCSR(file string) (*x509.CertificateRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading CSR: %w", err)
 	}
-	der := data
-	if block, _ := pem.Decode(data); block != nil {
-		if block.Type != "CERTIFICATE REQUEST" && block.Type != "NEW CERTIFICATE REQUEST" {
-			return nil, fmt.Errorf("%s holds a PEM %q block, not a CERTIFICATE REQUEST", file, block.Type)
-		}
-		der = block.Bytes
+	if typ, ok := formats.PEMType(data); ok && typ != "CERTIFICATE REQUEST" && typ != "NEW CERTIFICATE REQUEST" {
+		return nil, fmt.Errorf("%s holds a PEM %q block, not a CERTIFICATE REQUEST", file, typ)
 	}
-	csr, err := x509.ParseCertificateRequest(der)
+	csr, err := formats.ParseCSR(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a valid CSR (PEM or DER): %w", file, err)
 	}
@@ -122,61 +118,4 @@ func quoteAll(s []string) string {
 		q[i] = strconv.Quote(v)
 	}
 	return strings.Join(q, ", ")
-}
-
-// mergeCSR takes the CSR's subject and SANs where no flag replaced them.
-func mergeCSR(c *cli.Context, req *ca.Request, csr *x509.CertificateRequest) {
-	if !c.IsSet("cn") && csr.Subject.CommonName != "" {
-		req.CommonName = csr.Subject.CommonName
-	}
-	if !c.IsSet("org") {
-		req.Organization = csr.Subject.Organization
-	}
-	if !c.IsSet("ou") {
-		req.OrganizationalUnit = csr.Subject.OrganizationalUnit
-	}
-	req.DNSNames = append(req.DNSNames, csr.DNSNames...)
-	req.IPs = append(req.IPs, csr.IPAddresses...)
-	req.Emails = append(req.Emails, csr.EmailAddresses...)
-	for _, u := range csr.URIs {
-		req.URIs = append(req.URIs, u.String())
-	}
-	req.PublicKey = csr.PublicKey
-	if req.Profile == ca.Server && req.CommonName == csr.Subject.CommonName {
-		req.CommonName = "" // a server certificate's CN is its name
-	}
-}
-
-// ignoredExtensions names the extensions a CSR requests besides its SANs.
-func ignoredExtensions(csr *x509.CertificateRequest) []string {
-	known := map[string]string{
-		"2.5.29.19": "basicConstraints",
-		"2.5.29.15": "keyUsage",
-		"2.5.29.37": "extKeyUsage",
-		"2.5.29.30": "nameConstraints",
-	}
-	var out []string
-	for _, ext := range csr.Extensions {
-		id := ext.Id.String()
-		if ext.Id.Equal(asn1.ObjectIdentifier{2, 5, 29, 17}) {
-			continue
-		}
-		name, ok := known[id]
-		if !ok {
-			name = "extension " + id
-		}
-		if id == "2.5.29.19" && requestsCA(ext.Value) {
-			name += " (CA:TRUE)"
-		}
-		out = append(out, name)
-	}
-	return out
-}
-
-func requestsCA(value []byte) bool {
-	var bc struct {
-		IsCA bool `asn1:"optional"`
-	}
-	_, err := asn1.Unmarshal(value, &bc)
-	return err == nil && bc.IsCA
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -75,7 +74,7 @@ func runVerify(c *cli.Context, e *env) error {
 		return err
 	}
 	defer authority.Close()
-	cert, err := verifyTarget(authority, c.Args().First())
+	cert, err := authority.ResolveCertificate(c.Args().First())
 	if err != nil {
 		return err
 	}
@@ -119,23 +118,6 @@ func runVerify(c *cli.Context, e *env) error {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// verifyTarget reads the certificate to check: a file, or the certificate
-// of a name (its latest) or serial in the database.
-func verifyTarget(authority *ca.CA, arg string) (*x509.Certificate, error) {
-	if info, err := os.Stat(arg); err == nil && info.Mode().IsRegular() {
-		return readCertFile(arg)
-	}
-	recs, err := findRecords(authority, arg)
-	if err != nil {
-		return nil, err
-	}
-	recs = slices.DeleteFunc(recs, func(r *ca.Record) bool { return r.Status == ca.StatusPending || r.Status == ca.StatusVoid })
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%q has no issued certificate", arg)
-	}
-	return readCertFile(authority.Path(recs[len(recs)-1].CertPath()))
 }
 
 // verifyPurpose maps --purpose to an extended key usage; without it, a

@@ -1,0 +1,178 @@
+package ca
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"minica/internal/atomicfile"
+)
+
+// nameIndexDir holds the name index: one file per certificate name, which
+// lists the serial of every record issued under it, one 32-digit line each,
+// in issuance order. It is derived from the records, which stay the source
+// of truth: Issue appends to it before the certificate is signed, and
+// Check rebuilds it from the records. It lets RecordsByName cost one file
+// read plus one per certificate of the name, whatever the database size.
+const nameIndexDir = "db/names"
+
+func nameIndexPath(name string) string { return path.Join(nameIndexDir, name) }
+
+// indexName appends serial to the index of name. Like the reservation that
+// precedes it, it is not synced: Check rebuilds an index that a power loss
+// damaged. A CA directory without an index (made by an older minica) gets
+// one first. The caller holds the lock.
+func (c *CA) indexName(name, serial string) error {
+	err := c.appendIndex(nameIndexPath(name), serial)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = c.rebuildNameIndex(); err == nil {
+			err = c.appendIndex(nameIndexPath(name), serial)
+		}
+	}
+	return err
+}
+
+func (c *CA) appendIndex(file, serial string) error {
+	f, err := c.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening name index %q: %w", c.dir.Join(file), err)
+	}
+	_, err = f.WriteString(serial + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing name index %q: %w", c.dir.Join(file), err)
+	}
+	return nil
+}
+
+// indexedSerials returns the serials the index lists for name, each once;
+// ok is false when the CA directory has no index at all. A line cut short
+// by a crash is skipped.
+func (c *CA) indexedSerials(name string) (serials []string, ok bool, err error) {
+	data, err := c.dir.ReadFile(nameIndexPath(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := c.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		// Read again: a rebuild by Check may have swapped the index
+		// directory between the two calls above.
+		data, err = c.dir.ReadFile(nameIndexPath(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, true, nil
+		}
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("reading name index %q: %w", c.dir.Join(nameIndexPath(name)), err)
+	}
+	seen := make(map[string]bool)
+	for line := range strings.Lines(string(data)) {
+		s, complete := strings.CutSuffix(line, "\n")
+		if !complete || !isSerialHex(s) || seen[s] {
+			continue
+		}
+		seen[s] = true
+		serials = append(serials, s)
+	}
+	return serials, true, nil
+}
+
+func isSerialHex(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// rebuildNameIndex writes the name index afresh from every record, in a
+// temporary directory that then replaces the old index. It costs a pass
+// over the whole database (one append per record), so only Check and the
+// first issuance into a CA directory without an index run it. Records
+// that do not decode are left out: Check rebuilds them first. The caller
+// holds the lock.
+func (c *CA) rebuildNameIndex() error {
+	entries, err := fs.ReadDir(c.dir.root.FS(), "db")
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+	}
+	for _, e := range entries { // what an interrupted rebuild left
+		if e.IsDir() && isTemp(e.Name()) {
+			if err := c.dir.root.RemoveAll(path.Join("db", e.Name())); err != nil {
+				return fmt.Errorf("removing %q: %w", c.dir.Join(path.Join("db", e.Name())), err)
+			}
+		}
+	}
+	tmp, err := tempName("db", "names")
+	if err != nil {
+		return err
+	}
+	if err := c.dir.root.Mkdir(tmp, 0o700); err != nil {
+		return fmt.Errorf("creating %q: %w", c.dir.Join(tmp), err)
+	}
+	defer c.dir.root.RemoveAll(tmp)
+	for rec, err := range c.Records() {
+		var corrupt *CorruptRecordError
+		if errors.As(err, &corrupt) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := c.appendIndex(path.Join(tmp, rec.Name), rec.Serial); err != nil {
+			return err
+		}
+	}
+	old, err := tempName("db", "names-old")
+	if err != nil {
+		return err
+	}
+	if err := c.dir.root.Rename(nameIndexDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("replacing %q: %w", c.dir.Join(nameIndexDir), err)
+	}
+	defer c.dir.root.RemoveAll(old)
+	if err := c.dir.root.Rename(tmp, nameIndexDir); err != nil {
+		return fmt.Errorf("replacing %q: %w", c.dir.Join(nameIndexDir), err)
+	}
+	return c.dir.SyncDir("db")
+}
+
+// tempName returns a fresh temporary name in dir, which Check removes if
+// it is left behind.
+func tempName(dir, what string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return path.Join(dir, atomicfile.TempPrefix+what+"-"+hex.EncodeToString(b[:])), nil
+}
+
+// scanByName returns the records of name by reading every record: the
+// lookup of a CA directory that has no name index yet, until the next
+// issuance or Check builds one.
+func (c *CA) scanByName(name string) ([]*Record, error) {
+	var recs []*Record
+	for r, err := range c.Records() {
+		var corrupt *CorruptRecordError
+		if errors.As(err, &corrupt) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Name == name {
+			recs = append(recs, r)
+		}
+	}
+	return recs, nil
+}
