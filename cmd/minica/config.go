@@ -131,45 +131,42 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 }
 
 // configServerCert is the server certificate ca.ServerCert chooses for
-// name; when there is none, the error says why, from the newest server
-// record of that name.
+// name; when there is none, the error says why (see explainNoServerCert).
 func configServerCert(authority *ca.CA, name string, now time.Time) (*ca.Record, error) {
 	if err := ca.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("--server-cert: %w", err)
 	}
 	rec, err := authority.ServerCert(name, now)
-	if !errors.Is(err, ca.ErrNoServerCert) {
-		return rec, err
+	var none *ca.NoServerCertError
+	if errors.As(err, &none) {
+		return nil, explainNoServerCert(none, now)
 	}
-	recs, err := authority.RecordsByName(name)
-	if err != nil {
-		return nil, err
-	}
+	return rec, err
+}
+
+// explainNoServerCert says why a name has no certificate to serve, from
+// the newest server record of that name, and what to do.
+func explainNoServerCert(none *ca.NoServerCertError, now time.Time) error {
+	name, recs, last := none.Name, none.Records, none.Newest
 	if len(recs) == 0 {
-		return nil, withHint(fmt.Errorf("no certificate named %q", name),
+		return withHint(fmt.Errorf("no certificate named %q", name),
 			"issue one with 'minica issue server %s --dns HOST', or see 'minica list'", name)
-	}
-	var last *ca.Record
-	for i := len(recs) - 1; i >= 0 && last == nil; i-- {
-		if recs[i].Profile == ca.Server {
-			last = recs[i]
-		}
 	}
 	reissue := fmt.Sprintf("issue a new one with 'minica issue server %s --dns HOST --force'", name)
 	switch {
 	case last == nil:
-		return nil, withHint(fmt.Errorf("%q is a %s certificate, not a server certificate", name, recs[len(recs)-1].Profile),
+		return withHint(fmt.Errorf("%q is a %s certificate, not a server certificate", name, recs[len(recs)-1].Profile),
 			"issue one with 'minica issue server NAME --dns HOST'")
 	case last.Status == ca.StatusRevoked:
-		return nil, withHint(fmt.Errorf("the server certificate %q (serial %s) is revoked", name, last.Serial), "%s", reissue)
+		return withHint(fmt.Errorf("the server certificate %q (serial %s) is revoked", name, last.Serial), "%s", reissue)
 	case last.StatusAt(now) == ca.StatusExpired:
-		return nil, withHint(fmt.Errorf("the server certificate %q (serial %s) expired at %s", name, last.Serial, day(last.NotAfter)), "%s", reissue)
+		return withHint(fmt.Errorf("the server certificate %q (serial %s) expired at %s", name, last.Serial, day(last.NotAfter)), "%s", reissue)
 	case last.StatusAt(now) == ca.StatusValid && now.Before(last.NotBefore):
-		return nil, withHint(fmt.Errorf("the server certificate %q (serial %s) is not valid before %s", name, last.Serial, day(last.NotBefore)),
+		return withHint(fmt.Errorf("the server certificate %q (serial %s) is not valid before %s", name, last.Serial, day(last.NotBefore)),
 			"check the clock of this machine, or %s", reissue)
 	case last.StatusAt(now) == ca.StatusValid:
-		return nil, withHint(fmt.Errorf("minica does not hold the key of the server certificate %q (serial %s)", name, last.Serial),
+		return withHint(fmt.Errorf("minica does not hold the key of the server certificate %q (serial %s)", name, last.Serial),
 			"it was signed from a CSR; issue one whose key minica keeps with 'minica issue server %s --dns HOST --force'", name)
 	}
-	return nil, withHint(fmt.Errorf("the server certificate %q (serial %s) is %s", name, last.Serial, last.Status), "run 'minica check'")
+	return withHint(fmt.Errorf("the server certificate %q (serial %s) is %s", name, last.Serial, last.Status), "run 'minica check'")
 }
