@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/mail"
@@ -11,10 +12,19 @@ import (
 	"unicode/utf8"
 )
 
+// ErrNameAt is returned, wrapped, by ValidateName for a name holding "@".
+var ErrNameAt = errors.New(`a name cannot hold "@"`)
+
 // ValidateName checks that name can name a certificate: it is used as a
 // directory name inside the CA directory, so it must match
 // [A-Za-z0-9][A-Za-z0-9._-]{0,63}. That excludes "..", "a/b", ".x" and NUL.
+//
+// A name holding "@" gets its own error, ErrNameAt: it is usually an email
+// address given where a name was wanted.
 func ValidateName(name string) error {
+	if strings.Contains(name, "@") {
+		return fmt.Errorf("invalid name %s: %w", printable(name), ErrNameAt)
+	}
 	if !isName(name) {
 		return fmt.Errorf("invalid name %s: want 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit", printable(name))
 	}

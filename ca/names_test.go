@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestValidateName(t *testing.T) {
 		{"a\x00b", true},
 		{"a b", true},
 		{"é", true},
+		{"dave@example.com", true},
 	}
 	for _, tt := range tests {
 		err := ValidateName(tt.name)
@@ -52,6 +54,9 @@ func TestValidateName(t *testing.T) {
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "invalid name ") {
 			t.Errorf("ValidateName(%q) error = %q; want it to start with \"invalid name\"", tt.name, err)
+		}
+		if got, want := errors.Is(err, ErrNameAt), strings.Contains(tt.name, "@"); got != want {
+			t.Errorf("ValidateName(%q) error = %v; errors.Is ErrNameAt: %v, want %v", tt.name, err, got, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -110,6 +111,9 @@ func runIssue(c *cli.Context, e *env, p ca.Profile) error {
 	if err != nil {
 		return err
 	}
+	if err := checkIssueName(c, req.Name, p); err != nil {
+		return err
+	}
 	p12, err := e.prepareIssueP12(c, req.Name)
 	if err != nil {
 		return err
@@ -118,7 +122,28 @@ func runIssue(c *cli.Context, e *env, p ca.Profile) error {
 	if err != nil {
 		return err
 	}
+	if p == ca.Client && len(req.Emails) == 0 {
+		fmt.Fprintf(e.stderr, "minica: note: %q has no email address: the app will get no email header (X-SSL-Client-Email) for it; add one with --email\n", req.Name)
+	}
 	return e.writeIssuedP12(c, p12, issued.Record)
+}
+
+// checkIssueName validates NAME as ca.ValidateName does; a client NAME that
+// is an email address gets a hint with the command that works, since the
+// address belongs in --email.
+func checkIssueName(c *cli.Context, name string, p ca.Profile) error {
+	err := ca.ValidateName(name)
+	if err == nil {
+		return nil
+	}
+	if p != ca.Client || !errors.Is(err, ca.ErrNameAt) {
+		return usagef(c, "%v", err)
+	}
+	local, _, _ := strings.Cut(name, "@")
+	if ca.ValidateName(local) != nil {
+		return withHint(usagef(c, "%v", err), "use a plain name and give the address with --email")
+	}
+	return withHint(usagef(c, "%v", err), "use a plain name and give the address with --email: minica issue client %s --email %s", local, shellQuote(name))
 }
 
 // issueLocked validates the request, locks the CA, loads its key and issues.
