@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -32,6 +33,7 @@ func newApp(e *env) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", EnvVars: []string{"MINICA_DIR"}, Usage: "the CA directory (default: ~/.minica)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, Usage: "how long a change waits for another minica process to release the CA"},
+			versionFlag(),
 		},
 		Commands: []*cli.Command{
 			initCommand(e),
@@ -50,6 +52,7 @@ func newApp(e *env) *cli.App {
 			proxyCommand(e),
 			configCommand(e),
 			completionCommand(e),
+			versionCommand(e),
 		},
 		Reader:               e.stdin,
 		Writer:               e.stdout,
@@ -60,6 +63,14 @@ func newApp(e *env) *cli.App {
 		DisableSliceFlagSeparator: true,
 		ExitErrHandler:            func(*cli.Context, error) {}, // only main exits
 		OnUsageError:              onUsageError,
+		// --version answers before any command runs, whatever follows it.
+		Before: func(c *cli.Context) error {
+			if c.Bool("version") {
+				fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
+				return &exitError{code: 0}
+			}
+			return nil
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "unknown command %q", c.Args().First())
