@@ -46,7 +46,7 @@ func convertCommand(e *env) *cli.Command {
 	}
 }
 
-var convertP12Flags = p12Flags{"profile", "new-password-file", "ask-password", "password-out", "force"}
+var convertP12Flags = p12Flags{"profile", "new-password-file", "ask-password", "password-out", "force", "out"}
 
 // input is one file given on the command line, detected.
 type input struct {

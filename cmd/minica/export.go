@@ -119,12 +119,14 @@ type p12Out struct {
 	report    io.Writer // where "wrote ..." goes; nil is stdout
 }
 
-// p12Flags names the flags a command reads for its .p12 output.
+// p12Flags names the flags a command reads for its .p12 output; force is
+// "" for a command whose --force means something else (issue), and out
+// names the flag that chooses the bundle's file.
 type p12Flags struct {
-	profile, passwordFile, askPassword, passwordOut, force string
+	profile, passwordFile, askPassword, passwordOut, force, out string
 }
 
-var exportP12Flags = p12Flags{"profile", "password-file", "ask-password", "password-out", "force"}
+var exportP12Flags = p12Flags{"profile", "password-file", "ask-password", "password-out", "force", "out"}
 
 // prepareP12 reads the flags of a .p12 output and checks them before
 // anything is written: the profile, that the files do not exist (unless
@@ -139,9 +141,9 @@ func (e *env) prepareP12(c *cli.Context, f p12Flags, path string) (*p12Out, erro
 		return nil, usagef(c, "--%s and the bundle name the same file %q", f.passwordOut, path)
 	}
 	if !o.force {
-		for _, name := range []string{o.path, o.pwOut} {
-			if _, err := os.Lstat(name); name != "" && err == nil {
-				return nil, withHint(fmt.Errorf("%s %w", name, errOutExists), "pass --force to replace it, or choose another output file")
+		for _, out := range []struct{ path, what, flag string }{{o.path, "bundle", f.out}, {o.pwOut, "password", f.passwordOut}} {
+			if _, err := os.Lstat(out.path); out.path != "" && err == nil {
+				return nil, outExists(f, out.path, out.what, out.flag)
 			}
 		}
 	}
@@ -153,6 +155,17 @@ func (e *env) prepareP12(c *cli.Context, f p12Flags, path string) (*p12Out, erro
 		return nil, usagef(c, "--%s writes a generated password; this one came from you", f.passwordOut)
 	}
 	return o, nil
+}
+
+// outExists is the error for an output file of a .p12 that exists, with a
+// hint naming the flags that get past it: --force where the command has one
+// for its files, else the flag that writes the file elsewhere.
+func outExists(f p12Flags, path, what, flag string) error {
+	err := fmt.Errorf("%s %w", path, errOutExists)
+	if f.force != "" {
+		return withHint(err, "pass --%s to replace it, or choose another output file", f.force)
+	}
+	return withHint(err, "write the %s elsewhere with --%s FILE, or remove %s first (issue's --force is about the name, not files)", what, flag, path)
 }
 
 // writeP12 encodes the bundle, writes it 0600 without overwriting (unless

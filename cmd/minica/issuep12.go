@@ -23,7 +23,7 @@ func issueP12Flags() []cli.Flag {
 
 // The --p12 flags of issue; there is no --force for the bundle (issue's
 // --force is about the name) and no prompt (the CA password may use it).
-var issueP12Names = p12Flags{profile: "p12-profile", passwordFile: "p12-password-file", passwordOut: "p12-password-out"}
+var issueP12Names = p12Flags{profile: "p12-profile", passwordFile: "p12-password-file", passwordOut: "p12-password-out", out: "p12-out"}
 
 // prepareIssueP12 checks the --p12 options before anything is issued, so
 // that a bad one changes nothing; it returns nil without --p12.
