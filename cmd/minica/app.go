@@ -50,6 +50,7 @@ func newApp(e *env) *cli.App {
 			inspectCommand(e),
 			selfsignedCommand(e),
 			proxyCommand(e),
+			echoCommand(e),
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),
