@@ -43,8 +43,8 @@ type PublishedCRL struct {
 
 // CRLStamp returns the stamp of crl.der without reading it, so that a
 // long-running reader polls for a CRL published by another process at the
-// cost of one lstat. A symlink gives an error matching ErrNotRegular; a
-// missing file one matching ErrNoCRL.
+// cost of one lstat. A symlink gives an error matching ErrNotRegular, with
+// the stamp of the link itself; a missing file one matching ErrNoCRL.
 func (c *CA) CRLStamp() (FileStamp, error) {
 	info, err := c.dir.root.Lstat(CRLDERFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -54,7 +54,7 @@ func (c *CA) CRLStamp() (FileStamp, error) {
 		return FileStamp{}, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
 	}
 	if !info.Mode().IsRegular() {
-		return FileStamp{}, fmt.Errorf("reading CRL %q: %w (%s)", c.dir.Join(CRLDERFile), ErrNotRegular, info.Mode().Type())
+		return stampOf(info), fmt.Errorf("reading CRL %q: %w (%s)", c.dir.Join(CRLDERFile), ErrNotRegular, info.Mode().Type())
 	}
 	return stampOf(info), nil
 }
