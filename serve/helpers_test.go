@@ -118,7 +118,11 @@ type lockedWriter struct {
 	w  *bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.w.Write(p) }
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 // other opens the CA directory a second time, as another process would.
 func (f *fixture) other(t *testing.T) *ca.CA {
