@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -241,7 +242,7 @@ func (s *Server) install(pub *ca.PublishedCRL) {
 	}
 	old := s.cur.Swap(p)
 	s.log.event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),
-		"this_update", rfc3339(pub.CRL.ThisUpdate()), "next_update", rfc3339(pub.CRL.NextUpdate()), "etag", p.etag)
+		"this_update", rfc3339(pub.CRL.ThisUpdate()), "next_update", rfc3339(pub.CRL.NextUpdate()), "etag", strings.Trim(p.etag, `"`))
 	if old != nil {
 		s.m.reloads.Add(1)
 		close(old.changed)
