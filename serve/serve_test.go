@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,5 +333,66 @@ func TestNoSignWarns(t *testing.T) {
 	}
 	if f.srv.CRL().Number().Cmp(first) != 0 {
 		t.Errorf("a server without the key re-signed")
+	}
+}
+
+// The OCSP responder of Config.OCSP answers /ocsp, /ocsp/... and the path
+// of the CA's OCSP URL, every method and encoded paths included; it hears
+// of each new CRL and adds its metrics.
+func TestOCSPMount(t *testing.T) {
+	changes := 0
+	ocsp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/ocsp-response")
+		fmt.Fprintf(w, "ocsp %s %s", r.Method, r.URL.EscapedPath())
+	})
+	f := newFixture(t, func(c *Config) {
+		c.OCSP = ocsp
+		c.OCSPURL = "http://pki.example.com/status"
+		c.OnCRLChange = func() { changes++ }
+		c.ExtraMetrics = func(w io.Writer) { io.WriteString(w, "minica_serve_ocsp_responses_total{status=\"good\"} 3\n") }
+	})
+	for _, tt := range []struct{ method, target string }{
+		{"POST", "/ocsp"},
+		{"GET", "/ocsp/MFMwUTBPME0wSzAJBgUrDgMCGgUABBQ%2Fabc%3D"},
+		{"GET", "/ocsp/MFMw/UTBP+ME0w=="},
+		{"POST", "/status"},
+		{"PUT", "/ocsp"},
+	} {
+		rec := f.do(t, tt.method, tt.target)
+		if want := "ocsp " + tt.method + " " + tt.target; rec.Code != 200 || rec.Body.String() != want {
+			t.Errorf("%s %s = %d %q; want the responder's %q", tt.method, tt.target, rec.Code, rec.Body, want)
+		}
+	}
+	f.publishElsewhere(t)
+	f.srv.check()
+	if changes != 1 {
+		t.Errorf("OnCRLChange called %d times after a new CRL; want 1", changes)
+	}
+	m := f.metrics(t)
+	for _, want := range []string{`minica_serve_ocsp_responses_total{status="good"} 3`, `minica_serve_requests_total{endpoint="ocsp",code="200"} 5`} {
+		if !hasLine(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
+}
+
+// With SeparateOps, /healthz and /metrics leave Handler for OpsHandler,
+// which serves nothing else.
+func TestSeparateOps(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.SeparateOps = true })
+	for _, p := range []string{"/healthz", "/metrics"} {
+		if rec := f.do(t, "GET", p); rec.Code != 404 {
+			t.Errorf("GET %s on Handler = %d; want 404", p, rec.Code)
+		}
+		rec := httptest.NewRecorder()
+		f.srv.OpsHandler().ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+		if rec.Code != 200 {
+			t.Errorf("GET %s on OpsHandler = %d; want 200", p, rec.Code)
+		}
+	}
+	rec := httptest.NewRecorder()
+	f.srv.OpsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/crl.der", nil))
+	if rec.Code != 404 {
+		t.Errorf("GET /crl.der on OpsHandler = %d; want 404", rec.Code)
 	}
 }

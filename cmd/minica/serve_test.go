@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,17 +28,25 @@ import (
 
 // serveProc is a running `minica serve`.
 type serveProc struct {
-	cmd    *exec.Cmd
-	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
-	exited chan error
+	cmd     *exec.Cmd
+	base    string   // the first of bases
+	bases   []string // http://127.0.0.1:PORT, https://127.0.0.1:PORT
+	metrics string   // 127.0.0.1:PORT of --metrics-listen
+	client  *http.Client
+	stderr  *syncBuffer
+	exited  chan error
 }
 
-var serveListening = regexp.MustCompile(`^minica serve: listening on (http://127\.0\.0\.1:\d+)$`)
+var serveListening = regexp.MustCompile(`^minica serve: listening on ((?:https?://127\.0\.0\.1:\d+(?:, )?)+)(?:, metrics on (127\.0\.0\.1:\d+))?$`)
 
+// startServe runs minica serve on a free loopback port (HTTP unless args
+// say otherwise) and waits for its listening line.
 func startServe(t *testing.T, dir string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command("minica", append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	if !slices.Contains(args, "--listen") {
+		args = append([]string{"--listen", "127.0.0.1:0"}, args...)
+	}
+	cmd := exec.Command("minica", append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir)
 	p := &serveProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
@@ -67,7 +77,8 @@ func startServe(t *testing.T, dir string, args ...string) *serveProc {
 		if m == nil {
 			t.Fatalf("minica serve printed %q; want the listening line\nstderr: %s", line, p.stderr)
 		}
-		p.base = m[1]
+		p.bases, p.metrics = strings.Split(m[1], ", "), m[2]
+		p.base = p.bases[0]
 	case <-time.After(10 * time.Second):
 		t.Fatalf("minica serve did not say where it listens within 10s\nstderr: %s", p.stderr)
 	}
@@ -77,14 +88,22 @@ func startServe(t *testing.T, dir string, args ...string) *serveProc {
 // fetch GETs path with the header pairs and returns the response and body.
 func (p *serveProc) fetch(t *testing.T, path string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("GET", p.base+path, nil)
+	url := path
+	if !strings.Contains(path, "://") {
+		url = p.base + path
+	}
+	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := (&http.Client{Timeout: 70 * time.Second}).Do(req)
+	client := p.client
+	if client == nil {
+		client = &http.Client{Timeout: 70 * time.Second}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
@@ -312,4 +331,34 @@ func (p *serveProc) waitLog(t *testing.T, parts ...string) {
 		}
 		return fmt.Sprintf("without a line holding %q:\n%s", parts, p.stderr)
 	})
+}
+
+// serve serves HTTPS with a server certificate of the CA, and /healthz and
+// /metrics on a listener of their own only.
+func TestServeProcessHTTPS(t *testing.T) {
+	dir := newCADir(t)
+	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
+	p := startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki", "--metrics-listen", "127.0.0.1:0")
+	if len(p.bases) != 1 || !strings.HasPrefix(p.base, "https://") || p.metrics == "" {
+		t.Fatalf("listening on %q, metrics %q; want one https listener and metrics", p.bases, p.metrics)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(caCert(t, dir))
+	p.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	if resp, body := p.fetch(t, "/ca.crt"); resp.StatusCode != 200 || !bytes.Equal(body, caCert(t, dir).Raw) {
+		t.Fatalf("GET /ca.crt over HTTPS = %d; want 200 with the CA certificate", resp.StatusCode)
+	}
+	if resp, _ := p.fetch(t, "/crl.der"); resp.StatusCode != 200 {
+		t.Fatalf("GET /crl.der over HTTPS = %d; want 200", resp.StatusCode)
+	}
+	if resp, _ := p.fetch(t, "/healthz"); resp.StatusCode != 404 {
+		t.Errorf("GET /healthz on the HTTPS listener = %d; want 404 with --metrics-listen", resp.StatusCode)
+	}
+	p.client = nil
+	if resp, body := p.fetch(t, "http://"+p.metrics+"/healthz"); resp.StatusCode != 200 || !strings.HasPrefix(string(body), "ok\n") {
+		t.Errorf("GET /healthz on the metrics listener = %d %q; want 200 ok", resp.StatusCode, body)
+	}
+	if resp, body := p.fetch(t, "http://"+p.metrics+"/metrics"); resp.StatusCode != 200 || !bytes.Contains(body, []byte("minica_serve_crl_number ")) {
+		t.Errorf("GET /metrics on the metrics listener = %d; want the metrics", resp.StatusCode)
+	}
 }
