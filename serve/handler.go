@@ -162,7 +162,7 @@ func (s *Server) serveCRL(w http.ResponseWriter, r *http.Request, asPEM bool) {
 	}
 	body, ctype := cur.der, "application/pkix-crl"
 	if asPEM {
-		body, ctype = cur.pem, "application/x-pem-file"
+		body, ctype = cur.pem(), "application/x-pem-file"
 	}
 	writeConditional(w, r, ctype, cur.etag, cur.crl.ThisUpdate(), body, crlCacheControl(cur.crl, s.cfg.Now()))
 }

@@ -46,7 +46,8 @@ const (
 // Config configures a Server. CA is required; the rest has defaults.
 type Config struct {
 	// CA is the opened CA. The Server uses it from its own goroutines
-	// only, one at a time; the caller must not use it while the Server runs.
+	// only, one at a time; the caller must not use it while the Server runs
+	// (an OCSP responder opens a handle of its own with ca.Open).
 	CA *ca.CA
 	// Signer is the CA key, for re-signing the CRL at half its lifetime;
 	// nil (--no-sign) serves the published CRL as it is, and warns from
@@ -119,13 +120,23 @@ type Server struct {
 // published is one CRL as served. changed is closed when a newer CRL
 // replaces it, which wakes every long poll waiting on it.
 type published struct {
-	crl      *revoke.CRL
-	der, pem []byte
-	etag     string
+	crl  *revoke.CRL
+	der  []byte
+	etag string
+	// pem is made on the first request for /crl.pem: most clients take
+	// the DER, and a large CRL's PEM is a third bigger.
+	pemOnce sync.Once
+	pemData []byte
 	stamp    ca.FileStamp
 	changed  chan struct{}
 	// resignErr is the last failure to re-sign it, for /healthz.
 	resignErr atomic.Pointer[string]
+}
+
+// pem returns the CRL as PEM.
+func (p *published) pem() []byte {
+	p.pemOnce.Do(func() { p.pemData = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: p.der}) })
+	return p.pemData
 }
 
 // resource is a CA file served as it is.
@@ -238,7 +249,6 @@ func etagOf(der []byte) string {
 func (s *Server) install(pub *ca.PublishedCRL) {
 	p := &published{
 		crl: pub.CRL, der: pub.DER, etag: etagOf(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
-		pem: pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: pub.DER}),
 	}
 	old := s.cur.Swap(p)
 	s.log.event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),

@@ -153,17 +153,13 @@ func runServe(c *cli.Context, e *env) error {
 		}
 	}
 	var tlsConfig *tls.Config
+	var certs *certReloader
 	if o.listenTLS != "" {
-		var cert tls.Certificate
-		if name := c.String("server-cert"); name != "" {
-			cert, err = authority.ServerTLSCertificate(name, e.now())
-		} else {
-			cert, err = tls.LoadX509KeyPair(c.String("cert"), c.String("key"))
-		}
-		if err != nil {
+		if certs, err = serveCertLoader(c, e); err != nil {
 			return proxyStartHint(err)
 		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		defer certs.close()
+		tlsConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
 	}
 	cfg := o.cfg
 	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
@@ -175,14 +171,41 @@ func runServe(c *cli.Context, e *env) error {
 		}
 		return err
 	}
-	return runServeListeners(c.Context, e, srv, o, tlsConfig)
+	return runServeListeners(c.Context, e, srv, o, tlsConfig, certs)
+}
+
+// serveCertLoader loads serve's HTTPS certificate: of --server-cert, through
+// a CA handle of its own (handshakes run beside the CRL watcher), or from
+// --cert and --key.
+func serveCertLoader(c *cli.Context, e *env) (*certReloader, error) {
+	certFile, keyFile := c.String("cert"), c.String("key")
+	load := func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
+	closer := func() {}
+	if name := c.String("server-cert"); name != "" {
+		authority, err := openCA(c, e)
+		if err != nil {
+			return nil, err
+		}
+		load = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
+		closer = func() { authority.Close() }
+	}
+	r, err := newCertReloader(load, e.now, e.stderr)
+	if err != nil {
+		closer()
+		return nil, err
+	}
+	r.close = closer
+	return r, nil
 }
 
 // runServeListeners listens, serves until SIGTERM or SIGINT (or ctx) and
-// drains for up to o.shutdown.
-func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config) error {
+// drains for up to o.shutdown. SIGHUP reloads the HTTPS certificate.
+func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certReloader) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	type listener struct {
 		ln    net.Listener
 		serve func(net.Listener) error
@@ -227,13 +250,22 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 		go func() { served <- l.serve(l.ln) }()
 	}
 	var failed error
-	select {
-	case err := <-served:
-		if err != nil {
-			failed = fmt.Errorf("serving: %w", err)
+wait:
+	for {
+		select {
+		case <-hup:
+			if certs != nil {
+				certs.force() // the CRL is followed without a signal
+			}
+		case err := <-served:
+			if err != nil {
+				failed = fmt.Errorf("serving: %w", err)
+			}
+			break wait
+		case <-ctx.Done():
+			fmt.Fprintf(e.stderr, "minica serve: stopping; draining requests for up to %s\n", o.shutdown)
+			break wait
 		}
-	case <-ctx.Done():
-		fmt.Fprintf(e.stderr, "minica serve: stopping; draining requests for up to %s\n", o.shutdown)
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), o.shutdown)
 	defer scancel()
