@@ -2,6 +2,7 @@ package serve
 
 import (
 	"crypto/sha256"
+	"context"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
@@ -395,5 +396,49 @@ func TestSeparateOps(t *testing.T) {
 	f.srv.OpsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/crl.der", nil))
 	if rec.Code != 404 {
 		t.Errorf("GET /crl.der on OpsHandler = %d; want 404", rec.Code)
+	}
+}
+
+// Watch polls every PollInterval (250 ms by default, so that a CRL
+// published elsewhere is served within a second) and stops with its
+// context.
+func TestWatchPolls(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { f.srv.Watch(ctx); close(stopped) }()
+	if d := f.timers.await(t); d != DefaultPollInterval || d > time.Second/3 {
+		t.Fatalf("Watch polls every %s; want %s", d, DefaultPollInterval)
+	}
+	info := f.publishElsewhere(t)
+	f.timers.fireAll()
+	f.timers.await(t) // the next round's timer: this round's check is done
+	if got := f.srv.CRL().Number(); got.Cmp(info.Number) != 0 {
+		t.Fatalf("served CRL %s one poll after %s was published", got, info.Number)
+	}
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch still running 5s after its context was done")
+	}
+}
+
+// Without a valid CRL, New publishes one when it holds the key, and fails
+// without it.
+func TestNewWithoutCRL(t *testing.T) {
+	f := newFixture(t, nil)
+	der := filepath.Join(f.dir, ca.CRLDERFile)
+	os.Remove(der)
+	if _, err := New(Config{CA: f.ca, Now: f.clock.Now}); err == nil || !strings.Contains(err.Error(), "serving the CRL: no CRL published in ") {
+		t.Fatalf("New() without the key or a CRL: error = %v; want no CRL published", err)
+	}
+	srv, err := New(Config{CA: f.ca, Signer: f.signer, Now: f.clock.Now})
+	if err != nil {
+		t.Fatalf("New() with the key and no CRL: %v", err)
+	}
+	pub, err := f.other(t).ReadPublishedCRL()
+	if err != nil || pub.CRL.Number().Cmp(srv.CRL().Number()) != 0 {
+		t.Fatalf("published %v, %v; want the CRL New serves", pub, err)
 	}
 }
