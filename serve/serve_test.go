@@ -1,8 +1,8 @@
 package serve
 
 import (
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
