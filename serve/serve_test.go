@@ -442,3 +442,27 @@ func TestNewWithoutCRL(t *testing.T) {
 		t.Fatalf("published %v, %v; want the CRL New serves", pub, err)
 	}
 }
+
+// Close to nextUpdate, failed re-signs are retried within a quarter of the
+// time left, not after the whole backoff.
+func TestResignRetryNearNextUpdate(t *testing.T) {
+	f := newFixture(t, nil)
+	unlock, err := f.other(t).Lock(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	at := start.Add(time.Hour - 8*time.Second)
+	for i, step := range []time.Duration{0, time.Second, time.Second} {
+		at = at.Add(step)
+		f.clock.Set(at)
+		f.srv.check()
+		want := []string{"1", "1", "2"}[i]
+		if !hasLine(f.metrics(t), "minica_serve_crl_resign_failures_total "+want) {
+			t.Fatalf("at nextUpdate-%s: failures not %s:\n%s", start.Add(time.Hour).Sub(at), want, f.metrics(t))
+		}
+	}
+	if !strings.Contains(f.logText(), "retry_in=2s") {
+		t.Errorf("log lacks retry_in=2s:\n%s", f.logText())
+	}
+}

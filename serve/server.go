@@ -370,12 +370,16 @@ func (s *Server) resignLocked(cur *published) {
 			return
 		}
 	}
+	// Retries back off, but never so far that a short-lived CRL lapses
+	// between two of them: at most a quarter of the time it has left.
+	now := s.cfg.Now()
 	s.backoff = min(max(2*s.backoff, retryMin), retryMax)
-	s.nextResign = s.cfg.Now().Add(s.backoff)
+	retry := min(s.backoff, max(cur.crl.NextUpdate().Sub(now)/4, s.cfg.PollInterval))
+	s.nextResign = now.Add(retry)
 	s.m.resignFailures.Add(1)
 	msg := err.Error()
 	cur.resignErr.Store(&msg)
-	s.log.event("crl-resign-failed", "error", msg, "retry_in", s.backoff.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
+	s.log.event("crl-resign-failed", "error", msg, "retry_in", retry.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
 }
 
 // publishLocked signs and writes a new CRL with ca.CA.PublishCRL and reads
