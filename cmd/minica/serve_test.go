@@ -274,11 +274,17 @@ func TestServeProcess(t *testing.T) {
 }
 
 // With a CRL of four seconds, serve re-signs it past two, with the CA's
-// CRL lifetime, under the same number rules as `minica crl`.
+// CRL lifetime, under the same number rules as `minica crl`; its key is
+// encrypted, and the password came from --password-file at start.
 func TestServeProcessResignsAtHalfLife(t *testing.T) {
-	dir := newCADir(t)
-	mustMinica(t, dir, "crl", "--next-update", "4s")
-	p := startServe(t, dir)
+	dir := filepath.Join(t.TempDir(), "ca")
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("correct horse\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustMinica(t, dir, "init", "--cn", "Test Root", "--password-file", pw)
+	mustMinica(t, dir, "crl", "--next-update", "4s", "--password-file", pw)
+	p := startServe(t, dir, "--password-file", pw)
 	first, _ := p.servedCRL(t, dir)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
