@@ -51,6 +51,7 @@ func newApp(e *env) *cli.App {
 			selfsignedCommand(e),
 			proxyCommand(e),
 			echoCommand(e),
+			serveCommand(e),
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),
