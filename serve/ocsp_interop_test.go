@@ -50,7 +50,7 @@ func TestOCSPAgainstOpenSSL(t *testing.T) {
 
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer, Logf: t.Logf})
 	mux := http.NewServeMux()
-	mux.Handle("/", r) // openssl posts to the URL's path, "/" when it has none
+	mux.Handle("/", r)     // openssl posts to the URL's path, "/" when it has none
 	mux.Handle("/ocsp", r) // ServeMux would redirect POST /ocsp to /ocsp/
 	mux.Handle("/ocsp/", r)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
