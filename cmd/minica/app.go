@@ -49,6 +49,7 @@ func newApp(e *env) *cli.App {
 			inspectCommand(e),
 			selfsignedCommand(e),
 			proxyCommand(e),
+			serveCommand(e),
 			configCommand(e),
 			completionCommand(e),
 		},
