@@ -114,22 +114,24 @@ type OCSPConfig struct {
 	// Now is the clock; nil means the CA's clock (CA.Now), which also
 	// dates the responder certificates.
 	Now func() time.Time
-	// Logf, when set, receives one line per event (a responder certificate
-	// issued, a renewal or a lookup that failed).
-	Logf func(format string, args ...any)
+	// Log receives one line per event (a responder certificate issued, a
+	// renewal or a lookup that failed), as the Server logs; nil discards.
+	Log io.Writer
 }
 
 // OCSPResponder is an http.Handler answering OCSP requests; see the
 // comment at the top of this file. It is safe for concurrent use.
 type OCSPResponder struct {
 	cfg      OCSPConfig
+	log      *logger
 	prefixes []string // GET path prefixes before the base64 request, longest first
 	// caHashes are the issuer name and key hashes of the CA by hash.
 	caHashes map[crypto.Hash][2][]byte
 
 	signer   atomic.Pointer[signingKey]
 	renewMu  sync.Mutex // held while a responder certificate is obtained
-	retryAt  time.Time  // after a failed renewal, under renewMu
+	retryAt  time.Time  // no new attempt before, after a failure; under renewMu
+	lastErr  error      // that failure, under renewMu
 	mu       sync.Mutex // guards cache and gen
 	cache    map[cacheKey]*cachedResponse
 	gen      uint64 // bumped by CRLChanged and a new signer
@@ -203,10 +205,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
-	r := &OCSPResponder{cfg: cfg, cache: map[cacheKey]*cachedResponse{}, maxCache: 1 << 16}
+	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[cacheKey]*cachedResponse{}, maxCache: 1 << 16}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -219,7 +218,6 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 		if cfg.Signer != nil {
 			return nil, fmt.Errorf("creating OCSP responder: %w", err)
 		}
-		cfg.Logf("ocsp: every response will be tryLater: %v", err)
 	}
 	return r, nil
 }
@@ -453,12 +451,11 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	}
 	s, err := r.signingKey(now)
 	if err != nil {
-		r.cfg.Logf("ocsp: no signing key: %v", err)
 		return nil, outTryLater, err
 	}
 	single, out, err := r.status(id, now)
 	if err != nil {
-		r.cfg.Logf("ocsp: looking up serial %x: %v", id.SerialNumber, err)
+		r.log.event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
 		return nil, outInternal, err
 	}
 	thisUpdate := now.UTC().Truncate(time.Second)
@@ -473,7 +470,7 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	}
 	resp, err := s.sign(single, thisUpdate, exts)
 	if err != nil {
-		r.cfg.Logf("ocsp: signing a response: %v", err)
+		r.log.event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
 	}
 	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil}
@@ -626,8 +623,8 @@ func signatureParams(pub crypto.PublicKey, tbs []byte) (pkix.AlgorithmIdentifier
 
 // signingKey returns the key that signs responses at now, obtaining or
 // renewing the responder certificate when it is due. While the current one
-// is still valid, one caller renews it and the others go on with it; a
-// failed renewal is retried after a minute.
+// is still valid, one caller renews it and the others go on with it; after
+// a failure, no attempt is made (nor logged) for a minute.
 func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 	s := r.signer.Load()
 	if s != nil && now.Before(s.renewAt) {
@@ -645,16 +642,20 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 	if cur := r.signer.Load(); cur != s && cur != nil && now.Before(cur.renewAt) {
 		return cur, nil // renewed meanwhile
 	}
-	if usable && now.Before(r.retryAt) {
-		return s, nil
+	if now.Before(r.retryAt) {
+		if usable {
+			return s, nil
+		}
+		return nil, r.lastErr
 	}
 	ns, err := r.obtain(now)
 	if err != nil {
-		r.retryAt = now.Add(time.Minute)
+		r.retryAt, r.lastErr = now.Add(time.Minute), err
 		if usable {
-			r.cfg.Logf("ocsp: renewing the responder certificate (it expires %s): %v", s.notAfter.UTC().Format(time.RFC3339), err)
+			r.log.event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
 			return s, nil
 		}
+		r.log.event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
 		return nil, err
 	}
 	r.signer.Store(ns)
@@ -706,7 +707,7 @@ func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("issuing the OCSP responder certificate: %w", err)
 	}
-	r.cfg.Logf("ocsp: issued responder certificate %s, valid until %s", is.Record.Serial, is.Cert.NotAfter.UTC().Format(time.RFC3339))
+	r.log.event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
 	return newSigningKey(is.Cert, is.Key, is.Cert.NotAfter, is.Cert.NotAfter.Add(-r.cfg.RenewBefore))
 }
 

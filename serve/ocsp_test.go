@@ -459,8 +459,8 @@ func TestOCSPResponderRenewal(t *testing.T) {
 	}
 	// Without the CA key the last responder certificate serves until it
 	// expires, then every answer is tryLater.
-	var logged []string
-	noKey := newTestResponder(t, OCSPConfig{CA: c, Logf: func(f string, a ...any) { logged = append(logged, f) }})
+	var logged strings.Builder
+	noKey := newTestResponder(t, OCSPConfig{CA: c, Log: &logged})
 	if got := parse(t, post(t, noKey, der), alice, c.Cert).Certificate; !got.Equal(second) {
 		t.Errorf("without the CA key: responder %x; want %x", got.SerialNumber, second.SerialNumber)
 	}
@@ -468,9 +468,11 @@ func TestOCSPResponderRenewal(t *testing.T) {
 	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
 		t.Errorf("without the CA key, responder expired: body %x; want tryLater", rec.Body.Bytes())
 	}
-	late := newTestResponder(t, OCSPConfig{CA: c, Logf: func(f string, a ...any) { logged = append(logged, f) }})
-	if rec := post(t, late, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) || len(logged) == 0 {
-		t.Errorf("started without the CA key or a valid responder: body %x, log %q; want tryLater and a line", rec.Body.Bytes(), logged)
+	logged.Reset()
+	late := newTestResponder(t, OCSPConfig{CA: c, Log: &logged})
+	if rec := post(t, late, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) ||
+		!strings.Contains(logged.String(), " ocsp-no-signer error=\"no valid OCSP responder certificate, and no CA key to issue one") {
+		t.Errorf("started without the CA key or a valid responder: body %x, log %q; want tryLater and an ocsp-no-signer line", rec.Body.Bytes(), logged.String())
 	}
 }
 
