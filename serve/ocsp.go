@@ -25,7 +25,7 @@ package serve
 // SignWithCAKey the CA key signs the responses itself, which puts the CA key
 // to work on every uncached request.
 //
-// A response is cached per serial and reused until CRLChanged is called (the
+// A response is cached per request and reused until CRLChanged is called (the
 // server calls it whenever a new CRL is published) or half its validity has
 // passed, whichever comes first; a request with a nonce gets a fresh response
 // that echoes it and is not cached. thisUpdate is the time of signing and
@@ -129,12 +129,12 @@ type OCSPResponder struct {
 	caHashes map[crypto.Hash][2][]byte
 
 	signer   atomic.Pointer[signingKey]
-	renewMu  sync.Mutex // held while a responder certificate is obtained
-	retryAt  time.Time  // no new attempt before, after a failure; under renewMu
-	lastErr  error      // that failure, under renewMu
-	mu       sync.Mutex // guards cache and gen
-	cache    map[cacheKey]*cachedResponse
-	gen      uint64 // bumped by CRLChanged and a new signer
+	renewMu  sync.Mutex                 // held while a responder certificate is obtained
+	retryAt  time.Time                  // no new attempt before, after a failure; under renewMu
+	lastErr  error                      // that failure, under renewMu
+	mu       sync.Mutex                 // guards cache and gen
+	cache    map[string]*cachedResponse // by request DER (requests without a nonce)
+	gen      uint64                     // bumped by CRLChanged and a new signer
 	counts   [numOutcomes]atomic.Uint64
 	hits     atomic.Uint64
 	maxCache int
@@ -148,11 +148,6 @@ type signingKey struct {
 	keyHash  []byte // SHA-1 of the subjectPublicKey bits: the ResponderID byKey
 	notAfter time.Time
 	renewAt  time.Time
-}
-
-type cacheKey struct {
-	serial string
-	hash   crypto.Hash
 }
 
 type cachedResponse struct {
@@ -205,7 +200,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[cacheKey]*cachedResponse{}, maxCache: 1 << 16}
+	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -415,6 +410,17 @@ var (
 // respond answers one DER request. On an error, the outcome says which
 // OCSP error to send.
 func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
+	// The cache is keyed by the request itself: a repeated request is
+	// answered before any parsing, and one with a nonce never matches.
+	now := r.cfg.Now()
+	r.mu.Lock()
+	gen := r.gen
+	c := r.cache[string(der)]
+	r.mu.Unlock()
+	if c != nil && c.gen == gen && !now.Before(c.thisUpdate) && now.Before(c.refreshAt) {
+		r.hits.Add(1)
+		return c, c.outcome, nil
+	}
 	var req ocspRequest
 	rest, err := asn1.Unmarshal(der, &req)
 	if err != nil || len(rest) > 0 || len(req.TBSRequest.RequestList) != 1 {
@@ -438,16 +444,6 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	want := r.caHashes[h]
 	if !bytes.Equal(id.IssuerNameHash, want[0]) || !bytes.Equal(id.IssuerKeyHash, want[1]) {
 		return nil, outUnauthorized, errors.New("another issuer")
-	}
-	now := r.cfg.Now()
-	key := cacheKey{serial: id.SerialNumber.Text(16), hash: h}
-	r.mu.Lock()
-	gen := r.gen
-	c := r.cache[key]
-	r.mu.Unlock()
-	if nonce == nil && c != nil && c.gen == gen && !now.Before(c.thisUpdate) && now.Before(c.refreshAt) {
-		r.hits.Add(1)
-		return c, c.outcome, nil
 	}
 	s, err := r.signingKey(now)
 	if err != nil {
@@ -485,7 +481,7 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 			if len(r.cache) >= r.maxCache {
 				clear(r.cache)
 			}
-			r.cache[key] = res
+			r.cache[string(der)] = res
 		}
 		r.mu.Unlock()
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"net/http"
@@ -518,5 +519,60 @@ func TestOCSPMetrics(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// Requests from many goroutines, while CRLs change and the responder
+// certificate is renewed, all get a verified answer (run with -race).
+func TestOCSPConcurrent(t *testing.T) {
+	c, signer, clock := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	der := request(t, alice, c.Cert, crypto.SHA1)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*50)
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/ocsp", bytes.NewReader(der)))
+				resp, err := ocsp.ParseResponseForCert(rec.Body.Bytes(), alice, c.Cert)
+				if err != nil || resp.Status != ocsp.Good {
+					errs <- fmt.Sprint(err)
+				}
+			}
+		})
+	}
+	for range 20 {
+		r.CRLChanged()
+		clock.Advance(ca.DefaultOCSPResponderValidity / 40)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a concurrent request: %s", e)
+	}
+}
+
+// BenchmarkOCSP measures a response from the cache, and one signed afresh
+// (a nonce), for a good serial.
+func BenchmarkOCSP(b *testing.B) {
+	c, signer, _ := newTestCA(b)
+	alice := issue(b, c, signer, "alice")
+	r := newTestResponder(b, OCSPConfig{CA: c, Signer: signer})
+	plain := request(b, alice, c.Cert, crypto.SHA1)
+	for _, bc := range []struct {
+		name string
+		der  []byte
+	}{{"cached", plain}, {"nonce", withNonce(b, plain, bytes.Repeat([]byte{7}, 16))}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/ocsp", bytes.NewReader(bc.der)))
+				if rec.Body.Len() < 100 {
+					b.Fatalf("response of %d bytes", rec.Body.Len())
+				}
+			}
+		})
 	}
 }
