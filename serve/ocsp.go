@@ -132,6 +132,7 @@ type OCSPResponder struct {
 	renewMu  sync.Mutex                 // held while a responder certificate is obtained
 	retryAt  time.Time                  // no new attempt before, after a failure; under renewMu
 	lastErr  error                      // that failure, under renewMu
+	recheck  atomic.Bool                // set by CRLChanged: look the signer up again
 	mu       sync.Mutex                 // guards cache and gen
 	cache    map[string]*cachedResponse // by request DER (requests without a nonce)
 	gen      uint64                     // bumped by CRLChanged and a new signer
@@ -247,8 +248,15 @@ func subjectPublicKeyBits(cert *x509.Certificate) ([]byte, error) {
 }
 
 // CRLChanged drops every cached response: the server calls it whenever a
-// new CRL is published, which is when a revocation becomes public.
+// new CRL is published, which is when a revocation becomes public. The next
+// request also checks that the responder certificate itself was not
+// revoked (then a new one is issued).
 func (r *OCSPResponder) CRLChanged() {
+	r.recheck.Store(true)
+	r.dropCache()
+}
+
+func (r *OCSPResponder) dropCache() {
 	r.mu.Lock()
 	r.gen++
 	clear(r.cache)
@@ -623,7 +631,7 @@ func signatureParams(pub crypto.PublicKey, tbs []byte) (pkix.AlgorithmIdentifier
 // a failure, no attempt is made (nor logged) for a minute.
 func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 	s := r.signer.Load()
-	if s != nil && now.Before(s.renewAt) {
+	if s != nil && now.Before(s.renewAt) && !r.recheck.Load() {
 		return s, nil
 	}
 	usable := s != nil && now.Before(s.notAfter)
@@ -635,7 +643,7 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 		r.renewMu.Lock()
 	}
 	defer r.renewMu.Unlock()
-	if cur := r.signer.Load(); cur != s && cur != nil && now.Before(cur.renewAt) {
+	if cur := r.signer.Load(); cur != s && cur != nil && now.Before(cur.renewAt) && !r.recheck.Load() {
 		return cur, nil // renewed meanwhile
 	}
 	if now.Before(r.retryAt) {
@@ -644,9 +652,16 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 		}
 		return nil, r.lastErr
 	}
+	r.recheck.Store(false)
 	ns, err := r.obtain(now)
 	if err != nil {
 		r.retryAt, r.lastErr = now.Add(time.Minute), err
+		if usable && s.cert != nil {
+			if rec, rerr := r.cfg.CA.Record(s.cert.SerialNumber); rerr == nil && rec.Status == ca.StatusRevoked {
+				usable = false // never sign with a revoked responder
+				r.signer.Store(nil)
+			}
+		}
 		if usable {
 			r.log.event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
 			return s, nil
@@ -654,8 +669,11 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 		r.log.event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
 		return nil, err
 	}
+	if s != nil && (s.cert == nil) == (ns.cert == nil) && (s.cert == nil || s.cert.Equal(ns.cert)) {
+		return s, nil // the same signer
+	}
 	r.signer.Store(ns)
-	r.CRLChanged() // responses of the old signer go
+	r.dropCache() // responses of the old signer go
 	return ns, nil
 }
 

@@ -576,3 +576,38 @@ func BenchmarkOCSP(b *testing.B) {
 		})
 	}
 }
+
+// A revoked responder certificate is replaced at the next CRL change.
+func TestOCSPRevokedResponderReplaced(t *testing.T) {
+	c, signer, clock := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	der := request(t, alice, c.Cert, crypto.SHA1)
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	first := parse(t, post(t, r, der), alice, c.Cert).Certificate
+	r.CRLChanged() // a CRL change with the responder valid keeps it
+	if again := parse(t, post(t, r, der), alice, c.Cert).Certificate; !again.Equal(first) {
+		t.Fatalf("after a CRL change: responder %x; want %x kept", again.SerialNumber, first.SerialNumber)
+	}
+	if _, err := c.Revoke(first.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	r.CRLChanged()
+	next := parse(t, post(t, r, der), alice, c.Cert).Certificate
+	if next.Equal(first) {
+		t.Fatalf("after revoking the responder certificate: still signed by it")
+	}
+	if recs, _ := c.RecordsByName(OCSPResponderName); len(recs) != 2 {
+		t.Errorf("%d responder certificates recorded; want 2", len(recs))
+	}
+	// Without the CA key, a revoked responder certificate stops signing.
+	noKey := newTestResponder(t, OCSPConfig{CA: c})
+	parse(t, post(t, noKey, der), alice, c.Cert)
+	if _, err := c.Revoke(next.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	noKey.CRLChanged()
+	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+		t.Errorf("without the CA key, responder revoked: body %x; want tryLater", rec.Body.Bytes())
+	}
+}
