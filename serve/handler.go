@@ -4,6 +4,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,17 +53,6 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
 	s.m.request(ep, sw.status)
 }
 
-// belowOCSPURL reports whether path lies below the path of the CA's OCSP
-// URL, where RFC 5019 GET requests go (URL/base64).
-func (s *Server) belowOCSPURL(path string) bool {
-	for p := range s.ocsp {
-		if p != "/ocsp" && strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // dispatch answers r and returns its endpoint label.
 func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -70,7 +60,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
 	// `openssl ocsp -url http://HOST:PORT` posts to "/".
-	if s.ocsp[path] || strings.HasPrefix(path, "/ocsp/") || s.belowOCSPURL(path) || (path == "/" && r.Method == http.MethodPost) {
+	if s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) || (path == "/" && r.Method == http.MethodPost) {
 		if s.cfg.OCSP == nil {
 			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
 		} else {
