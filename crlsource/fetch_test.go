@@ -41,7 +41,7 @@ func TestFetch(t *testing.T) {
 		name       string
 		handler    http.HandlerFunc
 		held       Held
-		limits     HTTP
+		limits     func(h *HTTP)
 		wantReason string
 		wantData   []byte
 		want304    bool
@@ -76,9 +76,9 @@ func TestFetch(t *testing.T) {
 			w.WriteHeader(500)
 			io.WriteString(w, "<html><body>Internal Server Error</body></html>")
 		}},
-		{name: "headers never come", limits: HTTP{HeaderTimeout: 200 * time.Millisecond}, wantReason: ReasonTimeout,
+		{name: "headers never come", limits: func(h *HTTP) { h.HeaderTimeout = 200 * time.Millisecond }, wantReason: ReasonTimeout,
 			handler: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }},
-		{name: "body never ends", limits: HTTP{BodyTimeout: 300 * time.Millisecond}, wantReason: ReasonTimeout,
+		{name: "body never ends", limits: func(h *HTTP) { h.BodyTimeout = 300 * time.Millisecond }, wantReason: ReasonTimeout,
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				for r.Context().Err() == nil {
 					w.Write([]byte{0x30})
@@ -92,16 +92,16 @@ func TestFetch(t *testing.T) {
 			w.(http.Flusher).Flush()
 			panic(http.ErrAbortHandler)
 		}},
-		{name: "announced too large", limits: HTTP{MaxBytes: 10}, wantReason: ReasonTooLarge, handler: func(w http.ResponseWriter, r *http.Request) {
+		{name: "announced too large", limits: func(h *HTTP) { h.MaxBytes = 10 }, wantReason: ReasonTooLarge, handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "11")
 			w.Write(bytes.Repeat([]byte{1}, 11))
 		}},
-		{name: "chunked too large", limits: HTTP{MaxBytes: 10}, wantReason: ReasonTooLarge, handler: func(w http.ResponseWriter, r *http.Request) {
+		{name: "chunked too large", limits: func(h *HTTP) { h.MaxBytes = 10 }, wantReason: ReasonTooLarge, handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Write(bytes.Repeat([]byte{1}, 6))
 			w.(http.Flusher).Flush()
 			w.Write(bytes.Repeat([]byte{1}, 6))
 		}},
-		{name: "at the limit", limits: HTTP{MaxBytes: 10}, wantData: bytes.Repeat([]byte{1}, 10), handler: func(w http.ResponseWriter, r *http.Request) {
+		{name: "at the limit", limits: func(h *HTTP) { h.MaxBytes = 10 }, wantData: bytes.Repeat([]byte{1}, 10), handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Write(bytes.Repeat([]byte{1}, 10))
 		}},
 	}
@@ -109,8 +109,10 @@ func TestFetch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			h := tt.limits
-			h.URL = srv.URL + "/crl.der"
+			h := &HTTP{URL: srv.URL + "/crl.der"}
+			if tt.limits != nil {
+				tt.limits(h)
+			}
 			wait := time.Duration(0)
 			if tt.wantWait {
 				wait = time.Second
@@ -168,7 +170,6 @@ func TestFetchTransportFailures(t *testing.T) {
 	ln.Close()
 	tests := []struct {
 		name, url  string
-		h          HTTP
 		wantReason string
 		wantErr    string
 	}{
@@ -179,8 +180,7 @@ func TestFetchTransportFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := tt.h
-			h.URL = tt.url
+			h := &HTTP{URL: tt.url}
 			_, err := h.Fetch(context.Background(), Held{}, 0)
 			var fe *FetchError
 			if !errors.As(err, &fe) || fe.Reason != tt.wantReason || !strings.Contains(err.Error(), tt.wantErr) {
