@@ -53,10 +53,14 @@ func proxyCommand(e *env) *cli.Command {
 			"--ca and --crl name files; the server certificate is the newest valid one of\n" +
 			"--server-cert NAME, or --cert and --key. The CA, CRL and server certificate\n" +
 			"are re-read every --reload-interval and on SIGHUP; a bad new file keeps the\n" +
-			"last good one. SIGTERM or SIGINT stop accepting, drain in-flight requests\n" +
+			"last good one. --crl may be an http(s) URL: the proxy fetches it at start (or\n" +
+			"takes --crl-cache), then follows the long poll of 'minica serve' or polls with\n" +
+			"conditional GETs every --crl-refresh, and reloads each new CRL at once. SIGTERM or SIGINT stop accepting, drain in-flight requests\n" +
 			"for up to --shutdown-timeout, and exit 0. Durations accept Go syntax plus\n" +
 			"d and y; 0 turns off --crl-grace and --reload-interval. See docs/proxy.md.\n\n" +
 			"Example:\n   minica proxy --upstream http://127.0.0.1:8080 --server-cert app.example.com\n" +
+			"   minica proxy --upstream http://127.0.0.1:8080 --cert app.crt --key app.key --ca ca.crt \\\n" +
+			"     --crl http://pki.example.com/crl.der --crl-cache /var/cache/minica/crl.der\n" +
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
 			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
 		Flags: proxyFlags(),
