@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -204,15 +205,20 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	}
 	// The headers must come within the long-poll wait plus HeaderTimeout,
 	// and the whole body within BodyTimeout after them.
-	timer := time.AfterFunc(wait+headerTimeout, cancel)
+	var timedOut atomic.Bool
+	expire := func() { timedOut.Store(true); cancel() }
+	timer := time.AfterFunc(wait+headerTimeout, expire)
 	resp, err := h.httpClient().Do(req)
 	if err != nil {
 		timer.Stop()
+		if timedOut.Load() {
+			err = fmt.Errorf("no response headers within %s", wait+headerTimeout)
+		}
 		return fail(classify(ctx, err), err)
 	}
 	defer resp.Body.Close()
 	timer.Stop()
-	timer = time.AfterFunc(bodyTimeout, cancel)
+	timer = time.AfterFunc(bodyTimeout, expire)
 	defer timer.Stop()
 	r := &Response{
 		ETag:        resp.Header.Get("ETag"),
@@ -234,6 +240,9 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
+		if timedOut.Load() {
+			return fail(ReasonTimeout, fmt.Errorf("the body did not end within %s", bodyTimeout))
+		}
 		reason := classify(ctx, err)
 		if reason == ReasonConnect {
 			reason = ReasonBody
