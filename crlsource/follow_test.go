@@ -198,7 +198,7 @@ func TestFollowerRetries(t *testing.T) {
 		defer mu.Unlock()
 		if fails > 0 {
 			fails--
-			http.Error(w, "down", 503)
+			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("two"))
