@@ -97,5 +97,18 @@ func TestRevocationClosesIdleConnections(t *testing.T) {
 		if want := `minica_proxy_idle_connections_closed_total{reason="revoked"} 1`; !strings.Contains(m.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, m.String())
 		}
+		// Closed connections leave the registry.
+		alice.Transport.(*http.Transport).CloseIdleConnections()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			e.p.idle.mu.Lock()
+			n := len(e.p.idle.conns)
+			e.p.idle.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections still tracked after every client closed", n)
+			}
+		}
 	})
 }
