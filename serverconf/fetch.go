@@ -124,7 +124,7 @@ func CRLFetch(f *Fetch) (string, error) {
 	fmt.Fprintf(&b, "[Service]\nType=oneshot\nExecStart=%s\n", unitEscape(shellJoin(args)))
 	fmt.Fprintf(&b, "TimeoutStartSec=2min\n")
 	fmt.Fprintf(&b, "# It writes only the host directory (the new CRL, atomically).\n")
-	fmt.Fprintf(&b, "ProtectSystem=strict\nReadWritePaths=%s\nProtectHome=yes\n", unitEscape(shellJoin([]string{dir})))
+	fmt.Fprintf(&b, "ProtectSystem=strict\nReadWritePaths=%s\nProtectHome=read-only\n", unitEscape(shellJoin([]string{dir})))
 	fmt.Fprintf(&b, "NoNewPrivileges=yes\nPrivateTmp=yes\nPrivateDevices=yes\nUMask=0022\n\n")
 	fmt.Fprintf(&b, "### /etc/systemd/system/minica-crl-fetch.timer\n")
 	fmt.Fprintf(&b, "[Unit]\nDescription=Fetch the minica CRL every %s\n\n", label)
