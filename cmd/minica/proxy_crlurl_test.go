@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// crlHTTP is a test server on 127.0.0.1 that answers /crl.der with what
+// its handler of the moment does.
+type crlHTTP struct {
+	mu sync.Mutex
+	h  http.HandlerFunc
+}
+
+func (s *crlHTTP) set(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
+
+func (s *crlHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	h(w, r)
+}
+
+// serveBytes answers 200 with data, and 304 to a request holding it.
+func serveBytes(data []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pkix-crl")
+		http.ServeContent(w, r, "crl.der", time.Time{}, strings.NewReader(string(data)))
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// metricsBody returns the proxy's /metrics.
+func (p *proxyProc) metricsBody(t *testing.T) string {
+	t.Helper()
+	_, body := plainGet(t, "http://"+p.metricsAddr+"/metrics")
+	return body
+}
+
+// A proxy following a CRL URL picks up a revocation at the next poll, and
+// every bad answer of the URL keeps the last good CRL, logged and counted
+// with its reason (issue 14, points 6 and 10).
+func TestProxyProcessCRLURLFaults(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	first := readFile(t, filepath.Join(f.dir, "crl.der"))
+	src := &crlHTTP{h: serveBytes(first)}
+	srv := httptest.NewServer(src)
+	defer srv.Close()
+	cache := filepath.Join(t.TempDir(), "crl.cache")
+	p := f.startProxy(t, "--crl", srv.URL+"/crl.der", "--crl-refresh", "200ms", "--crl-timeout", "1s",
+		"--crl-cache", cache, "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	alice, bob := f.client(t, "alice"), f.client(t, "bob")
+	for name, c := range map[string]*http.Client{"alice": alice, "bob": bob} {
+		if status, _, body, _, err := get(c, url); err != nil || status != 200 {
+			t.Fatalf("GET as %s: %d %q %v", name, status, body, err)
+		}
+	}
+
+	// A revocation reaches the proxy at its next poll.
+	mustMinica(t, f.dir, "revoke", "bob")
+	second := readFile(t, filepath.Join(f.dir, "crl.der"))
+	src.set(serveBytes(second))
+	p.waitLog(t, "reload crl_number="+crlNumber(t, f.dir))
+	if _, _, _, _, err := get(f.client(t, "bob"), url); err == nil {
+		t.Fatal("bob got through after his revocation")
+	}
+	eventually(t, "the CRL cache", func() string {
+		if data, _ := os.ReadFile(cache); string(data) != string(second) {
+			return "not the new CRL"
+		}
+		return ""
+	})
+
+	other := newCADir(t)
+	future := filepath.Join(t.TempDir(), "ca")
+	if out, err := exec.Command("cp", "-a", f.dir, future).CombinedOutput(); err != nil {
+		t.Fatalf("copying the CA: %v %s", err, out)
+	}
+	cmd := exec.Command("minica", "crl")
+	cmd.Env = append(os.Environ(), "MINICA_DIR="+future, "MINICA_TEST_NOW="+time.Now().Add(2*time.Hour).UTC().Format(time.RFC3339))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("minica crl in the future: %v %s", err, out)
+	}
+	der := func(name string) []byte { return readFile(t, name) }
+	faults := []struct {
+		name, reason string
+		h            http.HandlerFunc
+	}{
+		{"garbage", "malformed", serveBytes([]byte("\x00\x01garbage\xff"))},
+		{"truncated CRL", "malformed", serveBytes(second[:len(second)-10])},
+		{"older CRL number (replay)", "older-number", serveBytes(first)},
+		{"another CA's CRL", "wrong-issuer", serveBytes(der(filepath.Join(other, "crl.der")))},
+		{"thisUpdate in the future", "future-this-update", serveBytes(der(filepath.Join(future, "crl.der")))},
+		{"HTML error page", "malformed", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body><h1>Service Unavailable</h1></body></html>\n")
+		}},
+		{"404", "http-status", http.NotFound},
+		{"500", "http-status", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }},
+		{"never-ending response", "timeout", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(second[:10])
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}},
+		{"100 MiB body", "too-large", func(w http.ResponseWriter, r *http.Request) {
+			chunk := make([]byte, 1<<20)
+			for range 100 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}},
+	}
+	want := crlNumber(t, f.dir)
+	for _, fault := range faults {
+		before := strings.Count(p.stderr.String(), "crl-fetch-failed reason="+fault.reason+" ")
+		src.set(fault.h)
+		eventually(t, fault.name, func() string {
+			if n := strings.Count(p.stderr.String(), "crl-fetch-failed reason="+fault.reason+" "); n <= before {
+				return "no crl-fetch-failed line with reason=" + fault.reason
+			}
+			return ""
+		})
+		body := p.metricsBody(t)
+		if !strings.Contains(body, fmt.Sprintf("minica_proxy_crl_fetch_failures_total{reason=%q} ", fault.reason)) {
+			t.Errorf("%s: metrics lack the failure of reason %s:\n%s", fault.name, fault.reason, body)
+		}
+		if got := metricCRLNumber(body); got != want {
+			t.Errorf("%s: CRL number %s in use; want %s kept", fault.name, got, want)
+		}
+		if status, _, _, _, err := get(alice, url); err != nil || status != 200 {
+			t.Errorf("%s: alice got %d %v; want 200", fault.name, status, err)
+		}
+		if _, _, _, _, err := get(f.client(t, "bob"), url); err == nil {
+			t.Errorf("%s: bob got through", fault.name)
+		}
+	}
+	if !strings.Contains(p.metricsBody(t), "minica_proxy_crl_last_fetch_success_seconds ") {
+		t.Error("metrics lack the last fetch success time")
+	}
+
+	// An https URL whose certificate does not verify: a second replica
+	// starts from the cache the first one wrote, and keeps failing with
+	// reason tls; verified with --crl-ca, it follows the URL.
+	tlsSrv := httptest.NewUnstartedServer(serveBytes(second))
+	tlsSrv.Config.ErrorLog = nil
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	q := f.startProxy(t, "--crl", tlsSrv.URL+"/crl.der", "--crl-refresh", "200ms", "--crl-cache", cache)
+	q.waitLog(t, "starting from the cached CRL")
+	q.waitLog(t, "crl-fetch-failed reason=tls ", "certificate")
+	if _, _, _, _, err := get(f.client(t, "bob"), "https://"+q.addr+"/"); err == nil {
+		t.Error("bob got through the replica started from the cache")
+	}
+	if status, _, _, _, err := get(f.client(t, "alice"), "https://"+q.addr+"/"); err != nil || status != 200 {
+		t.Errorf("alice on the replica started from the cache: %d %v", status, err)
+	}
+	caFile := filepath.Join(t.TempDir(), "crl-server.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := f.startProxy(t, "--crl", tlsSrv.URL+"/crl.der", "--crl-ca", caFile)
+	if status, _, _, _, err := get(f.client(t, "alice"), "https://"+r.addr+"/"); err != nil || status != 200 {
+		t.Errorf("alice with --crl-ca: %d %v", status, err)
+	}
+	if strings.Contains(r.stderr.String(), "crl-fetch-failed") {
+		t.Errorf("--crl-ca: fetch failures logged:\n%s", r.stderr)
+	}
+}
