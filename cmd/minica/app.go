@@ -48,6 +48,7 @@ func newApp(e *env) *cli.App {
 			inspectCommand(e),
 			selfsignedCommand(e),
 			proxyCommand(e),
+			serveCommand(e),
 			configCommand(e),
 			completionCommand(e),
 		},

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/proxy"
+	"minica/serve"
+)
+
+// defaultServeListen is serve's --listen: loopback, so that publishing the
+// CA to a network is a choice (a reverse proxy or --listen :8080).
+const defaultServeListen = "127.0.0.1:8080"
+
+func serveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "publish the CA certificate, chain and CRL over HTTP(S), and keep the CRL fresh",
+		ArgsUsage: " ",
+		Description: "Serves /ca.crt, /ca.pem, /chain.pem, /crl.der, /crl.pem (also at the path of the\n" +
+			"CA's CRL URL), /ocsp, /healthz and /metrics, GET and HEAD only; nothing else of\n" +
+			"the CA directory. A CRL that 'minica revoke' or 'minica crl' publishes is served\n" +
+			"within a second; past half its lifetime serve re-signs the CRL as 'minica crl'\n" +
+			"does, so it needs the CA key (password from --password-file, MINICA_PASSWORD or\n" +
+			"a prompt) unless --no-sign, which then warns that the CRL will lapse. A GET of\n" +
+			"the CRL with If-None-Match and 'Prefer: wait=N' waits up to 60s for a new one\n" +
+			"(the proxy's push path). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
+			"Example:\n   minica serve --listen :8080\n" +
+			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
+			"     --metrics-listen 127.0.0.1:9101 --password-file /run/secrets/ca-password",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: defaultServeListen, Usage: "serve HTTP on `ADDR` (PORT or HOST:PORT; '' for none)"},
+			&cli.StringFlag{Name: "listen-tls", Usage: "serve HTTPS on `ADDR`, with --server-cert or --cert/--key"},
+			&cli.StringFlag{Name: "server-cert", Usage: "for --listen-tls, the newest valid server certificate issued as `NAME`"},
+			&cli.StringFlag{Name: "cert", Usage: "for --listen-tls, the certificate chain in `FILE` (PEM, leaf first)"},
+			&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
+			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics and /healthz on `ADDR` only, a listener of their own"},
+			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
+			passwordFileFlag(),
+			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
+			&cli.IntFlag{Name: "max-long-polls", Value: serve.DefaultMaxWaiters, Usage: "let at most `N` long polls wait at once; beyond, answer at once"},
+			&cli.IntFlag{Name: "max-header-bytes", Value: serve.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},
+			&cli.StringFlag{Name: "header-timeout", Value: ca.FormatDuration(serve.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
+			&cli.StringFlag{Name: "idle-timeout", Value: ca.FormatDuration(serve.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
+			&cli.StringFlag{Name: "shutdown-timeout", Value: ca.FormatDuration(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for requests in flight"},
+		},
+		Action: func(c *cli.Context) error { return runServe(c, e) },
+	}
+}
+
+// serveOptions are the flags of the serve command, checked.
+type serveOptions struct {
+	listen, listenTLS, metrics string
+	shutdown                   time.Duration
+	cfg                        serve.Config
+}
+
+func parseServeFlags(c *cli.Context) (*serveOptions, error) {
+	o := &serveOptions{}
+	for _, l := range []struct {
+		flag string
+		dst  *string
+	}{{"listen", &o.listen}, {"listen-tls", &o.listenTLS}, {"metrics-listen", &o.metrics}} {
+		v := c.String(l.flag)
+		if v == "" {
+			continue
+		}
+		host, port, err := proxy.ParseListen(v)
+		if err != nil {
+			return nil, usagef(c, "--%s %v", l.flag, err)
+		}
+		*l.dst = net.JoinHostPort(host, port)
+	}
+	name, cert, key := c.String("server-cert"), c.String("cert"), c.String("key")
+	switch {
+	case o.listen == "" && o.listenTLS == "":
+		return nil, usagef(c, "nothing to serve on: give --listen ADDR, --listen-tls ADDR or both")
+	case o.listenTLS == "" && (name != "" || cert != "" || key != ""):
+		return nil, usagef(c, "--server-cert, --cert and --key are for --listen-tls")
+	case o.listenTLS != "" && name == "" && cert == "" && key == "":
+		return nil, usagef(c, "--listen-tls needs its certificate: --server-cert NAME, or --cert FILE and --key FILE")
+	case name != "" && (cert != "" || key != ""):
+		return nil, usagef(c, "--server-cert and --cert/--key exclude each other")
+	case name == "" && (cert == "") != (key == ""):
+		return nil, usagef(c, "--cert and --key go together")
+	case name != "":
+		if err := ca.ValidateName(name); err != nil {
+			return nil, usagef(c, "--server-cert: %v", err)
+		}
+	}
+	if c.Bool("no-sign") && c.String("password-file") != "" {
+		return nil, usagef(c, "--no-sign and --password-file exclude each other: without signing, serve needs no key")
+	}
+	cfg := &o.cfg
+	for _, d := range []struct {
+		flag string
+		dst  *time.Duration
+	}{{"header-timeout", &cfg.ReadHeaderTimeout}, {"idle-timeout", &cfg.IdleTimeout}, {"shutdown-timeout", &o.shutdown}} {
+		v, err := ca.ParseDuration(c.String(d.flag))
+		if err != nil {
+			return nil, usagef(c, "--%s: %v", d.flag, err)
+		}
+		if v <= 0 {
+			return nil, usagef(c, "--%s must be positive", d.flag)
+		}
+		*d.dst = v
+	}
+	for _, s := range []struct {
+		flag string
+		dst  *int
+	}{{"max-conns", &cfg.MaxConns}, {"max-long-polls", &cfg.MaxWaiters}, {"max-header-bytes", &cfg.MaxHeaderBytes}} {
+		if *s.dst = c.Int(s.flag); *s.dst <= 0 {
+			return nil, usagef(c, "--%s must be positive, got %d", s.flag, *s.dst)
+		}
+	}
+	if cfg.MaxWaiters >= cfg.MaxConns {
+		return nil, usagef(c, "--max-long-polls (%d) must be below --max-conns (%d), so that long polls leave room for other requests", cfg.MaxWaiters, cfg.MaxConns)
+	}
+	cfg.SeparateOps = o.metrics != ""
+	return o, nil
+}
+
+func runServe(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	o, err := parseServeFlags(c)
+	if err != nil {
+		return err
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	var signer crypto.Signer
+	if !c.Bool("no-sign") {
+		if signer, err = loadSigner(c, e, authority); err != nil {
+			return err
+		}
+	}
+	var tlsConfig *tls.Config
+	var certs *certReloader
+	if o.listenTLS != "" {
+		if certs, err = serveCertLoader(c, e); err != nil {
+			return proxyStartHint(err)
+		}
+		defer certs.close()
+		tlsConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
+	}
+	cfg := o.cfg
+	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
+	cfg.LockTimeout = c.Duration("lock-timeout")
+	srv, err := serve.New(cfg)
+	if err != nil {
+		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {
+			return withHint(err, "publish one with 'minica crl', or run serve with the CA key (without --no-sign)")
+		}
+		return err
+	}
+	return runServeListeners(c.Context, e, srv, o, tlsConfig, certs)
+}
+
+// serveCertLoader loads serve's HTTPS certificate: of --server-cert, through
+// a CA handle of its own (handshakes run beside the CRL watcher), or from
+// --cert and --key.
+func serveCertLoader(c *cli.Context, e *env) (*certReloader, error) {
+	certFile, keyFile := c.String("cert"), c.String("key")
+	load := func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
+	closer := func() {}
+	if name := c.String("server-cert"); name != "" {
+		authority, err := openCA(c, e)
+		if err != nil {
+			return nil, err
+		}
+		load = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
+		closer = func() { authority.Close() }
+	}
+	r, err := newCertReloader(load, e.now, e.stderr)
+	if err != nil {
+		closer()
+		return nil, err
+	}
+	r.close = closer
+	return r, nil
+}
+
+// runServeListeners listens, serves until SIGTERM or SIGINT (or ctx) and
+// drains for up to o.shutdown. SIGHUP reloads the HTTPS certificate.
+func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certReloader) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	type listener struct {
+		ln    net.Listener
+		serve func(net.Listener) error
+	}
+	var lns []listener
+	closeAll := func() {
+		for _, l := range lns {
+			l.ln.Close()
+		}
+	}
+	var where []string
+	for _, l := range []struct {
+		addr, flag, scheme string
+		serve              func(net.Listener) error
+	}{
+		{o.listen, "--listen", "http", func(ln net.Listener) error { return srv.Serve(ln, nil) }},
+		{o.listenTLS, "--listen-tls", "https", func(ln net.Listener) error { return srv.Serve(ln, tlsConfig) }},
+		{o.metrics, "--metrics-listen", "metrics on", srv.ServeOps},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("listening on %q (%s): %w", l.addr, l.flag, err)
+		}
+		lns = append(lns, listener{ln, l.serve})
+		if l.scheme == "metrics on" {
+			where = append(where, "metrics on "+ln.Addr().String())
+		} else {
+			where = append(where, l.scheme+"://"+ln.Addr().String())
+		}
+	}
+	fmt.Fprintf(e.stdout, "minica serve: listening on %s\n", strings.Join(where, ", "))
+
+	watchCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Watch(watchCtx)
+	served := make(chan error, len(lns))
+	for _, l := range lns {
+		go func() { served <- l.serve(l.ln) }()
+	}
+	var failed error
+wait:
+	for {
+		select {
+		case <-hup:
+			if certs != nil {
+				certs.force() // the CRL is followed without a signal
+			}
+		case err := <-served:
+			if err != nil {
+				failed = fmt.Errorf("serving: %w", err)
+			}
+			break wait
+		case <-ctx.Done():
+			fmt.Fprintf(e.stderr, "minica serve: stopping; draining requests for up to %s\n", o.shutdown)
+			break wait
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), o.shutdown)
+	defer scancel()
+	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		warnf(e.stderr, "requests still running after --shutdown-timeout %s were cut off", o.shutdown)
+	}
+	closeAll()
+	cancel()
+	if failed == nil {
+		fmt.Fprintln(e.stderr, "minica serve: stopped")
+	}
+	return failed
+}

@@ -1,0 +1,72 @@
+// Package serve is the online face of a CA: it publishes the CA
+// certificate, its chain and the current CRL over HTTP and HTTPS, keeps the
+// CRL fresh, and lets replicas learn of a new CRL at once. It works over
+// package ca and package revoke only; it never reads the CA directory
+// itself, and nothing but the files below is reachable through it.
+//
+// # Paths
+//
+// GET and HEAD only (405 otherwise, 404 for any other path):
+//
+//	/ca.crt     the CA certificate, DER, application/pkix-cert
+//	/ca.pem     the CA certificate, PEM, application/x-pem-file
+//	/chain.pem  the chain handed out with leaves, PEM
+//	/crl.der    the current CRL, DER, application/pkix-crl
+//	/crl.pem    the current CRL, PEM, application/x-pem-file
+//	            (also the path of the CA's CRL URL, when set: as /crl.der)
+//	/ocsp       Config.OCSP, every method, and /ocsp/... (RFC 5019 GET);
+//	            also the path of Config.OCSPURL; 404 without a responder
+//	/healthz    the CRL's state: 200, or 503 when expired or not yet valid
+//	/metrics    Prometheus text
+//
+// Request targets are refused (400) unless they are a plain origin-form
+// path: no percent-encoding, backslash, empty or dot segment. The CA files
+// are read once, by ca.Open; the CRL only through [ca.CA.ReadPublishedCRL],
+// which refuses a crl.der that is not a regular file (a planted symlink).
+//
+// # Caching
+//
+// The ETag of a CRL, and of a CA file, is the strong tag
+// "sha256:<hex of SHA-256 of the DER>" (of the concatenated DER for the
+// chain), so that a client computes the ETag of the copy it holds.
+// Last-Modified is the CRL's thisUpdate (the CA certificate's notBefore
+// for the CA files). If-None-Match, or without it If-Modified-Since, gives
+// 304. Cache-Control is max-age = the seconds left to nextUpdate, at most
+// [MaxAge] (300); "max-age=0, no-cache" past nextUpdate: a cache in front
+// never serves an expired CRL, nor one more than 300 s older than the
+// current one.
+//
+// # Long poll
+//
+// A GET of the CRL with If-None-Match naming the current CRL and
+// "Prefer: wait=N" (RFC 7240) waits up to min(N, 60) seconds
+// ([Config.MaxWait]) and answers 200 with the new CRL as soon as one is
+// loaded, else 304 when the wait ends. A client whose copy is not current
+// gets 200 at once. Every answer to a request with Prefer: wait carries
+// "Preference-Applied: wait=S", S the wait honoured; with
+// [Config.MaxWaiters] long polls already waiting, S is 0 and the answer is
+// immediate. A client that sees no Preference-Applied (a static server)
+// polls instead.
+//
+// # Keeping the CRL fresh
+//
+// [Server.Watch] stats crl.der every [Config.PollInterval] (250 ms) and
+// serves a CRL that `minica revoke` or `minica crl` published from another
+// process once it verifies and its number is higher. When the served CRL
+// is past half its lifetime (revoke.Freshness), Watch re-signs it with
+// [ca.CA.PublishCRL] under the CA lock, as `minica crl` does, with the CA's
+// CRL lifetime; a failure is logged, counted and retried with backoff
+// (5 s doubling to 5 min). Without a Signer (serve --no-sign) it warns in
+// the log, /healthz and /metrics from the half-life on that the CRL will
+// lapse at nextUpdate.
+//
+// # Limits
+//
+// Each listener keeps at most [Config.MaxConns] connections; when full, a
+// new connection closes the oldest one not in a request (still sending its
+// headers, or idle), so that slow clients cannot hold the server. Request
+// headers must arrive within ReadHeaderTimeout (10 s) and fit in
+// MaxHeaderBytes (16 KiB, else 431); idle keep-alive connections close after
+// IdleTimeout (2 min); a response must be written within MaxWait plus a
+// minute.
+package serve

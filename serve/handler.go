@@ -1,0 +1,280 @@
+package serve
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"minica/revoke"
+)
+
+var discardLog = log.New(io.Discard, "", 0)
+
+// Endpoint labels of the requests_total metric.
+const (
+	epCRL     = "crl.der"
+	epCRLPEM  = "crl.pem"
+	epCRLURL  = "crl-url"
+	epOCSP    = "ocsp"
+	epHealth  = "healthz"
+	epMetrics = "metrics"
+	epOther   = "other"
+)
+
+func isOps(p string) bool { return p == "/healthz" || p == "/metrics" }
+
+// Handler answers every path of the contract (see the package doc):
+// nothing else is reachable, and nothing is read from the CA directory on
+// a request.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.route(w, r, !s.cfg.SeparateOps) })
+}
+
+// OpsHandler answers /healthz and /metrics only.
+func (s *Server) OpsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isOps(r.URL.Path) {
+			sw := &statusWriter{ResponseWriter: w}
+			plain(sw, http.StatusNotFound, "not found")
+			s.m.request(epOther, sw.status)
+			return
+		}
+		s.route(w, r, true)
+	})
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
+	sw := &statusWriter{ResponseWriter: w}
+	ep := s.dispatch(sw, r, ops)
+	s.m.request(ep, sw.status)
+}
+
+// dispatch answers r and returns its endpoint label.
+func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	path := r.URL.Path
+	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
+	// percent-encodings): the responder parses them itself.
+	if s.ocsp[path] || strings.HasPrefix(path, "/ocsp/") {
+		if s.cfg.OCSP == nil {
+			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
+		} else {
+			s.cfg.OCSP.ServeHTTP(w, r)
+		}
+		return epOCSP
+	}
+	if why := badTarget(r); why != "" {
+		plain(w, http.StatusBadRequest, "bad request: "+why)
+		return epOther
+	}
+	ep, serve := s.lookup(path, ops)
+	if serve == nil {
+		plain(w, http.StatusNotFound, "not found")
+		return epOther
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		plain(w, http.StatusMethodNotAllowed, "method not allowed: GET and HEAD only")
+		return ep
+	}
+	serve(w, r)
+	return ep
+}
+
+// lookup returns the endpoint label and the handler of path, or nil.
+func (s *Server) lookup(path string, ops bool) (string, http.HandlerFunc) {
+	switch {
+	case path == "/crl.der":
+		return epCRL, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, false) }
+	case path == "/crl.pem":
+		return epCRLPEM, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, true) }
+	case s.crlPath[path]:
+		return epCRLURL, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, false) }
+	case ops && path == "/healthz":
+		return epHealth, s.serveHealth
+	case ops && path == "/metrics":
+		return epMetrics, s.serveMetrics
+	}
+	if res := s.static[path]; res != nil {
+		return res.endpoint, func(w http.ResponseWriter, r *http.Request) {
+			writeConditional(w, r, res.contentType, res.etag, res.lastModified, res.body, "max-age="+strconv.Itoa(int(MaxAge/time.Second)))
+		}
+	}
+	return "", nil
+}
+
+// badTarget says why a request target is refused, or "" when it is fine:
+// only an origin-form path in its plain spelling is answered, so that no
+// decoding trick reaches a path the table does not list.
+func badTarget(r *http.Request) string {
+	raw := r.RequestURI
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i]
+	}
+	switch {
+	case !strings.HasPrefix(raw, "/"):
+		return "only origin-form paths are served"
+	case strings.ContainsAny(raw, "%\\"):
+		return "encoded paths are not served"
+	case strings.Contains(raw, "//"):
+		return "empty path segments are not served"
+	}
+	for seg := range strings.SplitSeq(raw, "/") {
+		if seg == "." || seg == ".." {
+			return "dot segments are not served"
+		}
+	}
+	return ""
+}
+
+// plain writes a short text answer.
+func plain(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	io.WriteString(w, msg+"\n")
+}
+
+// serveCRL answers a request for the CRL, as DER or PEM, holding it back
+// for a long poll (Prefer: wait=N) while the client's copy is current.
+func (s *Server) serveCRL(w http.ResponseWriter, r *http.Request, asPEM bool) {
+	cur := s.cur.Load()
+	wait, prefer := preferWait(r.Header)
+	if prefer {
+		wait = min(wait, s.cfg.MaxWait)
+		if wait > 0 && notModified(r, cur.etag, cur.crl.ThisUpdate()) {
+			if s.waiters.Add(1) <= int64(s.cfg.MaxWaiters) {
+				cur = s.waitNewer(r, cur, wait)
+			} else {
+				wait = 0
+				s.m.waitersRefused.Add(1)
+			}
+			s.waiters.Add(-1)
+		}
+		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
+		w.Header().Add("Vary", "Prefer")
+	}
+	if cur == nil { // the client went away
+		return
+	}
+	body, ctype := cur.der, "application/pkix-crl"
+	if asPEM {
+		body, ctype = cur.pem(), "application/x-pem-file"
+	}
+	writeConditional(w, r, ctype, cur.etag, cur.crl.ThisUpdate(), body, crlCacheControl(cur.crl, s.cfg.Now()))
+}
+
+// waitNewer waits up to wait for a CRL newer than cur and returns the CRL
+// to answer with: the new one, or cur when the wait ran out or the server
+// shuts down; nil when the client went away.
+func (s *Server) waitNewer(r *http.Request, cur *published, wait time.Duration) *published {
+	timer, stop := s.cfg.NewTimer(wait)
+	defer stop()
+	select {
+	case <-cur.changed:
+		return s.cur.Load()
+	case <-timer:
+	case <-s.done:
+	case <-r.Context().Done():
+		return nil
+	}
+	return cur
+}
+
+// crlCacheControl is max-age = the seconds left to nextUpdate, at most
+// MaxAge; past nextUpdate, no-cache.
+func crlCacheControl(crl *revoke.CRL, now time.Time) string {
+	left := crl.NextUpdate().Sub(now)
+	if left <= 0 {
+		return "max-age=0, no-cache"
+	}
+	return "max-age=" + strconv.Itoa(int(min(left, MaxAge)/time.Second))
+}
+
+// preferWait returns the wait=N preference of RFC 7240 section 4.3, and
+// whether the request states one. A malformed value is ignored, as the
+// RFC asks for preferences a server does not understand.
+func preferWait(h http.Header) (time.Duration, bool) {
+	for _, line := range h.Values("Prefer") {
+		for pref := range strings.SplitSeq(line, ",") {
+			tok, _, _ := strings.Cut(pref, ";")
+			name, value, ok := strings.Cut(strings.TrimSpace(tok), "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+				continue
+			}
+			value = strings.Trim(strings.TrimSpace(value), `"`)
+			n, err := strconv.ParseUint(value, 10, 31)
+			if err != nil {
+				continue
+			}
+			return time.Duration(n) * time.Second, true
+		}
+	}
+	return 0, false
+}
+
+// notModified applies If-None-Match, or without it If-Modified-Since, to
+// a representation with etag and lastModified (RFC 9110 section 13.2.2).
+func notModified(r *http.Request, etag string, lastModified time.Time) bool {
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
+		for _, line := range inm {
+			for tag := range strings.SplitSeq(line, ",") {
+				tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+				if tag == "*" || tag == etag {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if ims := r.Header.Get("If-Modified-Since"); ims != "" {
+		t, err := http.ParseTime(ims)
+		return err == nil && !lastModified.Truncate(time.Second).After(t)
+	}
+	return false
+}
+
+// writeConditional answers 304 or 200 with the validators and caching of
+// the contract; a HEAD gets the headers only.
+func writeConditional(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, body []byte, cacheControl string) {
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", lastModified.UTC().Format(http.TimeFormat))
+	h.Set("Cache-Control", cacheControl)
+	if notModified(r, etag, lastModified) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// statusWriter remembers the status code, for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

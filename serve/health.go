@@ -1,0 +1,170 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"minica/revoke"
+)
+
+// Health is the state /healthz reports.
+type Health struct {
+	State      revoke.CRLState // by revoke.Freshness, no grace
+	Number     string
+	ThisUpdate time.Time
+	NextUpdate time.Time
+	CanSign    bool
+	// Warning is why the CRL may lapse, or "": serve cannot sign and the
+	// CRL is past half its lifetime, or re-signing failed.
+	Warning string
+}
+
+// Health returns the current state of the served CRL.
+func (s *Server) Health() Health {
+	cur := s.cur.Load()
+	now := s.cfg.Now()
+	h := Health{
+		State:  revoke.Freshness(cur.crl.ThisUpdate(), cur.crl.NextUpdate(), revoke.Thresholds{}, now),
+		Number: cur.crl.Number().String(), ThisUpdate: cur.crl.ThisUpdate(), NextUpdate: cur.crl.NextUpdate(),
+		CanSign: s.cfg.Signer != nil,
+	}
+	if pastHalfLife(cur.crl, now) {
+		switch {
+		case !h.CanSign:
+			h.Warning = "serve runs with --no-sign and cannot re-sign the CRL: it lapses at " + rfc3339(h.NextUpdate) + " unless 'minica crl' publishes one"
+		case cur.resignErr.Load() != nil:
+			h.Warning = "re-signing the CRL failed (" + *cur.resignErr.Load() + "): it lapses at " + rfc3339(h.NextUpdate)
+		}
+	}
+	return h
+}
+
+// serveHealth answers 200 while the CRL is current (fresh or due soon) and
+// 503 when it is expired or not yet valid; the first line says "ok",
+// "ok: warning: ..." or "unavailable: ...", the next ones the facts.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	h := s.Health()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	var first string
+	switch {
+	case h.State == revoke.Expired:
+		first = "unavailable: the CRL expired at " + rfc3339(h.NextUpdate)
+	case h.State == revoke.NotYetValid:
+		first = "unavailable: the CRL is not valid before " + rfc3339(h.ThisUpdate)
+	case h.Warning != "":
+		first = "ok: warning: " + h.Warning
+	default:
+		first = "ok"
+	}
+	if strings.HasPrefix(first, "unavailable") {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	if r.Method == http.MethodHead {
+		return
+	}
+	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\n",
+		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign)
+}
+
+// metrics are the counters of /metrics.
+type metrics struct {
+	mu             sync.Mutex
+	requests       map[reqKey]uint64
+	reloads        atomic.Uint64
+	loadFailures   atomic.Uint64
+	resigns        atomic.Uint64
+	resignFailures atomic.Uint64
+	waitersRefused atomic.Uint64
+	conns          atomic.Int64
+	connsEvicted   atomic.Uint64
+	connsRefused   atomic.Uint64
+}
+
+type reqKey struct {
+	endpoint string
+	code     int
+}
+
+func (m *metrics) request(endpoint string, code int) {
+	if code == 0 {
+		code = http.StatusOK
+	}
+	m.mu.Lock()
+	m.requests[reqKey{endpoint, code}]++
+	m.mu.Unlock()
+}
+
+// serveMetrics writes the Prometheus text format.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return
+	}
+	s.WriteMetrics(w)
+}
+
+// WriteMetrics writes the metrics of the Server, then ExtraMetrics.
+func (s *Server) WriteMetrics(w io.Writer) {
+	h := s.Health()
+	now := s.cfg.Now()
+	b := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	gauge := func(name, help string, v any) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %v\n", name, help, name, name, v)
+	}
+	counter := func(name, help string, v uint64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("minica_serve_crl_number", "Number of the CRL being served.", h.Number)
+	gauge("minica_serve_crl_this_update_timestamp_seconds", "thisUpdate of the CRL being served.", h.ThisUpdate.Unix())
+	gauge("minica_serve_crl_next_update_timestamp_seconds", "nextUpdate of the CRL being served.", h.NextUpdate.Unix())
+	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
+	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
+	gauge("minica_serve_can_sign", "1 when serve holds the CA key and re-signs the CRL at half its lifetime.", b(h.CanSign))
+	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
+	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))
+	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Load())
+	counter("minica_serve_crl_reloads_total", "New CRLs served since start (published by serve or another process).", s.m.reloads.Load())
+	counter("minica_serve_crl_load_failures_total", "Versions of crl.der refused (unreadable, not a regular file, bad signature, lower number).", s.m.loadFailures.Load())
+	counter("minica_serve_crl_resigns_total", "CRLs serve re-signed at half their lifetime.", s.m.resigns.Load())
+	counter("minica_serve_crl_resign_failures_total", "Failed attempts to re-sign the CRL.", s.m.resignFailures.Load())
+	counter("minica_serve_long_polls_refused_total", "Long polls answered at once because MaxWaiters were waiting.", s.m.waitersRefused.Load())
+	counter("minica_serve_connections_evicted_total", "Connections closed, not in a request, to make room under MaxConns.", s.m.connsEvicted.Load())
+	counter("minica_serve_connections_refused_total", "Connections closed at once: MaxConns were all in requests.", s.m.connsRefused.Load())
+
+	s.m.mu.Lock()
+	keys := make([]reqKey, 0, len(s.m.requests))
+	for k := range s.m.requests {
+		keys = append(keys, k)
+	}
+	counts := make([]uint64, len(keys))
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].endpoint != keys[j].endpoint {
+			return keys[i].endpoint < keys[j].endpoint
+		}
+		return keys[i].code < keys[j].code
+	})
+	for i, k := range keys {
+		counts[i] = s.m.requests[k]
+	}
+	s.m.mu.Unlock()
+	fmt.Fprintf(w, "# HELP minica_serve_requests_total Requests answered, by endpoint and status code.\n# TYPE minica_serve_requests_total counter\n")
+	for i, k := range keys {
+		fmt.Fprintf(w, "minica_serve_requests_total{endpoint=%q,code=\"%d\"} %d\n", k.endpoint, k.code, counts[i])
+	}
+	if s.cfg.ExtraMetrics != nil {
+		s.cfg.ExtraMetrics(w)
+	}
+}

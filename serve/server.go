@@ -1,0 +1,450 @@
+package serve
+
+import (
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"minica/ca"
+	"minica/revoke"
+)
+
+// Defaults of Config.
+const (
+	DefaultPollInterval      = 250 * time.Millisecond
+	DefaultMaxWait           = 60 * time.Second
+	DefaultMaxWaiters        = 512
+	DefaultMaxConns          = 1024
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 16 << 10
+	DefaultLockTimeout       = 10 * time.Second
+	// MaxAge bounds Cache-Control max-age: a cache in front (a CDN) serves
+	// a copy at most this long after a new CRL is published.
+	MaxAge = 300 * time.Second
+	// retryMin and retryMax bound the wait between failed re-signs.
+	retryMin = 5 * time.Second
+	retryMax = 5 * time.Minute
+	// writeSlack is the time a response may take to write, beyond the
+	// longest long poll: a client that stops reading is cut off.
+	writeSlack = time.Minute
+)
+
+// Config configures a Server. CA is required; the rest has defaults.
+type Config struct {
+	// CA is the opened CA. The Server uses it from its own goroutines
+	// only, one at a time; the caller must not use it while the Server runs
+	// (an OCSP responder opens a handle of its own with ca.Open).
+	CA *ca.CA
+	// Signer is the CA key, for re-signing the CRL at half its lifetime;
+	// nil (--no-sign) serves the published CRL as it is, and warns from
+	// its half-life on that it will lapse.
+	Signer crypto.Signer
+	// LockTimeout is how long a re-sign waits for the CA lock.
+	LockTimeout time.Duration
+	// Log receives one line per event; nil discards them.
+	Log io.Writer
+	// Now is the clock; NewTimer makes the timers of long polls and
+	// retries (it returns the channel and a stop function). Tests inject
+	// both; nil means the real ones.
+	Now      func() time.Time
+	NewTimer func(time.Duration) (<-chan time.Time, func() bool)
+	// PollInterval is how often crl.der is stat-ed for a CRL published by
+	// another process.
+	PollInterval time.Duration
+	// MaxWait bounds the wait of a long poll (Prefer: wait=N); MaxWaiters
+	// bounds the long polls waiting at once (beyond, they are answered at
+	// once with Preference-Applied: wait=0).
+	MaxWait    time.Duration
+	MaxWaiters int
+	// Limits of each listener: connections open at once (beyond, the
+	// oldest connection not in a request is closed), the time to read
+	// request headers, the idle keep-alive time and the header size.
+	MaxConns          int
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// OCSP answers /ocsp, /ocsp/... and the path of OCSPURL, every method;
+	// nil answers 404 there.
+	OCSP    http.Handler
+	OCSPURL string
+	// OnCRLChange, when set, is called after a new CRL is loaded (from the
+	// Server's goroutine).
+	OnCRLChange func()
+	// ExtraMetrics, when set, appends Prometheus text to /metrics.
+	ExtraMetrics func(io.Writer)
+	// SeparateOps leaves /healthz and /metrics off Handler: they are then
+	// served only by OpsHandler (a listener of their own).
+	SeparateOps bool
+}
+
+// Server publishes a CA's certificates and CRL over HTTP and keeps the CRL
+// fresh. Make one with New, run Watch in a goroutine, and serve Handler.
+type Server struct {
+	cfg     Config
+	log     *logger
+	caMu    sync.Mutex // serialises every use of cfg.CA
+	cur     atomic.Pointer[published]
+	static  map[string]*resource // paths of the CA files
+	crlPath map[string]bool      // paths answered with the CRL (DER)
+	ocsp    map[string]bool      // exact paths of the OCSP responder
+	waiters atomic.Int64
+	done    chan struct{} // closed by Shutdown: long polls end at once
+	stop    sync.Once
+	m       metrics
+
+	// Watcher state, used by its goroutine only.
+	badStamp   ca.FileStamp // the stamp of a crl.der refused, not re-read
+	lastErr    string       // the last load error logged, not repeated
+	nextResign time.Time    // no re-sign before this after a failure
+	backoff    time.Duration
+	warned     string // the CRL number whose lapse was warned of
+
+	srvMu   sync.Mutex
+	servers []*http.Server
+}
+
+// published is one CRL as served. changed is closed when a newer CRL
+// replaces it, which wakes every long poll waiting on it.
+type published struct {
+	crl  *revoke.CRL
+	der  []byte
+	etag string
+	// pem is made on the first request for /crl.pem: most clients take
+	// the DER, and a large CRL's PEM is a third bigger.
+	pemOnce sync.Once
+	pemData []byte
+	stamp    ca.FileStamp
+	changed  chan struct{}
+	// resignErr is the last failure to re-sign it, for /healthz.
+	resignErr atomic.Pointer[string]
+}
+
+// pem returns the CRL as PEM.
+func (p *published) pem() []byte {
+	p.pemOnce.Do(func() { p.pemData = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: p.der}) })
+	return p.pemData
+}
+
+// resource is a CA file served as it is.
+type resource struct {
+	body                        []byte
+	etag, contentType, endpoint string
+	lastModified                time.Time
+}
+
+// New checks cfg and loads the published CRL. Without a valid one it
+// publishes one when it has the Signer, and fails otherwise.
+func New(cfg Config) (*Server, error) {
+	if cfg.CA == nil {
+		return nil, errors.New("serve: no CA")
+	}
+	setDefaults(&cfg)
+	s := &Server{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, done: make(chan struct{})}
+	s.m.requests = map[reqKey]uint64{}
+	s.static = caResources(cfg.CA)
+	s.crlPath = map[string]bool{"/crl.der": true}
+	s.ocsp = map[string]bool{"/ocsp": true}
+	if p := urlPath(cfg.CA.Settings.CRLURL); p != "" {
+		if _, taken := s.static[p]; taken || p == "/crl.pem" || isOps(p) || p == "/ocsp" {
+			s.log.event("crl-url-path-taken", "path", p, "url", cfg.CA.Settings.CRLURL)
+		} else {
+			s.crlPath[p] = true
+		}
+	}
+	if p := urlPath(cfg.OCSPURL); p != "" && !s.crlPath[p] && s.static[p] == nil && !isOps(p) {
+		s.ocsp[p] = true
+	}
+	s.caMu.Lock()
+	defer s.caMu.Unlock()
+	pub, err := cfg.CA.ReadPublishedCRL()
+	if err != nil {
+		if cfg.Signer == nil {
+			return nil, fmt.Errorf("serving the CRL: %w", err)
+		}
+		s.log.event("crl-unreadable", "error", err.Error(), "action", "publishing a new one")
+		if pub, err = s.publishLocked(); err != nil {
+			return nil, err
+		}
+	}
+	s.install(pub)
+	return s, nil
+}
+
+func setDefaults(c *Config) {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewTimer == nil {
+		c.NewTimer = realTimer
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.LockTimeout, DefaultLockTimeout)
+	def(&c.PollInterval, DefaultPollInterval)
+	def(&c.MaxWait, DefaultMaxWait)
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	if c.MaxWaiters <= 0 {
+		c.MaxWaiters = DefaultMaxWaiters
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+}
+
+// urlPath returns the path of an http(s) URL, or "" for none.
+func urlPath(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Path == "" || u.Path == "/" {
+		return ""
+	}
+	return u.Path
+}
+
+func caResources(c *ca.CA) map[string]*resource {
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Cert.Raw})
+	var chainPEM, chainDER []byte
+	for _, cert := range c.Chain {
+		chainPEM = append(chainPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})...)
+		chainDER = append(chainDER, cert.Raw...)
+	}
+	at := c.Cert.NotBefore
+	return map[string]*resource{
+		"/ca.crt":    {body: c.Cert.Raw, etag: etagOf(c.Cert.Raw), contentType: "application/pkix-cert", endpoint: "ca.crt", lastModified: at},
+		"/ca.pem":    {body: certPEM, etag: etagOf(c.Cert.Raw), contentType: "application/x-pem-file", endpoint: "ca.pem", lastModified: at},
+		"/chain.pem": {body: chainPEM, etag: etagOf(chainDER), contentType: "application/x-pem-file", endpoint: "chain.pem", lastModified: at},
+	}
+}
+
+// etagOf is the strong entity tag of the contract: "sha256:HEX" of der.
+func etagOf(der []byte) string {
+	sum := sha256.Sum256(der)
+	return `"sha256:` + hex.EncodeToString(sum[:]) + `"`
+}
+
+// install makes pub the served CRL and wakes the long polls.
+func (s *Server) install(pub *ca.PublishedCRL) {
+	p := &published{
+		crl: pub.CRL, der: pub.DER, etag: etagOf(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
+	}
+	old := s.cur.Swap(p)
+	s.log.event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),
+		"this_update", rfc3339(pub.CRL.ThisUpdate()), "next_update", rfc3339(pub.CRL.NextUpdate()), "etag", strings.Trim(p.etag, `"`))
+	if old != nil {
+		s.m.reloads.Add(1)
+		close(old.changed)
+		if s.cfg.OnCRLChange != nil {
+			s.cfg.OnCRLChange()
+		}
+	}
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// CRL returns the CRL being served.
+func (s *Server) CRL() *revoke.CRL { return s.cur.Load().crl }
+
+// Watch polls crl.der every PollInterval and re-signs the CRL at half its
+// lifetime, until ctx is done.
+func (s *Server) Watch(ctx context.Context) {
+	for {
+		s.check()
+		c, stop := s.cfg.NewTimer(s.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-s.done:
+			stop()
+			return
+		case <-c:
+		}
+	}
+}
+
+// check is one round of Watch: load a CRL that another process published,
+// then re-sign the CRL when it is past half its lifetime.
+func (s *Server) check() {
+	s.caMu.Lock()
+	defer s.caMu.Unlock()
+	s.loadNewer()
+	cur := s.cur.Load()
+	now := s.cfg.Now()
+	if !pastHalfLife(cur.crl, now) {
+		return
+	}
+	if s.cfg.Signer == nil {
+		if n := cur.crl.Number().String(); s.warned != n {
+			s.warned = n
+			s.log.event("crl-will-lapse", "number", n, "next_update", rfc3339(cur.crl.NextUpdate()),
+				"reason", "serve runs with --no-sign and cannot re-sign the CRL; publish one with 'minica crl'")
+		}
+		return
+	}
+	if now.Before(s.nextResign) {
+		return
+	}
+	s.resignLocked(cur)
+}
+
+// pastHalfLife reports whether crl should be replaced at now: past half its
+// lifetime, by the one freshness rule.
+func pastHalfLife(crl *revoke.CRL, now time.Time) bool {
+	st := revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{}, now)
+	return st == revoke.DueSoon || st == revoke.Expired || st == revoke.Grace
+}
+
+// loadNewer installs crl.der when it changed and holds a newer CRL. A
+// version refused is logged and counted once, and not read again until it
+// changes.
+func (s *Server) loadNewer() {
+	cur := s.cur.Load()
+	stamp, err := s.cfg.CA.CRLStamp()
+	if stamp == cur.stamp || (stamp != (ca.FileStamp{}) && stamp == s.badStamp) {
+		return
+	}
+	var pub *ca.PublishedCRL
+	if err == nil {
+		pub, err = s.cfg.CA.ReadPublishedCRL()
+	}
+	if err == nil {
+		err = pub.CRL.CheckNewer(cur.crl)
+	}
+	if err != nil {
+		msg := err.Error()
+		if stamp == (ca.FileStamp{}) && msg == s.lastErr {
+			return // still missing
+		}
+		s.badStamp, s.lastErr = stamp, msg
+		s.m.loadFailures.Add(1)
+		s.log.event("crl-refused", "error", msg, "serving", cur.crl.Number().String())
+		return
+	}
+	s.lastErr = ""
+	s.install(pub)
+}
+
+// resignLocked publishes a new CRL under the CA lock, as `minica crl` does,
+// unless another process did meanwhile. The caller holds caMu.
+func (s *Server) resignLocked(cur *published) {
+	unlock, err := s.cfg.CA.Lock(s.cfg.LockTimeout)
+	if err == nil {
+		var pub *ca.PublishedCRL
+		// Another process may have published since the last poll.
+		if pub, err = s.cfg.CA.ReadPublishedCRL(); err == nil && pub.CRL.CheckNewer(cur.crl) == nil && !pastHalfLife(pub.CRL, s.cfg.Now()) {
+			unlock()
+			s.install(pub)
+			return
+		}
+		pub, err = s.publishLocked()
+		unlock()
+		if err == nil {
+			s.backoff, s.nextResign = 0, time.Time{}
+			s.m.resigns.Add(1)
+			s.install(pub)
+			return
+		}
+	}
+	s.backoff = min(max(2*s.backoff, retryMin), retryMax)
+	s.nextResign = s.cfg.Now().Add(s.backoff)
+	s.m.resignFailures.Add(1)
+	msg := err.Error()
+	cur.resignErr.Store(&msg)
+	s.log.event("crl-resign-failed", "error", msg, "retry_in", s.backoff.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
+}
+
+// publishLocked signs and writes a new CRL with ca.CA.PublishCRL and reads
+// it back. The caller holds the CA lock (or is New, before serving).
+func (s *Server) publishLocked() (*ca.PublishedCRL, error) {
+	info, err := s.cfg.CA.PublishCRL(s.cfg.Signer, 0)
+	if err != nil {
+		return nil, fmt.Errorf("publishing the CRL: %w", err)
+	}
+	s.log.event("crl-signed", "number", info.Number.String(), "next_update", rfc3339(info.NextUpdate))
+	pub, err := s.cfg.CA.ReadPublishedCRL()
+	if err != nil {
+		return nil, err
+	}
+	return pub, nil
+}
+
+// Serve serves Handler on ln, within the limits of the Config, until
+// Shutdown. With tlsConfig it serves HTTPS.
+func (s *Server) Serve(ln net.Listener, tlsConfig *tls.Config) error {
+	return s.serve(ln, tlsConfig, s.Handler())
+}
+
+// ServeOps serves OpsHandler on ln, within the same limits.
+func (s *Server) ServeOps(ln net.Listener) error {
+	return s.serve(ln, nil, s.OpsHandler())
+}
+
+func (s *Server) serve(ln net.Listener, tlsConfig *tls.Config, h http.Handler) error {
+	lim := newLimitListener(ln, s.cfg.MaxConns, &s.m)
+	srv := &http.Server{
+		Handler:                      lim.track(h, s.cfg.ReadHeaderTimeout),
+		WriteTimeout:                 s.cfg.MaxWait + writeSlack,
+		ReadHeaderTimeout:            s.cfg.ReadHeaderTimeout,
+		IdleTimeout:                  s.cfg.IdleTimeout,
+		MaxHeaderBytes:               s.cfg.MaxHeaderBytes,
+		DisableGeneralOptionsHandler: true,
+		ConnContext:                  lim.connContext,
+		ErrorLog:                     discardLog,
+	}
+	var l net.Listener = lim
+	if tlsConfig != nil {
+		l = tls.NewListener(lim, tlsConfig)
+	}
+	s.srvMu.Lock()
+	select {
+	case <-s.done:
+		s.srvMu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.servers = append(s.servers, srv)
+	s.srvMu.Unlock()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown ends the long polls at once (each answers as if its wait ran
+// out), stops the listeners and waits for the requests in flight until ctx
+// is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop.Do(func() { close(s.done) })
+	s.srvMu.Lock()
+	servers := s.servers
+	s.srvMu.Unlock()
+	var err error
+	for _, srv := range servers {
+		err = errors.Join(err, srv.Shutdown(ctx))
+	}
+	return err
+}
