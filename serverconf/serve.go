@@ -117,6 +117,10 @@ func SystemdServe(s *Serve) (string, error) {
 	if s.User != "" {
 		fmt.Fprintf(&b, "# The owner of the CA directory (mode 0700).\nUser=%s\n", s.User)
 	}
+	if s.ListenTLS != "" {
+		fmt.Fprintf(&b, "# SIGHUP reloads the HTTPS certificate (serve also checks it every minute).\n")
+		fmt.Fprintf(&b, "ExecReload=/bin/kill -HUP $MAINPID\n")
+	}
 	fmt.Fprintf(&b, "Restart=on-failure\nRestartSec=5s\n")
 	fmt.Fprintf(&b, "# serve writes nothing but the CA directory: the CRLs it re-signs, the\n# CRL number and the lock.\n")
 	fmt.Fprintf(&b, "ProtectSystem=strict\nReadWritePaths=%s\nProtectHome=read-only\n", unitEscape(shellJoin([]string{s.Dir})))
