@@ -93,7 +93,8 @@ type Response struct {
 	ETag         string
 	LastModified time.Time
 	// WaitApplied is whether the server honoured Prefer: wait
-	// (Preference-Applied), so that it can be asked again at once.
+	// (Preference-Applied, with a wait above 0), so that it can be asked
+	// again at once.
 	WaitApplied bool
 }
 
@@ -222,7 +223,7 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	defer timer.Stop()
 	r := &Response{
 		ETag:        resp.Header.Get("ETag"),
-		WaitApplied: resp.Header.Get("Preference-Applied") != "",
+		WaitApplied: waitApplied(resp.Header.Get("Preference-Applied")),
 	}
 	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		r.LastModified = lm
@@ -254,6 +255,14 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	}
 	r.Data = data
 	return r, nil
+}
+
+// waitApplied reads Preference-Applied: a wait of 0 (a server with too
+// many long polls waiting) is no long poll, lest the next request go out
+// at once.
+func waitApplied(v string) bool {
+	v = strings.TrimSpace(v)
+	return v != "" && !strings.EqualFold(v, "wait=0")
 }
 
 // classify gives the Reason of a transport error; ctx is the request's,

@@ -70,6 +70,10 @@ func TestFetch(t *testing.T) {
 			w.Header().Set("Preference-Applied", "wait=1")
 			w.WriteHeader(http.StatusNotModified)
 		}},
+		{name: "long poll refused", held: held, want304: true, handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Preference-Applied", "wait=0")
+			w.WriteHeader(http.StatusNotModified)
+		}},
 		{name: "404", wantReason: ReasonStatus, handler: http.NotFound},
 		{name: "500", wantReason: ReasonStatus, handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")

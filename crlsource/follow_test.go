@@ -171,13 +171,21 @@ func TestFollowerRefusedKeepsPrevious(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	s.set([]byte("replay"))
 	next(t, tk)
+	// Failed is told after Accept returns.
+	var reasons []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tk.mu.Lock()
+		reasons = append([]string(nil), tk.reasons...)
+		tk.mu.Unlock()
+		if len(reasons) > 0 {
+			break
+		}
+	}
+	if len(reasons) != 1 || reasons[0] != "older-number" {
+		t.Fatalf("Failed reasons = %q; want [older-number]", reasons)
+	}
 	if cur, _ := f.Current(); string(cur) != "good" {
 		t.Fatalf("Current() = %q; want the previous CRL", cur)
-	}
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
-	if len(tk.reasons) != 1 || tk.reasons[0] != "older-number" {
-		t.Fatalf("Failed reasons = %q; want [older-number]", tk.reasons)
 	}
 }
 

@@ -191,3 +191,59 @@ func TestProxyProcessCRLURLFaults(t *testing.T) {
 		t.Errorf("--crl-ca: fetch failures logged:\n%s", r.stderr)
 	}
 }
+
+// A proxy following `minica serve` by its long poll refuses a client
+// revoked by `minica revoke` in another process at once: --crl-refresh is
+// an hour, so only the long poll can bring the CRL (issue 14, point 6).
+func TestProxyProcessFollowsServe(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	names := []string{"carol", "dave", "erin"}
+	for _, n := range names {
+		mustMinica(t, f.dir, "issue", "client", n)
+	}
+	s := startServe(t, f.dir)
+	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "1h", "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	alice := f.client(t, "alice")
+	for _, n := range names {
+		if status, _, body, _, err := get(f.client(t, n), url); err != nil || status != 200 {
+			t.Fatalf("GET as %s: %d %q %v", n, status, body, err)
+		}
+	}
+	for _, n := range names {
+		waitLongPoll(t, s)
+		mustMinica(t, f.dir, "revoke", n)
+		revoked := time.Now()
+		deadline := revoked.Add(10 * time.Second)
+		for {
+			_, _, _, _, err := get(f.client(t, n), url)
+			if err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still let through 10s after minica revoke returned\nproxy: %s\nserve: %s", n, p.stderr, s.stderr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("%s refused %s after minica revoke returned", n, time.Since(revoked).Round(time.Millisecond))
+		if status, _, _, _, err := get(alice, url); err != nil || status != 200 {
+			t.Errorf("alice after %s's revocation: %d %v", n, status, err)
+		}
+	}
+	if strings.Contains(p.stderr.String(), "crl-fetch-failed") {
+		t.Errorf("the proxy logged failed fetches:\n%s", p.stderr)
+	}
+}
+
+// waitLongPoll waits, a bounded time, until a long poll waits at serve.
+func waitLongPoll(t *testing.T, s *serveProc) {
+	t.Helper()
+	eventually(t, "serve's long polls", func() string {
+		_, body := s.fetch(t, "/metrics")
+		if !strings.Contains(string(body), "minica_serve_long_polls 1") {
+			return "none waiting"
+		}
+		return ""
+	})
+}
