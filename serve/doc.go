@@ -56,9 +56,9 @@
 // is past half its lifetime (revoke.Freshness), Watch re-signs it with
 // [ca.CA.PublishCRL] under the CA lock, as `minica crl` does, with the CA's
 // CRL lifetime; a failure is logged, counted and retried with backoff
-// (5 s doubling to 5 min). Without a Signer (serve --no-sign) it warns in
-// the log, /healthz and /metrics from the half-life on that the CRL will
-// lapse at nextUpdate.
+// (5 s doubling to 5 min, and at most a quarter of the time the CRL has
+// left). Without a Signer (serve --no-sign) it warns in the log, /healthz
+// and /metrics from the half-life on that the CRL will lapse at nextUpdate.
 //
 // # Limits
 //

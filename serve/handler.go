@@ -4,6 +4,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	path := r.URL.Path
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
-	if s.ocsp[path] || strings.HasPrefix(path, "/ocsp/") {
+	if s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) {
 		if s.cfg.OCSP == nil {
 			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
 		} else {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
@@ -356,6 +357,7 @@ func TestOCSPMount(t *testing.T) {
 		{"GET", "/ocsp/MFMwUTBPME0wSzAJBgUrDgMCGgUABBQ%2Fabc%3D"},
 		{"GET", "/ocsp/MFMw/UTBP+ME0w=="},
 		{"POST", "/status"},
+		{"GET", "/status/MFMwUTBPME0wSzAJBgUrDgMCGgUABBQ"},
 		{"PUT", "/ocsp"},
 	} {
 		rec := f.do(t, tt.method, tt.target)
@@ -369,7 +371,7 @@ func TestOCSPMount(t *testing.T) {
 		t.Errorf("OnCRLChange called %d times after a new CRL; want 1", changes)
 	}
 	m := f.metrics(t)
-	for _, want := range []string{`minica_serve_ocsp_responses_total{status="good"} 3`, `minica_serve_requests_total{endpoint="ocsp",code="200"} 5`} {
+	for _, want := range []string{`minica_serve_ocsp_responses_total{status="good"} 3`, `minica_serve_requests_total{endpoint="ocsp",code="200"} 6`} {
 		if !hasLine(m, want) {
 			t.Errorf("metrics lack %s:\n%s", want, m)
 		}
@@ -394,5 +396,73 @@ func TestSeparateOps(t *testing.T) {
 	f.srv.OpsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/crl.der", nil))
 	if rec.Code != 404 {
 		t.Errorf("GET /crl.der on OpsHandler = %d; want 404", rec.Code)
+	}
+}
+
+// Watch polls every PollInterval (250 ms by default, so that a CRL
+// published elsewhere is served within a second) and stops with its
+// context.
+func TestWatchPolls(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { f.srv.Watch(ctx); close(stopped) }()
+	if d := f.timers.await(t); d != DefaultPollInterval || d > time.Second/3 {
+		t.Fatalf("Watch polls every %s; want %s", d, DefaultPollInterval)
+	}
+	info := f.publishElsewhere(t)
+	f.timers.fireAll()
+	f.timers.await(t) // the next round's timer: this round's check is done
+	if got := f.srv.CRL().Number(); got.Cmp(info.Number) != 0 {
+		t.Fatalf("served CRL %s one poll after %s was published", got, info.Number)
+	}
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch still running 5s after its context was done")
+	}
+}
+
+// Without a valid CRL, New publishes one when it holds the key, and fails
+// without it.
+func TestNewWithoutCRL(t *testing.T) {
+	f := newFixture(t, nil)
+	der := filepath.Join(f.dir, ca.CRLDERFile)
+	os.Remove(der)
+	if _, err := New(Config{CA: f.ca, Now: f.clock.Now}); err == nil || !strings.Contains(err.Error(), "serving the CRL: no CRL published in ") {
+		t.Fatalf("New() without the key or a CRL: error = %v; want no CRL published", err)
+	}
+	srv, err := New(Config{CA: f.ca, Signer: f.signer, Now: f.clock.Now})
+	if err != nil {
+		t.Fatalf("New() with the key and no CRL: %v", err)
+	}
+	pub, err := f.other(t).ReadPublishedCRL()
+	if err != nil || pub.CRL.Number().Cmp(srv.CRL().Number()) != 0 {
+		t.Fatalf("published %v, %v; want the CRL New serves", pub, err)
+	}
+}
+
+// Close to nextUpdate, failed re-signs are retried within a quarter of the
+// time left, not after the whole backoff.
+func TestResignRetryNearNextUpdate(t *testing.T) {
+	f := newFixture(t, nil)
+	unlock, err := f.other(t).Lock(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	at := start.Add(time.Hour - 8*time.Second)
+	for i, step := range []time.Duration{0, time.Second, time.Second} {
+		at = at.Add(step)
+		f.clock.Set(at)
+		f.srv.check()
+		want := []string{"1", "1", "2"}[i]
+		if !hasLine(f.metrics(t), "minica_serve_crl_resign_failures_total "+want) {
+			t.Fatalf("at nextUpdate-%s: failures not %s:\n%s", start.Add(time.Hour).Sub(at), want, f.metrics(t))
+		}
+	}
+	if !strings.Contains(f.logText(), "retry_in=2s") {
+		t.Errorf("log lacks retry_in=2s:\n%s", f.logText())
 	}
 }

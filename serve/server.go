@@ -101,6 +101,7 @@ type Server struct {
 	static  map[string]*resource // paths of the CA files
 	crlPath map[string]bool      // paths answered with the CRL (DER)
 	ocsp    map[string]bool      // exact paths of the OCSP responder
+	ocspPre []string             // path prefixes of its RFC 5019 GETs
 	waiters atomic.Int64
 	done    chan struct{} // closed by Shutdown: long polls end at once
 	stop    sync.Once
@@ -127,8 +128,8 @@ type published struct {
 	// the DER, and a large CRL's PEM is a third bigger.
 	pemOnce sync.Once
 	pemData []byte
-	stamp    ca.FileStamp
-	changed  chan struct{}
+	stamp   ca.FileStamp
+	changed chan struct{}
 	// resignErr is the last failure to re-sign it, for /healthz.
 	resignErr atomic.Pointer[string]
 }
@@ -157,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	s.m.requests = map[reqKey]uint64{}
 	s.static = caResources(cfg.CA)
 	s.crlPath = map[string]bool{"/crl.der": true}
-	s.ocsp = map[string]bool{"/ocsp": true}
+	s.ocsp, s.ocspPre = map[string]bool{"/ocsp": true}, []string{"/ocsp/"}
 	if p := urlPath(cfg.CA.Settings.CRLURL); p != "" {
 		if _, taken := s.static[p]; taken || p == "/crl.pem" || isOps(p) || p == "/ocsp" {
 			s.log.event("crl-url-path-taken", "path", p, "url", cfg.CA.Settings.CRLURL)
@@ -167,6 +168,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if p := urlPath(cfg.OCSPURL); p != "" && !s.crlPath[p] && s.static[p] == nil && !isOps(p) {
 		s.ocsp[p] = true
+		s.ocspPre = append(s.ocspPre, strings.TrimSuffix(p, "/")+"/")
 	}
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
@@ -368,12 +370,16 @@ func (s *Server) resignLocked(cur *published) {
 			return
 		}
 	}
+	// Retries back off, but never so far that a short-lived CRL lapses
+	// between two of them: at most a quarter of the time it has left.
+	now := s.cfg.Now()
 	s.backoff = min(max(2*s.backoff, retryMin), retryMax)
-	s.nextResign = s.cfg.Now().Add(s.backoff)
+	retry := min(s.backoff, max(cur.crl.NextUpdate().Sub(now)/4, s.cfg.PollInterval))
+	s.nextResign = now.Add(retry)
 	s.m.resignFailures.Add(1)
 	msg := err.Error()
 	cur.resignErr.Store(&msg)
-	s.log.event("crl-resign-failed", "error", msg, "retry_in", s.backoff.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
+	s.log.event("crl-resign-failed", "error", msg, "retry_in", retry.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
 }
 
 // publishLocked signs and writes a new CRL with ca.CA.PublishCRL and reads

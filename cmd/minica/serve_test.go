@@ -274,13 +274,17 @@ func TestServeProcess(t *testing.T) {
 }
 
 // With a CRL of four seconds, serve re-signs it past two, with the CA's
-// CRL lifetime, under the same number rules as `minica crl`; with
-// --no-sign it warns instead.
+// CRL lifetime, under the same number rules as `minica crl`; its key is
+// encrypted, and the password came from --password-file at start.
 func TestServeProcessResignsAtHalfLife(t *testing.T) {
-	dir := newCADir(t)
-	mustMinica(t, dir, "crl", "--next-update", "4s")
-	nosign := startServe(t, dir, "--no-sign")
-	p := startServe(t, dir)
+	dir := filepath.Join(t.TempDir(), "ca")
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("correct horse\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustMinica(t, dir, "init", "--cn", "Test Root", "--password-file", pw)
+	mustMinica(t, dir, "crl", "--next-update", "4s", "--password-file", pw)
+	p := startServe(t, dir, "--password-file", pw)
 	first, _ := p.servedCRL(t, dir)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -300,12 +304,27 @@ func TestServeProcessResignsAtHalfLife(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	p.waitLog(t, "crl-signed")
-	// The --no-sign server warned at the half-life, then serves the
-	// re-signed CRL that the other one published.
-	nosign.waitLog(t, "crl-will-lapse")
-	eventually(t, "the --no-sign server's health", func() string {
-		resp, body := nosign.fetch(t, "/healthz")
-		if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "ok\n") {
+	if crl, _ := p.servedCRL(t, dir); !strings.Contains(mustMinica(t, dir, "crl", "status"), crl.Number().String()) {
+		t.Errorf("crl status does not name the re-signed CRL %s", crl.Number())
+	}
+}
+
+// With --no-sign, serve warns from the half-life on (log, /healthz,
+// /metrics) that the CRL will lapse, and /healthz fails once it has.
+func TestServeProcessNoSignWarns(t *testing.T) {
+	dir := newCADir(t)
+	mustMinica(t, dir, "crl", "--next-update", "2s")
+	p := startServe(t, dir, "--no-sign")
+	p.waitLog(t, "crl-will-lapse", "--no-sign")
+	if resp, body := p.fetch(t, "/healthz"); !strings.HasPrefix(string(body), "ok: warning: serve runs with --no-sign") &&
+		!strings.HasPrefix(string(body), "unavailable: the CRL expired") {
+		t.Errorf("/healthz past the half-life = %d %q; want the warning", resp.StatusCode, body)
+	}
+	if _, m := p.fetch(t, "/metrics"); !bytes.Contains(m, []byte("\nminica_serve_crl_lapse_warning 1\n")) {
+		t.Errorf("metrics lack the lapse warning:\n%s", m)
+	}
+	eventually(t, "/healthz past nextUpdate", func() string {
+		if resp, body := p.fetch(t, "/healthz"); resp.StatusCode != 503 || !strings.HasPrefix(string(body), "unavailable: the CRL expired at ") {
 			return fmt.Sprintf("%d %q", resp.StatusCode, body)
 		}
 		return ""
