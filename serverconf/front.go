@@ -32,6 +32,10 @@ type Front struct {
 	ServerName  string
 	Upstream    *url.URL      // http://HOST:PORT, as ParseUpstream returns it
 	CRLLifetime time.Duration // the CA's CRL lifetime
+	// HostDir is the directory of the files on a server host with no CA
+	// directory, "" when the server reads the CA directory (see OnHost).
+	HostDir   string
+	HostFiles []HostFile // what to copy into HostDir
 }
 
 // Listen is ADDR:PORT, or PORT alone when no address was given.
@@ -53,10 +57,10 @@ func (f *Front) Intermediate() bool { return f.Depth > 1 }
 // upstream that ParseUpstream would not return.
 func (f *Front) Check() error {
 	for _, p := range []struct{ what, path string }{
-		{"CA directory", f.Dir}, {"certificate", f.CertFile}, {"chain", f.ChainFile}, {"key", f.KeyFile},
+		{"CA directory", f.Dir}, {"host directory", f.HostDir}, {"certificate", f.CertFile}, {"chain", f.ChainFile}, {"key", f.KeyFile},
 		{"CA file", f.CAFile}, {"CRL file", f.CRLFile},
 	} {
-		if !filepath.IsAbs(p.path) {
+		if !filepath.IsAbs(p.path) && (p.path != "" || p.what != "host directory") {
 			return fmt.Errorf("the %s path %q is not absolute", p.what, p.path)
 		}
 	}

@@ -69,6 +69,7 @@ type webData struct {
 	Until    string   // NotAfter, RFC 3339
 	Lifetime string   // CRLLifetime, e.g. "7d"
 	Unset    []string // headers to remove
+	Server   string   // nginx, apache or haproxy
 }
 
 // Ident is the certificate name as an identifier for map variables and
@@ -106,7 +107,7 @@ func Web(server string, f *Front) (string, error) {
 	if err := f.Check(); err != nil {
 		return "", err
 	}
-	d := webData{Front: f, Until: f.NotAfter.UTC().Format(time.RFC3339), Lifetime: ca.FormatDuration(f.CRLLifetime)}
+	d := webData{Front: f, Server: server, Until: f.NotAfter.UTC().Format(time.RFC3339), Lifetime: ca.FormatDuration(f.CRLLifetime)}
 	names, err := identityHeaders()
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,30 +17,45 @@ func configCommand(e *env) *cli.Command {
 	for _, s := range serverconf.WebServers {
 		subs = append(subs, webConfigCommand(e, s))
 	}
-	subs = append(subs, cronCommand(e), systemdCommand(e), systemdProxyCommand(e))
+	subs = append(subs, cronCommand(e), systemdCommand(e), systemdProxyCommand(e), systemdServeCommand(e), crlFetchConfigCommand(e))
 	return &cli.Command{
 		Name:      "config",
 		Usage:     "print a configuration for nginx, Apache, HAProxy, cron or systemd that uses this CA",
-		ArgsUsage: "nginx|apache|haproxy|cron|systemd|systemd-proxy",
+		ArgsUsage: "nginx|apache|haproxy|cron|systemd|systemd-proxy|systemd-serve|crl-fetch",
 		Description: "Each subcommand prints a complete, commented file on stdout; its paths are\n" +
 			"absolute paths into the CA directory (a relative --dir is resolved). The\n" +
 			"front ends require a client certificate of this CA, check the CRL, accept\n" +
 			"TLS 1.2+ only and forward the client identity under the header names of\n" +
 			"'minica proxy' (X-SSL-Client-CN, -Email, -DN, -Serial, -Verify), after\n" +
-			"removing any copy the client sent.\n\n" +
+			"removing any copy the client sent. On a web server host with no CA\n" +
+			"directory, --host-dir points them at copies of the files, and crl-fetch\n" +
+			"keeps the CRL there fresh from 'minica serve' (docs/serve.md).\n\n" +
 			"Example:\n   minica config nginx --server-cert app.example.com --upstream http://127.0.0.1:8080 > /etc/nginx/conf.d/app.conf\n" +
 			"   minica config systemd --server nginx",
 		Subcommands: subs,
 		// The subcommands' flags, hidden, so that "config lighttpd --listen
 		// 443" says the server is unknown rather than the flag.
-		Flags: hiddenFlags(append(frontFlags(), jobFlags()...)),
+		Flags: hiddenFlags(append(append(webFlags(), jobFlags()...), hiddenServeFlags()...)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef(c, "unknown server %q: want nginx, apache, haproxy, cron, systemd or systemd-proxy", c.Args().First())
+				return usagef(c, "unknown server %q: want %s", c.Args().First(), configNames)
 			}
-			return usagef(c, "config needs a server: nginx, apache, haproxy, cron, systemd or systemd-proxy")
+			return usagef(c, "config needs a server: %s", configNames)
 		},
 	}
+}
+
+// configNames are the subcommands of config, for its errors.
+const configNames = "nginx, apache, haproxy, cron, systemd, systemd-proxy, systemd-serve or crl-fetch"
+
+// hiddenServeFlags are the flags of systemd-serve and crl-fetch that no
+// other subcommand has.
+func hiddenServeFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, n := range []string{"listen-tls", "metrics-listen", "user", "url", "crl-ca", "reload", "every"} {
+		flags = append(flags, &cli.StringFlag{Name: n})
+	}
+	return append(flags, &cli.BoolFlag{Name: "no-sign", Hidden: true})
 }
 
 func hiddenFlags(flags []cli.Flag) []cli.Flag {
@@ -61,17 +77,34 @@ func frontFlags() []cli.Flag {
 	}
 }
 
+// webFlags are the flags of the web server subcommands.
+func webFlags() []cli.Flag {
+	return append(frontFlags(), &cli.StringFlag{Name: "host-dir",
+		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"})
+}
+
 func webConfigCommand(e *env, server string) *cli.Command {
 	return &cli.Command{
-		Name:        server,
-		Usage:       "print a " + server + " configuration for mutual TLS with this CA",
-		ArgsUsage:   " ",
-		Description: "Example:\n   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --listen 443",
-		Flags:       frontFlags(),
+		Name:      server,
+		Usage:     "print a " + server + " configuration for mutual TLS with this CA",
+		ArgsUsage: " ",
+		Description: "With --host-dir DIR the configuration reads DIR/ca.pem, DIR/crl.pem and the\n" +
+			"server certificate as DIR/NAME.crt, DIR/NAME.chain.pem and DIR/NAME.key; its\n" +
+			"comments say what to copy there, and 'minica config crl-fetch --server " + server + "'\n" +
+			"keeps DIR/crl.pem fresh.\n\n" +
+			"Example:\n   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --listen 443\n" +
+			"   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --host-dir " + serverconf.DefaultHostDir(server),
+		Flags: webFlags(),
 		Action: func(c *cli.Context) error {
 			f, err := loadFront(c, e)
 			if err != nil {
 				return err
+			}
+			if dir := c.String("host-dir"); dir != "" {
+				if !filepath.IsAbs(dir) {
+					return usagef(c, "--host-dir: %q is not an absolute path", dir)
+				}
+				f.OnHost(filepath.Clean(dir))
 			}
 			text, err := serverconf.Web(server, f)
 			if err != nil {

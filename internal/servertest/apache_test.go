@@ -15,10 +15,14 @@ import (
 // generated file names, plus what any Apache needs.
 var apacheModules = []string{"mpm_event", "authz_core", "socache_shmcb", "ssl", "headers", "proxy", "proxy_http"}
 
-func TestApache(t *testing.T) {
+func TestApache(t *testing.T) { testFrontEnd(t, apacheFrontEnd(t)) }
+
+// apacheFrontEnd runs apache2 in the foreground with the generated file
+// included from a main configuration in the test's directory.
+func apacheFrontEnd(t *testing.T) frontEnd {
 	apache := need(t, "apache2", "apache2")
 	const modDir = "/usr/lib/apache2/modules"
-	testFrontEnd(t, frontEnd{
+	return frontEnd{
 		name:     "apache",
 		sanEmail: true,
 		start: func(t *testing.T, dir, generated, port string) *server {
@@ -49,5 +53,8 @@ func TestApache(t *testing.T) {
 				t.Fatalf("apache2 -k graceful: %v\n%s", err, out)
 			}
 		},
-	})
+		reloadCommand: func(dir string, _ *server) string {
+			return shellJoin([]string{apache, "-f", filepath.Join(dir, "apache2.conf"), "-k", "graceful"})
+		},
+	}
 }

@@ -1,10 +1,13 @@
 // Package servertest holds the tests that run the configurations printed by
 // `minica config nginx|apache|haproxy` in the real servers (the Debian
 // packages nginx, apache2 and haproxy), with curl as the client and a Go
-// upstream that echoes the headers it receives; and the units printed by
-// `minica config systemd|systemd-proxy` with systemd-analyze verify; and
-// `minica proxy --crl URL` following a CRL that nginx serves as a static
-// file (conditional GETs answered 304, a revocation picked up by polling).
+// upstream that echoes the headers it receives; the command of the CRL
+// fetch job of `minica config crl-fetch` against those servers, following
+// `minica serve`; `minica proxy --crl URL` following a CRL that nginx
+// serves as a static file (conditional GETs answered 304, a revocation
+// picked up by polling); and the units printed by `minica config
+// systemd|systemd-proxy|systemd-serve|crl-fetch` with systemd-analyze
+// verify.
 //
 // The tests are behind the interop build tag:
 //

@@ -21,6 +21,9 @@ type frontEnd struct {
 	// reload makes the running server read the republished CRL, as the
 	// generated file's comments prescribe.
 	reload func(t *testing.T, dir string, s *server, crlFile string)
+	// reloadCommand is a shell command that makes the running server read
+	// its files again, for the --exec of a CRL fetch job.
+	reloadCommand func(dir string, s *server) string
 }
 
 // testFrontEnd runs a front end with the configuration `minica config`

@@ -13,9 +13,13 @@ import (
 	"time"
 )
 
-func TestHAProxy(t *testing.T) {
+func TestHAProxy(t *testing.T) { testFrontEnd(t, haproxyFrontEnd(t)) }
+
+// haproxyFrontEnd runs HAProxy in the foreground in master-worker mode, as
+// Debian's unit does, with the generated file as a second -f.
+func haproxyFrontEnd(t *testing.T) frontEnd {
 	haproxy := need(t, "haproxy", "haproxy")
-	testFrontEnd(t, frontEnd{
+	return frontEnd{
 		name: "haproxy",
 		start: func(t *testing.T, dir, generated, port string) *server {
 			// The runtime API socket, which the generated comments use to
@@ -29,7 +33,7 @@ defaults
     timeout server 30s
 `, dir)
 			writeFile(t, filepath.Join(dir, "haproxy.cfg"), main)
-			return start(t, port, haproxy, "-db", "-f", filepath.Join(dir, "haproxy.cfg"), "-f", generated)
+			return start(t, port, haproxy, "-W", "-db", "-f", filepath.Join(dir, "haproxy.cfg"), "-f", generated)
 		},
 		reload: func(t *testing.T, dir string, s *server, crlFile string) {
 			// What the generated comments prescribe: set ssl crl-file with
@@ -47,7 +51,11 @@ defaults
 				t.Fatalf("commit ssl crl-file: %q", out)
 			}
 		},
-	})
+		reloadCommand: func(_ string, s *server) string {
+			// What systemctl reload haproxy does: SIGUSR2 to the master.
+			return fmt.Sprintf("kill -USR2 %d", s.cmd.Process.Pid)
+		},
+	}
 }
 
 // runtimeAPI sends one command to HAProxy's runtime API and returns the

@@ -267,3 +267,12 @@ func get(t *testing.T, curl, caFile, port string, c client, extra ...string) res
 // refused reports whether the front end kept the request from the upstream:
 // the handshake failed, or it answered with an error itself.
 func refused(r response) bool { return !r.ok || r.status != "200" }
+
+// shellJoin quotes every argument for sh.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}

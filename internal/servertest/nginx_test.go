@@ -10,13 +10,17 @@ import (
 	"testing"
 )
 
-func TestNginx(t *testing.T) {
+func TestNginx(t *testing.T) { testFrontEnd(t, nginxFrontEnd(t)) }
+
+// nginxFrontEnd runs nginx in the foreground with the generated file
+// included from a main configuration in the test's directory.
+func nginxFrontEnd(t *testing.T) frontEnd {
 	nginx := need(t, "nginx", "nginx")
 	// args are the flags that point nginx at the test's directory.
 	args := func(dir string) []string {
 		return []string{"-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf")}
 	}
-	testFrontEnd(t, frontEnd{
+	return frontEnd{
 		name: "nginx",
 		start: func(t *testing.T, dir, generated, port string) *server {
 			main := fmt.Sprintf(`daemon off;
@@ -43,7 +47,10 @@ http {
 				t.Fatalf("nginx -s reload: %v\n%s", err, out)
 			}
 		},
-	})
+		reloadCommand: func(dir string, _ *server) string {
+			return shellJoin(append([]string{nginx}, append(args(dir), "-s", "reload")...))
+		},
+	}
 }
 
 func writeFile(t *testing.T, name, data string) {
