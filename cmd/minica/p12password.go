@@ -72,6 +72,12 @@ func (e *env) inputPassword(c *cli.Context, fileFlag, envVar, prompt string) ([]
 	return pw, nil
 }
 
+// typesPassword reports whether inputPassword asks on the terminal: there
+// is neither the file flag nor envVar.
+func (e *env) typesPassword(c *cli.Context, fileFlag, envVar string) bool {
+	return c.String(fileFlag) == "" && os.Getenv(envVar) == "" && e.terminal()
+}
+
 // passwordHint tells the user how to give a missing or wrong password.
 func passwordHint(err error, fileFlag, envVar string) error {
 	if errors.Is(err, formats.ErrPasswordRequired) || errors.Is(err, formats.ErrWrongPassword) {
