@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -29,7 +30,7 @@ func issueCommand(e *env) *cli.Command {
 // missingSubcommand is the action of commands that only group others.
 func missingSubcommand(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef(c, "unknown subcommand %q", c.Args().First())
+		return unknownCommand(c, "unknown subcommand %q", strings.Fields(c.Command.HelpName)[1:], c.Args().First(), c.Command.Subcommands)
 	}
 	cli.ShowSubcommandHelp(c)
 	return &exitError{code: 2}
