@@ -17,6 +17,9 @@ import (
 // exit status.
 func run(ctx context.Context, args []string, e *env) int {
 	app := newApp(e)
+	if n := len(args); n >= 2 && args[n-1] == "--generate-bash-completion" && complete(app, args[1:n-1], e.stdout) {
+		return 0
+	}
 	if err := app.RunContext(ctx, permute(app, args)); err != nil {
 		return report(e.stderr, err)
 	}
