@@ -168,7 +168,10 @@ func completionCommand(e *env) *cli.Command {
 		Name:      "completion",
 		Usage:     "print a shell completion script (bash or zsh)",
 		ArgsUsage: "bash|zsh",
-		Description: "Example:\n   source <(minica completion bash)\n" +
+		Description: "Completes commands, flags, the names of issued certificates (revoke, show,\n" +
+			"verify, export p12) and the values of --reason, --status, --profile,\n" +
+			"--key-type and --headers.\n\n" +
+			"Example:\n   source <(minica completion bash)\n" +
 			"   minica completion zsh > \"${fpath[1]}/_minica\"",
 		Action: func(c *cli.Context) error {
 			if err := wantArgs(c, 1, 1); err != nil {
