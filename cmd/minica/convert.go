@@ -205,28 +205,23 @@ func (e *env) convertKey(c *cli.Context, in input, to string) error {
 // only when it is encrypted. Every key file named on the command line is
 // read through it.
 func (e *env) inputKey(c *cli.Context, in input, fileFlag string) (crypto.Signer, error) {
-	for try := 1; ; try++ {
-		var pwErr error // from the password's source, returned as it is
-		key, err := in.obj.PrivateKey(func() ([]byte, error) {
+	var key crypto.Signer
+	var pwErr error // from the password's source, returned as it is
+	err := e.inputRetry(c, fileFlag, keyPasswordEnv, func() (err error) {
+		key, err = in.obj.PrivateKey(func() ([]byte, error) {
 			pw, err := e.inputPassword(c, fileFlag, keyPasswordEnv, "Key password")
 			pwErr = err
 			return pw, err
 		})
-		if pwErr != nil {
-			return nil, pwErr
-		}
-		if err == nil {
-			return key, nil
-		}
-		if e.typesPassword(c, fileFlag, keyPasswordEnv) && errors.Is(err, formats.ErrWrongPassword) {
-			if try < maxPasswordTries {
-				fmt.Fprintln(e.stderr, "minica: wrong password, try again")
-				continue
-			}
-			return nil, fmt.Errorf("%s: %w", in.path, typedWrong{err})
-		}
+		return err
+	})
+	switch {
+	case pwErr != nil:
+		return nil, pwErr
+	case err != nil:
 		return nil, passwordHint(fmt.Errorf("%s: %w", in.path, err), fileFlag, keyPasswordEnv)
 	}
+	return key, nil
 }
 
 // newKeyPassword reads the password for --encrypt: --new-password-file,
@@ -260,25 +255,24 @@ func (e *env) convertFromP12(c *cli.Context, in input, to string) error {
 	var key crypto.PrivateKey
 	var leaf *x509.Certificate
 	var chain []*x509.Certificate
-	for try := 1; ; try++ {
+	var pwErr error // from the password's source, returned as it is
+	err := e.inputRetry(c, "password-file", p12PasswordEnv, func() error {
 		pw, err := e.inputPassword(c, "password-file", p12PasswordEnv, "PKCS#12 password")
 		if err != nil {
+			pwErr = err
 			return err
 		}
 		if len(pw) == 0 {
-			return withHint(fmt.Errorf("%s: %w", in.path, errors.New("a PKCS#12 password is needed")), "pass --password-file FILE or set %s", p12PasswordEnv)
+			pwErr = withHint(fmt.Errorf("%s: %w", in.path, errors.New("a PKCS#12 password is needed")), "pass --password-file FILE or set %s", p12PasswordEnv)
+			return pwErr
 		}
 		key, leaf, chain, err = formats.DecodeP12(in.obj.PKCS12, string(pw))
-		if err == nil {
-			break
-		}
-		if e.typesPassword(c, "password-file", p12PasswordEnv) && errors.Is(err, formats.ErrWrongPassword) {
-			if try < maxPasswordTries {
-				fmt.Fprintln(e.stderr, "minica: wrong password, try again")
-				continue
-			}
-			return fmt.Errorf("%s: %w", in.path, typedWrong{err})
-		}
+		return err
+	})
+	switch {
+	case pwErr != nil:
+		return pwErr
+	case err != nil:
 		return passwordHint(fmt.Errorf("%s: %w", in.path, err), "password-file", p12PasswordEnv)
 	}
 	if !split {

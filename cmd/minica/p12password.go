@@ -78,8 +78,13 @@ func (e *env) typesPassword(c *cli.Context, fileFlag, envVar string) bool {
 	return c.String(fileFlag) == "" && os.Getenv(envVar) == "" && e.terminal()
 }
 
-// passwordHint tells the user how to give a missing or wrong password.
+// passwordHint tells the user how to give a missing or wrong password,
+// unless the wrong one was typed at the prompt (a typedWrong).
 func passwordHint(err error, fileFlag, envVar string) error {
+	var typed typedWrong
+	if errors.As(err, &typed) {
+		return err
+	}
 	if errors.Is(err, formats.ErrPasswordRequired) || errors.Is(err, formats.ErrWrongPassword) {
 		return withHint(err, "pass --%s FILE or set %s", fileFlag, envVar)
 	}

@@ -43,12 +43,22 @@ func (e *env) unlock(c *cli.Context, fileFlag, envVar, prompt string, use func(p
 	if !e.terminal() {
 		return withHint(errNoPasswordSource, "pass --%s FILE or set %s", fileFlag, envVar)
 	}
-	for try := 1; ; try++ {
+	return e.retryTyped(func() error {
 		pw, err := e.readSecret(prompt + ": ")
 		if err != nil {
 			return fmt.Errorf("reading password: %w", err)
 		}
-		err = use(pw)
+		return use(pw)
+	})
+}
+
+// retryTyped calls attempt, which reads a password at the prompt and uses
+// it, again while it fails with formats.ErrWrongPassword, saying so each
+// time, up to maxPasswordTries calls; the last wrong one comes back as a
+// typedWrong.
+func (e *env) retryTyped(attempt func() error) error {
+	for try := 1; ; try++ {
+		err := attempt()
 		if !errors.Is(err, formats.ErrWrongPassword) {
 			return err
 		}
@@ -57,6 +67,15 @@ func (e *env) unlock(c *cli.Context, fileFlag, envVar, prompt string, use func(p
 		}
 		fmt.Fprintln(e.stderr, "minica: wrong password, try again")
 	}
+}
+
+// inputRetry is retryTyped when the password of an input is typed (there
+// is neither the file flag nor envVar), else one call of attempt.
+func (e *env) inputRetry(c *cli.Context, fileFlag, envVar string, attempt func() error) error {
+	if !e.typesPassword(c, fileFlag, envVar) {
+		return attempt()
+	}
+	return e.retryTyped(attempt)
 }
 
 // typedWrong is the last wrong password typed at a prompt: no hint about
