@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/revoke"
 )
 
 // TargetKind tells how an argument named its certificates (see Resolve).
@@ -61,11 +62,13 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // AmbiguousError is returned by Target.Revocable for a name with several
-// unrevoked certificates; Records lists them, oldest first. It matches
+// unrevoked certificates, and by Target.Liftable for one with several on
+// hold (OnHold set); Records lists them, oldest first. It matches
 // ErrAmbiguous.
 type AmbiguousError struct {
 	Name    string
 	Records []*Record
+	OnHold  bool
 }
 
 func (e *AmbiguousError) Error() string {
@@ -73,7 +76,11 @@ func (e *AmbiguousError) Error() string {
 	for i, r := range e.Records {
 		list[i] = fmt.Sprintf("%s (issued %s)", r.Serial, r.IssuedAt.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%q has %d unrevoked certificates: %s", e.Name, len(e.Records), strings.Join(list, ", "))
+	what := "unrevoked certificates"
+	if e.OnHold {
+		what = "certificates on hold"
+	}
+	return fmt.Sprintf("%q has %d %s: %s", e.Name, len(e.Records), what, strings.Join(list, ", "))
 }
 
 // Unwrap makes errors.Is(err, ErrAmbiguous) true.
@@ -213,6 +220,30 @@ func (t *Target) Revocable(all bool) ([]*Record, error) {
 		return revoked, nil
 	}
 	return nil, &NotFoundError{Arg: t.Arg}
+}
+
+// Liftable returns the records whose certificateHold removeFromCRL lifts.
+// A name names its certificates on hold (an *AmbiguousError when there are
+// several, unless all), whatever else it has, so that lifting a hold does not
+// need the serial when the name was re-issued meanwhile. Without any on hold
+// it returns what Revocable does, which RevokeRecord then refuses.
+func (t *Target) Liftable(all bool) ([]*Record, error) {
+	if t.Kind != TargetName {
+		return t.Records, nil
+	}
+	var held []*Record
+	for _, r := range t.Records {
+		if r.Status == StatusRevoked && r.Reason == revoke.CertificateHold.String() {
+			held = append(held, r)
+		}
+	}
+	switch {
+	case len(held) > 1 && !all:
+		return nil, &AmbiguousError{Name: t.Arg, Records: held, OnHold: true}
+	case len(held) > 0:
+		return held, nil
+	}
+	return t.Revocable(all)
 }
 
 // Certificate reads the certificate of record r.

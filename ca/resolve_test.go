@@ -206,6 +206,75 @@ func TestTargetRevocable(t *testing.T) {
 	}
 }
 
+// TestTargetLiftable: removeFromCRL on a name means its certificates on
+// hold, whatever else the name has.
+func TestTargetLiftable(t *testing.T) {
+	start := time.Now().UTC().Truncate(time.Second)
+	c, signer := newTestCA(t, InitOptions{})
+	c.Now = fixedClock(start)
+	issue := func(name string) *Record {
+		t.Helper()
+		is, err := c.Issue(signer, Request{Name: name, Profile: Client, Force: true})
+		if err != nil {
+			t.Fatalf("Issue %s: %v", name, err)
+		}
+		return is.Record
+	}
+	hold := func(r *Record) {
+		t.Helper()
+		if _, err := c.RevokeRecord(r, revoke.CertificateHold); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a1 := issue("alice") // on hold, then re-issued
+	hold(a1)
+	c.Now = fixedClock(start.Add(time.Minute))
+	a2 := issue("alice")
+	b1 := issue("bob") // both on hold
+	c.Now = fixedClock(start.Add(2 * time.Minute))
+	b2 := issue("bob")
+	hold(b1)
+	hold(b2)
+	n1 := issue("nohold")
+	tests := []struct {
+		arg     string
+		all     bool
+		want    []string
+		wantErr string
+	}{
+		{arg: "alice", want: []string{a1.Serial}},
+		{arg: a2.Serial, want: []string{a2.Serial}},
+		{arg: "bob", wantErr: `"bob" has 2 certificates on hold: ` + b1.Serial},
+		{arg: "bob", all: true, want: []string{b1.Serial, b2.Serial}},
+		{arg: "nohold", want: []string{n1.Serial}}, // what Revocable gives; RevokeRecord refuses it
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			target, err := c.Resolve(tt.arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := target.Liftable(tt.all)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || !errors.Is(err, ErrAmbiguous) {
+					t.Fatalf("Liftable() error = %v; want %q...", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var serials []string
+			for _, r := range recs {
+				serials = append(serials, r.Serial)
+			}
+			if strings.Join(serials, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("Liftable() = %v; want %v", serials, tt.want)
+			}
+		})
+	}
+}
+
 func TestTargetNewest(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	rec := func(serial string, st Status, notAfter time.Time) *Record {

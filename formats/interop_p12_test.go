@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // TestP12Interop writes a bundle for each profile and key type and has
 // every peer of issue point 9 read it: the key and the full chain.
 func TestP12Interop(t *testing.T) {
-	for _, tool := range []string{"openssl", "pk12util", "certutil", "java", "certtool", "curl"} {
+	for _, tool := range []string{"openssl", "pk12util", "certutil", "java", "keytool", "certtool", "curl"} {
 		requireTool(t, tool)
 	}
 	ca := testca.New(t, "Interop Test Root")
@@ -32,7 +33,9 @@ func TestP12Interop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				data, err := formats.EncodeP12(profile, id.key, id.leaf, id.chain, password)
+				// A name unlike the CN, to see where peers take it from.
+				name := "bundle-" + strings.ToLower(id.name)
+				data, err := formats.P12Encoder{Profile: profile, Name: name}.Encode(id.key, id.leaf, id.chain, password)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -44,8 +47,9 @@ func TestP12Interop(t *testing.T) {
 				pwFile := writeFile(t, dir, "password.txt", []byte(password+"\n"))
 
 				t.Run("openssl", func(t *testing.T) { opensslReadsP12(t, p12, pwFile, profile, id) })
-				t.Run("nss", func(t *testing.T) { nssImportsP12(t, p12, pwFile, id) })
+				t.Run("nss", func(t *testing.T) { nssImportsP12(t, p12, pwFile, name, id) })
 				t.Run("java", func(t *testing.T) { javaLoadsP12(t, p12, pwFile, id) })
+				t.Run("keytool", func(t *testing.T) { keytoolListsP12(t, p12, password, name) })
 				t.Run("gnutls", func(t *testing.T) { gnutlsReadsP12(t, p12, password) })
 				t.Run("curl", func(t *testing.T) { curlPresentsP12(t, server, ca, p12, password, id) })
 			})
@@ -60,6 +64,18 @@ func opensslReadsP12(t *testing.T, p12, pwFile string, profile formats.P12Profil
 	wantMAC := map[formats.P12Profile]string{formats.P12Modern: "MAC: sha256", formats.P12Compat: "MAC: sha1"}[profile]
 	if !strings.Contains(info, wantMAC) {
 		t.Errorf("openssl pkcs12 -info does not report %q:\n%s", wantMAC, info)
+	}
+	// docs/formats.md quotes what openssl reports of each profile.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "formats.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if strings.HasPrefix(line, "MAC:") || strings.Contains(line, "Iteration") {
+			if !strings.Contains(string(doc), "    "+line+"\n") {
+				t.Errorf("docs/formats.md does not quote openssl pkcs12 -info's line %q for %s", line, profile)
+			}
+		}
 	}
 	out := run(t, "openssl", "pkcs12", "-in", p12, "-passin", "file:"+pwFile, "-nodes")
 	obj, err := formats.Detect([]byte(out))
@@ -79,7 +95,10 @@ func opensslReadsP12(t *testing.T, p12, pwFile string, profile formats.P12Profil
 
 // nssImportsP12 imports into a fresh NSS database, then lists the key and
 // the certificates.
-func nssImportsP12(t *testing.T, p12, pwFile string, id interopIdentity) {
+func nssImportsP12(t *testing.T, p12, pwFile, name string, id interopIdentity) {
+	if list := run(t, "pk12util", "-l", p12, "-w", pwFile); !strings.Contains(list, "Friendly Name: "+name+"\n") {
+		t.Errorf("pk12util -l does not show the friendly name %q:\n%s", name, list)
+	}
 	db := "sql:" + t.TempDir()
 	run(t, "certutil", "-N", "-d", db, "--empty-password")
 	run(t, "pk12util", "-i", p12, "-d", db, "-w", pwFile)
@@ -89,8 +108,18 @@ func nssImportsP12(t *testing.T, p12, pwFile string, id interopIdentity) {
 		t.Errorf("certutil -K does not list one %s key:\n%s", wantAlg, keys)
 	}
 	certs := run(t, "certutil", "-L", "-d", db)
-	if !strings.Contains(certs, id.leaf.Subject.CommonName) || !strings.Contains(certs, id.chain[0].Subject.CommonName) {
-		t.Errorf("certutil -L does not list the leaf and the CA:\n%s", certs)
+	// The leaf's nickname is the key's friendlyName, not its CN.
+	if !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\s+u,u,u$`).MatchString(certs) || !strings.Contains(certs, id.chain[0].Subject.CommonName) {
+		t.Errorf("certutil -L does not list the leaf as %q and the CA:\n%s", name, certs)
+	}
+}
+
+// keytoolListsP12 has keytool list the bundle: one key entry, whose alias
+// is the name, not "1".
+func keytoolListsP12(t *testing.T, p12, password, name string) {
+	out := run(t, "keytool", "-list", "-keystore", p12, "-storetype", "PKCS12", "-storepass", password)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `, .*PrivateKeyEntry`).MatchString(out) {
+		t.Errorf("keytool -list does not show the alias %q:\n%s", name, out)
 	}
 }
 

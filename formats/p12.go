@@ -75,11 +75,14 @@ func CheckP12Password(password string) error {
 }
 
 // P12Encoder encodes PKCS#12 bundles with a profile. Iterations, when
-// non-zero, replaces the profile's KDF and MAC iteration count (2048): tests
-// lower it, nothing else should.
+// non-zero, replaces the profile's KDF and MAC iteration counts: tests
+// lower it, nothing else should. Name is the key's friendlyName, which
+// Java's keytool shows as the alias and NSS as the nickname; empty means the
+// leaf's common name, or its serial in hex when it has none.
 type P12Encoder struct {
 	Profile    P12Profile
 	Iterations int
+	Name       string
 }
 
 // EncodeP12 is P12Encoder{Profile: p}.Encode.
@@ -122,7 +125,14 @@ func (e P12Encoder) Encode(key crypto.PrivateKey, leaf *x509.Certificate, chain 
 	if err != nil {
 		return nil, fmt.Errorf("encoding PKCS#12: %w", err)
 	}
-	return der, nil
+	name := e.Name
+	if name == "" {
+		name = leaf.Subject.CommonName
+	}
+	if name == "" {
+		name = fmt.Sprintf("%x", leaf.SerialNumber)
+	}
+	return nameBundle(der, name, password)
 }
 
 // GeneratePassword returns a fresh 24-character alphanumeric password from

@@ -18,6 +18,9 @@ import (
 // exit status.
 func run(ctx context.Context, args []string, e *env) int {
 	app := newApp(e)
+	if n := len(args); n >= 2 && args[n-1] == "--generate-bash-completion" && complete(app, args[1:n-1], e.stdout) {
+		return 0
+	}
 	if err := app.RunContext(ctx, permute(app, args)); err != nil {
 		return report(e.stderr, err)
 	}
@@ -34,6 +37,9 @@ func newApp(e *env) *cli.App {
 			&cli.StringFlag{Name: "dir", EnvVars: []string{"MINICA_DIR"}, Usage: "the CA directory (default: ~/.minica)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, Usage: "how long a change waits for another minica process to release the CA"},
 			versionFlag(),
+			// urfave/cli adds --help itself only when no command is
+			// named help, and minica has its own help command.
+			cli.HelpFlag,
 		},
 		Commands: []*cli.Command{
 			initCommand(e),
@@ -56,6 +62,7 @@ func newApp(e *env) *cli.App {
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),
+			helpCommand(e),
 		},
 		Reader:               e.stdin,
 		Writer:               e.stdout,
@@ -76,7 +83,7 @@ func newApp(e *env) *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef(c, "unknown command %q", c.Args().First())
+				return unknownCommand(c, "unknown command %q", nil, c.Args().First(), c.App.Commands)
 			}
 			cli.ShowAppHelp(c)
 			return &exitError{code: 2}
@@ -116,7 +123,12 @@ func wantArgs(c *cli.Context, min, max int) error {
 	case n < min:
 		return usagef(c, "%s needs at least %d argument(s) (%s)", c.Command.HelpName, min, c.Command.ArgsUsage)
 	case n > max:
-		return usagef(c, "unexpected argument %q", c.Args().Get(max))
+		err := usagef(c, "unexpected argument %q", c.Args().Get(max))
+		// "crl stauts": a subcommand misspelt.
+		if near := nearestCommand(c.Args().Get(max), c.Command.Subcommands); near != "" && max == 0 {
+			return withHint(err, "did you mean '%s %s'?", c.Command.HelpName, near)
+		}
+		return err
 	}
 	return nil
 }

@@ -205,16 +205,20 @@ func (e *env) convertKey(c *cli.Context, in input, to string) error {
 // only when it is encrypted. Every key file named on the command line is
 // read through it.
 func (e *env) inputKey(c *cli.Context, in input, fileFlag string) (crypto.Signer, error) {
+	var key crypto.Signer
 	var pwErr error // from the password's source, returned as it is
-	key, err := in.obj.PrivateKey(func() ([]byte, error) {
-		pw, err := e.inputPassword(c, fileFlag, keyPasswordEnv, "Key password")
-		pwErr = err
-		return pw, err
+	err := e.inputRetry(c, fileFlag, keyPasswordEnv, func() (err error) {
+		key, err = in.obj.PrivateKey(func() ([]byte, error) {
+			pw, err := e.inputPassword(c, fileFlag, keyPasswordEnv, "Key password")
+			pwErr = err
+			return pw, err
+		})
+		return err
 	})
-	if pwErr != nil {
+	switch {
+	case pwErr != nil:
 		return nil, pwErr
-	}
-	if err != nil {
+	case err != nil:
 		return nil, passwordHint(fmt.Errorf("%s: %w", in.path, err), fileFlag, keyPasswordEnv)
 	}
 	return key, nil
@@ -248,15 +252,27 @@ func (e *env) convertFromP12(c *cli.Context, in input, to string) error {
 	if split && c.String("out") != "" {
 		return usagef(c, "--out writes one bundle; --key-out/--cert-out/--chain-out write separate files: choose one")
 	}
-	pw, err := e.inputPassword(c, "password-file", p12PasswordEnv, "PKCS#12 password")
-	if err != nil {
+	var key crypto.PrivateKey
+	var leaf *x509.Certificate
+	var chain []*x509.Certificate
+	var pwErr error // from the password's source, returned as it is
+	err := e.inputRetry(c, "password-file", p12PasswordEnv, func() error {
+		pw, err := e.inputPassword(c, "password-file", p12PasswordEnv, "PKCS#12 password")
+		if err != nil {
+			pwErr = err
+			return err
+		}
+		if len(pw) == 0 {
+			pwErr = withHint(fmt.Errorf("%s: %w", in.path, errors.New("a PKCS#12 password is needed")), "pass --password-file FILE or set %s", p12PasswordEnv)
+			return pwErr
+		}
+		key, leaf, chain, err = formats.DecodeP12(in.obj.PKCS12, string(pw))
 		return err
-	}
-	if len(pw) == 0 {
-		return withHint(fmt.Errorf("%s: %w", in.path, errors.New("a PKCS#12 password is needed")), "pass --password-file FILE or set %s", p12PasswordEnv)
-	}
-	key, leaf, chain, err := formats.DecodeP12(in.obj.PKCS12, string(pw))
-	if err != nil {
+	})
+	switch {
+	case pwErr != nil:
+		return pwErr
+	case err != nil:
 		return passwordHint(fmt.Errorf("%s: %w", in.path, err), "password-file", p12PasswordEnv)
 	}
 	if !split {

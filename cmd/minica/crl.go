@@ -61,15 +61,34 @@ func runCRL(c *cli.Context, e *env) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(e.stdout, crlJSON(info))
+		out := crlJSON(info.CRLInfo)
+		if len(info.copies) > 0 {
+			out["copies"] = info.copies
+		}
+		return writeJSON(e.stdout, out)
 	}
-	printPublished(e, info)
+	printPublished(e, info.CRLInfo)
+	for _, cp := range info.copies {
+		fmt.Fprintf(e.stdout, "  copy %s (%s)\n", cp.File, cp.Format)
+	}
 	return nil
+}
+
+// published is a CRL publication plus the --out copies written of it.
+type published struct {
+	*ca.CRLInfo
+	copies []crlCopy
+}
+
+// crlCopy is one --out copy of a CRL.
+type crlCopy struct {
+	File   string `json:"file"`
+	Format string `json:"format"` // PEM or DER
 }
 
 // publishLocked loads the CA key and publishes a CRL, plus the --out copies.
 // The caller holds the lock.
-func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Duration) (*ca.CRLInfo, error) {
+func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Duration) (*published, error) {
 	signer, err := loadSigner(c, e, authority)
 	if err != nil {
 		return nil, err
@@ -78,27 +97,30 @@ func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Durat
 	if err != nil {
 		return nil, err
 	}
+	p := &published{CRLInfo: info}
 	if c.Command.Name == "crl" {
 		for _, out := range c.StringSlice("out") {
-			if err := writeCopy(out, info.DER); err != nil {
+			cp, err := writeCopy(out, info.DER)
+			if err != nil {
 				return nil, err
 			}
+			p.copies = append(p.copies, cp)
 		}
 	}
-	return info, nil
+	return p, nil
 }
 
 // writeCopy replaces file with the CRL (PEM for .pem, else DER), mode 0644,
 // atomically and durably.
-func writeCopy(file string, der []byte) error {
-	data := der
+func writeCopy(file string, der []byte) (crlCopy, error) {
+	data, format := der, "DER"
 	if strings.EqualFold(filepath.Ext(file), ".pem") {
-		data = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
+		data, format = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}), "PEM"
 	}
 	if err := atomicfile.WriteFile(file, data, 0o644); err != nil {
-		return fmt.Errorf("writing CRL copy %q: %w", file, err)
+		return crlCopy{}, fmt.Errorf("writing CRL copy %q: %w", file, err)
 	}
-	return nil
+	return crlCopy{File: file, Format: format}, nil
 }
 
 func crlJSON(info *ca.CRLInfo) map[string]any {

@@ -124,7 +124,7 @@ func runCRLFetch(c *cli.Context, e *env) error {
 		}
 		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, reason, out, err)
 	}
-	if err := writeCopy(out, crlsource.DER(resp.Data)); err != nil {
+	if _, err := writeCopy(out, crlsource.DER(resp.Data)); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "updated %s: CRL %s, next update %s\n", out, crl.Number(), day(crl.NextUpdate()))

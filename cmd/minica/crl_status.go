@@ -99,16 +99,22 @@ func runCRLStatus(c *cli.Context, e *env) error {
 }
 
 // timeLeft says how long until (or since) a deadline, to the minute, such
-// as "in 6d 23h 59m" or "2h 0m ago".
+// as "in 6d 23h 59m" or "2h 0m ago", or to the second under a minute, such
+// as "in 42s".
 func timeLeft(d time.Duration) string {
 	ago := d < 0
 	if ago {
 		d = -d
 	}
-	d = d.Truncate(time.Minute)
-	s := fmt.Sprintf("%dh %dm", int(d/time.Hour)%24, int(d/time.Minute)%60)
-	if days := int(d / (24 * time.Hour)); days > 0 {
-		s = fmt.Sprintf("%dd %s", days, s)
+	var s string
+	if d < time.Minute {
+		s = fmt.Sprintf("%ds", int(d/time.Second))
+	} else {
+		d = d.Truncate(time.Minute)
+		s = fmt.Sprintf("%dh %dm", int(d/time.Hour)%24, int(d/time.Minute)%60)
+		if days := int(d / (24 * time.Hour)); days > 0 {
+			s = fmt.Sprintf("%dd %s", days, s)
+		}
 	}
 	if ago {
 		return s + " ago"

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -31,9 +33,42 @@ func newEnv() *env {
 			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
 		},
 		readSecret: func(prompt string) ([]byte, error) {
-			fmt.Fprint(os.Stderr, prompt)
-			defer fmt.Fprintln(os.Stderr)
-			return term.ReadPassword(int(os.Stdin.Fd()))
+			return readTerminalSecret(int(os.Stdin.Fd()), os.Stderr, prompt)
 		},
+	}
+}
+
+// readTerminalSecret prints prompt on w and reads a line from the terminal
+// fd without echo. An interrupt (Ctrl-C), SIGTERM or SIGHUP while it waits
+// puts the terminal back as it was (echo on) and returns errInterrupted,
+// instead of leaving the shell without echo.
+func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
+	state, err := term.GetState(fd)
+	if err != nil {
+		return nil, err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	fmt.Fprint(w, prompt)
+	defer fmt.Fprintln(w)
+	type read struct {
+		pw  []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		pw, err := term.ReadPassword(fd)
+		done <- read{pw, err}
+	}()
+	select {
+	case r := <-done:
+		return r.pw, r.err
+	case <-sigs:
+		// The read stays blocked; minica exits right after.
+		if err := term.Restore(fd, state); err != nil {
+			return nil, fmt.Errorf("restoring the terminal: %w", err)
+		}
+		return nil, errInterrupted
 	}
 }

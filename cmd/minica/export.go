@@ -91,6 +91,7 @@ func runExportP12(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	out.name = rec.Name
 	return e.writeP12(out, leaf.Key, leaf.Cert, leaf.Chain)
 }
 
@@ -111,6 +112,7 @@ func exportRecord(authority *ca.CA, arg string, e *env) (*ca.Record, error) {
 // p12Out is a .p12 about to be written: where, how, and its password.
 type p12Out struct {
 	profile   formats.P12Profile
+	name      string // the key's friendlyName; "" is the certificate's CN
 	path      string
 	pwOut     string // where a generated password goes; "" is stderr
 	force     bool
@@ -172,7 +174,7 @@ func outExists(f p12Flags, path, what, flag string) error {
 // force), decodes the written file back and compares it, and only then
 // reports success and a generated password.
 func (e *env) writeP12(o *p12Out, key crypto.Signer, leaf *x509.Certificate, chain []*x509.Certificate) error {
-	data, err := formats.P12Encoder{Profile: o.profile}.Encode(key, leaf, chain, o.password)
+	data, err := formats.P12Encoder{Profile: o.profile, Name: o.name}.Encode(key, leaf, chain, o.password)
 	if err != nil {
 		return err
 	}

@@ -77,20 +77,29 @@ func runInspect(c *cli.Context, e *env) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	var pw []byte
-	envVar := keyPasswordEnv
+	envVar, prompt := keyPasswordEnv, ""
 	switch {
 	case obj.Kind == formats.KindPKCS12:
-		envVar = p12PasswordEnv
-		pw, err = e.inputPassword(c, "password-file", envVar, "PKCS#12 password")
+		envVar, prompt = p12PasswordEnv, "PKCS#12 password"
 	case obj.Key != nil && obj.Key.Signer == nil:
-		pw, err = e.inputPassword(c, "password-file", envVar, "Key password")
+		prompt = "Key password"
 	}
-	if err != nil {
+	var d *formats.Description
+	var pwErr error // from the password's source, returned as it is
+	err = e.inputRetry(c, "password-file", envVar, func() (err error) {
+		var pw []byte
+		if prompt != "" {
+			if pw, pwErr = e.inputPassword(c, "password-file", envVar, prompt); pwErr != nil {
+				return pwErr
+			}
+		}
+		d, err = formats.Describe(data, pw, e.now())
 		return err
-	}
-	d, err := formats.Describe(data, pw, e.now())
-	if err != nil {
+	})
+	switch {
+	case pwErr != nil:
+		return pwErr
+	case err != nil:
 		return passwordHint(fmt.Errorf("%s: %w", file, err), "password-file", envVar)
 	}
 	view := inspectView{Description: d, ThisCA: e.caStatus(c, d)}

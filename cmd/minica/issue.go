@@ -30,7 +30,7 @@ func issueCommand(e *env) *cli.Command {
 // missingSubcommand is the action of commands that only group others.
 func missingSubcommand(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usagef(c, "unknown subcommand %q", c.Args().First())
+		return unknownCommand(c, "unknown subcommand %q", strings.Fields(c.Command.HelpName)[1:], c.Args().First(), c.Command.Subcommands)
 	}
 	cli.ShowSubcommandHelp(c)
 	return &exitError{code: 2}
@@ -182,14 +182,16 @@ func loadSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error)
 	if err != nil {
 		return nil, err
 	}
-	var pw []byte
-	if encrypted {
-		if pw, err = e.password(c, "MINICA_PASSWORD", "CA key password", false); err != nil {
-			return nil, err
-		}
+	if !encrypted {
+		return authority.LoadSigner(nil)
 	}
-	signer, err := authority.LoadSigner(pw)
-	if errors.Is(err, formats.ErrWrongPassword) {
+	var signer crypto.Signer
+	err = e.unlock(c, "password-file", "MINICA_PASSWORD", "CA key password", func(pw []byte) (err error) {
+		signer, err = authority.LoadSigner(pw)
+		return err
+	})
+	var typed typedWrong
+	if errors.Is(err, formats.ErrWrongPassword) && !errors.As(err, &typed) {
 		return nil, withHint(err, "check --password-file or MINICA_PASSWORD")
 	}
 	return signer, err

@@ -73,6 +73,7 @@ func (e *env) bundleIssued(c *cli.Context, o *p12Out, rec *ca.Record) error {
 	if err != nil {
 		return err
 	}
+	o.name = rec.Name
 	return e.writeP12(o, leaf.Key, leaf.Cert, leaf.Chain)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -32,7 +33,25 @@ type listFilter struct {
 	status   ca.Status
 	profile  ca.Profile
 	expiring time.Duration
-	now      time.Time
+	// expiringArg is --expiring as given, for messages.
+	expiringArg string
+	now         time.Time
+}
+
+// String is the filters as flags, such as "--status valid --expiring 30d",
+// or "" when there are none.
+func (f *listFilter) String() string {
+	var flags []string
+	if f.status != "" {
+		flags = append(flags, "--status "+string(f.status))
+	}
+	if f.expiring > 0 {
+		flags = append(flags, "--expiring "+f.expiringArg)
+	}
+	if f.profile != "" {
+		flags = append(flags, "--profile "+string(f.profile))
+	}
+	return strings.Join(flags, " ")
 }
 
 func (f *listFilter) match(r *ca.Record) bool {
@@ -68,7 +87,7 @@ func parseListFilter(c *cli.Context, now time.Time) (*listFilter, error) {
 		if err != nil {
 			return nil, usagef(c, "--expiring: %v", err)
 		}
-		f.expiring = d
+		f.expiring, f.expiringArg = d, s
 	}
 	return f, nil
 }
@@ -104,6 +123,13 @@ func runList(c *cli.Context, e *env) error {
 		// progress; the rest is buffered.
 		if n++; n == 1 {
 			w.Flush()
+		}
+	}
+	if n == 0 && !c.Bool("json") {
+		if filters := f.String(); filters != "" {
+			fmt.Fprintf(e.stderr, "minica: no certificate matches %s\n", filters)
+		} else {
+			fmt.Fprintln(e.stderr, "minica: the CA has issued no certificates yet")
 		}
 	}
 	return nil

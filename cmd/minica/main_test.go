@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +21,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
+	// MINICA_TEST_REAL runs minica itself, with the real terminal, for
+	// tests that start it on a pseudo-terminal.
+	if os.Getenv("MINICA_TEST_REAL") == "1" {
+		os.Exit(run(context.Background(), append([]string{"minica"}, os.Args[1:]...), newEnv()))
+	}
 	testscript.Main(m, map[string]func(){
 		"minica": func() { os.Exit(run(context.Background(), os.Args, testEnv())) },
 	})
@@ -26,8 +33,9 @@ func TestMain(m *testing.M) {
 
 // testEnv is newEnv plus test-only hooks, read from variables that only the
 // test binary honours: MINICA_TEST_NOW (RFC 3339) fixes the clock, and
-// MINICA_TEST_TTY pretends a terminal is attached where the user types that
-// password at every prompt.
+// MINICA_TEST_TTY pretends a terminal is attached where the user types
+// these answers, separated by "|", one per prompt (the last one repeats);
+// the prompt is printed on stderr, on a line of its own.
 func testEnv() *env {
 	e := newEnv()
 	if v := os.Getenv("MINICA_TEST_NOW"); v != "" {
@@ -37,9 +45,17 @@ func testEnv() *env {
 		}
 		e.now = func() time.Time { return now }
 	}
-	if pw := os.Getenv("MINICA_TEST_TTY"); pw != "" {
+	if typed := os.Getenv("MINICA_TEST_TTY"); typed != "" {
+		answers := strings.Split(typed, "|")
 		e.terminal = func() bool { return true }
-		e.readSecret = func(string) ([]byte, error) { return []byte(pw), nil }
+		e.readSecret = func(prompt string) ([]byte, error) {
+			fmt.Fprintln(e.stderr, prompt)
+			pw := answers[0]
+			if len(answers) > 1 {
+				answers = answers[1:]
+			}
+			return []byte(pw), nil
+		}
 	} else {
 		e.terminal = func() bool { return false }
 	}

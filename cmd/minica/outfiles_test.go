@@ -91,7 +91,7 @@ func TestWriteCRLCopy(t *testing.T) {
 		if err := os.WriteFile(f, []byte("old"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeCopy(f, []byte{0x30, 0x00}); err != nil {
+		if _, err := writeCopy(f, []byte{0x30, 0x00}); err != nil {
 			t.Fatalf("writeCopy(%q) error = %v", f, err)
 		}
 		info, err := os.Stat(f)
@@ -105,7 +105,7 @@ func TestWriteCRLCopy(t *testing.T) {
 	if got, _ := os.ReadFile(derFile); string(got) != "\x30\x00" {
 		t.Errorf("%s holds %q; want the DER", derFile, got)
 	}
-	err := writeCopy(filepath.Join(dir, "missing", "ca.crl"), []byte{0x30, 0x00})
+	_, err := writeCopy(filepath.Join(dir, "missing", "ca.crl"), []byte{0x30, 0x00})
 	want := fmt.Sprintf("writing CRL copy %q: ", filepath.Join(dir, "missing", "ca.crl"))
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("writeCopy() into a missing directory: error = %v; want starting with %q", err, want)

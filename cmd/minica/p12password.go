@@ -72,8 +72,19 @@ func (e *env) inputPassword(c *cli.Context, fileFlag, envVar, prompt string) ([]
 	return pw, nil
 }
 
-// passwordHint tells the user how to give a missing or wrong password.
+// typesPassword reports whether inputPassword asks on the terminal: there
+// is neither the file flag nor envVar.
+func (e *env) typesPassword(c *cli.Context, fileFlag, envVar string) bool {
+	return c.String(fileFlag) == "" && os.Getenv(envVar) == "" && e.terminal()
+}
+
+// passwordHint tells the user how to give a missing or wrong password,
+// unless the wrong one was typed at the prompt (a typedWrong).
 func passwordHint(err error, fileFlag, envVar string) error {
+	var typed typedWrong
+	if errors.As(err, &typed) {
+		return err
+	}
 	if errors.Is(err, formats.ErrPasswordRequired) || errors.Is(err, formats.ErrWrongPassword) {
 		return withHint(err, "pass --%s FILE or set %s", fileFlag, envVar)
 	}

@@ -8,11 +8,84 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"minica/formats"
 )
 
 // errNoPasswordSource is returned when a password is needed and there is no
 // file, no environment variable and no terminal to ask.
 var errNoPasswordSource = errors.New("a password is needed, but there is no --password-file, no MINICA_PASSWORD and no terminal to ask")
+
+// maxPasswordTries is how many times a password prompt asks when the
+// password typed is wrong.
+const maxPasswordTries = 3
+
+// errInterrupted ends minica with the status of a shell's Ctrl-C when the
+// user interrupts a password prompt.
+var errInterrupted = &exitError{code: 130, err: errors.New("interrupted")}
+
+// unlock gets a password from the file flag, then envVar, and calls use
+// with it; without either it asks on the terminal. When a typed password is
+// wrong (use fails with formats.ErrWrongPassword) it says so and asks again,
+// up to maxPasswordTries times. Without any source it fails at once with
+// errNoPasswordSource.
+func (e *env) unlock(c *cli.Context, fileFlag, envVar, prompt string, use func(pw []byte) error) error {
+	if file := c.String(fileFlag); file != "" {
+		pw, err := readPasswordFile(file)
+		if err != nil {
+			return err
+		}
+		return use(pw)
+	}
+	if v := os.Getenv(envVar); v != "" {
+		return use([]byte(v))
+	}
+	if !e.terminal() {
+		return withHint(errNoPasswordSource, "pass --%s FILE or set %s", fileFlag, envVar)
+	}
+	return e.retryTyped(func() error {
+		pw, err := e.readSecret(prompt + ": ")
+		if err != nil {
+			return fmt.Errorf("reading password: %w", err)
+		}
+		return use(pw)
+	})
+}
+
+// retryTyped calls attempt, which reads a password at the prompt and uses
+// it, again while it fails with formats.ErrWrongPassword, saying so each
+// time, up to maxPasswordTries calls; the last wrong one comes back as a
+// typedWrong.
+func (e *env) retryTyped(attempt func() error) error {
+	for try := 1; ; try++ {
+		err := attempt()
+		if !errors.Is(err, formats.ErrWrongPassword) {
+			return err
+		}
+		if try == maxPasswordTries {
+			return typedWrong{err}
+		}
+		fmt.Fprintln(e.stderr, "minica: wrong password, try again")
+	}
+}
+
+// inputRetry is retryTyped when the password of an input is typed (there
+// is neither the file flag nor envVar), else one call of attempt.
+func (e *env) inputRetry(c *cli.Context, fileFlag, envVar string, attempt func() error) error {
+	if !e.typesPassword(c, fileFlag, envVar) {
+		return attempt()
+	}
+	return e.retryTyped(attempt)
+}
+
+// typedWrong is the last wrong password typed at a prompt: no hint about
+// password files, which are for the case without a terminal.
+type typedWrong struct{ error }
+
+func (t typedWrong) Error() string {
+	return fmt.Sprintf("%v (%d tries)", t.error, maxPasswordTries)
+}
+func (t typedWrong) Unwrap() error { return t.error }
 
 // password reads a secret from --password-file, then the environment
 // variable envVar, then a no-echo prompt on the terminal (asked twice when

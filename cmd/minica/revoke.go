@@ -59,7 +59,7 @@ func runRevoke(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	targets, err := revokeTargets(c, authority, c.Args().First())
+	targets, err := revokeTargets(c, authority, c.Args().First(), reason)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func runRevoke(c *cli.Context, e *env) error {
 			fmt.Fprintf(e.stdout, "revoked %s (serial %s) at %s (%s)\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
 		}
 	}
-	var info *ca.CRLInfo
+	var info *published
 	if changed && !c.Bool("no-crl") {
 		if info, err = publishLocked(c, e, authority, 0); err != nil {
 			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run this command again, or minica crl): %w", err)
@@ -99,19 +99,20 @@ func runRevoke(c *cli.Context, e *env) error {
 	if c.Bool("json") {
 		out := map[string]any{"certificates": results}
 		if info != nil {
-			out["crl"] = crlJSON(info)
+			out["crl"] = crlJSON(info.CRLInfo)
 		}
 		return writeJSON(e.stdout, out)
 	}
 	if info != nil {
-		printPublished(e, info)
+		printPublished(e, info.CRLInfo)
 	}
 	return nil
 }
 
 // revokeTargets resolves what the user named to the records to revoke (see
-// ca.Target.Revocable), with what to do when that fails.
-func revokeTargets(c *cli.Context, authority *ca.CA, arg string) ([]*ca.Record, error) {
+// ca.Target.Revocable; ca.Target.Liftable for removeFromCRL), with what to
+// do when that fails.
+func revokeTargets(c *cli.Context, authority *ca.CA, arg string, reason revoke.Reason) ([]*ca.Record, error) {
 	t, err := authority.Resolve(arg)
 	var nf *ca.NotFoundError
 	if errors.As(err, &nf) && nf.Kind == ca.TargetSerial {
@@ -121,7 +122,15 @@ func revokeTargets(c *cli.Context, authority *ca.CA, arg string) ([]*ca.Record, 
 	if err != nil {
 		return nil, err
 	}
-	recs, err := t.Revocable(c.Bool("all"))
+	revocable := t.Revocable
+	if reason == revoke.RemoveFromCRL {
+		revocable = t.Liftable
+	}
+	recs, err := revocable(c.Bool("all"))
+	var amb *ca.AmbiguousError
+	if errors.As(err, &amb) && amb.OnHold {
+		return nil, withHint(err, "name one by its serial, or pass --all to lift every hold")
+	}
 	if errors.Is(err, ca.ErrAmbiguous) {
 		return nil, withHint(err, "name one by its serial, or pass --all to revoke them all")
 	}
