@@ -130,6 +130,10 @@ func (q *quickstart) run() error {
 		q.say("  refused: %v", err)
 	}
 	q.say("\n# The proxy's log says why:")
+	// The proxy writes its log line after the handshake ends: wait for it.
+	if err := prox.log.waitCount("reason=revoked", 1, 15*time.Second); err != nil {
+		return fmt.Errorf("the proxy logged no refusal for the revoked certificate: %v\nproxy log:\n%s", err, prox.log.String())
+	}
 	for _, line := range strings.Split(prox.log.String(), "\n") {
 		if strings.Contains(line, "handshake-refused") {
 			q.say("  %s", line)
