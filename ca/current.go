@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 
 	"minica/internal/atomicfile"
 )
@@ -42,18 +43,26 @@ func isCurrentLink(base string) bool {
 
 // Current returns the record that name's current.* links point to: the
 // newest certificate issued under name, whatever its status, or nil when
-// name has none. Pending reservations do not count.
+// name has none. Pending reservations do not count. Records keep issuance
+// times to the second: of several issued in the same second, the one the
+// links already name wins (Issue links the one it issued), else the one
+// with the highest serial.
 func (c *CA) Current(name string) (*Record, error) {
 	recs, err := c.RecordsByName(name)
 	if err != nil {
 		return nil, err
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Status != StatusPending {
+	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusPending })
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	newest := recs[len(recs)-1]
+	for i := len(recs) - 2; i >= 0 && recs[i].IssuedAt.Equal(newest.IssuedAt); i-- {
+		if c.linkCurrentOK(certDir(name), CurrentCertFile, path.Base(recs[i].CertPath())) {
 			return recs[i], nil
 		}
 	}
-	return nil, nil
+	return newest, nil
 }
 
 // currentLinks lists each link of rec's name with its target (a file name

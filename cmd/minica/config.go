@@ -113,10 +113,13 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 	if err != nil {
 		return nil, err
 	}
+	certFile, chainFile, keyFile, err := serverFiles(authority, rec)
+	if err != nil {
+		return nil, err
+	}
 	f := &serverconf.Front{
 		Dir: authority.Dir().Path(), Name: rec.Name, Serial: rec.Serial, NotAfter: rec.NotAfter,
-		CertFile: authority.Path(rec.CertPath()), ChainFile: authority.Path(rec.ChainPath()),
-		KeyFile: authority.Path(rec.KeyPath()), CAFile: authority.Path("chain.pem"),
+		CertFile: certFile, ChainFile: chainFile, KeyFile: keyFile, CAFile: authority.Path("chain.pem"),
 		CRLFile: authority.Path(ca.CRLPEMFile), Depth: len(authority.Chain),
 		ListenAddr: addr, ListenPort: port, ServerName: c.String("server-name"), Upstream: up,
 		CRLLifetime: time.Duration(authority.Settings.CRLLifetime),
@@ -128,6 +131,25 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 		warnf(e.stderr, "the CA has no published CRL yet; run 'minica crl' before starting the server")
 	}
 	return f, nil
+}
+
+// serverFiles are the absolute paths of rec's certificate, chain and key
+// for a server configuration: the stable certs/NAME/current.* links when
+// rec is the name's current certificate, so that a re-issue and a reload
+// serve the successor without a new configuration, else rec's own files.
+func serverFiles(authority *ca.CA, rec *ca.Record) (cert, chain, key string, err error) {
+	cur, err := authority.Current(rec.Name)
+	if err != nil {
+		return "", "", "", err
+	}
+	if cur != nil && cur.Serial == rec.Serial {
+		_, kerr := authority.Dir().Stat(ca.CurrentKeyPath(rec.Name))
+		_, cerr := authority.Dir().Stat(ca.CurrentCertPath(rec.Name))
+		if kerr == nil && cerr == nil { // a directory of an older minica has none until check
+			return authority.Path(ca.CurrentCertPath(rec.Name)), authority.Path(ca.CurrentChainPath(rec.Name)), authority.Path(ca.CurrentKeyPath(rec.Name)), nil
+		}
+	}
+	return authority.Path(rec.CertPath()), authority.Path(rec.ChainPath()), authority.Path(rec.KeyPath()), nil
 }
 
 // configServerCert is the server certificate ca.ServerCert chooses for
