@@ -32,6 +32,11 @@ type Front struct {
 	ServerName  string
 	Upstream    *url.URL      // http://HOST:PORT, as ParseUpstream returns it
 	CRLLifetime time.Duration // the CA's CRL lifetime
+	// The identity headers, as the proxy's --headers and --header take
+	// them (see proxy.HeaderFields): "" is the minica profile. nginx and
+	// Apache only; HAProxy sets the minica profile's.
+	HeaderProfile string
+	CustomHeaders []string
 }
 
 // Listen is ADDR:PORT, or PORT alone when no address was given.

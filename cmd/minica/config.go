@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/proxy"
 	"minica/serverconf"
 )
 
@@ -32,7 +35,7 @@ func configCommand(e *env) *cli.Command {
 		Subcommands: subs,
 		// The subcommands' flags, hidden, so that "config lighttpd --listen
 		// 443" says the server is unknown rather than the flag.
-		Flags: hiddenFlags(append(frontFlags(), jobFlags()...)),
+		Flags: hiddenFlags(append(webFlags(serverconf.Nginx), jobFlags()...)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "unknown server %q: want nginx, apache, haproxy, cron, systemd or systemd-proxy", c.Args().First())
@@ -44,7 +47,10 @@ func configCommand(e *env) *cli.Command {
 
 func hiddenFlags(flags []cli.Flag) []cli.Flag {
 	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok {
+		switch sf := f.(type) {
+		case *cli.StringFlag:
+			sf.Hidden = true
+		case *cli.StringSliceFlag:
 			sf.Hidden = true
 		}
 	}
@@ -61,17 +67,66 @@ func frontFlags() []cli.Flag {
 	}
 }
 
+// webFlags are frontFlags plus, for nginx and Apache, the identity header
+// flags of 'minica proxy'.
+func webFlags(server string) []cli.Flag {
+	flags := frontFlags()
+	if server == serverconf.HAProxy {
+		return flags
+	}
+	return append(flags,
+		&cli.StringFlag{Name: "headers", Usage: "identity header `PROFILE`, as 'minica proxy --headers' (default minica): " + strings.Join(configProfiles(), ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD`, as 'minica proxy --header' (repeatable; FIELD: " + strings.Join(serverconf.ServerFieldNames(server), ", ") + ")"},
+	)
+}
+
+// checkHeaderFlags checks --headers and --header before anything is read,
+// as usage errors.
+func checkHeaderFlags(c *cli.Context, server string) error {
+	err := serverconf.CheckHeaders(server, c.String("headers"), c.StringSlice("header"))
+	var cannot *serverconf.CannotError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &cannot):
+		return withHint(usagef(c, "--header: %v", err), "'minica proxy --header %s=%s' can send it", cannot.Header, cannot.Field)
+	case errors.Is(err, proxy.ErrUnknownProfile), err != nil && c.IsSet("headers") && !slices.Contains(configProfiles(), strings.ToLower(c.String("headers"))):
+		return usagef(c, "--headers: %v (%s can render: %s)", err, server, strings.Join(configProfiles(), ", "))
+	}
+	return usagef(c, "--header: %v", err)
+}
+
+// configProfiles are the proxy's header profiles a web server can render
+// (XFCC and RFC 9440 need forms no server variable has).
+func configProfiles() []string {
+	var out []string
+	for _, p := range proxy.Profiles {
+		if p != proxy.ProfileXFCC && p != proxy.ProfileRFC9440 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func webConfigCommand(e *env, server string) *cli.Command {
 	return &cli.Command{
 		Name:        server,
 		Usage:       "print a " + server + " configuration for mutual TLS with this CA",
 		ArgsUsage:   " ",
 		Description: "Example:\n   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --listen 443",
-		Flags:       frontFlags(),
+		Flags:       webFlags(server),
 		Action: func(c *cli.Context) error {
+			if server != serverconf.HAProxy {
+				if err := checkHeaderFlags(c, server); err != nil {
+					return err
+				}
+			}
 			f, err := loadFront(c, e)
 			if err != nil {
 				return err
+			}
+			if server != serverconf.HAProxy {
+				f.HeaderProfile, f.CustomHeaders = c.String("headers"), c.StringSlice("header")
 			}
 			text, err := serverconf.Web(server, f)
 			if err != nil {
