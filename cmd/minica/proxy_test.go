@@ -64,6 +64,7 @@ func newProxyFixture(t *testing.T) *proxyFixture {
 func (f *proxyFixture) file(t *testing.T, name, ext string) string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(f.dir, "certs", name, "*"+ext))
+	m = slices.DeleteFunc(m, func(p string) bool { return strings.HasPrefix(filepath.Base(p), "current.") })
 	if err != nil || len(m) != 1 {
 		t.Fatalf("finding the %s file of %s: %v %v", ext, name, m, err)
 	}
