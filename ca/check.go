@@ -38,7 +38,8 @@ func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) 
 // CheckWith verifies the CA directory and repairs what an interrupted
 // issuance, revocation or publish leaves: it removes temporary files,
 // completes pending records whose certificate reached the disk, voids the
-// others, recreates the record of any certificate found without one, makes
+// others, recreates the record of any certificate found without one, points
+// each name's current.* links at its newest certificate, makes
 // crl.pem and crl.der hold the same CRL (the later one), and publishes a
 // CRL when the published one lacks revocations of the log and o.Signer
 // gives the CA key. It never deletes a record or a certificate. The caller
@@ -55,6 +56,9 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 		return nil, err
 	}
 	if err := c.rebuildNameIndex(); err != nil {
+		return nil, err
+	}
+	if err := c.checkCurrent(rep); err != nil {
 		return nil, err
 	}
 	crl, err := c.checkCRLFiles(rep)
@@ -176,7 +180,7 @@ func (c *CA) checkCerts(rep *CheckReport) error {
 			return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
 		}
 		for _, f := range files {
-			if serial, ok := strings.CutSuffix(f.Name(), ".crt"); ok {
+			if serial, ok := strings.CutSuffix(f.Name(), ".crt"); ok && !isCurrentLink(f.Name()) {
 				if err := c.checkCert(rep, n.Name(), serial); err != nil {
 					return err
 				}

@@ -123,8 +123,12 @@ func TestCheckRecordsCertificateWithLostKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Repaired) != 0 || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "its key did not reach the disk: revoke it (minica revoke "+rec.Serial+")") {
+			// The one repair: current.key, which would name the lost key, goes.
+			if len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], "current.* links of simon") || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "its key did not reach the disk: revoke it (minica revoke "+rec.Serial+")") {
 				t.Fatalf("Check() repaired %q, problems %q; want one problem naming the lost key", rep.Repaired, rep.Problems)
+			}
+			if _, err := os.Lstat(c.Path(CurrentKeyPath("simon"))); !os.IsNotExist(err) {
+				t.Errorf("current.key after check: %v; want it gone with the key", err)
 			}
 			got, err := c.Record(is.Cert.SerialNumber)
 			if err != nil || got.Status != StatusValid || got.HasKey {

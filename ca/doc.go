@@ -13,7 +13,8 @@
 //	                                 (PBES2, AES-256) unless created without a password
 //	chain.pem                  0644  the chain handed out with every leaf (PEM)
 //	settings.json              0644  CA settings: validities, CRL lifetime and URL
-//	lock                       0600  held with flock(2) around every mutation; holds the holder's pid
+//	lock                       0600  held with flock(2) (LockFileEx on Windows) around every
+//	                                 mutation; holds the holder's pid
 //	db/XX/SERIAL.json          0644  one record per certificate ever signed
 //	                                 (XX: the serial's first two hex digits)
 //	db/names/NAME              0644  the name index: the serial of every record of NAME,
@@ -21,6 +22,9 @@
 //	certs/NAME/SERIAL.crt      0644  an issued certificate (PEM)
 //	certs/NAME/SERIAL.key      0600  its private key, when minica generated it
 //	certs/NAME/SERIAL.chain.pem 0644 the certificate followed by the CA chain
+//	certs/NAME/current.crt     link  the newest certificate of NAME; also current.key
+//	                                 (absent without a key) and current.chain.pem: relative
+//	                                 symbolic links (hard links where refused), see [CA.Current]
 //
 // SERIAL is the certificate's serial number in 32 lowercase hex digits.
 //
@@ -34,7 +38,9 @@
 // created in place and synced before issuance reports success; the
 // reservation and the completed record are atomic but not synced, and [CA.Check] rebuilds them from those files after
 // a power loss. Check also completes or voids pending records, removes
-// temporary files and rebuilds the name index from the records.
+// temporary files, rebuilds the name index from the records and points the
+// current.* links at each name's newest certificate, which Issue moves one
+// atomic rename at a time.
 //
 // # Finding certificates
 //

@@ -96,6 +96,9 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err := c.completeRecord(recFile, rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
+	if err := c.linkCurrent(rec); err != nil {
+		return nil, fmt.Errorf("issued serial %s, but (run minica check): %w", rec.Serial, err)
+	}
 	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
 	if key != nil {
 		out.KeyFile = c.dir.Join(rec.KeyPath())

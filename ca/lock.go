@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -32,10 +31,13 @@ func (e *LockError) Unwrap() error { return ErrLocked }
 
 const lockFile = "lock"
 
+// errWouldBlock is what tryLock returns when another holder has the lock.
+var errWouldBlock = errors.New("lock held elsewhere")
+
 // Lock takes the exclusive lock on the CA directory, waiting at most timeout
-// for another holder to let go. The lock is an flock(2) on the file "lock",
-// so the kernel releases it when its holder dies, even by SIGKILL. The
-// returned function releases it.
+// for another holder to let go. The lock is an flock(2) on the file "lock"
+// (LockFileEx on Windows), so the operating system releases it when its
+// holder dies, even by SIGKILL. The returned function releases it.
 func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
 	f, err := c.dir.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -43,11 +45,11 @@ func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = tryLock(f)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, errWouldBlock) {
 			f.Close()
 			return nil, fmt.Errorf("locking %q: %w", c.dir.Join(lockFile), err)
 		}
@@ -64,7 +66,7 @@ func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
 	// whole: truncating the file first cost a fifth of a millisecond.
 	f.WriteAt(fmt.Appendf(nil, "%-10d\n", os.Getpid()), 0)
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		unlockFile(f)
 		f.Close()
 	}, nil
 }

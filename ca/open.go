@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"time"
 
 	"minica/formats"
@@ -149,7 +150,9 @@ func (c *CA) readKeyFile() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading CA key %q: %w", c.dir.Join(keyFile), err)
 	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+	// Windows has no Unix modes (Go reports 0666 or 0444 there): the
+	// directory's ACL protects the key, so the check is Unix-only.
+	if perm := info.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, fmt.Errorf("CA key %q has mode %04o: group and others must have no access (chmod 600 it)", c.dir.Join(keyFile), perm)
 	}
 	data, err := c.dir.ReadFile(keyFile)

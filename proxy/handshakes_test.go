@@ -139,23 +139,6 @@ func TestHandshakeBurstFromOneSource(t *testing.T) {
 	e.waitMetric(`minica_proxy_connections_shed_total{reason="source-limit"}`, "1")
 }
 
-// raiseFileLimit makes room for n more open files, or skips the test.
-func raiseFileLimit(t *testing.T, n uint64) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skipf("getrlimit: %v", err)
-	}
-	if lim.Cur >= n+256 {
-		return
-	}
-	old := lim
-	lim.Cur = min(n+256, lim.Max)
-	if lim.Cur < n+256 || syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
-		t.Skipf("needs %d open files; the limit is %d", n+256, lim.Max)
-	}
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
-}
-
 // legitRequests makes n requests, 25ms apart, each on a new connection
 // from 127.0.0.1 and each given a second, and returns how many succeeded and
 // the slowest one's time.

@@ -28,7 +28,7 @@ func NewHeaders(profile string, custom []string) (*Headers, error) {
 	}
 	h := &Headers{specs: make([]spec, 0, len(base)+len(custom))}
 	for _, s := range base {
-		h.specs = append(h.specs, spec{name: textproto.CanonicalMIMEHeaderKey(s.name), value: s.value})
+		h.specs = append(h.specs, spec{name: textproto.CanonicalMIMEHeaderKey(s.name), field: s.field, value: s.value})
 	}
 	seen := map[string]bool{}
 	for _, c := range custom {
@@ -81,7 +81,7 @@ func parseCustom(c string) (spec, error) {
 	if !ok {
 		return spec{}, fmt.Errorf("custom header %q: unknown field %q (known: %s)", c, fieldName, strings.Join(FieldNames(), ", "))
 	}
-	return spec{name: canon, value: f}, nil
+	return spec{name: canon, field: fieldName, value: f}, nil
 }
 
 // validToken reports whether s is an RFC 9110 token.

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/textproto"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ type field func(id *Identity) string
 
 type spec struct {
 	name  string
+	field string // the field it renders, a name of fields or a profile's own form
 	value field
 }
 
@@ -92,6 +94,54 @@ func FieldNames() []string {
 	return names
 }
 
+// The fields of the apache profile's headers that render a certificate fact
+// in mod_ssl's form rather than a field's: the times as OpenSSL prints them
+// ("Jan  2 15:04:05 2030 GMT") and the PEM with its newlines as spaces.
+const (
+	FieldVStart     = "v_start"
+	FieldVEnd       = "v_end"
+	FieldApacheCert = "cert_apache"
+)
+
+// HeaderField is one identity header a Headers sets: its name, as
+// documented or as given in NAME=FIELD, and the field it renders (a name
+// of FieldNames, one of the Field constants, or "xfcc" and
+// "cert_chain_der", which no single field is).
+type HeaderField struct {
+	Name  string
+	Field string
+}
+
+// HeaderFields lists the headers that NewHeaders(profile, custom) sets, in
+// its order, with the errors NewHeaders gives. Configurations written for
+// other servers use it to set the same headers from the server's own
+// variables.
+func HeaderFields(profile string, custom []string) ([]HeaderField, error) {
+	if _, err := NewHeaders(profile, custom); err != nil {
+		return nil, err
+	}
+	if profile == "" {
+		profile = ProfileMinica
+	}
+	var out []HeaderField
+	given := map[string]bool{}
+	for _, c := range custom {
+		s, _ := parseCustom(c) // checked by NewHeaders
+		given[s.name] = true
+	}
+	for _, s := range profiles[strings.ToLower(profile)] {
+		if !given[textproto.CanonicalMIMEHeaderKey(s.name)] {
+			out = append(out, HeaderField{Name: s.name, Field: s.field})
+		}
+	}
+	for _, c := range custom {
+		name, _, _ := strings.Cut(c, "=")
+		s, _ := parseCustom(c)
+		out = append(out, HeaderField{Name: strings.TrimSpace(name), Field: s.field})
+	}
+	return out, nil
+}
+
 // ProfileNames returns the names of the headers profile sets, in its order
 // and in its documented spelling (X-SSL-Client-CN, where Headers.Names has
 // the canonical X-Ssl-Client-Cn), or an error matching ErrUnknownProfile.
@@ -110,42 +160,42 @@ func ProfileNames(profile string) ([]string, error) {
 
 var profiles = map[string][]spec{
 	ProfileMinica: {
-		{"X-SSL-Client-CN", fields["cn"]},
-		{"X-SSL-Client-Email", fields["email"]},
-		{"X-SSL-Client-DN", fields["dn"]},
-		{"X-SSL-Client-Serial", fields["serial"]},
-		{"X-SSL-Client-Fingerprint", fields["fingerprint"]},
-		{"X-SSL-Client-Not-After", fields["not_after"]},
-		{"X-SSL-Client-Verify", fields["verify"]},
-		{"X-SSL-Client-Cert", fields["cert"]},
+		{"X-SSL-Client-CN", "cn", fields["cn"]},
+		{"X-SSL-Client-Email", "email", fields["email"]},
+		{"X-SSL-Client-DN", "dn", fields["dn"]},
+		{"X-SSL-Client-Serial", "serial", fields["serial"]},
+		{"X-SSL-Client-Fingerprint", "fingerprint", fields["fingerprint"]},
+		{"X-SSL-Client-Not-After", "not_after", fields["not_after"]},
+		{"X-SSL-Client-Verify", "verify", fields["verify"]},
+		{"X-SSL-Client-Cert", "cert", fields["cert"]},
 	},
 	ProfileApache: {
-		{"X-SSL-Client-S-DN", fields["dn"]},
-		{"X-SSL-Client-S-DN-CN", func(id *Identity) string { return escapeModSSL(id.CN) }},
-		{"X-SSL-Client-S-DN-Email", func(id *Identity) string { return escapeModSSL(id.DNEmail) }},
-		{"X-SSL-Client-S-DN-O", func(id *Identity) string { return escapeModSSL(first(id.O)) }},
-		{"X-SSL-Client-S-DN-OU", func(id *Identity) string { return escapeModSSL(first(id.OU)) }},
-		{"X-SSL-Client-I-DN", fields["issuer_dn"]},
-		{"X-SSL-Client-M-Serial", fields["serial"]},
-		{"X-SSL-Client-V-Start", func(id *Identity) string { return modSSLTime(id.NotBefore) }},
-		{"X-SSL-Client-V-End", func(id *Identity) string { return modSSLTime(id.NotAfter) }},
-		{"X-SSL-Client-Verify", fields["verify"]},
-		{"X-SSL-Client-Cert", apachePEM},
+		{"X-SSL-Client-S-DN", "dn", fields["dn"]},
+		{"X-SSL-Client-S-DN-CN", "cn", func(id *Identity) string { return escapeModSSL(id.CN) }},
+		{"X-SSL-Client-S-DN-Email", "dn_email", func(id *Identity) string { return escapeModSSL(id.DNEmail) }},
+		{"X-SSL-Client-S-DN-O", "o", func(id *Identity) string { return escapeModSSL(first(id.O)) }},
+		{"X-SSL-Client-S-DN-OU", "ou", func(id *Identity) string { return escapeModSSL(first(id.OU)) }},
+		{"X-SSL-Client-I-DN", "issuer_dn", fields["issuer_dn"]},
+		{"X-SSL-Client-M-Serial", "serial", fields["serial"]},
+		{"X-SSL-Client-V-Start", FieldVStart, func(id *Identity) string { return modSSLTime(id.NotBefore) }},
+		{"X-SSL-Client-V-End", FieldVEnd, func(id *Identity) string { return modSSLTime(id.NotAfter) }},
+		{"X-SSL-Client-Verify", "verify", fields["verify"]},
+		{"X-SSL-Client-Cert", FieldApacheCert, apachePEM},
 	},
 	ProfileNginx: {
-		{"X-SSL-Client-S-DN", fields["dn"]},
-		{"X-SSL-Client-Serial", fields["serial"]},
-		{"X-SSL-Client-Fingerprint", fields["fingerprint_sha1"]},
-		{"X-SSL-Client-Escaped-Cert", fields["cert"]},
-		{"X-SSL-Client-Verify", fields["verify"]},
+		{"X-SSL-Client-S-DN", "dn", fields["dn"]},
+		{"X-SSL-Client-Serial", "serial", fields["serial"]},
+		{"X-SSL-Client-Fingerprint", "fingerprint_sha1", fields["fingerprint_sha1"]},
+		{"X-SSL-Client-Escaped-Cert", "cert", fields["cert"]},
+		{"X-SSL-Client-Verify", "verify", fields["verify"]},
 	},
 	ProfileXFCC: {
-		{"X-Forwarded-Client-Cert", xfcc},
+		{"X-Forwarded-Client-Cert", "xfcc", xfcc},
 	},
 	ProfileNone: {},
 	ProfileRFC9440: {
-		{"Client-Cert", fields["cert_der"]},
-		{"Client-Cert-Chain", func(id *Identity) string {
+		{"Client-Cert", "cert_der", fields["cert_der"]},
+		{"Client-Cert-Chain", "cert_chain_der", func(id *Identity) string {
 			parts := make([]string, len(id.Chain))
 			for i, c := range id.Chain {
 				parts[i] = sfBinary(c.Raw)

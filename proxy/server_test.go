@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,40 @@ import (
 	"minica/internal/testca"
 )
 
+// alertNames are the TLS alerts by the text a Go client reports for them.
+var alertNames = map[string]string{
+	"tls: certificate required":          "certificate_required",
+	"tls: unknown certificate authority": "unknown_ca",
+	"tls: expired certificate":           "certificate_expired",
+	"tls: bad certificate":               "bad_certificate",
+	"tls: revoked certificate":           "certificate_revoked",
+}
+
+// readAlertTable returns the alert column of docs/proxy.md's table of
+// refused handshakes by log reason (the TLS 1.3 row where there are two).
+func readAlertTable(t *testing.T) map[string]string {
+	data, err := os.ReadFile("../docs/proxy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		cols := strings.Split(strings.TrimSpace(line), " | ")
+		if len(cols) != 3 || !strings.HasPrefix(cols[1], "`") {
+			continue
+		}
+		reason := strings.Trim(cols[1], "`")
+		if _, ok := table[reason]; !ok {
+			table[reason] = strings.TrimSpace(cols[2])
+		}
+	}
+	return table
+}
+
+// TestClientMatrix: each kind of client certificate gets what docs/proxy.md
+// says: a refused handshake with the alert its table names, or a status.
 func TestClientMatrix(t *testing.T) {
+	alertTable := readAlertTable(t)
 	e := newEnv(t, func(c *Config) { c.AllowCN = []string{"alice", "revoked", "no-eku", "server"} })
 	now := time.Now()
 	other := testca.New(t, "Test CA") // same subject, other key
@@ -82,6 +116,9 @@ func TestClientMatrix(t *testing.T) {
 				}
 				if err := e.handshakeError(e.tlsConfig(cert, key)); err == nil || !strings.Contains(err.Error(), "remote error: "+tt.alert) {
 					t.Errorf("handshake error = %v; want alert %q", err, tt.alert)
+				}
+				if doc := alertTable[tt.reason]; !strings.Contains(doc, `("`+tt.alert+`")`) && !strings.Contains(doc, alertNames[tt.alert]+"` |") {
+					t.Errorf("docs/proxy.md's alert table says %q for %s; the proxy sent %q", doc, tt.reason, tt.alert)
 				}
 				want := []string{"handshake-refused ", "reason=" + tt.reason + " "}
 				if cert != nil {

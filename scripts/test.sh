@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full test suite, as the README gives it: installs the Debian packages
 # the tests need (when run as root and they are missing), checks gofmt, go
-# vet and staticcheck (pinned in go.mod), then runs every test with the race
-# detector, including the interop checks against real peers.
+# vet, a build and vet for every release target, and staticcheck (pinned in
+# go.mod), then runs every test with the race detector, including the
+# interop checks against real peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,16 @@ fi
 echo "test.sh: go vet"
 go vet ./...
 go vet -tags interop ./...
+
+# Every release target builds and vets (test files included), so that no
+# platform breaks silently. The interop tests run real servers on this
+# (Linux) machine only, so the loop vets without their tag.
+targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 freebsd/amd64 freebsd/arm64 windows/amd64 windows/arm64)
+for target in "${targets[@]}"; do
+	echo "test.sh: go build and go vet for $target"
+	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build ./...
+	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
+done
 
 # staticcheck, pinned by go.mod's tool directive (go tool staticcheck).
 echo "test.sh: staticcheck"

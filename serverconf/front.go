@@ -36,6 +36,11 @@ type Front struct {
 	// directory, "" when the server reads the CA directory (see OnHost).
 	HostDir   string
 	HostFiles []HostFile // what to copy into HostDir
+	// The identity headers, as the proxy's --headers and --header take
+	// them (see proxy.HeaderFields): "" is the minica profile. nginx and
+	// Apache only; HAProxy sets the minica profile's.
+	HeaderProfile string
+	CustomHeaders []string
 }
 
 // Listen is ADDR:PORT, or PORT alone when no address was given.

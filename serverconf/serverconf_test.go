@@ -279,3 +279,48 @@ func TestJobCheck(t *testing.T) {
 		t.Errorf("SystemdProxy(nginx job) error = %v", err)
 	}
 }
+
+// TestWebHeaders: nginx and Apache set the headers of a proxy profile or of
+// custom NAME=FIELD headers from their own variables, so that an app keeps
+// the header names of the classic recipe (X_SSL_CLIENT_DN_CN), and say which
+// they cannot produce.
+func TestWebHeaders(t *testing.T) {
+	classic := []string{"X_SSL_CLIENT_DN_Email=dn_email", "X_SSL_CLIENT_DN_CN=cn"}
+	for _, server := range []string{Nginx, Apache} {
+		for name, h := range map[string]struct {
+			profile string
+			custom  []string
+		}{
+			"classic": {"none", classic},
+			"apache":  {"apache", nil},
+			"nginx":   {"nginx", []string{"X-Client-Issuer=issuer_dn"}},
+		} {
+			t.Run(server+"."+name, func(t *testing.T) {
+				f := mainCA.front(t, "http://127.0.0.1:8080", "443")
+				f.HeaderProfile, f.CustomHeaders = h.profile, h.custom
+				got, err := Web(server, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, server+".headers-"+name, got)
+			})
+		}
+	}
+	tests := []struct {
+		server, profile string
+		custom          []string
+		wantErr         string
+	}{
+		{Nginx, "", []string{"X-Fp=fingerprint"}, `nginx cannot produce the field "fingerprint" of header X-Fp; it can: cert, cn, dn, dn_email, email, fingerprint_sha1, issuer_dn, serial, verify`},
+		{Apache, "", []string{"X-Uri=uri"}, `apache cannot produce the field "uri" of header X-Uri; it can: cn, dn, dn_email, email, issuer_dn, o, ou, serial, verify`},
+		{Nginx, "envoy", nil, `unknown header profile "envoy"`},
+		{Apache, "", []string{"X-Bad=nope"}, `unknown field "nope"`},
+	}
+	for _, tt := range tests {
+		f := mainCA.front(t, "http://127.0.0.1:8080", "443")
+		f.HeaderProfile, f.CustomHeaders = tt.profile, tt.custom
+		if _, err := Web(tt.server, f); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("Web(%s, %q, %q) error = %v; want containing %q", tt.server, tt.profile, tt.custom, err, tt.wantErr)
+		}
+	}
+}

@@ -66,10 +66,12 @@ func identityHeaders() ([]string, error) {
 // webData is what the front-end templates read.
 type webData struct {
 	*Front
-	Until    string   // NotAfter, RFC 3339
-	Lifetime string   // CRLLifetime, e.g. "7d"
-	Unset    []string // headers to remove
-	Server   string   // nginx, apache or haproxy
+	Until    string    // NotAfter, RFC 3339
+	Lifetime string    // CRLLifetime, e.g. "7d"
+	Unset    []string  // headers to remove
+	Server   string    // nginx, apache or haproxy
+	SetLines []string  // the lines that set the identity headers (nginx, Apache)
+	Omitted  []omitted // headers of the profile left out
 }
 
 // Ident is the certificate name as an identifier for map variables and
@@ -112,11 +114,22 @@ func Web(server string, f *Front) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if server == Nginx {
-		// nginx overwrites the headers it sets with proxy_set_header, and
-		// drops '_' names itself.
-		d.Unset = names[len(setHeaders):]
-	} else {
+	switch server {
+	case Nginx, Apache:
+		plan, err := planHeaders(server, f)
+		if err != nil {
+			return "", err
+		}
+		if d.Unset, err = unsetNames(server, plan); err != nil {
+			return "", err
+		}
+		d.Omitted = plan.omitted
+		if server == Nginx {
+			d.SetLines = nginxLines(plan, d.Ident())
+		} else {
+			d.SetLines = apacheLines(plan)
+		}
+	default:
 		d.Unset = append(d.Unset, names...)
 		for _, h := range names {
 			d.Unset = append(d.Unset, strings.ReplaceAll(h, "-", "_"))

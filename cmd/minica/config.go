@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/proxy"
 	"minica/serverconf"
 )
 
@@ -35,7 +38,7 @@ func configCommand(e *env) *cli.Command {
 		Subcommands: subs,
 		// The subcommands' flags, hidden, so that "config lighttpd --listen
 		// 443" says the server is unknown rather than the flag.
-		Flags: hiddenFlags(append(append(webFlags(), jobFlags()...), hiddenServeFlags()...)),
+		Flags: hiddenFlags(append(append(webFlags(serverconf.Nginx), jobFlags()...), hiddenServeFlags()...)),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(c, "unknown server %q: want %s", c.Args().First(), configNames)
@@ -60,7 +63,10 @@ func hiddenServeFlags() []cli.Flag {
 
 func hiddenFlags(flags []cli.Flag) []cli.Flag {
 	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok {
+		switch sf := f.(type) {
+		case *cli.StringFlag:
+			sf.Hidden = true
+		case *cli.StringSliceFlag:
 			sf.Hidden = true
 		}
 	}
@@ -77,10 +83,46 @@ func frontFlags() []cli.Flag {
 	}
 }
 
-// webFlags are the flags of the web server subcommands.
-func webFlags() []cli.Flag {
-	return append(frontFlags(), &cli.StringFlag{Name: "host-dir",
+// webFlags are frontFlags and --host-dir plus, for nginx and Apache, the
+// identity header flags of 'minica proxy'.
+func webFlags(server string) []cli.Flag {
+	flags := append(frontFlags(), &cli.StringFlag{Name: "host-dir",
 		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"})
+	if server == serverconf.HAProxy {
+		return flags
+	}
+	return append(flags,
+		&cli.StringFlag{Name: "headers", Usage: "identity header `PROFILE`, as 'minica proxy --headers' (default minica): " + strings.Join(configProfiles(), ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD`, as 'minica proxy --header' (repeatable; FIELD: " + strings.Join(serverconf.ServerFieldNames(server), ", ") + ")"},
+	)
+}
+
+// checkHeaderFlags checks --headers and --header before anything is read,
+// as usage errors.
+func checkHeaderFlags(c *cli.Context, server string) error {
+	err := serverconf.CheckHeaders(server, c.String("headers"), c.StringSlice("header"))
+	var cannot *serverconf.CannotError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &cannot):
+		return withHint(usagef(c, "--header: %v", err), "'minica proxy --header %s=%s' can send it", cannot.Header, cannot.Field)
+	case errors.Is(err, proxy.ErrUnknownProfile), err != nil && c.IsSet("headers") && !slices.Contains(configProfiles(), strings.ToLower(c.String("headers"))):
+		return usagef(c, "--headers: %v (%s can render: %s)", err, server, strings.Join(configProfiles(), ", "))
+	}
+	return usagef(c, "--header: %v", err)
+}
+
+// configProfiles are the proxy's header profiles a web server can render
+// (XFCC and RFC 9440 need forms no server variable has).
+func configProfiles() []string {
+	var out []string
+	for _, p := range proxy.Profiles {
+		if p != proxy.ProfileXFCC && p != proxy.ProfileRFC9440 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func webConfigCommand(e *env, server string) *cli.Command {
@@ -94,8 +136,13 @@ func webConfigCommand(e *env, server string) *cli.Command {
 			"keeps DIR/crl.pem fresh.\n\n" +
 			"Example:\n   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --listen 443\n" +
 			"   minica config " + server + " --server-cert app.example.com --upstream http://127.0.0.1:8080 --host-dir " + serverconf.DefaultHostDir(server),
-		Flags: webFlags(),
+		Flags: webFlags(server),
 		Action: func(c *cli.Context) error {
+			if server != serverconf.HAProxy {
+				if err := checkHeaderFlags(c, server); err != nil {
+					return err
+				}
+			}
 			f, err := loadFront(c, e)
 			if err != nil {
 				return err
@@ -105,6 +152,9 @@ func webConfigCommand(e *env, server string) *cli.Command {
 					return usagef(c, "--host-dir: %q is not an absolute path", dir)
 				}
 				f.OnHost(filepath.Clean(dir))
+			}
+			if server != serverconf.HAProxy {
+				f.HeaderProfile, f.CustomHeaders = c.String("headers"), c.StringSlice("header")
 			}
 			text, err := serverconf.Web(server, f)
 			if err != nil {
@@ -146,10 +196,13 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 	if err != nil {
 		return nil, err
 	}
+	certFile, chainFile, keyFile, err := serverFiles(authority, rec)
+	if err != nil {
+		return nil, err
+	}
 	f := &serverconf.Front{
 		Dir: authority.Dir().Path(), Name: rec.Name, Serial: rec.Serial, NotAfter: rec.NotAfter,
-		CertFile: authority.Path(rec.CertPath()), ChainFile: authority.Path(rec.ChainPath()),
-		KeyFile: authority.Path(rec.KeyPath()), CAFile: authority.Path("chain.pem"),
+		CertFile: certFile, ChainFile: chainFile, KeyFile: keyFile, CAFile: authority.Path("chain.pem"),
 		CRLFile: authority.Path(ca.CRLPEMFile), Depth: len(authority.Chain),
 		ListenAddr: addr, ListenPort: port, ServerName: c.String("server-name"), Upstream: up,
 		CRLLifetime: time.Duration(authority.Settings.CRLLifetime),
@@ -161,6 +214,25 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 		warnf(e.stderr, "the CA has no published CRL yet; run 'minica crl' before starting the server")
 	}
 	return f, nil
+}
+
+// serverFiles are the absolute paths of rec's certificate, chain and key
+// for a server configuration: the stable certs/NAME/current.* links when
+// rec is the name's current certificate, so that a re-issue and a reload
+// serve the successor without a new configuration, else rec's own files.
+func serverFiles(authority *ca.CA, rec *ca.Record) (cert, chain, key string, err error) {
+	cur, err := authority.Current(rec.Name)
+	if err != nil {
+		return "", "", "", err
+	}
+	if cur != nil && cur.Serial == rec.Serial {
+		_, kerr := authority.Dir().Stat(ca.CurrentKeyPath(rec.Name))
+		_, cerr := authority.Dir().Stat(ca.CurrentCertPath(rec.Name))
+		if kerr == nil && cerr == nil { // a directory of an older minica has none until check
+			return authority.Path(ca.CurrentCertPath(rec.Name)), authority.Path(ca.CurrentChainPath(rec.Name)), authority.Path(ca.CurrentKeyPath(rec.Name)), nil
+		}
+	}
+	return authority.Path(rec.CertPath()), authority.Path(rec.ChainPath()), authority.Path(rec.KeyPath()), nil
 }
 
 // configServerCert is the server certificate ca.ServerCert chooses for

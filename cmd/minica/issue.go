@@ -48,7 +48,7 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		Usage:       usage,
 		ArgsUsage:   "NAME",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
-		Flags:       append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...),
+		Flags:       append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...),
 		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
 }
@@ -166,9 +166,16 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 	if err != nil {
 		return nil, err
 	}
+	copies, err := copyTargets(c)
+	if err != nil {
+		return nil, err
+	}
 	issued, err := authority.Issue(signer, req)
 	if err != nil {
 		return nil, err
+	}
+	if err := writeCopies(c, e, copies, issued); err != nil {
+		return issued, err
 	}
 	if req.KeyType == ca.Ed25519 && req.Profile == ca.Client {
 		warnf(e.stderr, "browsers cannot use Ed25519 client certificates")

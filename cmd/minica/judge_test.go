@@ -246,7 +246,7 @@ func proxyReason(t *testing.T, dir string, at time.Time, base, grace string) str
 // certificate in the CA directory dir.
 func certBase(t *testing.T, dir, name string) string {
 	t.Helper()
-	certs, _ := filepath.Glob(filepath.Join(dir, "certs", name, "*.crt"))
+	certs := serialCerts(filepath.Join(dir, "certs", name, "*.crt"))
 	if len(certs) == 0 {
 		t.Fatalf("no certificate named %s in %s", name, dir)
 	}

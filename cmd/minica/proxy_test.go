@@ -63,9 +63,9 @@ func newProxyFixture(t *testing.T) *proxyFixture {
 // file returns the one file of a client matching pattern under certs/NAME.
 func (f *proxyFixture) file(t *testing.T, name, ext string) string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(f.dir, "certs", name, "*"+ext))
-	if err != nil || len(m) != 1 {
-		t.Fatalf("finding the %s file of %s: %v %v", ext, name, m, err)
+	m := serialCerts(filepath.Join(f.dir, "certs", name, "*"+ext))
+	if len(m) != 1 {
+		t.Fatalf("finding the %s file of %s: %v", ext, name, m)
 	}
 	return m[0]
 }

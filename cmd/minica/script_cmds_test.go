@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,12 +12,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,14 +32,38 @@ import (
 // scriptCommands are the custom testscript commands; each parses what it
 // checks with crypto/x509.
 var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"mode":       cmdMode,
-	"cert":       cmdCert,
-	"named":      cmdNamed,
-	"gencsr":     cmdGenCSR,
-	"snapshot":   cmdSnapshot,
-	"unchanged":  cmdUnchanged,
-	"patch-int":  cmdPatchInt,
-	"crl-server": cmdCRLServer,
+	"mode":        cmdMode,
+	"cert":        cmdCert,
+	"named":       cmdNamed,
+	"gencsr":      cmdGenCSR,
+	"snapshot":    cmdSnapshot,
+	"unchanged":   cmdUnchanged,
+	"patch-int":   cmdPatchInt,
+	"crl-server":  cmdCRLServer,
+	"cmp-current": cmdCmpCurrent,
+}
+
+// cmp-current NAME ISSUED.json: $MINICA_DIR/certs/NAME/current.{crt,key,
+// chain.pem} hold the files of the certificate that the JSON output of
+// 'minica issue' names.
+func cmdCmpCurrent(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: cmp-current NAME ISSUED.json")
+	}
+	var issued struct{ Cert, Key, Chain string }
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	ts.Check(json.Unmarshal(data, &issued))
+	dir := filepath.Join(ts.Getenv("MINICA_DIR"), "certs", args[0])
+	for link, file := range map[string]string{"current.crt": issued.Cert, "current.key": issued.Key, "current.chain.pem": issued.Chain} {
+		got, err := os.ReadFile(filepath.Join(dir, link))
+		ts.Check(err)
+		want, err := os.ReadFile(file)
+		ts.Check(err)
+		if !bytes.Equal(got, want) {
+			ts.Fatalf("%s is not %s", link, file)
+		}
+	}
 }
 
 // patch-int FILE OLD NEW: rewrites the DER (or first PEM block) of FILE with
@@ -183,7 +210,7 @@ func cmdNamed(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: named NAME")
 	}
-	certs, _ := filepath.Glob(filepath.Join(ts.Getenv("MINICA_DIR"), "certs", args[0], "*.crt"))
+	certs := serialCerts(filepath.Join(ts.Getenv("MINICA_DIR"), "certs", args[0], "*.crt"))
 	if len(certs) == 0 {
 		ts.Fatalf("no certificate named %s", args[0])
 	}
@@ -193,6 +220,13 @@ func cmdNamed(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("KEY", base+".key")
 	ts.Setenv("CHAIN", base+".chain.pem")
 	ts.Setenv("SERIAL", filepath.Base(base))
+}
+
+// serialCerts are the files that pattern matches, less the current.*
+// links: the files under their serials.
+func serialCerts(pattern string) []string {
+	certs, _ := filepath.Glob(pattern)
+	return slices.DeleteFunc(certs, func(f string) bool { return strings.HasPrefix(filepath.Base(f), "current.") })
 }
 
 func modTime(file string) int64 {

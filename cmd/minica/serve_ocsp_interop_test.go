@@ -90,9 +90,9 @@ func TestServeProcessOCSP(t *testing.T) {
 // certFileOf returns the certificate file of the only certificate of name.
 func certFileOf(t *testing.T, dir, name string) string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "certs", name, "*.crt"))
-	if err != nil || len(m) != 1 {
-		t.Fatalf("finding the certificate of %s: %v %v", name, m, err)
+	m := serialCerts(filepath.Join(dir, "certs", name, "*.crt"))
+	if len(m) != 1 {
+		t.Fatalf("finding the certificate of %s: %v", name, m)
 	}
 	return m[0]
 }

@@ -151,9 +151,9 @@ func readTestFile(t *testing.T, name string) []byte {
 // serialOf returns the serial of the only certificate of name.
 func serialOf(t *testing.T, dir, name string) string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "certs", name, "*.crt"))
-	if err != nil || len(m) != 1 {
-		t.Fatalf("finding the certificate of %s: %v %v", name, m, err)
+	m := serialCerts(filepath.Join(dir, "certs", name, "*.crt"))
+	if len(m) != 1 {
+		t.Fatalf("finding the certificate of %s: %v", name, m)
 	}
 	block, _ := pem.Decode(readTestFile(t, m[0]))
 	cert, err := x509.ParseCertificate(block.Bytes)

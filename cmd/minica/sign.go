@@ -25,11 +25,11 @@ func signCommand(e *env) *cli.Command {
 			"chooses the one the certificate gets (and, without --name, its name).\n\n" +
 			"Example:\n   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \\\n" +
 			"     -keyout simon.key -out simon.csr -subj /CN=simon\n   minica sign simon.csr --profile client --email simon@example.com",
-		Flags: append(leafFlags(ca.Client),
+		Flags: append(append(leafFlags(ca.Client),
 			&cli.StringFlag{Name: "profile", Value: "client", Usage: "server or client"},
 			&cli.StringFlag{Name: "name", Usage: "the certificate's name in the CA (default: the CSR's CN)"},
 			passwordFileFlag(),
-		),
+		), copyFlags(false)...),
 		Action: func(c *cli.Context) error { return runSign(c, e) },
 	}
 }

@@ -128,6 +128,9 @@ func testFrontEnd(t *testing.T, fe frontEnd) {
 		wantRefused(t, "a revoked client", p.bob)
 		wantIdentity(t, fetch(p.alice), "alice", p.alice)
 	})
+	if fe.name == "nginx" || fe.name == "apache" {
+		t.Run("classic header names and a renewal", func(t *testing.T) { testClassicHeaders(t, fe) })
+	}
 }
 
 // trimSerial compares serials as numbers: lowercase, no leading zeros or colons.

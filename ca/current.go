@@ -1,0 +1,180 @@
+package ca
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+
+	"minica/internal/atomicfile"
+)
+
+// The stable names of a name's current certificate, key and chain in
+// certs/NAME. They are relative symbolic links (hard links where the system
+// refuses symbolic ones, as Windows does without privilege) to the newest
+// certificate issued under NAME, so that a server configured with them
+// serves the successor after a re-issue and a reload.
+const (
+	CurrentCertFile  = "current.crt"
+	CurrentKeyFile   = "current.key"
+	CurrentChainFile = "current.chain.pem"
+)
+
+// CurrentCertPath is the path, relative to the CA directory, of the link to
+// name's current certificate; CurrentKeyPath and CurrentChainPath those of
+// its key and chain.
+func CurrentCertPath(name string) string { return path.Join(certDir(name), CurrentCertFile) }
+
+// CurrentKeyPath is the link to name's current private key (see
+// CurrentCertPath); it is absent when minica does not hold that key.
+func CurrentKeyPath(name string) string { return path.Join(certDir(name), CurrentKeyFile) }
+
+// CurrentChainPath is the link to name's current chain (see CurrentCertPath).
+func CurrentChainPath(name string) string { return path.Join(certDir(name), CurrentChainFile) }
+
+// isCurrentLink reports whether base is one of the current.* names.
+func isCurrentLink(base string) bool {
+	return base == CurrentCertFile || base == CurrentKeyFile || base == CurrentChainFile
+}
+
+// Current returns the record that name's current.* links point to: the
+// newest certificate issued under name, whatever its status, or nil when
+// name has none. Pending reservations do not count. Records keep issuance
+// times to the second: of several issued in the same second, the one the
+// links already name wins (Issue links the one it issued), else the one
+// with the highest serial.
+func (c *CA) Current(name string) (*Record, error) {
+	recs, err := c.RecordsByName(name)
+	if err != nil {
+		return nil, err
+	}
+	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusPending })
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	newest := recs[len(recs)-1]
+	for i := len(recs) - 2; i >= 0 && recs[i].IssuedAt.Equal(newest.IssuedAt); i-- {
+		if c.linkCurrentOK(certDir(name), CurrentCertFile, path.Base(recs[i].CertPath())) {
+			return recs[i], nil
+		}
+	}
+	return newest, nil
+}
+
+// currentLinks lists each link of rec's name with its target (a file name
+// in the same directory), key first and certificate last, the order in
+// which linkCurrent moves them; an empty target means the link must go.
+func currentLinks(rec *Record) [][2]string {
+	key := ""
+	if rec.HasKey {
+		key = path.Base(rec.KeyPath())
+	}
+	return [][2]string{
+		{CurrentKeyFile, key},
+		{CurrentChainFile, path.Base(rec.ChainPath())},
+		{CurrentCertFile, path.Base(rec.CertPath())},
+	}
+}
+
+// linkCurrent points the current.* links of rec's name at rec's files. Each
+// link is created under a temporary name and renamed over the old one, so a
+// reader always finds a whole file, the old one or the new. The directory
+// is not synced: after a power loss Check points the links again.
+func (c *CA) linkCurrent(rec *Record) error {
+	dir := certDir(rec.Name)
+	for _, l := range currentLinks(rec) {
+		name := path.Join(dir, l[0])
+		if l[1] == "" {
+			if err := c.dir.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing %q: %w", c.dir.Join(name), err)
+			}
+			continue
+		}
+		if err := c.replaceLink(dir, l[0], l[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceLink makes dir/link a link to target (in dir), atomically.
+func (c *CA) replaceLink(dir, link, target string) error {
+	var b [8]byte
+	rand.Read(b[:])
+	tmp := path.Join(dir, atomicfile.TempPrefix+link+"-"+hex.EncodeToString(b[:]))
+	err := c.dir.root.Symlink(target, tmp)
+	if err != nil {
+		// No symbolic links here (Windows without privilege): a hard link
+		// serves a reader the same.
+		err = c.dir.root.Link(path.Join(dir, target), tmp)
+	}
+	if err != nil {
+		return fmt.Errorf("linking %q: %w", c.dir.Join(path.Join(dir, link)), err)
+	}
+	if err := c.dir.root.Rename(tmp, path.Join(dir, link)); err != nil {
+		c.dir.root.Remove(tmp)
+		return fmt.Errorf("linking %q: %w", c.dir.Join(path.Join(dir, link)), err)
+	}
+	return nil
+}
+
+// linkCurrentOK reports whether dir/link already is a link to target: a
+// symbolic link naming it, or a file with the same content (a hard link).
+func (c *CA) linkCurrentOK(dir, link, target string) bool {
+	name := path.Join(dir, link)
+	if target == "" {
+		_, err := c.dir.root.Lstat(name)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if got, err := c.dir.root.Readlink(name); err == nil {
+		return got == target
+	}
+	have, err := c.dir.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	want, err := c.dir.ReadFile(path.Join(dir, target))
+	return err == nil && bytes.Equal(have, want)
+}
+
+// checkCurrent points the current.* links of every name at its current
+// certificate (see Current) where a crash or a hand left them elsewhere,
+// missing or dangling.
+func (c *CA) checkCurrent(rep *CheckReport) error {
+	names, err := fs.ReadDir(c.dir.root.FS(), "certs")
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", c.dir.Join("certs"), err)
+	}
+	for _, n := range names {
+		if !n.IsDir() || ValidateName(n.Name()) != nil {
+			continue // checkCerts reports it
+		}
+		rec, err := c.Current(n.Name())
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			continue
+		}
+		if _, err := c.dir.Stat(rec.CertPath()); err != nil {
+			continue
+		}
+		dir := certDir(rec.Name)
+		ok := true
+		for _, l := range currentLinks(rec) {
+			ok = ok && c.linkCurrentOK(dir, l[0], l[1])
+		}
+		if ok {
+			continue
+		}
+		if err := c.linkCurrent(rec); err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("pointed the current.* links of %s at serial %s", rec.Name, rec.Serial))
+	}
+	return nil
+}
