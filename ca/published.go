@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"syscall"
 
 	"minica/revoke"
 )
@@ -27,11 +26,7 @@ type FileStamp struct {
 }
 
 func stampOf(info fs.FileInfo) FileStamp {
-	s := FileStamp{Size: info.Size(), MTime: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.Ino = st.Ino
-	}
-	return s
+	return FileStamp{Ino: inodeOf(info), Size: info.Size(), MTime: info.ModTime().UnixNano()}
 }
 
 // PublishedCRL is the published CRL as ReadPublishedCRL read it.
