@@ -54,7 +54,21 @@
 // Config clock: when its client is refused, it is closed, the upstream side
 // by cancelling the request and the client side by closing the client's
 // connection (over HTTP/2, with every stream on it). Each closed exchange
-// is logged and counted. An idle connection is left to its next request.
+// is logged and counted. So is an idle connection (HTTP/1.1 keep-alive
+// between requests, HTTP/2 without open streams) of a client refused for a
+// reason of its own (revoked, expired, no longer chaining to the bundle,
+// not allowed): it is closed at once, and the client's next request needs
+// a new handshake, which is refused. While the CRL itself is unusable
+// (expired, not yet valid) idle connections stay open: their requests get
+// 503 with the reason, and work again once a fresh CRL is loaded.
+//
+// # CRL from a URL
+//
+// LoadCRL may return what a caller fetched from a URL (minica uses package
+// crlsource): such a CRL goes through the same checks as a file, by Reload,
+// which the caller calls as soon as a new CRL arrives. [ReloadFailure] and
+// [CRLRefusalReason] tell it whether the CRL was taken and why not;
+// [Proxy.CRLFetchFailed] and [Proxy.CRLFetched] log and count its fetches.
 //
 // A new CRL is refused (the old one stays) if it does not verify against a
 // CA of the bundle, if its number is lower than the current one of the same
@@ -123,6 +137,8 @@
 //	reload             crl_number
 //	reload-failed      file (ca, crl, cert) error
 //	exchange-closed    remote cn serial method uri proto reason
+//	idle-closed        remote cn serial reason       (an idle connection of a refused client)
+//	crl-fetch-failed   reason error                  (a fetch of the CRL URL; the last good CRL stays)
 //	crl-grace-warning  msg next_update grace_until   (at most once a minute)
 //	crl-expired-error  msg next_update               (at most once a minute)
 //	http-error         msg                           (net/http's own messages)
@@ -138,5 +154,9 @@
 // revoke.Judge decides them, for the proxy and for `minica verify` alike.
 // The request line of a closed exchange, logged when it ends, carries the
 // reason it was closed for. Connections closed for a handshake limit
-// (connections-shed) have source-limit or handshake-limit.
+// (connections-shed) have source-limit or handshake-limit. A failed CRL
+// fetch has the reasons of crlsource (connect, tls, timeout, http-status,
+// too-large, body, cache) or, for a CRL that was fetched but refused, the
+// ReasonCRL constants (malformed, bad-signature, wrong-issuer, incomplete,
+// older-number, future-this-update, refused).
 package proxy

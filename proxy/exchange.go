@@ -96,9 +96,10 @@ func (x *exchange) cutReason() string {
 
 // sweep closes every open exchange whose client is refused now: revoked or
 // no longer chaining to the CA bundle since a reload, certificate expired,
-// CRL past nextUpdate beyond CRLGrace. Connections without an open exchange
-// are left to their next request, which gets the refusal.
+// CRL past nextUpdate beyond CRLGrace. Idle connections of such clients
+// are closed too (see closeIdleRefused).
 func (p *Proxy) sweep() {
+	defer p.closeIdleRefused()
 	for _, x := range p.exchanges.list() {
 		x.mu.Lock()
 		if x.admitted && x.cut == "" {

@@ -51,6 +51,7 @@ func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 		}
 	}
 	p.check(ci, t, chain)
+	p.idle.track(c, ci)
 	return context.WithValue(ctx, connKey{}, ci)
 }
 

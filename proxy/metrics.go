@@ -22,6 +22,9 @@ type metrics struct {
 	handshakes  map[string]uint64 // handshake failures, by reason
 	reloads     map[string]uint64 // reload failures, by file
 	closed      map[string]uint64 // open exchanges closed, by reason
+	idle        map[string]uint64 // idle connections closed, by reason
+	fetches     map[string]uint64 // failed CRL fetches, by reason
+	lastFetch   atomic.Int64      // unix nanoseconds of the last good CRL fetch, 0 for none
 	seen        map[string]time.Time
 	shed        map[string]uint64 // connections closed for a handshake limit, by reason
 	openConns   atomic.Int64
@@ -32,8 +35,8 @@ func newMetrics() *metrics {
 	return &metrics{
 		refused:    map[string]uint64{},
 		handshakes: map[string]uint64{}, reloads: map[string]uint64{}, shed: map[string]uint64{},
-		closed: map[string]uint64{},
-		seen:   map[string]time.Time{},
+		closed: map[string]uint64{}, idle: map[string]uint64{}, fetches: map[string]uint64{},
+		seen: map[string]time.Time{},
 	}
 }
 
@@ -72,6 +75,18 @@ func (m *metrics) exchangeClosed(reason string) {
 	m.mu.Unlock()
 }
 
+func (m *metrics) idleClosed(reason string) {
+	m.mu.Lock()
+	m.idle[reason]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) fetchFailed(reason string) {
+	m.mu.Lock()
+	m.fetches[reason]++
+	m.mu.Unlock()
+}
+
 func (m *metrics) sawClient(id *Identity) {
 	m.mu.Lock()
 	if len(m.seen) < maxSeenClients {
@@ -88,7 +103,10 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_handshake_failures_total{reason}  refused TLS handshakes
 //	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert)
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
+//	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
 //	minica_proxy_connections_shed_total{reason}    closed for a handshake limit (source-limit, handshake-limit)
+//	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see CRLFetchFailed)
+//	minica_proxy_crl_last_fetch_success_seconds    unix time of the last good fetch of the CRL URL
 //	minica_proxy_open_connections                  client connections past their handshake
 //	minica_proxy_handshakes_in_progress            client connections in their handshake
 //	minica_proxy_crl_number                        number of the CRL in use
@@ -119,7 +137,12 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	writeLabeled(w, "minica_proxy_handshake_failures_total", "reason", m.handshakes)
 	writeLabeled(w, "minica_proxy_reload_failures_total", "file", m.reloads)
 	writeLabeled(w, "minica_proxy_exchanges_closed_total", "reason", m.closed)
+	writeLabeled(w, "minica_proxy_idle_connections_closed_total", "reason", m.idle)
 	writeLabeled(w, "minica_proxy_connections_shed_total", "reason", m.shed)
+	writeLabeled(w, "minica_proxy_crl_fetch_failures_total", "reason", m.fetches)
+	if at := m.lastFetch.Load(); at != 0 {
+		gauge(w, "minica_proxy_crl_last_fetch_success_seconds", float64(at)/1e9)
+	}
 	gauge(w, "minica_proxy_open_connections", float64(m.openConns.Load()))
 	gauge(w, "minica_proxy_handshakes_in_progress", float64(m.handshaking.Load()))
 	n, _ := new(big.Float).SetInt(t.crl.Number()).Float64()

@@ -17,7 +17,7 @@ import (
 // handshakes and the next request of open connections; a part that fails
 // (unreadable, corrupt, wrong signer, lower CRL number, future thisUpdate)
 // keeps the last good one, is logged and counted. The error joins the
-// failures, nil if none.
+// failures, each a *ReloadError (see ReloadFailure), nil if none.
 func (p *Proxy) Reload() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
@@ -28,7 +28,7 @@ func (p *Proxy) Reload() error {
 	fail := func(file string, err error) {
 		p.metrics.reloadFailed(file)
 		p.log.line("reload-failed", "file", file, "error", err.Error())
-		errs = append(errs, err)
+		errs = append(errs, &ReloadError{File: file, Err: err})
 	}
 	if cas, roots, err := loadCA(&p.cfg); err != nil {
 		fail("ca", err)

@@ -257,8 +257,9 @@ func TestReloadInterval(t *testing.T) {
 	}
 	e.setCRL(e.makeCRL(cert.SerialNumber))
 	e.waitLog("reload ", "crl_number=2")
-	if code, _ := e.get(open, "/", nil); code != http.StatusForbidden {
-		t.Errorf("status = %d; want 403 after the periodic reload", code)
+	e.waitLog("idle-closed", "cn=simon", "reason=revoked")
+	if _, err := open.Get(e.url("/")); err == nil {
+		t.Error("GET succeeded after the periodic reload; want refused")
 	}
 }
 

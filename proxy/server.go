@@ -34,6 +34,7 @@ type Proxy struct {
 	metrics   *metrics
 	log       *logger
 	exchanges *exchanges
+	idle      *idleConns
 
 	trust    atomic.Pointer[trust]
 	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
@@ -71,6 +72,7 @@ func New(cfg Config) (*Proxy, error) {
 		log:      &logger{w: cfg.Log},
 
 		exchanges: newExchanges(),
+		idle:      newIdleConns(),
 	}
 	now := cfg.Now()
 	cas, roots, err := loadCA(&cfg)
@@ -97,6 +99,7 @@ func New(cfg Config) (*Proxy, error) {
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ConnContext:       p.connContext,
+		ConnState:         p.idle.connState,
 		ErrorLog:          log.New(p.log.eventWriter("http-error"), "", 0),
 	}
 	p.rp = p.newReverseProxy()

@@ -99,24 +99,50 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	if prev != nil && l.sum == prev.crlSum && slices.ContainsFunc(cas, prev.crlIssuer.Equal) {
 		return loadedCRL{crl: prev.crl, issuer: prev.crlIssuer, sum: l.sum}, nil
 	}
+	crl, issuer, err := CheckCRL(cfg.ParseCRL, data, cas, prevCRL(prev), prevIssuer(prev), now)
+	if err != nil {
+		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
+	}
+	l.crl, l.issuer = crl, issuer
+	return l, nil
+}
+
+func prevCRL(t *trust) Revocations {
+	if t == nil {
+		return nil
+	}
+	return t.crl
+}
+
+func prevIssuer(t *trust) *x509.Certificate {
+	if t == nil {
+		return nil
+	}
+	return t.crlIssuer
+}
+
+// CheckCRL is the check every new CRL passes, at New, at Reload, and in
+// `minica crl fetch`: data must parse and verify (by parse) against a CA
+// of cas; its thisUpdate must not be more than a minute after now; and a
+// CRL of the issuer of prev, the CRL in use (nil for none), must not have
+// a lower number. It returns the CRL and the CA that signed it.
+func CheckCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prev Revocations, prevIssuer *x509.Certificate, now time.Time) (Revocations, *x509.Certificate, error) {
 	var errs []error
 	for _, ca := range cas {
-		if l.crl, err = cfg.ParseCRL(data, ca); err == nil {
-			l.issuer = ca
-			break
+		crl, err := parse(data, ca)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		errs = append(errs, err)
+		if crl.ThisUpdate().After(now.Add(clockSkew)) {
+			return nil, nil, fmt.Errorf("%w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
+		}
+		if prev != nil && ca.Equal(prevIssuer) && crl.Number().Cmp(prev.Number()) < 0 {
+			return nil, nil, fmt.Errorf("%w (%s < %s)", ErrCRLOlder, crl.Number(), prev.Number())
+		}
+		return crl, ca, nil
 	}
-	if l.crl == nil {
-		return loadedCRL{}, fmt.Errorf("loading CRL: %w: %w", ErrCRLUnverified, errors.Join(errs...))
-	}
-	if l.crl.ThisUpdate().After(now.Add(clockSkew)) {
-		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s)", ErrCRLFuture, l.crl.ThisUpdate().UTC().Format(time.RFC3339))
-	}
-	if prev != nil && l.issuer.Equal(prev.crlIssuer) && l.crl.Number().Cmp(prev.crl.Number()) < 0 {
-		return loadedCRL{}, fmt.Errorf("loading CRL: %w (%s < %s)", ErrCRLOlder, l.crl.Number(), prev.crl.Number())
-	}
-	return l, nil
+	return nil, nil, fmt.Errorf("%w: %w", ErrCRLUnverified, errors.Join(errs...))
 }
 
 // crlState is the state of the CRL at now by revoke.Freshness, past

@@ -31,7 +31,7 @@ func crlCommand(e *env) *cli.Command {
 			passwordFileFlag(),
 			jsonFlag(),
 		},
-		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e)},
+		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlFetchCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/crlsource"
 	"minica/formats"
 	"minica/proxy"
 	"minica/revoke"
@@ -52,10 +53,14 @@ func proxyCommand(e *env) *cli.Command {
 			"--ca and --crl name files; the server certificate is the newest valid one of\n" +
 			"--server-cert NAME, or --cert and --key. The CA, CRL and server certificate\n" +
 			"are re-read every --reload-interval and on SIGHUP; a bad new file keeps the\n" +
-			"last good one. SIGTERM or SIGINT stop accepting, drain in-flight requests\n" +
+			"last good one. --crl may be an http(s) URL: the proxy fetches it at start (or\n" +
+			"takes --crl-cache), then follows the long poll of 'minica serve' or polls with\n" +
+			"conditional GETs every --crl-refresh, and reloads each new CRL at once. SIGTERM or SIGINT stop accepting, drain in-flight requests\n" +
 			"for up to --shutdown-timeout, and exit 0. Durations accept Go syntax plus\n" +
 			"d and y; 0 turns off --crl-grace and --reload-interval. See docs/proxy.md.\n\n" +
 			"Example:\n   minica proxy --upstream http://127.0.0.1:8080 --server-cert app.example.com\n" +
+			"   minica proxy --upstream http://127.0.0.1:8080 --cert app.crt --key app.key --ca ca.crt \\\n" +
+			"     --crl http://pki.example.com/crl.der --crl-cache /var/cache/minica/crl.der\n" +
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
 			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
 		Flags: proxyFlags(),
@@ -75,7 +80,11 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
 		&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
 		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt)"},
-		&cli.StringFlag{Name: "crl", Usage: "check clients against the CRL in `FILE`, PEM or DER (default: the CA directory's crl.der)"},
+		&cli.StringFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER) or at an http(s) URL it follows (default: the CA directory's crl.der)"},
+		&cli.StringFlag{Name: "crl-ca", Usage: "verify an https --crl URL against the CA certificates in `FILE` (default: the system roots)"},
+		&cli.StringFlag{Name: "crl-cache", Usage: "keep the last good CRL of the --crl URL in `FILE`, to start from while the URL is down"},
+		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (also the longest retry backoff)"},
+		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
 		&cli.StringFlag{Name: "headers", Value: proxy.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(proxy.Profiles, ", ")},
@@ -109,6 +118,10 @@ type proxyOptions struct {
 	shutdown                   time.Duration
 	cfg                        proxy.Config
 	logFile                    *logFile // the --access-log file, nil for stderr
+	// crlURL is --crl when it is a URL; follower follows it.
+	crlURL               string
+	crlRefresh, crlLimit time.Duration
+	follower             *crlFollow
 }
 
 func runProxy(c *cli.Context, e *env) error {
@@ -126,7 +139,7 @@ func runProxy(c *cli.Context, e *env) error {
 		}
 		defer authority.Close()
 	}
-	if err := setProxySources(c, e, authority, &o.cfg); err != nil {
+	if err := setProxySources(c, e, authority, o); err != nil {
 		return err
 	}
 	o.cfg.Log, o.cfg.Now = e.stderr, e.now
@@ -141,6 +154,9 @@ func runProxy(c *cli.Context, e *env) error {
 	p, err := proxy.New(o.cfg)
 	if err != nil {
 		return proxyStartHint(err)
+	}
+	if o.follower != nil {
+		o.follower.attach(p)
 	}
 	setProxyGCPercent(os.LookupEnv)
 	return serveProxy(c.Context, e, p, o)
@@ -166,8 +182,8 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if err := checkServerCertFlags(c); err != nil {
 		return nil, err
 	}
-	if crl := c.String("crl"); strings.Contains(crl, "://") {
-		return nil, usagef(c, "--crl %q: minica proxy reads the CRL from a file, not a URL; let a job download it to a file and pass that", crl)
+	if err := parseCRLURLFlags(c, o); err != nil {
+		return nil, err
 	}
 	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
 	if _, err := proxy.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
@@ -233,9 +249,11 @@ func checkServerCertFlags(c *cli.Context) error {
 	return nil
 }
 
-// setProxySources sets the loaders of cfg: each re-reads its file on every
-// call, so that a reload sees what changed on disk.
-func setProxySources(c *cli.Context, e *env, authority *ca.CA, cfg *proxy.Config) error {
+// setProxySources sets the loaders of o.cfg: each re-reads its file on
+// every call, so that a reload sees what changed on disk; a --crl URL is
+// fetched once here and then followed (see crlFollow).
+func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) error {
+	cfg := &o.cfg
 	caFile, crlFile := c.String("ca"), c.String("crl")
 	if caFile == "" {
 		caFile = authority.CertFile()
@@ -244,14 +262,22 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, cfg *proxy.Config
 		crlFile = authority.Path(ca.CRLDERFile)
 	}
 	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readCertsFile(caFile) }
-	cfg.LoadCRL = func() ([]byte, error) {
-		data, err := os.ReadFile(crlFile)
-		if err != nil {
-			return nil, &crlReadError{file: crlFile, err: err}
-		}
-		return data, nil
-	}
 	cfg.ParseCRL = parseProxyCRL
+	if o.crlURL != "" {
+		f, err := startCRLFollow(c, e, o)
+		if err != nil {
+			return err
+		}
+		o.follower, cfg.LoadCRL = f, f.Current
+	} else {
+		cfg.LoadCRL = func() ([]byte, error) {
+			data, err := os.ReadFile(crlFile)
+			if err != nil {
+				return nil, &crlReadError{file: crlFile, err: err}
+			}
+			return data, nil
+		}
+	}
 	if name := c.String("server-cert"); name != "" {
 		cfg.LoadCert = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
 	} else {

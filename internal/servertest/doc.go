@@ -2,7 +2,9 @@
 // `minica config nginx|apache|haproxy` in the real servers (the Debian
 // packages nginx, apache2 and haproxy), with curl as the client and a Go
 // upstream that echoes the headers it receives; and the units printed by
-// `minica config systemd|systemd-proxy` with systemd-analyze verify.
+// `minica config systemd|systemd-proxy` with systemd-analyze verify; and
+// `minica proxy --crl URL` following a CRL that nginx serves as a static
+// file (conditional GETs answered 304, a revocation picked up by polling).
 //
 // The tests are behind the interop build tag:
 //

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// crlHTTP is a test server on 127.0.0.1 that answers /crl.der with what
+// its handler of the moment does.
+type crlHTTP struct {
+	mu sync.Mutex
+	h  http.HandlerFunc
+}
+
+func (s *crlHTTP) set(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
+
+func (s *crlHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	h(w, r)
+}
+
+// serveBytes answers 200 with data, and 304 to a request holding it.
+func serveBytes(data []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pkix-crl")
+		http.ServeContent(w, r, "crl.der", time.Time{}, strings.NewReader(string(data)))
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// metricsBody returns the proxy's /metrics.
+func (p *proxyProc) metricsBody(t *testing.T) string {
+	t.Helper()
+	_, body := plainGet(t, "http://"+p.metricsAddr+"/metrics")
+	return body
+}
+
+// A proxy following a CRL URL picks up a revocation at the next poll, and
+// every bad answer of the URL keeps the last good CRL, logged and counted
+// with its reason (issue 14, points 6 and 10).
+func TestProxyProcessCRLURLFaults(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	first := readFile(t, filepath.Join(f.dir, "crl.der"))
+	src := &crlHTTP{h: serveBytes(first)}
+	srv := httptest.NewServer(src)
+	defer srv.Close()
+	cache := filepath.Join(t.TempDir(), "crl.cache")
+	p := f.startProxy(t, "--crl", srv.URL+"/crl.der", "--crl-refresh", "200ms", "--crl-timeout", "1s",
+		"--crl-cache", cache, "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	alice, bob := f.client(t, "alice"), f.client(t, "bob")
+	for name, c := range map[string]*http.Client{"alice": alice, "bob": bob} {
+		if status, _, body, _, err := get(c, url); err != nil || status != 200 {
+			t.Fatalf("GET as %s: %d %q %v", name, status, body, err)
+		}
+	}
+
+	// A revocation reaches the proxy at its next poll.
+	mustMinica(t, f.dir, "revoke", "bob")
+	second := readFile(t, filepath.Join(f.dir, "crl.der"))
+	src.set(serveBytes(second))
+	p.waitLog(t, "reload crl_number="+crlNumber(t, f.dir))
+	if _, _, _, _, err := get(f.client(t, "bob"), url); err == nil {
+		t.Fatal("bob got through after his revocation")
+	}
+	eventually(t, "the CRL cache", func() string {
+		if data, _ := os.ReadFile(cache); string(data) != string(second) {
+			return "not the new CRL"
+		}
+		return ""
+	})
+
+	other := newCADir(t)
+	future := filepath.Join(t.TempDir(), "ca")
+	if out, err := exec.Command("cp", "-a", f.dir, future).CombinedOutput(); err != nil {
+		t.Fatalf("copying the CA: %v %s", err, out)
+	}
+	cmd := exec.Command("minica", "crl")
+	cmd.Env = append(os.Environ(), "MINICA_DIR="+future, "MINICA_TEST_NOW="+time.Now().Add(2*time.Hour).UTC().Format(time.RFC3339))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("minica crl in the future: %v %s", err, out)
+	}
+	der := func(name string) []byte { return readFile(t, name) }
+	faults := []struct {
+		name, reason string
+		h            http.HandlerFunc
+	}{
+		{"garbage", "malformed", serveBytes([]byte("\x00\x01garbage\xff"))},
+		{"truncated CRL", "malformed", serveBytes(second[:len(second)-10])},
+		{"older CRL number (replay)", "older-number", serveBytes(first)},
+		{"another CA's CRL", "wrong-issuer", serveBytes(der(filepath.Join(other, "crl.der")))},
+		{"thisUpdate in the future", "future-this-update", serveBytes(der(filepath.Join(future, "crl.der")))},
+		{"HTML error page", "malformed", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body><h1>Service Unavailable</h1></body></html>\n")
+		}},
+		{"404", "http-status", http.NotFound},
+		{"500", "http-status", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }},
+		{"never-ending response", "timeout", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(second[:10])
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}},
+		{"100 MiB body", "too-large", func(w http.ResponseWriter, r *http.Request) {
+			chunk := make([]byte, 1<<20)
+			for range 100 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}},
+	}
+	want := crlNumber(t, f.dir)
+	for _, fault := range faults {
+		before := strings.Count(p.stderr.String(), "crl-fetch-failed reason="+fault.reason+" ")
+		src.set(fault.h)
+		// A 100 MiB body takes its time under the race detector on a busy
+		// machine: a bound of its own.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if n := strings.Count(p.stderr.String(), "crl-fetch-failed reason="+fault.reason+" "); n > before {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no crl-fetch-failed line with reason=%s within 30s:\n%s", fault.name, fault.reason, p.stderr)
+			}
+		}
+		body := p.metricsBody(t)
+		if !strings.Contains(body, fmt.Sprintf("minica_proxy_crl_fetch_failures_total{reason=%q} ", fault.reason)) {
+			t.Errorf("%s: metrics lack the failure of reason %s:\n%s", fault.name, fault.reason, body)
+		}
+		if got := metricCRLNumber(body); got != want {
+			t.Errorf("%s: CRL number %s in use; want %s kept", fault.name, got, want)
+		}
+		if status, _, _, _, err := get(alice, url); err != nil || status != 200 {
+			t.Errorf("%s: alice got %d %v; want 200", fault.name, status, err)
+		}
+		if _, _, _, _, err := get(f.client(t, "bob"), url); err == nil {
+			t.Errorf("%s: bob got through", fault.name)
+		}
+	}
+	if !strings.Contains(p.metricsBody(t), "minica_proxy_crl_last_fetch_success_seconds ") {
+		t.Error("metrics lack the last fetch success time")
+	}
+
+	// An https URL whose certificate does not verify: a second replica
+	// starts from the cache the first one wrote, and keeps failing with
+	// reason tls; verified with --crl-ca, it follows the URL.
+	tlsSrv := httptest.NewUnstartedServer(serveBytes(second))
+	tlsSrv.Config.ErrorLog = nil
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	q := f.startProxy(t, "--crl", tlsSrv.URL+"/crl.der", "--crl-refresh", "200ms", "--crl-cache", cache)
+	q.waitLog(t, "starting from the cached CRL")
+	q.waitLog(t, "crl-fetch-failed reason=tls ", "certificate")
+	if _, _, _, _, err := get(f.client(t, "bob"), "https://"+q.addr+"/"); err == nil {
+		t.Error("bob got through the replica started from the cache")
+	}
+	if status, _, _, _, err := get(f.client(t, "alice"), "https://"+q.addr+"/"); err != nil || status != 200 {
+		t.Errorf("alice on the replica started from the cache: %d %v", status, err)
+	}
+	caFile := filepath.Join(t.TempDir(), "crl-server.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := f.startProxy(t, "--crl", tlsSrv.URL+"/crl.der", "--crl-ca", caFile)
+	if status, _, _, _, err := get(f.client(t, "alice"), "https://"+r.addr+"/"); err != nil || status != 200 {
+		t.Errorf("alice with --crl-ca: %d %v", status, err)
+	}
+	if strings.Contains(r.stderr.String(), "crl-fetch-failed") {
+		t.Errorf("--crl-ca: fetch failures logged:\n%s", r.stderr)
+	}
+}
+
+// A proxy following `minica serve` by its long poll refuses a client
+// revoked by `minica revoke` in another process at once: --crl-refresh is
+// an hour, so only the long poll can bring the CRL (issue 14, point 6).
+func TestProxyProcessFollowsServe(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	names := []string{"carol", "dave", "erin"}
+	for _, n := range names {
+		mustMinica(t, f.dir, "issue", "client", n)
+	}
+	s := startServe(t, f.dir)
+	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "1h", "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	alice := f.client(t, "alice")
+	for _, n := range names {
+		if status, _, body, _, err := get(f.client(t, n), url); err != nil || status != 200 {
+			t.Fatalf("GET as %s: %d %q %v", n, status, body, err)
+		}
+	}
+	for _, n := range names {
+		waitLongPoll(t, s)
+		mustMinica(t, f.dir, "revoke", n)
+		revoked := time.Now()
+		deadline := revoked.Add(10 * time.Second)
+		for {
+			_, _, _, _, err := get(f.client(t, n), url)
+			if err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still let through 10s after minica revoke returned\nproxy: %s\nserve: %s", n, p.stderr, s.stderr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("%s refused %s after minica revoke returned", n, time.Since(revoked).Round(time.Millisecond))
+		if status, _, _, _, err := get(alice, url); err != nil || status != 200 {
+			t.Errorf("alice after %s's revocation: %d %v", n, status, err)
+		}
+	}
+	if strings.Contains(p.stderr.String(), "crl-fetch-failed") {
+		t.Errorf("the proxy logged failed fetches:\n%s", p.stderr)
+	}
+}
+
+// waitLongPoll waits, a bounded time, until a long poll waits at serve.
+func waitLongPoll(t *testing.T, s *serveProc) {
+	t.Helper()
+	eventually(t, "serve's long polls", func() string {
+		_, body := s.fetch(t, "/metrics")
+		if !strings.Contains(string(body), "minica_serve_long_polls 1") {
+			return "none waiting"
+		}
+		return ""
+	})
+}
+
+// While serve is down the proxy keeps its last good CRL, logs and counts
+// the failed fetches and retries; once serve is back (same address) it
+// follows it again, with no restart of its own (issue 14, point 10).
+func TestProxyProcessServeKilledAndRestarted(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := startServe(t, f.dir, "--listen", addr)
+	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "2s", "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	waitLongPoll(t, s)
+
+	s.cmd.Process.Kill()
+	<-s.exited
+	s.exited <- nil // for the cleanup
+	p.waitLog(t, "crl-fetch-failed reason=connect ", "connection refused")
+	if status, _, _, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
+		t.Fatalf("alice while serve is down: %d %v; want 200 on the last good CRL", status, err)
+	}
+	if body := p.metricsBody(t); !strings.Contains(body, `minica_proxy_crl_fetch_failures_total{reason="connect"} `) {
+		t.Errorf("metrics lack the connect failures:\n%s", body)
+	}
+
+	// The CA revokes bob while serve is down; serve comes back and the
+	// proxy, retrying, gets the new CRL.
+	mustMinica(t, f.dir, "revoke", "bob")
+	startServe(t, f.dir, "--listen", addr)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, _, _, _, err := get(f.client(t, "bob"), url); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob still let through 15s after serve came back\n%s", p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if status, _, _, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
+		t.Errorf("alice after serve came back: %d %v", status, err)
+	}
+}

@@ -1,0 +1,30 @@
+// Package crlsource brings the bytes of a CRL from a URL, for the proxy and
+// `minica crl fetch`. It judges nothing: whether the bytes are a CRL, who
+// signed it, and whether it may replace the one held is decided by the
+// caller (revoke.ParseCRL and the proxy's reload checks).
+//
+// # Fetching
+//
+// [HTTP.Fetch] makes one conditional GET over http or https (verified
+// against HTTP.RootCAs, else the system roots): If-None-Match carries
+// "sha256:<hex>" of the DER held, the tag `minica serve` gives a CRL (plus
+// the server's own tag of those bytes when it sent another, as nginx does),
+// and If-Modified-Since the Last-Modified of the held copy. A 304 keeps what
+// is held. Everything is bounded: dialling, the TLS handshake, the wait for
+// the response headers, the whole body (a response that never ends times
+// out), and its size (DefaultMaxBytes). A failure is a [*FetchError] with a
+// Reason constant.
+//
+// # Following
+//
+// [Follower] keeps a CRL current. At start it fetches once, retrying a few
+// times, and falls back on its cache file when the URL cannot be reached;
+// then it follows the server: each request asks `Prefer: wait=N` (the
+// long poll of `minica serve`, RFC 7240). A response with
+// Preference-Applied means the server held the request until a new CRL or
+// the end of the wait, so the next request goes out at once; without it (a
+// plain HTTP server) the next one waits Refresh. A new CRL is handed to
+// Follower.Accept; once taken, it is written to the cache file atomically.
+// A failed fetch is retried with exponential backoff and jitter, from one
+// second up to Refresh, and reported to Follower.Failed.
+package crlsource

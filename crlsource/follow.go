@@ -1,0 +1,304 @@
+package crlsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"minica/internal/atomicfile"
+)
+
+// Defaults of the Follower, used when a field is zero.
+const (
+	DefaultRefresh       = time.Minute
+	DefaultWait          = 55 * time.Second
+	DefaultStartAttempts = 3
+	DefaultMinBackoff    = time.Second
+)
+
+// More reasons, of the Follower.
+const (
+	// ReasonRefused is a CRL that Accept did not take, when its error
+	// carries no reason of its own (a *FetchError).
+	ReasonRefused = "refused"
+	// ReasonCache is a cache file that could not be written or read.
+	ReasonCache = "cache"
+)
+
+// minGap is the least time between two requests to a server that applies
+// Prefer: wait, so that one answering at once every time is not polled in
+// a tight loop.
+const minGap = 100 * time.Millisecond
+
+// ErrNoCRL is returned by Start when neither the URL nor the cache gave a CRL.
+var ErrNoCRL = errors.New("no CRL from the URL nor from the cache")
+
+// Follower keeps the CRL of one URL current (see the package doc). Set its
+// fields, call Start once, then Run; Current is safe to call from any
+// goroutine meanwhile.
+type Follower struct {
+	HTTP *HTTP
+	// Refresh is the polling interval of a server that does not long-poll,
+	// and the longest backoff after failures.
+	Refresh time.Duration
+	// Wait is the long-poll wait asked (Prefer: wait), at most MaxWait.
+	Wait time.Duration
+	// Cache, when set, is the file a taken CRL is written to (atomically,
+	// mode 0644) and read from at start when the URL fails.
+	Cache string
+	// StartAttempts is how many fetches Start tries before the cache.
+	StartAttempts int
+	// MinBackoff is the first retry delay after a failure; each next one
+	// doubles, up to Refresh, with jitter.
+	MinBackoff time.Duration
+
+	// Accept judges a new CRL that Run fetched, with Current already
+	// returning it; a non-nil error keeps the previous one (a *FetchError
+	// gives the reason). Required by Run.
+	Accept func(data []byte) error
+	// Failed, when set, is told of every failure with its reason.
+	Failed func(reason string, err error)
+	// Fetched, when set, is told of every fetch that brought the current
+	// CRL or confirmed it (304).
+	Fetched func(at time.Time)
+	// Now is the clock of Fetched; nil means time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	current []byte // the CRL taken
+	held    Held   // the CRL last fetched, taken or not
+	fromNet bool   // current came from the URL and is not in the cache yet
+	// fromCache is a Start that fell back on the cache.
+	fromCache bool
+}
+
+func (f *Follower) refresh() time.Duration {
+	if f.Refresh <= 0 {
+		return DefaultRefresh
+	}
+	return f.Refresh
+}
+
+func (f *Follower) wait() time.Duration {
+	if f.Wait <= 0 {
+		return DefaultWait
+	}
+	return min(f.Wait, MaxWait)
+}
+
+func (f *Follower) now() time.Time {
+	if f.Now == nil {
+		return time.Now()
+	}
+	return f.Now()
+}
+
+// Current returns the CRL taken last: what proxy.Config.LoadCRL wants.
+func (f *Follower) Current() ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.current == nil {
+		return nil, ErrNoCRL
+	}
+	return f.current, nil
+}
+
+// Start gets the first CRL: from the URL (StartAttempts tries, a
+// conditional GET against the cache file when there is one), else from the
+// cache file. The caller judges it (through Current) before Run.
+func (f *Follower) Start(ctx context.Context) error {
+	var cached []byte
+	if f.Cache != "" {
+		data, err := os.ReadFile(f.Cache)
+		switch {
+		case err == nil:
+			cached = data
+			f.held = Held{Data: data}
+		case !errors.Is(err, os.ErrNotExist):
+			f.failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", f.Cache, err))
+		}
+	}
+	attempts := f.StartAttempts
+	if attempts <= 0 {
+		attempts = DefaultStartAttempts
+	}
+	var last error
+	for i := range attempts {
+		if i > 0 && !sleep(ctx, f.backoff(i)) {
+			break
+		}
+		resp, err := f.HTTP.Fetch(ctx, f.held, 0)
+		if err != nil {
+			last = err
+			f.failed(reasonOf(err), err)
+			continue
+		}
+		if resp.NotModified && cached != nil {
+			f.current = cached
+		} else if resp.NotModified {
+			last = &FetchError{Reason: ReasonStatus, URL: f.HTTP.URL, Err: errors.New("server answered 304 to an unconditional request")}
+			f.failed(ReasonStatus, last)
+			continue
+		} else {
+			f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
+			f.current, f.fromNet = resp.Data, true
+		}
+		f.fetched()
+		return nil
+	}
+	if cached != nil {
+		f.current, f.fromCache = cached, true
+		return nil
+	}
+	if last == nil {
+		last = ctx.Err()
+	}
+	return fmt.Errorf("%w: %w", ErrNoCRL, last)
+}
+
+// FromCache reports whether the CRL of Start came from the cache file.
+func (f *Follower) FromCache() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fromCache
+}
+
+// Run follows the URL until ctx is done: long polls when the server
+// applies them, else polls every Refresh; retries failures with backoff.
+// The CRL of Start, if it came from the URL, is written to the cache first.
+func (f *Follower) Run(ctx context.Context) {
+	if f.fromNet {
+		f.save()
+	}
+	failures := 0
+	for ctx.Err() == nil {
+		f.mu.Lock()
+		held := f.held
+		f.mu.Unlock()
+		start := time.Now()
+		resp, err := f.HTTP.Fetch(ctx, held, f.wait())
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			f.failed(reasonOf(err), err)
+			failures++
+			sleep(ctx, f.backoff(failures))
+			continue
+		}
+		failures = 0
+		f.take(resp)
+		if resp.WaitApplied {
+			sleep(ctx, minGap-time.Since(start))
+		} else {
+			sleep(ctx, f.refresh())
+		}
+	}
+}
+
+// take handles a successful response: a 304 or the same bytes confirm the
+// CRL; new bytes go to Accept and, once taken, to the cache.
+func (f *Follower) take(resp *Response) {
+	f.mu.Lock()
+	if resp.NotModified || f.held.Data != nil && Tag(resp.Data) == Tag(f.held.Data) {
+		if resp.ETag != "" {
+			f.held.ETag = resp.ETag
+		}
+		if !resp.LastModified.IsZero() {
+			f.held.LastModified = resp.LastModified
+		}
+		f.mu.Unlock()
+		f.fetched()
+		return
+	}
+	prev := f.current
+	f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
+	f.current = resp.Data
+	f.mu.Unlock()
+	if err := f.Accept(resp.Data); err != nil {
+		f.mu.Lock()
+		f.current = prev
+		f.mu.Unlock()
+		reason := ReasonRefused
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			reason = fe.Reason
+		}
+		f.failed(reason, err)
+		return
+	}
+	f.fetched()
+	f.mu.Lock()
+	f.fromNet = true
+	f.mu.Unlock()
+	f.save()
+}
+
+// save writes the current CRL to the cache file, if there is one.
+func (f *Follower) save() {
+	f.mu.Lock()
+	data := f.current
+	f.fromNet = false
+	f.mu.Unlock()
+	if f.Cache == "" || data == nil {
+		return
+	}
+	if err := atomicfile.WriteFile(f.Cache, data, 0o644); err != nil {
+		f.failed(ReasonCache, fmt.Errorf("writing CRL cache %q: %w", f.Cache, err))
+	}
+}
+
+func (f *Follower) failed(reason string, err error) {
+	if f.Failed != nil {
+		f.Failed(reason, err)
+	}
+}
+
+func (f *Follower) fetched() {
+	if f.Fetched != nil {
+		f.Fetched(f.now())
+	}
+}
+
+// backoff is the delay before retry n (from 1): MinBackoff doubled n-1
+// times, at most Refresh, less up to half of it at random so that
+// replicas that failed together do not retry together.
+func (f *Follower) backoff(n int) time.Duration {
+	d := f.MinBackoff
+	if d <= 0 {
+		d = DefaultMinBackoff
+	}
+	limit := max(f.refresh(), d)
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	return d - rand.N(d/2+1)
+}
+
+func reasonOf(err error) string {
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	return ReasonConnect
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,276 @@
+package crlsource
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// crlServer serves one body at a time; with longPoll it holds a request
+// whose If-None-Match is the current tag until the body changes or the
+// asked wait ends, as `minica serve` does.
+type crlServer struct {
+	mu       sync.Mutex
+	body     []byte
+	changed  chan struct{}
+	longPoll bool
+	requests int
+}
+
+func newCRLServer(t *testing.T, body []byte, longPoll bool) (*crlServer, *httptest.Server) {
+	s := &crlServer{body: body, changed: make(chan struct{}), longPoll: longPoll}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv
+}
+
+func (s *crlServer) set(body []byte) {
+	s.mu.Lock()
+	s.body = body
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *crlServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	body, changed := s.body, s.changed
+	s.mu.Unlock()
+	if s.longPoll && r.Header.Get("Prefer") != "" {
+		n, _ := strconv.Atoi(r.Header.Get("Prefer")[len("wait="):])
+		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(n))
+		if r.Header.Get("If-None-Match") == Tag(body) {
+			select {
+			case <-changed:
+				s.mu.Lock()
+				body = s.body
+				s.mu.Unlock()
+			case <-time.After(time.Duration(n) * time.Second):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	if r.Header.Get("If-None-Match") == Tag(body) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Write(body)
+}
+
+// taker records what a Follower hands to Accept, refusing what refuse says.
+type taker struct {
+	mu      sync.Mutex
+	got     chan []byte
+	refuse  func([]byte) error
+	reasons []string
+}
+
+func newFollower(url string, tk *taker) *Follower {
+	return &Follower{
+		HTTP: &HTTP{URL: url}, MinBackoff: 10 * time.Millisecond,
+		Accept: func(data []byte) error {
+			var err error
+			if tk.refuse != nil {
+				err = tk.refuse(data)
+			}
+			tk.got <- data
+			return err
+		},
+		Failed: func(reason string, err error) {
+			tk.mu.Lock()
+			tk.reasons = append(tk.reasons, reason)
+			tk.mu.Unlock()
+		},
+	}
+}
+
+func next(t *testing.T, tk *taker) []byte {
+	t.Helper()
+	select {
+	case d := <-tk.got:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("no CRL handed to Accept within 10s")
+		return nil
+	}
+}
+
+func run(t *testing.T, f *Follower) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// Against a long-polling server a new CRL arrives at once, though Refresh
+// is an hour.
+func TestFollowerLongPoll(t *testing.T) {
+	s, srv := newCRLServer(t, []byte("one"), true)
+	tk := &taker{got: make(chan []byte, 4)}
+	f := newFollower(srv.URL, tk)
+	f.Refresh, f.Wait = time.Hour, 30*time.Second
+	if err := f.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, f)
+	for _, v := range []string{"two", "three"} {
+		time.Sleep(50 * time.Millisecond) // let the long poll reach the server
+		s.set([]byte(v))
+		if got := next(t, tk); string(got) != v {
+			t.Fatalf("Accept got %q; want %q", got, v)
+		}
+		if cur, _ := f.Current(); string(cur) != v {
+			t.Fatalf("Current() = %q; want %q", cur, v)
+		}
+	}
+}
+
+// A plain server is polled every Refresh with conditional requests.
+func TestFollowerPolls(t *testing.T) {
+	s, srv := newCRLServer(t, []byte("one"), false)
+	tk := &taker{got: make(chan []byte, 4)}
+	f := newFollower(srv.URL, tk)
+	f.Refresh = 20 * time.Millisecond
+	if err := f.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, f)
+	s.set([]byte("two"))
+	if got := next(t, tk); string(got) != "two" {
+		t.Fatalf("Accept got %q; want two", got)
+	}
+}
+
+// A CRL that Accept refuses leaves Current at the previous one, and is
+// reported with the reason of its error.
+func TestFollowerRefusedKeepsPrevious(t *testing.T) {
+	s, srv := newCRLServer(t, []byte("good"), true)
+	tk := &taker{got: make(chan []byte, 4), refuse: func(d []byte) error {
+		if string(d) == "replay" {
+			return &FetchError{Reason: "older-number", Err: errors.New("lower")}
+		}
+		return nil
+	}}
+	f := newFollower(srv.URL, tk)
+	f.Refresh = time.Hour
+	if err := f.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, f)
+	time.Sleep(50 * time.Millisecond)
+	s.set([]byte("replay"))
+	next(t, tk)
+	// Failed is told after Accept returns.
+	var reasons []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tk.mu.Lock()
+		reasons = append([]string(nil), tk.reasons...)
+		tk.mu.Unlock()
+		if len(reasons) > 0 {
+			break
+		}
+	}
+	if len(reasons) != 1 || reasons[0] != "older-number" {
+		t.Fatalf("Failed reasons = %q; want [older-number]", reasons)
+	}
+	if cur, _ := f.Current(); string(cur) != "good" {
+		t.Fatalf("Current() = %q; want the previous CRL", cur)
+	}
+}
+
+// Failures are retried with backoff, and the next good CRL is taken.
+func TestFollowerRetries(t *testing.T) {
+	var mu sync.Mutex
+	fails := 3
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fails > 0 {
+			fails--
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("two"))
+	}))
+	defer srv.Close()
+	tk := &taker{got: make(chan []byte, 4)}
+	f := newFollower(srv.URL, tk)
+	f.Refresh, f.StartAttempts = time.Hour, 1
+	f.current, f.held = []byte("one"), Held{Data: []byte("one")}
+	run(t, f)
+	if got := next(t, tk); string(got) != "two" {
+		t.Fatalf("Accept got %q; want two", got)
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if len(tk.reasons) != 3 || tk.reasons[0] != ReasonStatus {
+		t.Fatalf("Failed reasons = %q; want 3 x http-status", tk.reasons)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	f := &Follower{Refresh: 10 * time.Second}
+	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second} {
+		for range 20 {
+			if got := f.backoff(n + 1); got < want/2 || got > want {
+				t.Fatalf("backoff(%d) = %s; want within [%s, %s]", n+1, got, want/2, want)
+			}
+		}
+	}
+}
+
+// The cache is written after a good fetch and serves a restart while the
+// URL is down.
+func TestFollowerCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "crl.cache")
+	s, srv := newCRLServer(t, []byte("one"), true)
+	tk := &taker{got: make(chan []byte, 4)}
+	f := newFollower(srv.URL, tk)
+	f.Cache, f.Refresh = cache, time.Hour
+	if err := f.Start(context.Background()); err != nil || f.FromCache() {
+		t.Fatalf("Start() = %v, from cache %v; want the URL's CRL", err, f.FromCache())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	time.Sleep(50 * time.Millisecond)
+	s.set([]byte("two"))
+	next(t, tk)
+	cancel()
+	<-done
+	if data, err := os.ReadFile(cache); err != nil || string(data) != "two" {
+		t.Fatalf("cache = %q, %v; want two", data, err)
+	}
+	if fi, _ := os.Stat(cache); fi.Mode().Perm() != 0o644 {
+		t.Errorf("cache mode = %v; want 0644", fi.Mode().Perm())
+	}
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + ln.Addr().String() + "/crl.der"
+	ln.Close()
+	g := newFollower(down, tk)
+	g.Cache, g.StartAttempts = cache, 2
+	if err := g.Start(context.Background()); err != nil || !g.FromCache() {
+		t.Fatalf("Start() with the URL down = %v, from cache %v; want the cache", err, g.FromCache())
+	}
+	if cur, _ := g.Current(); !bytes.Equal(cur, []byte("two")) {
+		t.Fatalf("Current() = %q; want the cached CRL", cur)
+	}
+	// Without a cache, nothing to start from.
+	h := newFollower(down, tk)
+	h.StartAttempts = 1
+	if err := h.Start(context.Background()); !errors.Is(err, ErrNoCRL) {
+		t.Fatalf("Start() without cache = %v; want ErrNoCRL", err)
+	}
+}
