@@ -68,7 +68,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := req.template(nil, pub, uris, notBefore, notAfter, c.Settings.CRLURL)
+	tmpl, err := req.template(nil, pub, uris, notBefore, notAfter, c.Settings)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,10 @@ const (
 var ErrNoCA = errors.New("no CA found")
 
 // CA is an opened CA directory. It is safe for use by one goroutine at a
-// time; mutations must hold the directory lock (see Lock).
+// time; mutations must hold the directory lock (see Lock). Lookups (Record,
+// RecordsByName, LoadLeaf) may also run in other goroutines meanwhile: only
+// SetCRLURL and SetOCSPURL change the CA value, and every file is replaced
+// by a rename or appended to, so a reader sees a state before or after.
 type CA struct {
 	dir *Dir
 	// Cert is the issuing CA certificate.

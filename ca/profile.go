@@ -25,7 +25,20 @@ const (
 	Server Profile = "server"
 	// Client: CA:FALSE, digitalSignature only, EKU clientAuth only.
 	Client Profile = "client"
+	// OCSP: a delegated OCSP responder (RFC 6960 section 4.2.2.2) that
+	// `minica serve` issues itself: CA:FALSE, digitalSignature only, EKU
+	// OCSPSigning only, id-pkix-ocsp-nocheck, short-lived. ParseProfile
+	// refuses it: users issue only server and client certificates.
+	OCSP Profile = "ocsp"
 )
+
+// DefaultOCSPResponderValidity is the lifetime of an OCSP responder
+// certificate. It carries id-pkix-ocsp-nocheck, so that nothing can revoke
+// it (RFC 6960 section 4.2.2.2.1): a short life bounds the harm of its key.
+const DefaultOCSPResponderValidity = 4 * 24 * time.Hour
+
+// oidOCSPNoCheck is id-pkix-ocsp-nocheck (RFC 6960 section 4.2.2.2.1).
+var oidOCSPNoCheck = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 48, 1, 5}
 
 // ParseProfile parses a profile name, case-insensitively.
 func ParseProfile(s string) (Profile, error) {
@@ -84,8 +97,10 @@ func (r *Request) normalize(s Settings) ([]*url.URL, error) {
 	if err := ValidateName(r.Name); err != nil {
 		return nil, err
 	}
-	if _, err := ParseProfile(string(r.Profile)); err != nil {
-		return nil, err
+	if r.Profile != OCSP {
+		if _, err := ParseProfile(string(r.Profile)); err != nil {
+			return nil, err
+		}
 	}
 	if r.CommonName == "" {
 		r.CommonName = r.Name
@@ -128,9 +143,13 @@ func (r *Request) normalize(s Settings) ([]*url.URL, error) {
 		r.DNSNames = []string{r.Name}
 	}
 	if r.Validity == 0 {
-		r.Validity = time.Duration(s.ClientValidity)
-		if r.Profile == Server {
+		switch r.Profile {
+		case Server:
 			r.Validity = time.Duration(s.ServerValidity)
+		case OCSP:
+			r.Validity = DefaultOCSPResponderValidity
+		default:
+			r.Validity = time.Duration(s.ClientValidity)
 		}
 	}
 	if r.KeyType == "" {
@@ -139,8 +158,9 @@ func (r *Request) normalize(s Settings) ([]*url.URL, error) {
 	return uris, nil
 }
 
-// template builds the certificate template of a normalized request.
-func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.URL, notBefore, notAfter time.Time, crlURL string) (*x509.Certificate, error) {
+// template builds the certificate template of a normalized request; the
+// CRL and OCSP URLs of settings s go into server and client leaves.
+func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.URL, notBefore, notAfter time.Time, s Settings) (*x509.Certificate, error) {
 	ski, err := subjectKeyID(pub)
 	if err != nil {
 		return nil, err
@@ -171,8 +191,11 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 		URIs:                  uris,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
 	}
-	if crlURL != "" {
-		t.CRLDistributionPoints = []string{crlURL}
+	if s.CRLURL != "" && r.Profile != OCSP {
+		t.CRLDistributionPoints = []string{s.CRLURL}
+	}
+	if s.OCSPURL != "" && r.Profile != OCSP {
+		t.OCSPServer = []string{s.OCSPURL}
 	}
 	switch r.Profile {
 	case Server:
@@ -182,6 +205,11 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 		}
 	case Client:
 		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	case OCSP:
+		// Relying parties trust a responder that nothing can revoke, so
+		// it carries neither a CRL point nor an OCSP URL of its own.
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageOCSPSigning}
+		t.ExtraExtensions = append(t.ExtraExtensions, pkix.Extension{Id: oidOCSPNoCheck, Value: asn1.NullBytes})
 	}
 	return t, nil
 }
@@ -210,8 +238,11 @@ func subjectKeyID(pub crypto.PublicKey) ([]byte, error) {
 // profileOf tells a certificate's profile from its EKU.
 func profileOf(cert *x509.Certificate) Profile {
 	for _, u := range cert.ExtKeyUsage {
-		if u == x509.ExtKeyUsageServerAuth {
+		switch u {
+		case x509.ExtKeyUsageServerAuth:
 			return Server
+		case x509.ExtKeyUsageOCSPSigning:
+			return OCSP
 		}
 	}
 	return Client

@@ -30,7 +30,7 @@ func SelfSigned(req Request, now time.Time) (*x509.Certificate, crypto.Signer, e
 	}
 	now = now.UTC().Truncate(time.Second)
 	notBefore, notAfter := leafValidity(now, req.Validity)
-	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, "")
+	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, Settings{})
 	if err != nil {
 		return nil, nil, err
 	}

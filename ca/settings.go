@@ -25,6 +25,7 @@ type Settings struct {
 	ClientValidity Duration `json:"client_validity"` // default client certificate lifetime
 	CRLLifetime    Duration `json:"crl_lifetime"`    // nextUpdate - thisUpdate of published CRLs
 	CRLURL         string   `json:"crl_url,omitempty"`
+	OCSPURL        string   `json:"ocsp_url,omitempty"` // AIA OCSP of new leaves
 }
 
 // DefaultSettings returns the settings of a new CA.

@@ -15,7 +15,9 @@
 //	/crl.pem    the current CRL, PEM, application/x-pem-file
 //	            (also the path of the CA's CRL URL, when set: as /crl.der)
 //	/ocsp       Config.OCSP, every method, and /ocsp/... (RFC 5019 GET);
-//	            also the path of Config.OCSPURL; 404 without a responder
+//	            also the path of Config.OCSPURL and below it, and POST /
+//	            (openssl ocsp -url http://HOST:PORT); 404 without a
+//	            responder. [OCSPResponder] is the responder (see ocsp.go)
 //	/healthz    the CRL's state: 200, or 503 when expired or not yet valid
 //	/metrics    Prometheus text
 //

@@ -59,7 +59,8 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	path := r.URL.Path
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
-	if s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) {
+	// `openssl ocsp -url http://HOST:PORT` posts to "/".
+	if s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) || (path == "/" && r.Method == http.MethodPost) {
 		if s.cfg.OCSP == nil {
 			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
 		} else {

@@ -358,6 +358,8 @@ func TestOCSPMount(t *testing.T) {
 		{"GET", "/ocsp/MFMw/UTBP+ME0w=="},
 		{"POST", "/status"},
 		{"GET", "/status/MFMwUTBPME0wSzAJBgUrDgMCGgUABBQ"},
+		{"GET", "/status/MFMw/UTBP+ME0w=="},
+		{"POST", "/"},
 		{"PUT", "/ocsp"},
 	} {
 		rec := f.do(t, tt.method, tt.target)
@@ -371,7 +373,7 @@ func TestOCSPMount(t *testing.T) {
 		t.Errorf("OnCRLChange called %d times after a new CRL; want 1", changes)
 	}
 	m := f.metrics(t)
-	for _, want := range []string{`minica_serve_ocsp_responses_total{status="good"} 3`, `minica_serve_requests_total{endpoint="ocsp",code="200"} 6`} {
+	for _, want := range []string{`minica_serve_ocsp_responses_total{status="good"} 3`, `minica_serve_requests_total{endpoint="ocsp",code="200"} 8`} {
 		if !hasLine(m, want) {
 			t.Errorf("metrics lack %s:\n%s", want, m)
 		}

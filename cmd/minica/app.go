@@ -43,6 +43,7 @@ func newApp(e *env) *cli.App {
 			showCommand(e),
 			revokeCommand(e),
 			crlCommand(e),
+			ocspCommand(e),
 			verifyCommand(e),
 			checkCommand(e),
 			exportCommand(e),

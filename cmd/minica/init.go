@@ -37,6 +37,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "permit-uri", Usage: "permit URIs whose host is this one (.example.com: its subdomains) (repeatable)"},
 			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit IP addresses in this CIDR range; 0.0.0.0/0 and ::/0 permit all (repeatable)"},
 			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
+			&cli.StringFlag{Name: "ocsp-url", Usage: "OCSP responder URL (AIA) for every leaf, answered by minica serve (see: minica ocsp url)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
 			passwordFileFlag(),
 			jsonFlag(),
@@ -112,6 +113,15 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 		}
 		opts.Settings = ca.DefaultSettings()
 		opts.Settings.CRLURL = u
+	}
+	if u := c.String("ocsp-url"); u != "" {
+		if err := ca.ValidateOCSPURL(u); err != nil {
+			return opts, usagef(c, "--ocsp-url: %v", err)
+		}
+		if opts.Settings.Version == 0 {
+			opts.Settings = ca.DefaultSettings()
+		}
+		opts.Settings.OCSPURL = u
 	}
 	for _, cidr := range c.StringSlice("permit-ip") {
 		_, ipnet, err := net.ParseCIDR(cidr)

@@ -81,7 +81,7 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cert FILE FIELD VALUE: a field of the first certificate in FILE. Fields:
-// cn, eku, ku, ca, email, subject-email, dns, ip, uri, key, o, ou, crl.
+// cn, eku, ku, ca, email, subject-email, dns, ip, uri, key, o, ou, crl, ocsp.
 func cmdCert(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: cert FILE FIELD VALUE")
@@ -159,6 +159,8 @@ func certField(c *x509.Certificate, field string) (string, bool) {
 		return describePub(c.PublicKey), true
 	case "crl":
 		return strings.Join(c.CRLDistributionPoints, ","), true
+	case "ocsp":
+		return strings.Join(c.OCSPServer, ","), true
 	case "days":
 		return strconv.Itoa(int(c.NotAfter.Sub(c.NotBefore).Hours()/24 + 0.5)), true
 	}

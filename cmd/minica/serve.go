@@ -36,7 +36,9 @@ func serveCommand(e *env) *cli.Command {
 			"does, so it needs the CA key (password from --password-file, MINICA_PASSWORD or\n" +
 			"a prompt) unless --no-sign, which then warns that the CRL will lapse. A GET of\n" +
 			"the CRL with If-None-Match and 'Prefer: wait=N' waits up to 60s for a new one\n" +
-			"(the proxy's push path). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
+			"issuance database, signed by a responder certificate serve issues itself (see\n" +
+			"minica ocsp url). --listen '' turns the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
@@ -49,6 +51,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics and /healthz on `ADDR` only, a listener of their own"},
 			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
+			&cli.BoolFlag{Name: "ocsp-ca-key", Usage: "sign OCSP responses with the CA key itself instead of a delegated responder certificate"},
 			passwordFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
 			&cli.IntFlag{Name: "max-long-polls", Value: serve.DefaultMaxWaiters, Usage: "let at most `N` long polls wait at once; beyond, answer at once"},
@@ -100,6 +103,9 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		if err := ca.ValidateName(name); err != nil {
 			return nil, usagef(c, "--server-cert: %v", err)
 		}
+	}
+	if c.Bool("no-sign") && c.Bool("ocsp-ca-key") {
+		return nil, usagef(c, "--no-sign and --ocsp-ca-key exclude each other: signing OCSP with the CA key needs the key")
 	}
 	if c.Bool("no-sign") && c.String("password-file") != "" {
 		return nil, usagef(c, "--no-sign and --password-file exclude each other: without signing, serve needs no key")
@@ -164,6 +170,22 @@ func runServe(c *cli.Context, e *env) error {
 	cfg := o.cfg
 	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
 	cfg.LockTimeout = c.Duration("lock-timeout")
+	// The responder reads the database from request goroutines: it gets a
+	// CA handle of its own, as the Server wants sole use of cfg.CA.
+	ocspCA, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer ocspCA.Close()
+	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
+		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key"),
+		LockTimeout: cfg.LockTimeout, Log: e.stderr,
+	})
+	if err != nil {
+		return err
+	}
+	cfg.OCSP, cfg.OCSPURL = responder, ocspCA.Settings.OCSPURL
+	cfg.OnCRLChange, cfg.ExtraMetrics = responder.CRLChanged, responder.WriteMetrics
 	srv, err := serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {

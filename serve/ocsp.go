@@ -1,0 +1,742 @@
+package serve
+
+// # OCSP
+//
+// OCSPResponder answers OCSP requests (RFC 6960) sent by POST, or by GET in
+// the RFC 5019 form /ocsp/{url-escaped base64 of the DER request}, about
+// certificates of one CA. The status comes from the issuance database, one
+// record read by serial (db/XX/SERIAL.json): a valid or expired certificate
+// is good, a revoked one revoked with its time and reason (certificateHold
+// included), and a serial minica never issued (or only reserved) unknown.
+// A request about another issuer gets unauthorized; one that does not parse,
+// asks about more than one certificate (RFC 5019 section 2.1.1), carries a
+// nonce longer than 32 octets (RFC 8954) or is larger than MaxOCSPRequest
+// gets malformedRequest. OCSP errors travel in a 200 response, as RFC 6960
+// appendix A.1 has it.
+//
+// Responses are signed by a delegated responder (RFC 6960 section 4.2.2.2)
+// by default: a certificate of profile ca.OCSP (EKU OCSPSigning,
+// id-pkix-ocsp-nocheck, ca.DefaultOCSPResponderValidity) that the responder
+// issues itself under the name OCSPResponderName, recorded in the database
+// like every certificate the CA signs, and reused across restarts. It is
+// renewed once less than OCSPConfig.RenewBefore of it is left. Without the CA
+// key (serve --no-sign) the newest responder certificate in the database is
+// used until it expires; after that every answer is tryLater. With
+// SignWithCAKey the CA key signs the responses itself, which puts the CA key
+// to work on every uncached request.
+//
+// A response is cached per request and reused until CRLChanged is called (the
+// server calls it whenever a new CRL is published) or half its validity has
+// passed, whichever comes first; a request with a nonce gets a fresh response
+// that echoes it and is not cached. thisUpdate is the time of signing and
+// nextUpdate ResponseValidity later, never after the responder certificate
+// expires.
+//
+// golang.org/x/crypto/ocsp builds no response extensions and stamps
+// producedAt from the system clock, so responses are encoded here, to put
+// the nonce where RFC 6960 section 4.4.1 and OpenSSL look for it (the
+// responseExtensions) and to honour the injected clock.
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/ocsp"
+
+	"minica/ca"
+	"minica/revoke"
+)
+
+// MaxOCSPRequest bounds the size of an OCSP request, POST body or decoded
+// GET path: a request about one certificate with a nonce is about 100 bytes.
+const MaxOCSPRequest = 4 << 10
+
+// OCSPResponderName is the name under which the responder records the
+// delegated responder certificates it issues.
+const OCSPResponderName = "minica-ocsp"
+
+// Defaults of OCSPConfig.
+const (
+	DefaultOCSPResponseValidity = time.Hour
+	DefaultOCSPLockTimeout      = 10 * time.Second
+	// OCSPMaxAge bounds the Cache-Control max-age of a GET response, as
+	// for the CRL, so that a cache in front learns of a revocation soon.
+	OCSPMaxAge = 300 * time.Second
+)
+
+// OCSPConfig configures an OCSPResponder.
+type OCSPConfig struct {
+	// CA is the CA whose certificates the responder answers for. The
+	// responder only reads it, except to issue its responder certificate,
+	// which it does under the CA's lock.
+	CA *ca.CA
+	// Signer is the CA key; nil when serve runs without it (--no-sign).
+	Signer crypto.Signer
+	// SignWithCAKey signs responses with the CA key instead of a delegated
+	// responder certificate; it needs Signer.
+	SignWithCAKey bool
+	// ResponseValidity is nextUpdate - thisUpdate of a response; 0 means
+	// DefaultOCSPResponseValidity.
+	ResponseValidity time.Duration
+	// ResponderValidity is the lifetime of a responder certificate; 0
+	// means ca.DefaultOCSPResponderValidity.
+	ResponderValidity time.Duration
+	// RenewBefore is how long before its notAfter a responder certificate
+	// is replaced; 0 means half of ResponderValidity.
+	RenewBefore time.Duration
+	// LockTimeout bounds the wait for the CA lock when the responder issues
+	// its certificate; 0 means DefaultOCSPLockTimeout.
+	LockTimeout time.Duration
+	// Now is the clock; nil means the CA's clock (CA.Now), which also
+	// dates the responder certificates.
+	Now func() time.Time
+	// Log receives one line per event (a responder certificate issued, a
+	// renewal or a lookup that failed), as the Server logs; nil discards.
+	Log io.Writer
+}
+
+// OCSPResponder is an http.Handler answering OCSP requests; see the
+// comment at the top of this file. It is safe for concurrent use.
+type OCSPResponder struct {
+	cfg      OCSPConfig
+	log      *logger
+	prefixes []string // GET path prefixes before the base64 request, longest first
+	// caHashes are the issuer name and key hashes of the CA by hash.
+	caHashes map[crypto.Hash][2][]byte
+
+	signer   atomic.Pointer[signingKey]
+	renewMu  sync.Mutex                 // held while a responder certificate is obtained
+	retryAt  time.Time                  // no new attempt before, after a failure; under renewMu
+	lastErr  error                      // that failure, under renewMu
+	recheck  atomic.Bool                // set by CRLChanged: look the signer up again
+	mu       sync.Mutex                 // guards cache and gen
+	cache    map[string]*cachedResponse // by request DER (requests without a nonce)
+	gen      uint64                     // bumped by CRLChanged and a new signer
+	counts   [numOutcomes]atomic.Uint64
+	hits     atomic.Uint64
+	maxCache int
+}
+
+// signingKey signs responses: a delegated responder certificate and its
+// key, or the CA key itself (cert nil).
+type signingKey struct {
+	cert     *x509.Certificate
+	key      crypto.Signer
+	keyHash  []byte // SHA-1 of the subjectPublicKey bits: the ResponderID byKey
+	notAfter time.Time
+	renewAt  time.Time
+}
+
+type cachedResponse struct {
+	der                    []byte
+	gen                    uint64
+	thisUpdate, nextUpdate time.Time
+	refreshAt              time.Time
+	outcome                outcome
+	nonce                  bool // echoes a nonce: never cached
+}
+
+type outcome int
+
+const (
+	outGood outcome = iota
+	outRevoked
+	outUnknown
+	outMalformed
+	outUnauthorized
+	outInternal
+	outTryLater
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"good", "revoked", "unknown", "malformed", "unauthorized", "internal_error", "try_later"}
+
+// NewOCSPResponder returns a responder for cfg.CA. It obtains its signing
+// key at once (loading or issuing a responder certificate), so that a
+// failure shows at start. Without the CA key and without a valid responder
+// certificate it logs why and returns a responder that answers tryLater.
+func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
+	if cfg.CA == nil {
+		return nil, errors.New("creating OCSP responder: a CA is required")
+	}
+	if cfg.SignWithCAKey && cfg.Signer == nil {
+		return nil, errors.New("creating OCSP responder: signing with the CA key needs the CA key")
+	}
+	if cfg.ResponseValidity <= 0 {
+		cfg.ResponseValidity = DefaultOCSPResponseValidity
+	}
+	if cfg.ResponderValidity <= 0 {
+		cfg.ResponderValidity = ca.DefaultOCSPResponderValidity
+	}
+	if cfg.RenewBefore <= 0 || cfg.RenewBefore >= cfg.ResponderValidity {
+		cfg.RenewBefore = cfg.ResponderValidity / 2
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultOCSPLockTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = cfg.CA.Now
+	}
+	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16}
+	if err := r.hashCA(); err != nil {
+		return nil, err
+	}
+	r.prefixes = []string{"/ocsp/"}
+	if u, err := url.Parse(cfg.CA.Settings.OCSPURL); err == nil && cfg.CA.Settings.OCSPURL != "" {
+		r.prefixes = append(r.prefixes, strings.TrimSuffix(u.Path, "/")+"/")
+	}
+	slices.SortFunc(r.prefixes, func(a, b string) int { return len(b) - len(a) })
+	if _, err := r.signingKey(cfg.Now()); err != nil {
+		if cfg.Signer != nil {
+			return nil, fmt.Errorf("creating OCSP responder: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// hashCA computes the CA's issuerNameHash and issuerKeyHash (RFC 6960
+// section 4.1.1) for every hash a request may use.
+func (r *OCSPResponder) hashCA() error {
+	key, err := subjectPublicKeyBits(r.cfg.CA.Cert)
+	if err != nil {
+		return err
+	}
+	r.caHashes = map[crypto.Hash][2][]byte{}
+	for _, h := range []crypto.Hash{crypto.SHA1, crypto.SHA256, crypto.SHA384, crypto.SHA512} {
+		n := h.New()
+		n.Write(r.cfg.CA.Cert.RawSubject)
+		k := h.New()
+		k.Write(key)
+		r.caHashes[h] = [2][]byte{n.Sum(nil), k.Sum(nil)}
+	}
+	return nil
+}
+
+func subjectPublicKeyBits(cert *x509.Certificate) ([]byte, error) {
+	var spki struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(cert.RawSubjectPublicKeyInfo, &spki); err != nil {
+		return nil, fmt.Errorf("decoding the public key of %q: %w", cert.Subject.CommonName, err)
+	}
+	return spki.PublicKey.RightAlign(), nil
+}
+
+// CRLChanged drops every cached response: the server calls it whenever a
+// new CRL is published, which is when a revocation becomes public. The next
+// request also checks that the responder certificate itself was not
+// revoked (then a new one is issued).
+func (r *OCSPResponder) CRLChanged() {
+	r.recheck.Store(true)
+	r.dropCache()
+}
+
+func (r *OCSPResponder) dropCache() {
+	r.mu.Lock()
+	r.gen++
+	clear(r.cache)
+	r.mu.Unlock()
+}
+
+// WriteMetrics writes the responder's counters in the Prometheus text
+// format: minica_serve_ocsp_responses_total{status} (good, revoked,
+// unknown, malformed, unauthorized, internal_error, try_later),
+// minica_serve_ocsp_cache_hits_total and, when it has one,
+// minica_serve_ocsp_responder_expiry_seconds (time left to the signing
+// certificate's notAfter).
+func (r *OCSPResponder) WriteMetrics(w io.Writer) {
+	fmt.Fprintln(w, "# HELP minica_serve_ocsp_responses_total OCSP responses sent, by status.")
+	fmt.Fprintln(w, "# TYPE minica_serve_ocsp_responses_total counter")
+	for i, name := range outcomeNames {
+		fmt.Fprintf(w, "minica_serve_ocsp_responses_total{status=%q} %d\n", name, r.counts[i].Load())
+	}
+	fmt.Fprintln(w, "# HELP minica_serve_ocsp_cache_hits_total OCSP responses served from the cache.")
+	fmt.Fprintln(w, "# TYPE minica_serve_ocsp_cache_hits_total counter")
+	fmt.Fprintf(w, "minica_serve_ocsp_cache_hits_total %d\n", r.hits.Load())
+	if s := r.signer.Load(); s != nil {
+		fmt.Fprintln(w, "# HELP minica_serve_ocsp_responder_expiry_seconds Seconds until the OCSP signing certificate expires.")
+		fmt.Fprintln(w, "# TYPE minica_serve_ocsp_responder_expiry_seconds gauge")
+		fmt.Fprintf(w, "minica_serve_ocsp_responder_expiry_seconds %s\n", strconv.FormatFloat(s.notAfter.Sub(r.cfg.Now()).Seconds(), 'f', 0, 64))
+	}
+}
+
+// ServeHTTP answers POST with a DER request body, and GET and HEAD with the
+// request in the path; other methods get 405.
+func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var der []byte
+	get := false
+	switch req.Method {
+	case http.MethodPost:
+		// Bounded in time as in size, whatever the server's timeouts.
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
+		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxOCSPRequest))
+		if err != nil {
+			r.fail(w, outMalformed)
+			return
+		}
+		der = body
+	case http.MethodGet, http.MethodHead:
+		get = true
+		var ok bool
+		if der, ok = r.pathRequest(req.URL.Path); !ok {
+			r.fail(w, outMalformed)
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "method not allowed: OCSP takes POST, or GET /ocsp/{base64 request}", http.StatusMethodNotAllowed)
+		return
+	}
+	resp, out, err := r.respond(der)
+	if err != nil {
+		r.fail(w, out)
+		return
+	}
+	r.counts[out].Add(1)
+	h := w.Header()
+	h.Set("Content-Type", "application/ocsp-response")
+	switch {
+	case resp.nonce:
+		h.Set("Cache-Control", "no-store")
+	case get:
+		// RFC 5019 section 6.2; the age is bounded, so that a cache in
+		// front serves a stale answer for OCSPMaxAge at most.
+		age := min(resp.nextUpdate.Sub(r.cfg.Now()), OCSPMaxAge)
+		h.Set("Cache-Control", fmt.Sprintf("max-age=%d, public, no-transform, must-revalidate", max(int(age/time.Second), 0)))
+		h.Set("Last-Modified", resp.thisUpdate.UTC().Format(http.TimeFormat))
+		h.Set("Expires", resp.nextUpdate.UTC().Format(http.TimeFormat))
+		sum := sha256.Sum256(resp.der)
+		h.Set("ETag", `"sha256:`+hex.EncodeToString(sum[:])+`"`)
+	default:
+		h.Set("Cache-Control", "no-cache")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(resp.der)))
+	w.Write(resp.der)
+}
+
+// fail writes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
+func (r *OCSPResponder) fail(w http.ResponseWriter, out outcome) {
+	r.counts[out].Add(1)
+	body := map[outcome][]byte{
+		outMalformed:    ocsp.MalformedRequestErrorResponse,
+		outUnauthorized: ocsp.UnauthorizedErrorResponse,
+		outInternal:     ocsp.InternalErrorErrorResponse,
+		outTryLater:     ocsp.TryLaterErrorResponse,
+	}[out]
+	h := w.Header()
+	h.Set("Content-Type", "application/ocsp-response")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+}
+
+// pathRequest decodes the base64 request of a GET path, after one of the
+// known prefixes or, when the handler is mounted with the prefix stripped,
+// the whole path. Go has already undone the URL escaping.
+func (r *OCSPResponder) pathRequest(p string) ([]byte, bool) {
+	rest := strings.TrimPrefix(p, "/")
+	for _, prefix := range r.prefixes {
+		if s, ok := strings.CutPrefix(p, prefix); ok {
+			rest = s
+			break
+		}
+	}
+	if rest == "" || len(rest) > base64.StdEncoding.EncodedLen(MaxOCSPRequest) {
+		return nil, false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if der, err := enc.DecodeString(rest); err == nil {
+			return der, true
+		}
+	}
+	return nil, false
+}
+
+// The ASN.1 of an OCSP request (RFC 6960 section 4.1.1), with what
+// golang.org/x/crypto/ocsp.ParseRequest leaves out: the extensions.
+type ocspRequest struct {
+	TBSRequest tbsRequest
+	Signature  asn1.RawValue `asn1:"explicit,tag:0,optional"`
+}
+
+type tbsRequest struct {
+	Version       int           `asn1:"explicit,tag:0,default:0,optional"`
+	RequestorName asn1.RawValue `asn1:"explicit,tag:1,optional"`
+	RequestList   []singleRequest
+	Extensions    []pkix.Extension `asn1:"explicit,tag:2,optional"`
+}
+
+type singleRequest struct {
+	CertID     certID
+	Extensions []pkix.Extension `asn1:"explicit,tag:0,optional"`
+}
+
+type certID struct {
+	Raw            asn1.RawContent
+	HashAlgorithm  pkix.AlgorithmIdentifier
+	IssuerNameHash []byte
+	IssuerKeyHash  []byte
+	SerialNumber   *big.Int
+}
+
+var (
+	oidNonce     = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 48, 1, 2}
+	oidOCSPBasic = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 48, 1, 1}
+	hashByOID    = map[string]crypto.Hash{
+		"1.3.14.3.2.26":          crypto.SHA1,
+		"2.16.840.1.101.3.4.2.1": crypto.SHA256,
+		"2.16.840.1.101.3.4.2.2": crypto.SHA384,
+		"2.16.840.1.101.3.4.2.3": crypto.SHA512,
+	}
+)
+
+// respond answers one DER request. On an error, the outcome says which
+// OCSP error to send.
+func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
+	// The cache is keyed by the request itself: a repeated request is
+	// answered before any parsing, and one with a nonce never matches.
+	now := r.cfg.Now()
+	r.mu.Lock()
+	gen := r.gen
+	c := r.cache[string(der)]
+	r.mu.Unlock()
+	if c != nil && c.gen == gen && !now.Before(c.thisUpdate) && now.Before(c.refreshAt) {
+		r.hits.Add(1)
+		return c, c.outcome, nil
+	}
+	var req ocspRequest
+	rest, err := asn1.Unmarshal(der, &req)
+	if err != nil || len(rest) > 0 || len(req.TBSRequest.RequestList) != 1 {
+		return nil, outMalformed, errors.New("malformed request")
+	}
+	id := req.TBSRequest.RequestList[0].CertID
+	h, ok := hashByOID[id.HashAlgorithm.Algorithm.String()]
+	if !ok || id.SerialNumber == nil {
+		return nil, outMalformed, errors.New("unsupported hash")
+	}
+	var nonce *pkix.Extension
+	for i, e := range req.TBSRequest.Extensions {
+		if e.Id.Equal(oidNonce) {
+			var v []byte
+			if rest, err := asn1.Unmarshal(e.Value, &v); err != nil || len(rest) > 0 || len(v) == 0 || len(v) > 32 {
+				return nil, outMalformed, errors.New("bad nonce") // RFC 8954 section 2.1
+			}
+			nonce = &pkix.Extension{Id: oidNonce, Value: req.TBSRequest.Extensions[i].Value}
+		}
+	}
+	want := r.caHashes[h]
+	if !bytes.Equal(id.IssuerNameHash, want[0]) || !bytes.Equal(id.IssuerKeyHash, want[1]) {
+		return nil, outUnauthorized, errors.New("another issuer")
+	}
+	s, err := r.signingKey(now)
+	if err != nil {
+		return nil, outTryLater, err
+	}
+	single, out, err := r.status(id, now)
+	if err != nil {
+		r.log.event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
+		return nil, outInternal, err
+	}
+	thisUpdate := now.UTC().Truncate(time.Second)
+	nextUpdate := thisUpdate.Add(r.cfg.ResponseValidity)
+	if na := s.notAfter.UTC().Truncate(time.Second); na.Before(nextUpdate) {
+		nextUpdate = na
+	}
+	single.ThisUpdate, single.NextUpdate = thisUpdate, nextUpdate
+	var exts []pkix.Extension
+	if nonce != nil {
+		exts = []pkix.Extension{*nonce}
+	}
+	resp, err := s.sign(single, thisUpdate, exts)
+	if err != nil {
+		r.log.event("ocsp-sign-failed", "error", err.Error())
+		return nil, outInternal, err
+	}
+	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil}
+	if res.nonce {
+		return res, out, nil
+	}
+	res.gen = gen
+	res.refreshAt = thisUpdate.Add(nextUpdate.Sub(thisUpdate) / 2)
+	if out != outUnknown { // a reserved serial may become a certificate without a new CRL
+		r.mu.Lock()
+		if r.gen == gen {
+			if len(r.cache) >= r.maxCache {
+				clear(r.cache)
+			}
+			r.cache[string(der)] = res
+		}
+		r.mu.Unlock()
+	}
+	return res, out, nil
+}
+
+// status reads the record of id's serial and turns it into a single
+// response without its times.
+func (r *OCSPResponder) status(id certID, now time.Time) (*singleResponse, outcome, error) {
+	single := &singleResponse{CertID: asn1.RawValue{FullBytes: id.Raw}}
+	unknown := asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 2}
+	if id.SerialNumber.Sign() <= 0 {
+		single.Status = unknown
+		return single, outUnknown, nil
+	}
+	rec, err := r.cfg.CA.Record(id.SerialNumber)
+	if errors.Is(err, ca.ErrNotFound) {
+		single.Status = unknown
+		return single, outUnknown, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	switch rec.StatusAt(now) {
+	case ca.StatusValid, ca.StatusExpired:
+		single.Status = asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0}
+		return single, outGood, nil
+	case ca.StatusRevoked:
+		info := revokedInfo{RevocationTime: rec.RevokedAt.UTC()}
+		if reason, err := revoke.ParseReason(rec.Reason); err == nil && reason != revoke.Unspecified {
+			info.Reason = asn1.Enumerated(reason)
+		}
+		inner, _ := asn1.Marshal(info) // a revokedInfo always marshals
+		var seq asn1.RawValue
+		asn1.Unmarshal(inner, &seq)
+		single.Status = asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 1, IsCompound: true, Bytes: seq.Bytes}
+		return single, outRevoked, nil
+	}
+	// Pending or void: the serial was reserved, and no certificate issued.
+	single.Status = unknown
+	return single, outUnknown, nil
+}
+
+// The ASN.1 of a response (RFC 6960 section 4.2.1).
+type ocspResponse struct {
+	Status asn1.Enumerated
+	Bytes  responseBytes `asn1:"explicit,tag:0,optional"`
+}
+
+type responseBytes struct {
+	Type     asn1.ObjectIdentifier
+	Response []byte
+}
+
+type basicResponse struct {
+	TBS       asn1.RawValue
+	Algorithm pkix.AlgorithmIdentifier
+	Signature asn1.BitString
+	Certs     []asn1.RawValue `asn1:"explicit,tag:0,optional"`
+}
+
+type responseData struct {
+	ResponderID asn1.RawValue
+	ProducedAt  time.Time `asn1:"generalized"`
+	Responses   []singleResponse
+	Extensions  []pkix.Extension `asn1:"explicit,tag:1,optional"`
+}
+
+type singleResponse struct {
+	CertID     asn1.RawValue
+	Status     asn1.RawValue
+	ThisUpdate time.Time `asn1:"generalized"`
+	NextUpdate time.Time `asn1:"generalized,explicit,tag:0,optional"`
+}
+
+type revokedInfo struct {
+	RevocationTime time.Time       `asn1:"generalized"`
+	Reason         asn1.Enumerated `asn1:"explicit,tag:0,optional"`
+}
+
+// sign builds and signs a successful basic response holding single.
+func (s *signingKey) sign(single *singleResponse, producedAt time.Time, exts []pkix.Extension) ([]byte, error) {
+	keyHash, _ := asn1.Marshal(s.keyHash)
+	tbs, err := asn1.Marshal(responseData{
+		ResponderID: asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 2, IsCompound: true, Bytes: keyHash},
+		ProducedAt:  producedAt,
+		Responses:   []singleResponse{*single},
+		Extensions:  exts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	alg, digest, opts, err := signatureParams(s.key.Public(), tbs)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := s.key.Sign(rand.Reader, digest, opts)
+	if err != nil {
+		return nil, err
+	}
+	basic := basicResponse{TBS: asn1.RawValue{FullBytes: tbs}, Algorithm: alg, Signature: asn1.BitString{Bytes: sig, BitLength: 8 * len(sig)}}
+	if s.cert != nil {
+		basic.Certs = []asn1.RawValue{{FullBytes: s.cert.Raw}}
+	}
+	b, err := asn1.Marshal(basic)
+	if err != nil {
+		return nil, err
+	}
+	return asn1.Marshal(ocspResponse{Status: asn1.Enumerated(ocsp.Success), Bytes: responseBytes{Type: oidOCSPBasic, Response: b}})
+}
+
+// signatureParams picks the signature algorithm for a key, as minica signs
+// certificates: ECDSA with the hash of its curve's size, RSA PKCS #1 v1.5
+// with SHA-256, Ed25519. It returns what to pass to Sign.
+func signatureParams(pub crypto.PublicKey, tbs []byte) (pkix.AlgorithmIdentifier, []byte, crypto.SignerOpts, error) {
+	oid := func(ids ...int) asn1.ObjectIdentifier { return asn1.ObjectIdentifier(ids) }
+	digest := func(h crypto.Hash) []byte { d := h.New(); d.Write(tbs); return d.Sum(nil) }
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 2)}, digest(crypto.SHA256), crypto.SHA256, nil
+		case elliptic.P384():
+			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 3)}, digest(crypto.SHA384), crypto.SHA384, nil
+		case elliptic.P521():
+			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 4)}, digest(crypto.SHA512), crypto.SHA512, nil
+		}
+	case *rsa.PublicKey:
+		return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 113549, 1, 1, 11), Parameters: asn1.NullRawValue}, digest(crypto.SHA256), crypto.SHA256, nil
+	case ed25519.PublicKey:
+		return pkix.AlgorithmIdentifier{Algorithm: oid(1, 3, 101, 112)}, tbs, crypto.Hash(0), nil
+	}
+	return pkix.AlgorithmIdentifier{}, nil, nil, fmt.Errorf("signing OCSP responses: unsupported key type %T", pub)
+}
+
+// signingKey returns the key that signs responses at now, obtaining or
+// renewing the responder certificate when it is due. While the current one
+// is still valid, one caller renews it and the others go on with it; after
+// a failure, no attempt is made (nor logged) for a minute.
+func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
+	s := r.signer.Load()
+	if s != nil && now.Before(s.renewAt) && !r.recheck.Load() {
+		return s, nil
+	}
+	usable := s != nil && now.Before(s.notAfter)
+	if usable {
+		if !r.renewMu.TryLock() {
+			return s, nil
+		}
+	} else {
+		r.renewMu.Lock()
+	}
+	defer r.renewMu.Unlock()
+	if cur := r.signer.Load(); cur != s && cur != nil && now.Before(cur.renewAt) && !r.recheck.Load() {
+		return cur, nil // renewed meanwhile
+	}
+	if now.Before(r.retryAt) {
+		if usable {
+			return s, nil
+		}
+		return nil, r.lastErr
+	}
+	r.recheck.Store(false)
+	ns, err := r.obtain(now)
+	if err != nil {
+		r.retryAt, r.lastErr = now.Add(time.Minute), err
+		if usable && s.cert != nil {
+			if rec, rerr := r.cfg.CA.Record(s.cert.SerialNumber); rerr == nil && rec.Status == ca.StatusRevoked {
+				usable = false // never sign with a revoked responder
+				r.signer.Store(nil)
+			}
+		}
+		if usable {
+			r.log.event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
+			return s, nil
+		}
+		r.log.event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
+		return nil, err
+	}
+	if s != nil && (s.cert == nil) == (ns.cert == nil) && (s.cert == nil || s.cert.Equal(ns.cert)) {
+		return s, nil // the same signer
+	}
+	r.signer.Store(ns)
+	r.dropCache() // responses of the old signer go
+	return ns, nil
+}
+
+// obtain returns a signing key at now: the CA key with SignWithCAKey, else
+// the newest responder certificate in the database that is not due for
+// renewal (or, without the CA key, not expired), else a new one.
+func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
+	c := r.cfg.CA
+	if r.cfg.SignWithCAKey {
+		return newSigningKey(nil, r.cfg.Signer, c.Cert.NotAfter, c.Cert.NotAfter)
+	}
+	recs, err := c.RecordsByName(OCSPResponderName)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the OCSP responder certificate: %w", err)
+	}
+	for _, rec := range slices.Backward(recs) {
+		if rec.Profile != ca.OCSP || rec.StatusAt(now) != ca.StatusValid || !rec.HasKey || !now.After(rec.NotBefore) {
+			continue
+		}
+		renewAt := rec.NotAfter.Add(-r.cfg.RenewBefore)
+		if r.cfg.Signer != nil && !now.Before(renewAt) {
+			break // due: issue a new one
+		}
+		leaf, err := c.LoadLeaf(rec)
+		if err != nil {
+			return nil, fmt.Errorf("loading the OCSP responder certificate: %w", err)
+		}
+		if leaf.Cert.CheckSignatureFrom(c.Cert) != nil || !slices.Contains(leaf.Cert.ExtKeyUsage, x509.ExtKeyUsageOCSPSigning) {
+			continue
+		}
+		return newSigningKey(leaf.Cert, leaf.Key, leaf.Cert.NotAfter, renewAt)
+	}
+	if r.cfg.Signer == nil {
+		return nil, errors.New("no valid OCSP responder certificate, and no CA key to issue one (serve without --no-sign, or sign responses elsewhere)")
+	}
+	unlock, err := c.Lock(r.cfg.LockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("issuing the OCSP responder certificate: %w", err)
+	}
+	defer unlock()
+	is, err := c.Issue(r.cfg.Signer, ca.Request{
+		Name: OCSPResponderName, Profile: ca.OCSP, CommonName: "OCSP responder",
+		Validity: r.cfg.ResponderValidity, Force: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issuing the OCSP responder certificate: %w", err)
+	}
+	r.log.event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
+	return newSigningKey(is.Cert, is.Key, is.Cert.NotAfter, is.Cert.NotAfter.Add(-r.cfg.RenewBefore))
+}
+
+func newSigningKey(cert *x509.Certificate, key crypto.Signer, notAfter, renewAt time.Time) (*signingKey, error) {
+	spki, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return nil, fmt.Errorf("encoding the OCSP signing key: %w", err)
+	}
+	var info struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(spki, &info); err != nil {
+		return nil, fmt.Errorf("decoding the OCSP signing key: %w", err)
+	}
+	sum := sha1.Sum(info.PublicKey.RightAlign()) // RFC 6960 section 4.2.1: KeyHash is SHA-1
+	return &signingKey{cert: cert, key: key, keyHash: sum[:], notAfter: notAfter, renewAt: renewAt}, nil
+}
