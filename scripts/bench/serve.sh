@@ -5,8 +5,8 @@
 # keep-alive), its OCSP responder against `openssl ocsp -index index.txt
 # -port` on the same certificates (responses a second for a good and a
 # revoked serial, and the latency at a fixed 200 requests a second), and
-# serve's peak RSS with a BENCH_BIG-entry CRL (default 1,000,000), across a
-# revocation that makes it load a new one. See docs/performance.md
+# serve's peak RSS with a BENCH_BIG-entry CRL (default 1,000,000), serving
+# it as DER and PEM, across a revocation that makes it load a new one. See docs/performance.md
 # ("## serve: CRL endpoint and OCSP") for the method and the last results.
 #
 #   scripts/bench/serve.sh              full run (about 6 minutes, most of it the 10^6-entry set-up)
@@ -241,6 +241,7 @@ if [ "$big" -gt 0 ]; then
 	big_url=http://127.0.0.1:$big_port
 	cmp <(curl -sf "$big_url/crl.der") "$bigdir/crl.der" || bench_die "serve's big /crl.der is not the CRL"
 	taskset -c "$load_cpu" wrk -t1 -c"$conns" -d2s "$big_url/crl.der" >/dev/null
+	curl -sf -o /dev/null "$big_url/crl.pem"
 	openssl ocsp -issuer "$bigdir/ca.crt" -cert "$(ls "$bigdir"/certs/carol/*.crt)" -url "$big_url/ocsp" -CAfile "$bigdir/ca.crt" >/dev/null 2>&1
 	# A revocation: serve loads the new CRL while the old one is still served.
 	minica --dir "$bigdir" revoke carol >/dev/null
@@ -249,7 +250,9 @@ if [ "$big" -gt 0 ]; then
 		sleep 0.1
 	done
 	curl -s -H 'Prefer: wait=1' -H "If-None-Match: $(etag_of "$big_url/crl.der")" -o /dev/null "$big_url/crl.der"
+	curl -sf -o /dev/null "$big_url/crl.pem"
 	taskset -c "$load_cpu" wrk -t1 -c"$conns" -d2s "$big_url/crl.der" >/dev/null
+	taskset -c "$load_cpu" wrk -t1 -c4 -d2s "$big_url/crl.pem" >/dev/null
 	big_rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$big_pid/status")
 	rss_line=$(printf '%-52s %8.1f MiB   target < 256 MiB: %s' "serve peak RSS, $big-entry CRL ($((big_bytes / 1048576)) MiB DER)" \
 		"$(awk -v r="$big_rss" 'BEGIN { print r / 1024 }')" "$(bench_verdict "$big_rss" "<=" 262143)")
