@@ -122,9 +122,9 @@ type Server struct {
 // published is one CRL as served. changed is closed when a newer CRL
 // replaces it, which wakes every long poll waiting on it.
 type published struct {
-	crl  *revoke.CRL
-	der  []byte
-	etag string
+	crl     *revoke.CRL
+	der     []byte
+	etag    string
 	stamp   ca.FileStamp
 	changed chan struct{}
 	// resignErr is the last failure to re-sign it, for /healthz.
