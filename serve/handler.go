@@ -162,11 +162,12 @@ func (s *Server) serveCRL(w http.ResponseWriter, r *http.Request, asPEM bool) {
 	if cur == nil { // the client went away
 		return
 	}
-	body, ctype := cur.der, "application/pkix-crl"
+	cc := crlCacheControl(cur.crl, s.cfg.Now())
 	if asPEM {
-		body, ctype = cur.pem(), "application/x-pem-file"
+		writeConditionalFunc(w, r, "application/x-pem-file", cur.etag, cur.crl.ThisUpdate(), cur.pemLen(), cur.writePEM, cc)
+		return
 	}
-	writeConditional(w, r, ctype, cur.etag, cur.crl.ThisUpdate(), body, crlCacheControl(cur.crl, s.cfg.Now()))
+	writeConditional(w, r, "application/pkix-crl", cur.etag, cur.crl.ThisUpdate(), cur.der, cc)
 }
 
 // waitNewer waits up to wait for a CRL newer than cur and returns the CRL
@@ -242,6 +243,12 @@ func notModified(r *http.Request, etag string, lastModified time.Time) bool {
 // writeConditional answers 304 or 200 with the validators and caching of
 // the contract; a HEAD gets the headers only.
 func writeConditional(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, body []byte, cacheControl string) {
+	writeConditionalFunc(w, r, ctype, etag, lastModified, len(body), func(w io.Writer) { w.Write(body) }, cacheControl)
+}
+
+// writeConditionalFunc is writeConditional with a body of size bytes that
+// write writes.
+func writeConditionalFunc(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, size int, write func(io.Writer), cacheControl string) {
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", lastModified.UTC().Format(http.TimeFormat))
@@ -251,10 +258,10 @@ func writeConditional(w http.ResponseWriter, r *http.Request, ctype, etag string
 		return
 	}
 	h.Set("Content-Type", ctype)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(body)
+		write(w)
 	}
 }
 

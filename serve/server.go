@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -121,23 +122,32 @@ type Server struct {
 // published is one CRL as served. changed is closed when a newer CRL
 // replaces it, which wakes every long poll waiting on it.
 type published struct {
-	crl  *revoke.CRL
-	der  []byte
-	etag string
-	// pem is made on the first request for /crl.pem: most clients take
-	// the DER, and a large CRL's PEM is a third bigger.
-	pemOnce sync.Once
-	pemData []byte
+	crl     *revoke.CRL
+	der     []byte
+	etag    string
 	stamp   ca.FileStamp
 	changed chan struct{}
 	// resignErr is the last failure to re-sign it, for /healthz.
 	resignErr atomic.Pointer[string]
 }
 
-// pem returns the CRL as PEM.
-func (p *published) pem() []byte {
-	p.pemOnce.Do(func() { p.pemData = pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: p.der}) })
-	return p.pemData
+// The PEM form of a CRL is encoded from the DER for every request, never
+// kept: a large CRL's PEM is a third bigger than its DER, and holding both
+// (twice, while a new CRL replaces the old) would double serve's memory.
+const (
+	pemBegin = "-----BEGIN X509 CRL-----\n"
+	pemEnd   = "-----END X509 CRL-----\n"
+)
+
+// pemLen is the length of the PEM that writePEM writes.
+func (p *published) pemLen() int {
+	b := base64.StdEncoding.EncodedLen(len(p.der))
+	return len(pemBegin) + b + (b+63)/64 + len(pemEnd)
+}
+
+// writePEM writes the CRL as PEM to w.
+func (p *published) writePEM(w io.Writer) {
+	pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: p.der})
 }
 
 // resource is a CA file served as it is.
