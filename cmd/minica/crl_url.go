@@ -25,6 +25,25 @@ func crlURLCommand(e *env) *cli.Command {
 }
 
 func runCRLURL(c *cli.Context, e *env) error {
+	return runURLSetting(c, e, urlSetting{
+		what:     "CRL distribution point",
+		get:      func(s *ca.Settings) string { return s.CRLURL },
+		validate: ca.ValidateCRLURL,
+		set:      (*ca.CA).SetCRLURL,
+	})
+}
+
+// urlSetting is one URL of the CA settings that new certificates carry.
+type urlSetting struct {
+	what     string // for messages: "CRL distribution point"
+	get      func(*ca.Settings) string
+	validate func(string) error
+	set      func(*ca.CA, string) error
+}
+
+// runURLSetting shows the URL (no argument), sets it (URL) or clears it
+// (--clear), under the CA lock.
+func runURLSetting(c *cli.Context, e *env, u urlSetting) error {
 	if err := wantArgs(c, 0, 1); err != nil {
 		return err
 	}
@@ -34,17 +53,17 @@ func runCRLURL(c *cli.Context, e *env) error {
 			return err
 		}
 		defer authority.Close()
-		if u := authority.Settings.CRLURL; u != "" {
-			fmt.Fprintln(e.stdout, u)
+		if v := u.get(&authority.Settings); v != "" {
+			fmt.Fprintln(e.stdout, v)
 		}
 		return nil
 	}
 	if c.NArg() == 1 && c.Bool("clear") {
 		return usagef(c, "pass a URL or --clear, not both")
 	}
-	u := c.Args().First()
-	if u != "" {
-		if err := ca.ValidateCRLURL(u); err != nil {
+	v := c.Args().First()
+	if v != "" {
+		if err := u.validate(v); err != nil {
 			return usagef(c, "%v", err)
 		}
 	}
@@ -53,13 +72,13 @@ func runCRLURL(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	if err := authority.SetCRLURL(u); err != nil {
+	if err := u.set(authority, v); err != nil {
 		return err
 	}
-	if u == "" {
-		fmt.Fprintln(e.stdout, "new certificates will carry no CRL distribution point")
+	if v == "" {
+		fmt.Fprintf(e.stdout, "new certificates will carry no %s\n", u.what)
 	} else {
-		fmt.Fprintf(e.stdout, "new certificates will carry the CRL distribution point %s\n", u)
+		fmt.Fprintf(e.stdout, "new certificates will carry the %s %s\n", u.what, v)
 	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
@@ -35,41 +33,10 @@ func ocspURLCommand(e *env) *cli.Command {
 }
 
 func runOCSPURL(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 1); err != nil {
-		return err
-	}
-	if c.NArg() == 0 && !c.Bool("clear") {
-		authority, err := openCA(c, e)
-		if err != nil {
-			return err
-		}
-		defer authority.Close()
-		if u := authority.Settings.OCSPURL; u != "" {
-			fmt.Fprintln(e.stdout, u)
-		}
-		return nil
-	}
-	if c.NArg() == 1 && c.Bool("clear") {
-		return usagef(c, "pass a URL or --clear, not both")
-	}
-	u := c.Args().First()
-	if u != "" {
-		if err := ca.ValidateOCSPURL(u); err != nil {
-			return usagef(c, "%v", err)
-		}
-	}
-	authority, unlock, err := lockCA(c, e)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := authority.SetOCSPURL(u); err != nil {
-		return err
-	}
-	if u == "" {
-		fmt.Fprintln(e.stdout, "new certificates will carry no OCSP responder URL")
-	} else {
-		fmt.Fprintf(e.stdout, "new certificates will carry the OCSP responder URL %s\n", u)
-	}
-	return nil
+	return runURLSetting(c, e, urlSetting{
+		what:     "OCSP responder URL",
+		get:      func(s *ca.Settings) string { return s.OCSPURL },
+		validate: ca.ValidateOCSPURL,
+		set:      (*ca.CA).SetOCSPURL,
+	})
 }
