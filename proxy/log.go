@@ -8,15 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"minica/internal/eventlog"
 )
 
-// logger writes one line per event:
-//
-//	TIME EVENT key=value ...
-//
-// TIME is RFC 3339 UTC with milliseconds; values that are not a plain token
-// are Go-quoted with non-ASCII escaped (strconv.QuoteToASCII), so a line
-// never holds a control character or raw non-ASCII byte.
+// logger writes one line per event, in the format of package eventlog.
 type logger struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -33,9 +29,7 @@ func (l *logger) begin(event string) *[]byte {
 		return nil
 	}
 	bp := lineBufs.Get().(*[]byte)
-	b := time.Now().UTC().AppendFormat((*bp)[:0], "2006-01-02T15:04:05.000Z07:00")
-	b = append(b, ' ')
-	*bp = append(b, event...)
+	*bp = eventlog.AppendHead((*bp)[:0], time.Now(), event)
 	return bp
 }
 
@@ -52,18 +46,7 @@ func (l *logger) end(bp *[]byte) {
 }
 
 // appendKV appends " key=value", or nothing when value is empty.
-func appendKV(b []byte, key, value string) []byte {
-	if value == "" {
-		return b
-	}
-	b = append(b, ' ')
-	b = append(b, key...)
-	b = append(b, '=')
-	if plainValue(value) {
-		return append(b, value...)
-	}
-	return strconv.AppendQuoteToASCII(b, value)
-}
+func appendKV(b []byte, key, value string) []byte { return eventlog.AppendKV(b, key, value) }
 
 func (l *logger) line(event string, kv ...string) {
 	bp := l.begin(event)
@@ -74,16 +57,6 @@ func (l *logger) line(event string, kv ...string) {
 		*bp = appendKV(*bp, kv[i], kv[i+1])
 	}
 	l.end(bp)
-}
-
-func plainValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c <= ' ' || c >= 0x7f || c == '"' || c == '=' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // request logs one request: client CN and serial, method, URI, protocol,
