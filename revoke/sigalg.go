@@ -95,3 +95,20 @@ func lookupAlg(der []byte) (sigAlg, bool) {
 	}
 	return sigAlg{}, false
 }
+
+// Sign signs tbs with signer under the algorithm crypto/x509 would pick for
+// its key (ECDSA with the hash of its curve's size, RSA PKCS #1 v1.5 with
+// SHA-256, Ed25519) and returns the DER AlgorithmIdentifier with the
+// signature. CRLs and serve's OCSP responses are signed through it, so the
+// two always name and use the same algorithm.
+func Sign(signer crypto.Signer, tbs []byte) (algorithm, signature []byte, err error) {
+	alg, err := signingAlg(signer.Public())
+	if err != nil {
+		return nil, nil, err
+	}
+	sig, err := alg.sign(signer, tbs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return alg.der, sig, nil
+}

@@ -40,11 +40,6 @@ package serve
 import (
 	"bytes"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/x509"
@@ -546,7 +541,7 @@ type responseBytes struct {
 
 type basicResponse struct {
 	TBS       asn1.RawValue
-	Algorithm pkix.AlgorithmIdentifier
+	Algorithm asn1.RawValue // a DER AlgorithmIdentifier
 	Signature asn1.BitString
 	Certs     []asn1.RawValue `asn1:"explicit,tag:0,optional"`
 }
@@ -582,15 +577,11 @@ func (s *signingKey) sign(single *singleResponse, producedAt time.Time, exts []p
 	if err != nil {
 		return nil, err
 	}
-	alg, digest, opts, err := signatureParams(s.key.Public(), tbs)
+	alg, sig, err := revoke.Sign(s.key, tbs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("signing OCSP responses: %w", err)
 	}
-	sig, err := s.key.Sign(rand.Reader, digest, opts)
-	if err != nil {
-		return nil, err
-	}
-	basic := basicResponse{TBS: asn1.RawValue{FullBytes: tbs}, Algorithm: alg, Signature: asn1.BitString{Bytes: sig, BitLength: 8 * len(sig)}}
+	basic := basicResponse{TBS: asn1.RawValue{FullBytes: tbs}, Algorithm: asn1.RawValue{FullBytes: alg}, Signature: asn1.BitString{Bytes: sig, BitLength: 8 * len(sig)}}
 	if s.cert != nil {
 		basic.Certs = []asn1.RawValue{{FullBytes: s.cert.Raw}}
 	}
@@ -599,30 +590,6 @@ func (s *signingKey) sign(single *singleResponse, producedAt time.Time, exts []p
 		return nil, err
 	}
 	return asn1.Marshal(ocspResponse{Status: asn1.Enumerated(ocsp.Success), Bytes: responseBytes{Type: oidOCSPBasic, Response: b}})
-}
-
-// signatureParams picks the signature algorithm for a key, as minica signs
-// certificates: ECDSA with the hash of its curve's size, RSA PKCS #1 v1.5
-// with SHA-256, Ed25519. It returns what to pass to Sign.
-func signatureParams(pub crypto.PublicKey, tbs []byte) (pkix.AlgorithmIdentifier, []byte, crypto.SignerOpts, error) {
-	oid := func(ids ...int) asn1.ObjectIdentifier { return asn1.ObjectIdentifier(ids) }
-	digest := func(h crypto.Hash) []byte { d := h.New(); d.Write(tbs); return d.Sum(nil) }
-	switch k := pub.(type) {
-	case *ecdsa.PublicKey:
-		switch k.Curve {
-		case elliptic.P256():
-			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 2)}, digest(crypto.SHA256), crypto.SHA256, nil
-		case elliptic.P384():
-			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 3)}, digest(crypto.SHA384), crypto.SHA384, nil
-		case elliptic.P521():
-			return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 10045, 4, 3, 4)}, digest(crypto.SHA512), crypto.SHA512, nil
-		}
-	case *rsa.PublicKey:
-		return pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 113549, 1, 1, 11), Parameters: asn1.NullRawValue}, digest(crypto.SHA256), crypto.SHA256, nil
-	case ed25519.PublicKey:
-		return pkix.AlgorithmIdentifier{Algorithm: oid(1, 3, 101, 112)}, tbs, crypto.Hash(0), nil
-	}
-	return pkix.AlgorithmIdentifier{}, nil, nil, fmt.Errorf("signing OCSP responses: unsupported key type %T", pub)
 }
 
 // signingKey returns the key that signs responses at now, obtaining or
