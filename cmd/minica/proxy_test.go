@@ -107,16 +107,28 @@ func (f *proxyFixture) startProxy(t *testing.T, args ...string) *proxyProc {
 		base = append(base, "--server-cert", "app")
 	}
 	args = append(base, args...)
-	cmd := exec.Command("minica", args...)
-	cmd.Env = append(os.Environ(), "MINICA_DIR="+f.dir)
-	p := &proxyProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = p.stderr
+	cmd, stderr, exited, m := startListening(t, f.dir, listeningLine, args...)
+	p := &proxyProc{cmd: cmd, stderr: stderr, exited: exited}
+	p.addr, p.metricsAddr = m[1], m[2]
+	return p
+}
+
+// startListening runs minica with args and MINICA_DIR=dir, waits at most
+// 10 s for its first stdout line and returns the submatches of want in it,
+// failing the test when the line does not match. The process is killed at
+// the end of the test; exited gets its Wait result.
+func startListening(t *testing.T, dir string, want *regexp.Regexp, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, exited chan error, match []string) {
+	t.Helper()
+	cmd = exec.Command("minica", args...)
+	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir)
+	stderr, exited = &syncBuffer{}, make(chan error, 1)
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting minica proxy: %v", err)
+		t.Fatalf("starting minica %s: %v", args[0], err)
 	}
 	lines := make(chan string, 1)
 	go func() {
@@ -126,23 +138,21 @@ func (f *proxyFixture) startProxy(t *testing.T, args ...string) *proxyProc {
 		}
 		close(lines)
 		io.Copy(io.Discard, stdout)
-		p.exited <- cmd.Wait()
+		exited <- cmd.Wait()
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-p.exited
+		<-exited
 	})
 	select {
 	case line := <-lines:
-		m := listeningLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("minica proxy printed %q; want the listening line\nstderr: %s", line, p.stderr)
+		if match = want.FindStringSubmatch(line); match == nil {
+			t.Fatalf("minica %s printed %q; want the listening line\nstderr: %s", args[0], line, stderr)
 		}
-		p.addr, p.metricsAddr = m[1], m[2]
 	case <-time.After(10 * time.Second):
-		t.Fatalf("minica proxy did not say where it listens within 10s\nstderr: %s", p.stderr)
+		t.Fatalf("minica %s did not say where it listens within 10s\nstderr: %s", args[0], stderr)
 	}
-	return p
+	return cmd, stderr, exited, match
 }
 
 // waitLog waits for a line of the proxy's stderr holding every part: the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
@@ -46,42 +45,10 @@ func startServe(t *testing.T, dir string, args ...string) *serveProc {
 	if !slices.Contains(args, "--listen") {
 		args = append([]string{"--listen", "127.0.0.1:0"}, args...)
 	}
-	cmd := exec.Command("minica", append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir)
-	p := &serveProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting minica serve: %v", err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-		io.Copy(io.Discard, stdout)
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.exited
-	})
-	select {
-	case line := <-lines:
-		m := serveListening.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("minica serve printed %q; want the listening line\nstderr: %s", line, p.stderr)
-		}
-		p.bases, p.metrics = strings.Split(m[1], ", "), m[2]
-		p.base = p.bases[0]
-	case <-time.After(10 * time.Second):
-		t.Fatalf("minica serve did not say where it listens within 10s\nstderr: %s", p.stderr)
-	}
+	cmd, stderr, exited, m := startListening(t, dir, serveListening, append([]string{"serve"}, args...)...)
+	p := &serveProc{cmd: cmd, stderr: stderr, exited: exited}
+	p.bases, p.metrics = strings.Split(m[1], ", "), m[2]
+	p.base = p.bases[0]
 	return p
 }
 
