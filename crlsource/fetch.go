@@ -49,7 +49,14 @@ type FetchError struct {
 	Err    error
 }
 
-func (e *FetchError) Error() string { return fmt.Sprintf("fetching CRL %q: %v", e.URL, e.Err) }
+func (e *FetchError) Error() string {
+	err := e.Err
+	// net/http's *url.Error repeats the method and the URL said here.
+	if ue, ok := err.(*url.Error); ok && ue.URL == e.URL {
+		err = ue.Err
+	}
+	return fmt.Sprintf("fetching CRL %q: %v", e.URL, err)
+}
 
 func (e *FetchError) Unwrap() error { return e.Err }
 

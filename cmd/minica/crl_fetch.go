@@ -104,7 +104,7 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	}
 	resp, err := h.Fetch(ctx, held, 0)
 	if err != nil {
-		return err
+		return withHint(err, "%q is left as it was; check that the URL serves the CA's CRL (is 'minica serve' running on the CA host?)", out)
 	}
 	if resp.NotModified && prev == nil {
 		return fmt.Errorf("fetching CRL %q: the server answered 304 Not Modified to a request without conditions", url)
