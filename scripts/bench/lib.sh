@@ -113,3 +113,23 @@ bench_machine() {
 	printf 'tools:   %s; %s; %s\n' "$(go version | cut -d' ' -f3)" "$(openssl version | cut -d' ' -f1-2)" \
 		"easy-rsa $(dpkg-query -W -f '${Version}' easy-rsa 2>/dev/null || echo unknown)"
 }
+
+# bench_ports_free FIRST COUNT stops the script when one of the COUNT
+# loopback ports from FIRST is taken.
+bench_ports_free() {
+	local p
+	for ((p = $1; p < $1 + $2; p++)); do
+		if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then bench_die "port $p is in use (set BENCH_PORT)"; fi
+	done
+}
+
+# bench_wait_port PORT [SECONDS] waits until something listens on the
+# loopback PORT (default 10 s), and stops the script otherwise.
+bench_wait_port() {
+	local i
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		(echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	bench_die "nothing listens on port $1"
+}

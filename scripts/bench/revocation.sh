@@ -56,17 +56,8 @@ trap cleanup EXIT
 serve_port=$port0 up_port=$((port0 + 1))
 minica_port() { echo $((port0 + 2 + $1)); }
 nginx_port() { echo $((port0 + 2 + n + $1)); }
-for ((p = port0; p < port0 + 2 + 2 * n; p++)); do
-	if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then bench_die "port $p is in use (set BENCH_PORT)"; fi
-done
-wait_port() {
-	local i
-	for i in $(seq 100); do
-		(echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	bench_die "nothing listens on port $1"
-}
+bench_ports_free "$port0" $((2 + 2 * n))
+wait_port() { bench_wait_port "$1" 10; }
 
 bench_log "building"
 if [ -n "${BENCH_MINICA:-}" ]; then cp "$BENCH_MINICA" "$work/minica"; else go build -o "$work/minica" ./cmd/minica; fi

@@ -52,17 +52,8 @@ cleanup() {
 trap cleanup EXIT
 
 serve_port=$port0 nginx_port=$((port0 + 1)) ocsp_port=$((port0 + 2)) big_port=$((port0 + 3))
-for ((p = port0; p < port0 + 4; p++)); do
-	if ss -Hltn "sport = :$p" | grep -q . || (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then bench_die "port $p is in use (set BENCH_PORT)"; fi
-done
-wait_port() {
-	local i
-	for i in $(seq 300); do
-		(echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	bench_die "nothing listens on port $1"
-}
+bench_ports_free "$port0" $((4))
+wait_port() { bench_wait_port "$1" 30; }
 
 bench_log "building"
 if [ -n "${BENCH_MINICA:-}" ]; then cp "$BENCH_MINICA" "$work/minica"; else go build -o "$work/minica" ./cmd/minica; fi
