@@ -56,7 +56,7 @@ type InitOptions struct {
 	Root       bool
 	MaxPathLen int
 	Settings   Settings
-	Now             func() time.Time // nil means time.Now
+	Now        func() time.Time // nil means time.Now
 	// FirstCRL publishes the empty CRL number 1 before the CA certificate
 	// is written, so that the CA exists with its CRL or not at all.
 	FirstCRL bool
