@@ -162,9 +162,6 @@ func ConstraintsOf(cert *x509.Certificate) Constraints {
 func checkCarries(cert *x509.Certificate, k Constraints) error {
 	var want x509.Certificate
 	setNameConstraints(&want, k)
-	if !k.Empty() && !cert.PermittedDNSDomainsCritical {
-		return errors.New("its name constraints are not marked critical")
-	}
 	for _, f := range []struct {
 		what      string
 		got, want []string
@@ -181,6 +178,9 @@ func checkCarries(cert *x509.Certificate, k Constraints) error {
 		if !sameSet(f.got, f.want) {
 			return fmt.Errorf("its %s are [%s], but [%s] were asked for", f.what, strings.Join(f.got, ", "), strings.Join(f.want, ", "))
 		}
+	}
+	if !k.Empty() && !cert.PermittedDNSDomainsCritical {
+		return errors.New("its name constraints are not marked critical")
 	}
 	return nil
 }
