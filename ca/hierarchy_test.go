@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/internal/certlint"
 	"minica/revoke"
 )
 
@@ -502,4 +503,26 @@ func ncString(c *x509.Certificate) string {
 		return "none"
 	}
 	return "critical permit=" + strings.Join(permit, ",") + " exclude=" + strings.Join(exclude, ",")
+}
+
+// The certificates and CRLs of a hierarchy pass zlint: the root, an
+// intermediate with and without constraints, a leaf under it, both CRLs.
+func TestHierarchyLint(t *testing.T) {
+	for _, k := range []Constraints{{}, {PermittedDNS: []string{"example.com"}, PermittedEmails: []string{"example.com"}, ExcludedDNS: []string{"x.example.com"}, ExcludedIPs: []*net.IPNet{mustCIDR(t, "10.0.0.0/8")}}} {
+		root, inter := newHierarchy(t, k)
+		certlint.Certificate(t, root.Cert.Raw)
+		certlint.Certificate(t, inter.Cert.Raw)
+		is, err := inter.Issue(signerOf(t, inter), Request{Name: "www.example.com", Profile: Server, Validity: 90 * 24 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		certlint.Certificate(t, is.Cert.Raw)
+		for _, c := range []*CA{root, inter} {
+			der, err := c.dir.ReadFile(CRLDERFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			certlint.RevocationList(t, der)
+		}
+	}
 }

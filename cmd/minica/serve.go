@@ -180,7 +180,9 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	defer ocspCA.Close()
 	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
-		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key"),
+		// A root issues no leaves, a responder certificate included: its
+		// OCSP answers (about its intermediates) carry its own signature.
+		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key") || (ocspCA.IsRoot() && signer != nil),
 		LockTimeout: cfg.LockTimeout, Log: e.stderr,
 	})
 	if err != nil {
