@@ -94,6 +94,31 @@ func (o *InitOptions) rootDefaults() {
 	}
 }
 
+// checkHierarchy refuses an intermediate whose chain.pem is not its
+// certificate followed by the root that signed it, as root.crt holds it.
+func (c *CA) checkHierarchy() error {
+	if !c.IsIntermediate() {
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("corrupt CA chain %q: %s", c.dir.Join(chainFile), why)
+	}
+	if len(c.Chain) != 2 {
+		return bad(fmt.Sprintf("an intermediate's chain is its certificate and the root's, not %d certificates", len(c.Chain)))
+	}
+	if c.Cert.CheckSignatureFrom(c.Chain[1]) != nil {
+		return bad("the second certificate did not sign the CA certificate")
+	}
+	data, err := c.dir.ReadFile(RootCertFile)
+	if err != nil {
+		return fmt.Errorf("reading the root certificate %q: %w", c.dir.Join(RootCertFile), err)
+	}
+	if roots, err := parseCertsPEM(data); err != nil || len(roots) != 1 || !roots[0].Equal(c.Chain[1]) {
+		return bad(fmt.Sprintf("its root is not the one of %s", RootCertFile))
+	}
+	return nil
+}
+
 // IsRoot reports whether c is the root of a hierarchy.
 func (c *CA) IsRoot() bool { return c.Settings.Role == RoleRoot }
 
