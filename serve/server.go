@@ -103,8 +103,8 @@ type Server struct {
 	crlPath map[string]bool      // paths answered with the CRL (DER)
 	rootCRL map[string]string    // paths of the root's CRL, to their endpoint
 	root    rootCRL
-	ocsp    map[string]bool      // exact paths of the OCSP responder
-	ocspPre []string             // path prefixes of its RFC 5019 GETs
+	ocsp    map[string]bool // exact paths of the OCSP responder
+	ocspPre []string        // path prefixes of its RFC 5019 GETs
 	waiters atomic.Int64
 	done    chan struct{} // closed by Shutdown: long polls end at once
 	stop    sync.Once
