@@ -100,12 +100,13 @@ func crlOf(crls []IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certifica
 
 // SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file
 // (a file may hold the CRLs of several CAs, as nginx, Apache and HAProxy
-// read them), or data itself when it starts as DER does (one DER CRL). Text around
+// read them), or data itself when it holds no PEM block (one DER CRL, or
+// bytes that ParseCRL then refuses). Text around
 // the PEM blocks is ignored, as those servers ignore it; a block of another
 // type is an error naming it.
 func SplitCRLs(data []byte) ([][]byte, error) {
-	if len(data) > 0 && data[0] == 0x30 { // a DER SEQUENCE
-		return [][]byte{data}, nil
+	if block, _ := pem.Decode(data); block == nil {
+		return [][]byte{data}, nil // DER, or bytes ParseCRL will refuse
 	}
 	var out [][]byte
 	for rest := data; ; {
@@ -118,9 +119,6 @@ func SplitCRLs(data []byte) ([][]byte, error) {
 		}
 		out = append(out, pem.EncodeToMemory(block))
 		rest = r
-	}
-	if len(out) == 0 {
-		return nil, malformed("invalid PEM")
 	}
 	return out, nil
 }
