@@ -103,31 +103,15 @@ func verifyConn(cs tls.ConnectionState, t *trust, grace time.Duration, now time.
 // revoke.JudgePath, for chains of leaf verified against t's bundle: the CRL
 // of each CA on the path usable at now (within grace), leaf not a CA, EKU
 // clientAuth present, issued by a CA whose CRL is loaded, neither leaf nor
-// a CA above it revoked. It returns the first chain the judge accepts, else
-// the refusal of the first chain through a CA whose CRL is loaded (of the
-// first chain if none).
+// a CA above it revoked. It returns the chain the judge accepts (see
+// revoke.JudgeChains).
 func checkChains(leaf *x509.Certificate, chains [][]*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
 	f := revoke.Facts{Cert: leaf, CAs: t.cas, Purpose: x509.ExtKeyUsageClientAuth, Grace: grace, Skew: clockSkew, At: now}
-	var refused error
-	throughCRLIssuer := false
-	for _, chain := range chains {
-		err := revoke.JudgePath(f, chain, t.crls)
-		if err == nil {
-			return chain, nil
-		}
-		if c, _ := crlOf(t.crls, chainIssuer(chain)); refused == nil || c != nil && !throughCRLIssuer {
-			refused, throughCRLIssuer = err, c != nil
-		}
+	chain, err := revoke.JudgeChains(f, chains, t.crls)
+	if err != nil {
+		return nil, refusal(err, leaf)
 	}
-	return nil, refusal(refused, leaf)
-}
-
-// chainIssuer returns the CA after the leaf in chain, nil if none.
-func chainIssuer(chain []*x509.Certificate) *x509.Certificate {
-	if len(chain) < 2 {
-		return nil
-	}
-	return chain[1]
+	return chain, nil
 }
 
 // refusal converts a refusal of revoke.Judge to the proxy's VerifyError.

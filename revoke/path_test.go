@@ -56,11 +56,12 @@ func TestJudgePath(t *testing.T) {
 		{name: "no root CRL", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{interCRL},
 			wantReason: revoke.ReasonCRLMissing, wantDetail: `no CRL of "CN=Path Root", the issuer of CA "CN=Path Issuing CA"`},
 		{name: "no intermediate CRL", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootCRL},
-			wantReason: revoke.ReasonCRLMissing},
+			wantReason: revoke.ReasonNoCRLForIssuer},
+		{name: "no CRL at all", leaf: leaf, issuer: inter, wantReason: revoke.ReasonCRLMissing},
 		{name: "root CRL expired", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootExpired, interCRL},
 			wantReason: revoke.ReasonCRLExpired, wantDetail: `the CRL of "CN=Path Root"`},
 		{name: "CRL of another intermediate only", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootCRL, otherCRL},
-			wantReason: revoke.ReasonCRLMissing},
+			wantReason: revoke.ReasonNoCRLForIssuer},
 		{name: "no CRL, revocation skipped", leaf: revokedLeaf, issuer: inter, skip: true},
 	}
 	for _, tt := range tests {
