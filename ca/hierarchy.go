@@ -128,6 +128,22 @@ func (c *CA) IsIntermediate() bool { return c.Settings.Role == RoleIntermediate 
 // Root returns the root of c's chain: the last certificate of Chain.
 func (c *CA) Root() *x509.Certificate { return c.Chain[len(c.Chain)-1] }
 
+// checkChainConstraints refuses a leaf template with a name outside the
+// name constraints of any CA of c's chain (see checkNameConstraints), the
+// issuing CA's first; a refusal by a CA above it names that CA. Every path
+// that signs a leaf calls it.
+func (c *CA) checkChainConstraints(tmpl *x509.Certificate) error {
+	for _, ca := range c.Chain {
+		if err := checkNameConstraints(ca, tmpl); err != nil {
+			if !ca.Equal(c.Cert) {
+				err = fmt.Errorf("%w (a constraint of %q)", err, ca.Subject.CommonName)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // leafChain is what follows a leaf in its chain file: the CA chain without
 // a root above the issuing CA, which relying parties hold as their trust
 // anchor. A single self-signed CA stays, as minica always wrote it.
