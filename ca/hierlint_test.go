@@ -89,4 +89,3 @@ func lintCRL(t *testing.T, c *CA) {
 	}
 	certlint.RevocationList(t, der)
 }
-
