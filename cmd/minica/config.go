@@ -87,7 +87,9 @@ func frontFlags() []cli.Flag {
 // identity header flags of 'minica proxy'.
 func webFlags(server string) []cli.Flag {
 	flags := append(frontFlags(), &cli.StringFlag{Name: "host-dir",
-		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"})
+		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"},
+		&cli.StringFlag{Name: "crl-file", Usage: "have the server read its CRLs from `FILE` instead of the CA directory's " +
+			"(during a rotation: one holding the CRLs of both intermediates and of the root, see docs/hierarchy.md)"})
 	if server == serverconf.HAProxy {
 		return flags
 	}
@@ -151,7 +153,17 @@ func webConfigCommand(e *env, server string) *cli.Command {
 				if !filepath.IsAbs(dir) {
 					return usagef(c, "--host-dir: %q is not an absolute path", dir)
 				}
+				if c.String("crl-file") != "" {
+					return usagef(c, "--crl-file and --host-dir exclude each other: with --host-dir the CRL is DIR/crl.pem")
+				}
 				f.OnHost(filepath.Clean(dir))
+			}
+			if file := c.String("crl-file"); file != "" {
+				abs, err := filepath.Abs(file)
+				if err != nil {
+					return fmt.Errorf("--crl-file %q: %w", file, err)
+				}
+				f.CRLFile = abs
 			}
 			if server != serverconf.HAProxy {
 				f.HeaderProfile, f.CustomHeaders = c.String("headers"), c.StringSlice("header")
@@ -209,6 +221,10 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 	}
 	if f.ServerName == "" {
 		f.ServerName = serverconf.DefaultServerName(rec.Name, rec.SANs)
+	}
+	if authority.IsIntermediate() {
+		// The servers check a CRL for every CA of the chain.
+		f.CRLFile = authority.Path(ca.CRLChainFile)
 	}
 	if _, err := authority.LoadCRL(); errors.Is(err, ca.ErrNoCRL) {
 		warnf(e.stderr, "the CA has no published CRL yet; run 'minica crl' before starting the server")
