@@ -30,7 +30,9 @@ func configCommand(e *env) *cli.Command {
 			"front ends require a client certificate of this CA, check the CRL, accept\n" +
 			"TLS 1.2+ only and forward the client identity under the header names of\n" +
 			"'minica proxy' (X-SSL-Client-CN, -Email, -DN, -Serial, -Verify), after\n" +
-			"removing any copy the client sent. On a web server host with no CA\n" +
+			"removing any copy the client sent. On an intermediate they check the CRL of\n" +
+			"every CA of the chain (crl-chain.pem: its CRL and the root's; --crl-file\n" +
+			"names another file, as during a rotation). On a web server host with no CA\n" +
 			"directory, --host-dir points them at copies of the files, and crl-fetch\n" +
 			"keeps the CRL there fresh from 'minica serve' (docs/serve.md).\n\n" +
 			"Example:\n   minica config nginx --server-cert app.example.com --upstream http://127.0.0.1:8080 > /etc/nginx/conf.d/app.conf\n" +
