@@ -526,3 +526,21 @@ func TestHierarchyLint(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenRefusesForeignRoot(t *testing.T) {
+	_, inter := newHierarchy(t, Constraints{})
+	other, _ := newRoot(t, InitOptions{CommonName: "Other"})
+	if err := os.WriteFile(inter.Path(RootCertFile), pemCert(other.Cert), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(inter.dir.Path()); err == nil || !strings.Contains(err.Error(), "its root is not the one of root.crt") {
+		t.Errorf("Open() with another root.crt: error = %v", err)
+	}
+	chain := append(pemCert(inter.Cert), pemCert(other.Cert)...)
+	if err := os.WriteFile(inter.Path(chainFile), chain, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(inter.dir.Path()); err == nil || !strings.Contains(err.Error(), "the second certificate did not sign the CA certificate") {
+		t.Errorf("Open() with another root in chain.pem: error = %v", err)
+	}
+}

@@ -96,7 +96,7 @@ func (c *CA) load() error {
 	if c.Settings, err = parseSettings(data); err != nil {
 		return fmt.Errorf("corrupt CA settings %q: %w", c.dir.Join(settingsFile), err)
 	}
-	return nil
+	return c.checkHierarchy()
 }
 
 // parseCertsPEM decodes every CERTIFICATE block of data; anything else in it

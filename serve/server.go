@@ -102,7 +102,7 @@ type Server struct {
 	static  map[string]*resource // paths of the CA files
 	crlPath map[string]bool      // paths answered with the CRL (DER)
 	rootCRL map[string]string    // paths of the root's CRL, to their endpoint
-	root    rootCRL
+	root    rootCRL              // the root CRL as last read, on an intermediate
 	ocsp    map[string]bool      // exact paths of the OCSP responder
 	ocspPre []string             // path prefixes of its RFC 5019 GETs
 	waiters atomic.Int64
