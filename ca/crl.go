@@ -94,6 +94,9 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err := c.crashed(CRLDERFile); err != nil {
 		return nil, err
 	}
+	if err := c.writeCRLChain(); err != nil {
+		return nil, err
+	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
 }

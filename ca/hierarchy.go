@@ -626,7 +626,7 @@ func checkImport(p *Pending, o ImportOptions) (cert, root *x509.Certificate, err
 
 // importedFiles are the files ImportIntermediate writes, in the order
 // unimport removes them: ca.crt first.
-var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", nameIndexDir, "certs"}
+var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, CRLChainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", nameIndexDir, "certs"}
 
 func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 	d := c.dir
@@ -673,7 +673,10 @@ func (c *CA) writeRootCRL(der []byte) error {
 	if err := c.writePEMAtomic(RootCRLPEMFile, der); err != nil {
 		return err
 	}
-	return c.dir.WriteAtomic(RootCRLDERFile, der, 0o644)
+	if err := c.dir.WriteAtomic(RootCRLDERFile, der, 0o644); err != nil {
+		return err
+	}
+	return c.writeCRLChain()
 }
 
 // LoadRootCRL reads and verifies the root's CRL that an intermediate's

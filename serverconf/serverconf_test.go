@@ -97,6 +97,7 @@ func TestWebGolden(t *testing.T) {
 		fronts["addr"].ServerName = "web.internal"
 		inter := mainCA.front(t, "http://127.0.0.1:8080", "443")
 		inter.Depth = 2
+		inter.CRLFile = mainCA.dir + "/crl-chain.pem"
 		fronts["intermediate"] = inter
 		for name, f := range fronts {
 			t.Run(server+"."+name, func(t *testing.T) {

@@ -30,7 +30,9 @@ func configCommand(e *env) *cli.Command {
 			"front ends require a client certificate of this CA, check the CRL, accept\n" +
 			"TLS 1.2+ only and forward the client identity under the header names of\n" +
 			"'minica proxy' (X-SSL-Client-CN, -Email, -DN, -Serial, -Verify), after\n" +
-			"removing any copy the client sent. On a web server host with no CA\n" +
+			"removing any copy the client sent. On an intermediate they check the CRL of\n" +
+			"every CA of the chain (crl-chain.pem: its CRL and the root's; --crl-file\n" +
+			"names another file, as during a rotation). On a web server host with no CA\n" +
 			"directory, --host-dir points them at copies of the files, and crl-fetch\n" +
 			"keeps the CRL there fresh from 'minica serve' (docs/serve.md).\n\n" +
 			"Example:\n   minica config nginx --server-cert app.example.com --upstream http://127.0.0.1:8080 > /etc/nginx/conf.d/app.conf\n" +
@@ -87,7 +89,9 @@ func frontFlags() []cli.Flag {
 // identity header flags of 'minica proxy'.
 func webFlags(server string) []cli.Flag {
 	flags := append(frontFlags(), &cli.StringFlag{Name: "host-dir",
-		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"})
+		Usage: "read every file from copies in `DIR` on a server host with no CA directory (see 'config crl-fetch')"},
+		&cli.StringFlag{Name: "crl-file", Usage: "have the server read its CRLs from `FILE` instead of the CA directory's " +
+			"(during a rotation: one holding the CRLs of both intermediates and of the root, see docs/hierarchy.md)"})
 	if server == serverconf.HAProxy {
 		return flags
 	}
@@ -151,7 +155,17 @@ func webConfigCommand(e *env, server string) *cli.Command {
 				if !filepath.IsAbs(dir) {
 					return usagef(c, "--host-dir: %q is not an absolute path", dir)
 				}
+				if c.String("crl-file") != "" {
+					return usagef(c, "--crl-file and --host-dir exclude each other: with --host-dir the CRL is DIR/crl.pem")
+				}
 				f.OnHost(filepath.Clean(dir))
+			}
+			if file := c.String("crl-file"); file != "" {
+				abs, err := filepath.Abs(file)
+				if err != nil {
+					return fmt.Errorf("--crl-file %q: %w", file, err)
+				}
+				f.CRLFile = abs
 			}
 			if server != serverconf.HAProxy {
 				f.HeaderProfile, f.CustomHeaders = c.String("headers"), c.StringSlice("header")
@@ -209,6 +223,10 @@ func loadFront(c *cli.Context, e *env) (*serverconf.Front, error) {
 	}
 	if f.ServerName == "" {
 		f.ServerName = serverconf.DefaultServerName(rec.Name, rec.SANs)
+	}
+	if authority.IsIntermediate() {
+		// The servers check a CRL for every CA of the chain.
+		f.CRLFile = authority.Path(ca.CRLChainFile)
 	}
 	if _, err := authority.LoadCRL(); errors.Is(err, ca.ErrNoCRL) {
 		warnf(e.stderr, "the CA has no published CRL yet; run 'minica crl' before starting the server")

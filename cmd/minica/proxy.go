@@ -79,8 +79,8 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "server-cert", Usage: "serve the newest valid server certificate issued as `NAME`, with its chain and key"},
 		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
 		&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
-		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt)"},
-		&cli.StringSliceFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER; repeatable, or one PEM file with several, for the CRL of each CA of a hierarchy) or at an http(s) URL it follows (default: the CA directory's crl.der)"},
+		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt; on an intermediate, chain.pem, it and the root)"},
+		&cli.StringSliceFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER; repeatable, or one PEM file with several, for the CRL of each CA of a hierarchy) or at an http(s) URL it follows (default: the CA directory's crl.der; on an intermediate, crl-chain.pem, its CRL and the root's)"},
 		&cli.StringFlag{Name: "crl-ca", Usage: "verify an https --crl URL against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "crl-cache", Usage: "keep the last good CRL of the --crl URL in `FILE`, to start from while the URL is down"},
 		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (also the longest retry backoff)"},
@@ -257,9 +257,16 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 	caFile, crlFiles := c.String("ca"), c.StringSlice("crl")
 	if caFile == "" {
 		caFile = authority.CertFile()
+		if authority.IsIntermediate() {
+			// The path runs up to the root, with a CRL for each CA.
+			caFile = authority.Path("chain.pem")
+		}
 	}
 	if len(crlFiles) == 0 {
 		crlFiles = []string{authority.Path(ca.CRLDERFile)}
+		if authority.IsIntermediate() {
+			crlFiles = []string{authority.Path(ca.CRLChainFile)}
+		}
 	}
 	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readCertsFile(caFile) }
 	cfg.ParseCRL = parseProxyCRL

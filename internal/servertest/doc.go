@@ -3,7 +3,10 @@
 // packages nginx, apache2 and haproxy), with curl as the client and a Go
 // upstream that echoes the headers it receives; the command of the CRL
 // fetch job of `minica config crl-fetch` against those servers, following
-// `minica serve`; `minica proxy --crl URL` following a CRL that nginx
+// `minica serve`; a CA hierarchy (a root and two intermediates) in those
+// servers, `minica proxy`, `openssl verify -crl_check_all` and `minica
+// verify`, with revocations at both levels and a rotation's overlap;
+// `minica proxy --crl URL` following a CRL that nginx
 // serves as a static file (conditional GETs answered 304, a revocation
 // picked up by polling); and the units printed by `minica config
 // systemd|systemd-proxy|systemd-serve|crl-fetch` with systemd-analyze
