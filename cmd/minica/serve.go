@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -43,7 +44,7 @@ func serveCommand(e *env) *cli.Command {
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
 			"     --metrics-listen 127.0.0.1:9101 --password-file /run/secrets/ca-password",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: defaultServeListen, Usage: "serve HTTP on `ADDR` (PORT or HOST:PORT; '' for none)"},
 			&cli.StringFlag{Name: "listen-tls", Usage: "serve HTTPS on `ADDR`, with --server-cert or --cert/--key"},
 			&cli.StringFlag{Name: "server-cert", Usage: "for --listen-tls, the newest valid server certificate issued as `NAME`"},
@@ -59,7 +60,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "header-timeout", Value: ca.FormatDuration(serve.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 			&cli.StringFlag{Name: "idle-timeout", Value: ca.FormatDuration(serve.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 			&cli.StringFlag{Name: "shutdown-timeout", Value: ca.FormatDuration(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for requests in flight"},
-		},
+		}, serveEnrollFlags()...),
 		Action: func(c *cli.Context) error { return runServe(c, e) },
 	}
 }
@@ -147,6 +148,9 @@ func runServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkServeEnrollFlags(c, o); err != nil {
+		return err
+	}
 	authority, err := openCA(c, e)
 	if err != nil {
 		return err
@@ -186,6 +190,14 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	cfg.OCSP, cfg.OCSPURL = responder, ocspCA.Settings.OCSPURL
 	cfg.OnCRLChange, cfg.ExtraMetrics = responder.CRLChanged, responder.WriteMetrics
+	enroller, closeEnroller, err := serveEnroller(c, e, signer, certs, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeEnroller()
+	if enroller != nil {
+		cfg.Enroll, cfg.ExtraMetrics = enroller, func(w io.Writer) { responder.WriteMetrics(w); enroller.WriteMetrics(w) }
+	}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {
