@@ -156,6 +156,12 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "Too many requests from your address. Wait a minute and open the link again."})
 		return
 	}
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		h.m.refused.Add(1)
+		h.log.event("enroll-refused", "id", id, "from", from, "status", "query")
+		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad link", Message: "An enrollment link has nothing after its token. Open the link exactly as you got it."})
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		h.serveForm(w, r, token, id, from)
