@@ -41,6 +41,7 @@ var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args [
 	"patch-int":   cmdPatchInt,
 	"crl-server":  cmdCRLServer,
 	"cmp-current": cmdCmpCurrent,
+	"token-hidden": cmdTokenHidden,
 }
 
 // cmp-current NAME ISSUED.json: $MINICA_DIR/certs/NAME/current.{crt,key,
