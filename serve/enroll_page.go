@@ -109,7 +109,13 @@ type formatOption struct {
 
 // FormatLabel names the chosen file type on the generated-password page.
 func (p *pageData) FormatLabel() string {
-	return strings.TrimPrefix(strings.SplitN(p.Format.label(), " (", 2)[0], ".")
+	switch p.Format {
+	case bundleP12Compat:
+		return "the compatible .p12"
+	case bundleMobileconfig:
+		return "the Apple profile"
+	}
+	return "the modern .p12"
 }
 
 // render writes the page p with status code.

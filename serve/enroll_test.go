@@ -235,8 +235,11 @@ func checkMobileconfig(t *testing.T, data []byte, caCert *x509.Certificate) []by
 	return p12
 }
 
-func TestEnrollSignsMobileconfig(t *testing.T) {
-	// CMS signing times are the real clock's: this CA lives in real time.
+// signedProfile makes a CA in real time (CMS signing times are the real
+// clock's), with a server certificate that signs profiles, and downloads
+// the Apple profile of one enrollment. It returns the CA and the profile.
+func signedProfile(t *testing.T) (*ca.CA, []byte) {
+	t.Helper()
 	c, err := ca.Init(filepath.Join(t.TempDir(), "ca"), ca.InitOptions{CommonName: "Test Root", FirstCRL: true})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +260,7 @@ func TestEnrollSignsMobileconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewEnroller(EnrollConfig{CA: c, Signer: signer, AllowHTTP: true, P12Iterations: 1,
+	h, err := NewEnroller(EnrollConfig{CA: c, Signer: signer, AllowHTTP: true,
 		SigningCert: func() (*tls.Certificate, error) { return &signing, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +273,12 @@ func TestEnrollSignsMobileconfig(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("download = %d:\n%s", rec.Code, rec.Body)
 	}
-	p7, err := pkcs7.Parse(rec.Body.Bytes())
+	return c, rec.Body.Bytes()
+}
+
+func TestEnrollSignsMobileconfig(t *testing.T) {
+	c, profile := signedProfile(t)
+	p7, err := pkcs7.Parse(profile)
 	if err != nil {
 		t.Fatalf("the signed profile is not CMS: %v", err)
 	}
