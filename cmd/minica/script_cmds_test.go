@@ -32,16 +32,15 @@ import (
 // scriptCommands are the custom testscript commands; each parses what it
 // checks with crypto/x509.
 var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"mode":         cmdMode,
-	"cert":         cmdCert,
-	"named":        cmdNamed,
-	"gencsr":       cmdGenCSR,
-	"snapshot":     cmdSnapshot,
-	"unchanged":    cmdUnchanged,
-	"patch-int":    cmdPatchInt,
-	"crl-server":   cmdCRLServer,
-	"cmp-current":  cmdCmpCurrent,
-	"token-hidden": cmdTokenHidden,
+	"mode":        cmdMode,
+	"cert":        cmdCert,
+	"named":       cmdNamed,
+	"gencsr":      cmdGenCSR,
+	"snapshot":    cmdSnapshot,
+	"unchanged":   cmdUnchanged,
+	"patch-int":   cmdPatchInt,
+	"crl-server":  cmdCRLServer,
+	"cmp-current": cmdCmpCurrent,
 }
 
 // cmp-current NAME ISSUED.json: $MINICA_DIR/certs/NAME/current.{crt,key,
