@@ -15,10 +15,14 @@ import (
 	"io/fs"
 	"iter"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"minica/internal/atomicfile"
 )
 
 // Enrollment lifetimes: a link is valid for DefaultEnrollmentLifetime
@@ -232,19 +236,69 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 			Version: 1, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
 			CSRFKey: csrf, Identity: id, CreatedAt: now, ExpiresAt: now.Add(lifetime), Status: EnrollPending,
 		}
-		err := c.dir.CreateExclusive(enrollPath(e.ID), encodeEnrollment(e), 0o600)
+		err := c.createEnrollmentFiles(e)
 		if errors.Is(err, fs.ErrExist) {
 			continue // a 48-bit ID taken: draw another token
 		}
 		if err != nil {
 			return nil, fmt.Errorf("writing enrollment: %w", err)
 		}
-		if err := c.dir.WriteAtomic(path.Join(enrollNamesDir, name), []byte(e.ID+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("indexing enrollment %s: %w", e.ID, err)
-		}
 		return &NewEnrollment{Enrollment: e, Token: token}, nil
 	}
 	return nil, errors.New("writing enrollment: 8 random tokens in a row had taken IDs")
+}
+
+// createEnrollmentFiles writes the file of a new enrollment (failing with
+// an error matching fs.ErrExist when its ID is taken) and points the name
+// index at it. Each file is written whole and synced under a temporary
+// name first, then linked (the enrollment, so that an ID is never reused)
+// or renamed (the index) into place, and the two directories synced: the
+// two files' syncs overlap, and so do the two directories', so that making
+// a link costs two rounds of fsync instead of four.
+func (c *CA) createEnrollmentFiles(e *Enrollment) error {
+	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
+	type temp struct {
+		f   *os.File
+		tmp string
+		err error
+	}
+	var rec, idx temp
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		rec.f, rec.tmp, rec.err = atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), true)
+	})
+	wg.Go(func() {
+		idx.f, idx.tmp, idx.err = atomicfile.WriteTemp(c.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), true)
+	})
+	wg.Wait()
+	for _, t := range []temp{rec, idx} {
+		if t.f != nil {
+			t.f.Close()
+		}
+	}
+	if err := errors.Join(rec.err, idx.err); err != nil {
+		for _, t := range []temp{rec, idx} {
+			if t.err == nil {
+				c.dir.fs.Remove(t.tmp)
+			}
+		}
+		return err
+	}
+	err := c.dir.fs.Link(rec.tmp, recName)
+	c.dir.fs.Remove(rec.tmp)
+	if err != nil {
+		c.dir.fs.Remove(idx.tmp)
+		return fmt.Errorf("creating %q: %w", c.dir.Join(recName), err)
+	}
+	if err := c.dir.fs.Rename(idx.tmp, idxName); err != nil {
+		c.dir.fs.Remove(idx.tmp)
+		return fmt.Errorf("renaming %q: %w", c.dir.Join(idxName), err)
+	}
+	var recErr, idxErr error
+	wg.Go(func() { recErr = c.dir.SyncDir(enrollDir) })
+	wg.Go(func() { idxErr = c.dir.SyncDir(enrollNamesDir) })
+	wg.Wait()
+	return errors.Join(recErr, idxErr)
 }
 
 // EnrollmentID returns the ID of the enrollment of token: the first 12 hex
