@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"iter"
 	"net/url"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -64,6 +63,9 @@ var (
 	ErrEnrollmentUnknown = errors.New("no such enrollment")
 	// ErrEnrollmentPending: the name already has a pending enrollment.
 	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
+	// ErrCorruptEnrollment: an enrollment file does not decode (a power
+	// loss tore it before its token was ever shown).
+	ErrCorruptEnrollment = errors.New("corrupt enrollment")
 	// ErrEnrollmentSpent: the enrollment is used, cancelled, failed or
 	// expired; EnrollmentSpentError tells which.
 	ErrEnrollmentSpent = errors.New("enrollment link can no longer be used")
@@ -214,9 +216,11 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 		return nil, err
 	}
 	now := c.Now().UTC().Truncate(time.Second)
+	// A corrupt previous link is one a crash tore before its token was
+	// shown: it blocks nothing.
 	if prev, err := c.EnrollmentByName(name); err == nil && prev.StatusAt(now) == EnrollPending {
 		return nil, fmt.Errorf("%w: %q has link %s, expiring %s", ErrEnrollmentPending, name, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
-	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) {
+	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
 	if err := c.dir.MkdirAll(enrollNamesDir); err != nil {
@@ -250,55 +254,48 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 
 // createEnrollmentFiles writes the file of a new enrollment (failing with
 // an error matching fs.ErrExist when its ID is taken) and points the name
-// index at it. Each file is written whole and synced under a temporary
-// name first, then linked (the enrollment, so that an ID is never reused)
-// or renamed (the index) into place, and the two directories synced: the
-// two files' syncs overlap, and so do the two directories', so that making
-// a link costs two rounds of fsync instead of four.
+// index at it. Each file is written whole under a temporary name, then
+// linked (the enrollment, so that an ID is never reused) or renamed (the
+// index) into place, so that readers see all or nothing; then both files
+// and both directories are synced at once, one round of fsync instead of
+// four in a row. Only then is the token shown, so a file that a power loss
+// tore was never handed out: it reads as corrupt and counts as no link
+// (see CreateEnrollment and Enrollments).
 func (c *CA) createEnrollmentFiles(e *Enrollment) error {
 	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
-	type temp struct {
-		f   *os.File
-		tmp string
-		err error
-	}
-	var rec, idx temp
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		rec.f, rec.tmp, rec.err = atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), true)
-	})
-	wg.Go(func() {
-		idx.f, idx.tmp, idx.err = atomicfile.WriteTemp(c.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), true)
-	})
-	wg.Wait()
-	for _, t := range []temp{rec, idx} {
-		if t.f != nil {
-			t.f.Close()
-		}
-	}
-	if err := errors.Join(rec.err, idx.err); err != nil {
-		for _, t := range []temp{rec, idx} {
-			if t.err == nil {
-				c.dir.fs.Remove(t.tmp)
-			}
-		}
+	rec, recTmp, err := atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), false)
+	if err != nil {
 		return err
 	}
-	err := c.dir.fs.Link(rec.tmp, recName)
-	c.dir.fs.Remove(rec.tmp)
+	defer rec.Close()
+	err = c.dir.fs.Link(recTmp, recName)
+	c.dir.fs.Remove(recTmp)
 	if err != nil {
-		c.dir.fs.Remove(idx.tmp)
 		return fmt.Errorf("creating %q: %w", c.dir.Join(recName), err)
 	}
-	if err := c.dir.fs.Rename(idx.tmp, idxName); err != nil {
-		c.dir.fs.Remove(idx.tmp)
+	idx, idxTmp, err := atomicfile.WriteTemp(c.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), false)
+	if err != nil {
+		c.dir.root.Remove(recName)
+		return err
+	}
+	defer idx.Close()
+	if err := c.dir.fs.Rename(idxTmp, idxName); err != nil {
+		c.dir.fs.Remove(idxTmp)
+		c.dir.root.Remove(recName)
 		return fmt.Errorf("renaming %q: %w", c.dir.Join(idxName), err)
 	}
-	var recErr, idxErr error
-	wg.Go(func() { recErr = c.dir.SyncDir(enrollDir) })
-	wg.Go(func() { idxErr = c.dir.SyncDir(enrollNamesDir) })
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = rec.Sync() })
+	wg.Go(func() { errs[1] = idx.Sync() })
+	wg.Go(func() { errs[2] = c.dir.SyncDir(enrollDir) })
+	wg.Go(func() { errs[3] = c.dir.SyncDir(enrollNamesDir) })
 	wg.Wait()
-	return errors.Join(recErr, idxErr)
+	if err := errors.Join(errs...); err != nil {
+		c.dir.root.Remove(recName) // never shown: take it back
+		return fmt.Errorf("syncing enrollment %s: %w", e.ID, err)
+	}
+	return nil
 }
 
 // EnrollmentID returns the ID of the enrollment of token: the first 12 hex
@@ -356,7 +353,7 @@ func (c *CA) readEnrollment(id string) (*Enrollment, error) {
 	}
 	var e Enrollment
 	if err := json.Unmarshal(data, &e); err != nil || e.Version != 1 || e.ID != id || ValidateName(e.Name) != nil {
-		return nil, fmt.Errorf("corrupt enrollment %q", c.dir.Join(enrollPath(id)))
+		return nil, fmt.Errorf("%w %q", ErrCorruptEnrollment, c.dir.Join(enrollPath(id)))
 	}
 	return &e, nil
 }
@@ -403,8 +400,10 @@ func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
 	return c.readEnrollment(strings.TrimSpace(string(data)))
 }
 
-// Enrollments iterates over every enrollment, oldest first by ID order
-// (IDs are random: sort the result for another order).
+// Enrollments iterates over every enrollment in ID order (IDs are random:
+// sort the result for another order). A file that does not decode is
+// yielded as an error matching ErrCorruptEnrollment, and iteration goes on
+// if the consumer does.
 func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
 	return func(yield func(*Enrollment, error) bool) {
 		entries, err := fs.ReadDir(c.dir.root.FS(), enrollDir)

@@ -292,3 +292,40 @@ func flipFirst(token string) string {
 	}
 	return "A" + token[1:]
 }
+
+// A link file that a power loss tore (its token never shown) reads as
+// corrupt: it blocks no new link for its name, and listing goes on past it.
+func TestTornEnrollmentFile(t *testing.T) {
+	c, _ := newEnrollCA(t)
+	got, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateEnrollment("bob", EnrollIdentity{}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(c.Dir().Path(), "db", "enroll", got.Enrollment.ID+".json")
+	if err := os.WriteFile(file, []byte(`{"version":1,"id":"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var corrupt, good int
+	for e, err := range c.Enrollments() {
+		switch {
+		case errors.Is(err, ErrCorruptEnrollment):
+			corrupt++
+		case err == nil && e.Name == "bob":
+			good++
+		default:
+			t.Errorf("Enrollments() yielded %v, %v", e, err)
+		}
+	}
+	if corrupt != 1 || good != 1 {
+		t.Errorf("Enrollments() gave %d corrupt and %d good; want 1 and 1", corrupt, good)
+	}
+	if _, err := c.LookupEnrollment(got.Token); !errors.Is(err, ErrCorruptEnrollment) {
+		t.Errorf("LookupEnrollment() of the torn link error = %v; want ErrCorruptEnrollment", err)
+	}
+	if _, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour); err != nil {
+		t.Errorf("CreateEnrollment() after a torn link error = %v", err)
+	}
+}

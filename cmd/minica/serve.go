@@ -39,7 +39,8 @@ func serveCommand(e *env) *cli.Command {
 			"the CRL with If-None-Match and 'Prefer: wait=N' waits up to 60s for a new one\n" +
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
-			"minica ocsp url). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"minica ocsp url). With --enroll it answers the one-time links of 'minica enroll'\n" +
+			"on the HTTPS listener (see docs/enrollment.md). --listen '' turns the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
