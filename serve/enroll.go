@@ -148,7 +148,7 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	from := remoteHost(r)
 	token := strings.TrimPrefix(r.URL.Path, "/enroll/")
 	id := ca.EnrollmentID(token) // a short hash: safe to log
-	if wait, ok := h.limits.allow(from, h.cfg.Now()); !ok {
+	if wait, ok := h.limits.allow(rateKey(from), h.cfg.Now()); !ok {
 		h.m.limited.Add(1)
 		h.log.event("enroll-rate-limited", "id", id, "from", from)
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
@@ -173,13 +173,18 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// remoteHost is the request's source address, without the port; an IPv6
-// address counts by its /64, the block one subscriber gets.
+// remoteHost is the request's source address, without the port.
 func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		return r.RemoteAddr
 	}
+	return host
+}
+
+// rateKey is what the per-address limit counts: the address, or for IPv6
+// its /64, the block one subscriber gets.
+func rateKey(host string) string {
 	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
 		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}

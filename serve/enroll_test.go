@@ -456,6 +456,9 @@ func TestEnrollRateLimits(t *testing.T) {
 		if rec := f.send(t, enrollReq{token: token, from: "[2001:db8::3]:1"}); rec.Code != 429 {
 			t.Errorf("third address of one /64 = %d; want 429", rec.Code)
 		}
+		if rec := f.send(t, enrollReq{token: token, from: "[2001:db8:0:1::3]:1"}); rec.Code != 200 {
+			t.Errorf("an address of another /64 = %d; want 200", rec.Code)
+		}
 	})
 }
 
