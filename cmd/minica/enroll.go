@@ -18,12 +18,13 @@ func enrollCommand(e *env) *cli.Command {
 		Usage:     "make a one-time link through which a person gets a client certificate on their device",
 		ArgsUsage: "[NAME]",
 		Description: "Creates a pending enrollment for NAME, with the identity flags of 'minica issue client',\n" +
-			"and prints its link once: BASE/enroll/TOKEN, valid for --expires (default 24h, at most\n" +
-			"30d) and for one use. minica serve --enroll answers it over HTTPS: the person picks a\n" +
-			"password, and serve generates the key, issues the certificate and sends the bundle\n" +
-			"(.p12 or Apple .mobileconfig). Only a hash of the token is stored: the link cannot be\n" +
-			"shown again. BASE is --base-url, else the CA's setting (--set-base-url, or\n" +
-			"init --enroll-url). See docs/enrollment.md.\n\n" +
+			"and prints its link once: BASE/enroll/TOKEN, valid for --expires (default 24h, at\n" +
+			"most 30d) and for one use; on a terminal only, or with --json for a script. minica\n" +
+			"serve --enroll answers it over HTTPS: the person picks a password, and serve generates\n" +
+			"the key, issues the certificate and sends the bundle (.p12 or Apple .mobileconfig).\n" +
+			"Only hashes of the token are stored: the link cannot be shown again. BASE is\n" +
+			"--base-url, else the CA's setting (--set-base-url, or init --enroll-url). See\n" +
+			"docs/enrollment.md.\n\n" +
 			"Example:\n   minica enroll --set-base-url https://pki.example.com:8443\n" +
 			"   minica enroll simon --email simon@example.com\n" +
 			"   minica enroll --list\n   minica enroll --cancel simon",
@@ -144,6 +145,10 @@ func createEnrollment(c *cli.Context, e *env) error {
 	id, lifetime, err := enrollIdentity(c, name)
 	if err != nil {
 		return err
+	}
+	if !c.Bool("json") && (e.stdoutTerminal == nil || !e.stdoutTerminal()) {
+		return withHint(usagef(c, "the link is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON"),
+			"pass --json to hand the link to a script, or run minica enroll on a terminal")
 	}
 	base := c.String("base-url")
 	if base != "" {
