@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,5 +328,39 @@ func TestTornEnrollmentFile(t *testing.T) {
 	}
 	if _, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour); err != nil {
 		t.Errorf("CreateEnrollment() after a torn link error = %v", err)
+	}
+}
+
+// burnChecker is the CA key, checking at each signature that the link's
+// file on disk is already used: the token is burnt before anything is
+// signed, so a crash during the issuance cannot leave a reusable link.
+type burnChecker struct {
+	crypto.Signer
+	t    *testing.T
+	file string
+	sigs int
+}
+
+func (b *burnChecker) Sign(r io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	b.sigs++
+	data, err := os.ReadFile(b.file)
+	if err != nil || !strings.Contains(string(data), `"status":"used"`) {
+		b.t.Errorf("signing while the link's file says %s (%v); want it burnt first", data, err)
+	}
+	return b.Signer.Sign(r, digest, opts)
+}
+
+func TestEnrollBurnsBeforeSigning(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	got, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &burnChecker{Signer: signer, t: t, file: filepath.Join(c.Dir().Path(), "db", "enroll", got.Enrollment.ID+".json")}
+	if _, _, err := c.Enroll(b, got.Token, "192.0.2.7", newKey(t).Public()); err != nil {
+		t.Fatal(err)
+	}
+	if b.sigs != 1 {
+		t.Errorf("%d signatures; want 1", b.sigs)
 	}
 }
