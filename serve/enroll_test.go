@@ -70,7 +70,7 @@ func (f *enrollFixture) create(t *testing.T, name string, id ca.EnrollIdentity, 
 	return got.Token
 }
 
-// request is one request to /enroll/TOKEN.
+// enrollReq is one request to /enroll/TOKEN.
 type enrollReq struct {
 	method, token string
 	form          url.Values
