@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -191,14 +190,11 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	cfg.OCSP, cfg.OCSPURL = responder, ocspCA.Settings.OCSPURL
 	cfg.OnCRLChange, cfg.ExtraMetrics = responder.CRLChanged, responder.WriteMetrics
-	enroller, closeEnroller, err := serveEnroller(c, e, signer, certs, e.stderr)
+	closeEnroller, err := addServeEnroller(c, e, &cfg, signer, certs)
 	if err != nil {
 		return err
 	}
 	defer closeEnroller()
-	if enroller != nil {
-		cfg.Enroll, cfg.ExtraMetrics = enroller, func(w io.Writer) { responder.WriteMetrics(w); enroller.WriteMetrics(w) }
-	}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {

@@ -53,28 +53,36 @@ func isLoopback(addr string) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// serveEnroller returns the enrollment handler of serve --enroll, on a CA
-// handle of its own, with the HTTPS certificate (when there is one) as the
-// signer of Apple profiles; nil without --enroll. close releases it.
-func serveEnroller(c *cli.Context, e *env, signer crypto.Signer, certs *certReloader, log io.Writer) (h *serve.Enroller, close func(), err error) {
+// addServeEnroller gives cfg the enrollment handler of serve --enroll, on
+// a CA handle of its own, with the HTTPS certificate (when there is one) as
+// the signer of Apple profiles, and adds its metrics; without --enroll it
+// does nothing. The function it returns releases the handle.
+func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.Signer, certs *certReloader) (func(), error) {
 	if !c.Bool("enroll") {
-		return nil, func() {}, nil
+		return func() {}, nil
 	}
 	authority, err := openCA(c, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cfg := serve.EnrollConfig{
-		CA: authority, Signer: signer, LockTimeout: c.Duration("lock-timeout"), Log: log, Now: e.now,
+	ec := serve.EnrollConfig{
+		CA: authority, Signer: signer, LockTimeout: c.Duration("lock-timeout"), Log: e.stderr, Now: e.now,
 		AllowHTTP: c.Bool("enroll-http"), Rate: c.Int("enroll-rate"), TotalRate: c.Int("enroll-rate-total"),
 		TotalBurst: max(c.Int("enroll-rate-total")/5, 1),
 	}
 	if certs != nil {
-		cfg.SigningCert = func() (*tls.Certificate, error) { return certs.get(nil) }
+		ec.SigningCert = func() (*tls.Certificate, error) { return certs.get(nil) }
 	}
-	if h, err = serve.NewEnroller(cfg); err != nil {
+	h, err := serve.NewEnroller(ec)
+	if err != nil {
 		authority.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return h, func() { authority.Close() }, nil
+	cfg.Enroll = h
+	if extra := cfg.ExtraMetrics; extra != nil {
+		cfg.ExtraMetrics = func(w io.Writer) { extra(w); h.WriteMetrics(w) }
+	} else {
+		cfg.ExtraMetrics = h.WriteMetrics
+	}
+	return func() { authority.Close() }, nil
 }
