@@ -261,7 +261,7 @@ func (c *CA) Records() iter.Seq2[*Record, error] {
 			return
 		}
 		for _, shard := range shards {
-			if !shard.IsDir() || isTemp(shard.Name()) || shard.Name() == path.Base(nameIndexDir) {
+			if !shard.IsDir() || isTemp(shard.Name()) || shard.Name() == path.Base(nameIndexDir) || shard.Name() == path.Base(enrollDir) {
 				continue
 			}
 			if !c.shardRecords(path.Join("db", shard.Name()), yield) {

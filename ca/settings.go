@@ -25,7 +25,8 @@ type Settings struct {
 	ClientValidity Duration `json:"client_validity"` // default client certificate lifetime
 	CRLLifetime    Duration `json:"crl_lifetime"`    // nextUpdate - thisUpdate of published CRLs
 	CRLURL         string   `json:"crl_url,omitempty"`
-	OCSPURL        string   `json:"ocsp_url,omitempty"` // AIA OCSP of new leaves
+	OCSPURL        string   `json:"ocsp_url,omitempty"`   // AIA OCSP of new leaves
+	EnrollURL      string   `json:"enroll_url,omitempty"` // base of enrollment links (serve's HTTPS address)
 	// Role is the CA's place in a hierarchy; "" for a CA of its own.
 	Role Role `json:"role,omitempty"`
 }

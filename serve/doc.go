@@ -24,6 +24,8 @@
 //	            also the path of Config.OCSPURL and below it, and POST /
 //	            (openssl ocsp -url http://HOST:PORT); 404 without a
 //	            responder. [OCSPResponder] is the responder (see ocsp.go)
+//	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
+//	            `minica enroll` ([Enroller], see enroll.go); 404 without it
 //	/healthz    the CRL's state: 200, or 503 when expired or not yet valid
 //	/metrics    Prometheus text
 //

@@ -23,6 +23,7 @@ const (
 	epHealth  = "healthz"
 	epMetrics = "metrics"
 	epOther   = "other"
+	epEnroll  = "enroll"
 )
 
 func isOps(p string) bool { return p == "/healthz" || p == "/metrics" }
@@ -71,6 +72,10 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	if why := badTarget(r); why != "" {
 		plain(w, http.StatusBadRequest, "bad request: "+why)
 		return epOther
+	}
+	if strings.HasPrefix(path, "/enroll/") && s.cfg.Enroll != nil {
+		s.cfg.Enroll.ServeHTTP(w, r)
+		return epEnroll
 	}
 	ep, serve := s.lookup(path, ops)
 	if serve == nil {

@@ -82,6 +82,8 @@ type Config struct {
 	// nil answers 404 there.
 	OCSP    http.Handler
 	OCSPURL string
+	// Enroll answers /enroll/... (see Enroller); nil answers 404 there.
+	Enroll http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded (from the
 	// Server's goroutine).
 	OnCRLChange func()

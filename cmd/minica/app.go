@@ -60,6 +60,7 @@ func newApp(e *env) *cli.App {
 			proxyCommand(e),
 			echoCommand(e),
 			serveCommand(e),
+			enrollCommand(e),
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),

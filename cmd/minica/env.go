@@ -19,6 +19,9 @@ type env struct {
 	now            func() time.Time
 	// terminal reports whether a no-echo password prompt is possible.
 	terminal func() bool
+	// stdoutTerminal reports whether stdout is a terminal (a person reads
+	// it, not a log): enroll prints a link's secret only there, or as JSON.
+	stdoutTerminal func() bool
 	// readSecret prompts on the terminal and reads a line without echo.
 	readSecret func(prompt string) ([]byte, error)
 }
@@ -35,6 +38,7 @@ func newEnv() *env {
 		readSecret: func(prompt string) ([]byte, error) {
 			return readTerminalSecret(int(os.Stdin.Fd()), os.Stderr, prompt)
 		},
+		stdoutTerminal: func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
 	}
 }
 

@@ -94,3 +94,29 @@ func keyTypeValue(c *cli.Context) (ca.KeyType, error) {
 	}
 	return kt, nil
 }
+
+// The identity flags of a leaf, shared by issue, sign and enroll.
+
+func cnFlag() cli.Flag { return &cli.StringFlag{Name: "cn", Usage: "common name (default: NAME)"} }
+
+func emailFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "email", Usage: "email SAN (repeatable)"}
+}
+
+func uriFlag() cli.Flag { return &cli.StringSliceFlag{Name: "uri", Usage: "URI SAN (repeatable)"} }
+
+func orgFlag() cli.Flag { return &cli.StringSliceFlag{Name: "org", Usage: "organization (O)"} }
+
+func ouFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "ou", Usage: "organizational unit (OU)"}
+}
+
+func noEmailInSubjectFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-email-in-subject", Usage: "keep the email out of the subject DN (it stays in the SAN)"}
+}
+
+// nameForceFlag is --force of the commands that issue under a name: a
+// second certificate while the first stays valid.
+func nameForceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "issue even if NAME already has a valid certificate (both stay valid)"}
+}

@@ -43,6 +43,7 @@ func initCommand(e *env) *cli.Command {
 			validityFlag("", "lifetime, e.g. 10y or 3650d (default: 10y, 20y with --root)"),
 			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
 			&cli.StringFlag{Name: "ocsp-url", Usage: "OCSP responder URL (AIA) for every leaf, answered by minica serve (see: minica ocsp url)"},
+			&cli.StringFlag{Name: "enroll-url", Usage: "base `URL` of enrollment links, serve's public HTTPS address (see: minica enroll)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
 			passwordFileFlag(),
 			jsonFlag(),
@@ -147,6 +148,15 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 			opts.Settings = ca.DefaultSettings()
 		}
 		opts.Settings.OCSPURL = u
+	}
+	if u := c.String("enroll-url"); u != "" {
+		if err := ca.ValidateEnrollURL(u); err != nil {
+			return opts, usagef(c, "--enroll-url: %v", err)
+		}
+		if opts.Settings.Version == 0 {
+			opts.Settings = ca.DefaultSettings()
+		}
+		opts.Settings.EnrollURL = strings.TrimSuffix(u, "/")
 	}
 	return opts, nil
 }

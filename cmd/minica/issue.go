@@ -56,19 +56,19 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 // leafFlags are the flags shared by issue and sign.
 func leafFlags(p ca.Profile) []cli.Flag {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "cn", Usage: "common name (default: NAME)"},
+		cnFlag(),
 		&cli.StringSliceFlag{Name: "dns", Usage: "DNS name SAN (repeatable)"},
 		ipFlag(),
-		&cli.StringSliceFlag{Name: "email", Usage: "email SAN (repeatable)"},
-		&cli.StringSliceFlag{Name: "uri", Usage: "URI SAN (repeatable)"},
-		&cli.StringSliceFlag{Name: "org", Usage: "organization (O)"},
-		&cli.StringSliceFlag{Name: "ou", Usage: "organizational unit (OU)"},
+		emailFlag(),
+		uriFlag(),
+		orgFlag(),
+		ouFlag(),
 		validityFlag("", "lifetime such as 90d or 1y (default: 825d server, 365d client)"),
-		&cli.BoolFlag{Name: "force", Usage: "issue even if NAME already has a valid certificate (both stay valid)"},
+		nameForceFlag(),
 		jsonFlag(),
 	}
 	if p == ca.Client {
-		flags = append(flags, &cli.BoolFlag{Name: "no-email-in-subject", Usage: "keep the email out of the subject DN (it stays in the SAN)"})
+		flags = append(flags, noEmailInSubjectFlag())
 	}
 	return flags
 }

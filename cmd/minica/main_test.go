@@ -59,6 +59,8 @@ func testEnv() *env {
 	} else {
 		e.terminal = func() bool { return false }
 	}
+	// MINICA_TEST_STDOUT_TTY=1 pretends stdout is a terminal.
+	e.stdoutTerminal = func() bool { return os.Getenv("MINICA_TEST_STDOUT_TTY") == "1" }
 	return e
 }
 

@@ -40,12 +40,13 @@ func serveCommand(e *env) *cli.Command {
 			"the CRL with If-None-Match and 'Prefer: wait=N' waits up to 60s for a new one\n" +
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
-			"minica ocsp url). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"minica ocsp url). With --enroll it answers the one-time links of 'minica enroll'\n" +
+			"on the HTTPS listener (see docs/enrollment.md). --listen '' turns the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
 			"     --metrics-listen 127.0.0.1:9101 --password-file /run/secrets/ca-password",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: defaultServeListen, Usage: "serve HTTP on `ADDR` (PORT or HOST:PORT; '' for none)"},
 			&cli.StringFlag{Name: "listen-tls", Usage: "serve HTTPS on `ADDR`, with --server-cert or --cert/--key"},
 			&cli.StringFlag{Name: "server-cert", Usage: "for --listen-tls, the newest valid server certificate issued as `NAME`"},
@@ -61,7 +62,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "header-timeout", Value: ca.FormatDuration(serve.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 			&cli.StringFlag{Name: "idle-timeout", Value: ca.FormatDuration(serve.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 			&cli.StringFlag{Name: "shutdown-timeout", Value: ca.FormatDuration(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for requests in flight"},
-		},
+		}, serveEnrollFlags()...),
 		Action: func(c *cli.Context) error { return runServe(c, e) },
 	}
 }
@@ -149,6 +150,9 @@ func runServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkServeEnrollFlags(c, o); err != nil {
+		return err
+	}
 	authority, err := openCA(c, e)
 	if err != nil {
 		return err
@@ -190,6 +194,11 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	cfg.OCSP, cfg.OCSPURL = responder, ocspCA.Settings.OCSPURL
 	cfg.OnCRLChange, cfg.ExtraMetrics = responder.CRLChanged, responder.WriteMetrics
+	closeEnroller, err := addServeEnroller(c, e, &cfg, signer, certs)
+	if err != nil {
+		return err
+	}
+	defer closeEnroller()
 	srv, err := serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {

@@ -1,0 +1,528 @@
+package ca
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"minica/internal/atomicfile"
+)
+
+// Enrollment lifetimes: a link is valid for DefaultEnrollmentLifetime
+// unless asked otherwise, and never longer than MaxEnrollmentLifetime, so
+// that a forgotten link in a mailbox stops working.
+const (
+	DefaultEnrollmentLifetime = 24 * time.Hour
+	MaxEnrollmentLifetime     = 30 * 24 * time.Hour
+)
+
+// enrollDir holds one file per enrollment, named by its ID, and the
+// name index enrollDir/names/NAME (the ID of NAME's latest enrollment).
+const (
+	enrollDir      = "db/enroll"
+	enrollNamesDir = "db/enroll/names"
+)
+
+// tokenBytes is the size of an enrollment token: 256 bits from the CSPRNG.
+const tokenBytes = 32
+
+// EnrollmentStatus is the state of an enrollment. Expired is never stored:
+// it is derived from ExpiresAt.
+type EnrollmentStatus string
+
+// Enrollment statuses.
+const (
+	EnrollPending   EnrollmentStatus = "pending"
+	EnrollUsed      EnrollmentStatus = "used"
+	EnrollCancelled EnrollmentStatus = "cancelled"
+	EnrollExpired   EnrollmentStatus = "expired"
+	// EnrollFailed: the token was burnt but the issuance failed; the link
+	// is spent all the same (fail closed) and Error says why.
+	EnrollFailed EnrollmentStatus = "failed"
+)
+
+// Errors of the enrollment functions.
+var (
+	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
+	ErrEnrollmentUnknown = errors.New("no such enrollment")
+	// ErrEnrollmentPending: the name already has a pending enrollment.
+	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
+	// ErrCorruptEnrollment: an enrollment file does not decode (a power
+	// loss tore it before its token was ever shown).
+	ErrCorruptEnrollment = errors.New("corrupt enrollment")
+	// ErrEnrollmentSpent: the enrollment is used, cancelled, failed or
+	// expired; EnrollmentSpentError tells which.
+	ErrEnrollmentSpent = errors.New("enrollment link can no longer be used")
+)
+
+// EnrollmentSpentError is returned for a token whose enrollment is not
+// pending; it carries the enrollment, so that a page can say what became of
+// it.
+type EnrollmentSpentError struct {
+	Enrollment *Enrollment
+	Status     EnrollmentStatus
+}
+
+func (e *EnrollmentSpentError) Error() string {
+	return fmt.Sprintf("enrollment %s for %q is %s", e.Enrollment.ID, e.Enrollment.Name, e.Status)
+}
+
+// Unwrap makes errors.Is(err, ErrEnrollmentSpent) true.
+func (e *EnrollmentSpentError) Unwrap() error { return ErrEnrollmentSpent }
+
+// EnrollIdentity is what a client certificate issued through an
+// enrollment will say: the identity flags of `minica issue client`.
+type EnrollIdentity struct {
+	CommonName         string   `json:"cn,omitempty"`
+	Organization       []string `json:"org,omitempty"`
+	OrganizationalUnit []string `json:"ou,omitempty"`
+	Emails             []string `json:"emails,omitempty"`
+	URIs               []string `json:"uris,omitempty"`
+	EmailInSubject     bool     `json:"email_in_subject,omitempty"`
+	Validity           Duration `json:"validity,omitempty"`
+	KeyType            KeyType  `json:"key_type,omitempty"`
+	Force              bool     `json:"force,omitempty"`
+}
+
+// Enrollment is a one-time link that lets a person get a client
+// certificate for Name. Only hashes of the token are stored: TokenHash
+// (SHA-256 of the token bound to the name, compared in constant time) and
+// ID, the first 12 hex digits of the token's plain SHA-256, which finds the
+// file and is what logs and listings show.
+type Enrollment struct {
+	Version   int              `json:"version"`
+	ID        string           `json:"id"`
+	Name      string           `json:"name"`
+	TokenHash string           `json:"token_sha256"`
+	CSRFKey   []byte           `json:"csrf_key"` // keys the form's CSRF token (HMAC)
+	Identity  EnrollIdentity   `json:"identity"`
+	CreatedAt time.Time        `json:"created_at"`
+	ExpiresAt time.Time        `json:"expires_at"`
+	Status    EnrollmentStatus `json:"status"`
+	// Set when the link is used: when, from which address, and the serial
+	// issued (empty while the issuance runs, or when it failed: Error).
+	UsedAt      time.Time `json:"used_at,omitzero"`
+	UsedFrom    string    `json:"used_from,omitempty"`
+	Serial      string    `json:"serial,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	CancelledAt time.Time `json:"cancelled_at,omitzero"`
+}
+
+// StatusAt returns the enrollment's status at t: EnrollExpired for a
+// pending one past ExpiresAt.
+func (e *Enrollment) StatusAt(t time.Time) EnrollmentStatus {
+	if e.Status == EnrollPending && !t.Before(e.ExpiresAt) {
+		return EnrollExpired
+	}
+	return e.Status
+}
+
+// Request returns the issuance request of the enrollment: a client
+// certificate for Name, certifying pub (the key the server generated).
+func (e *Enrollment) Request(pub crypto.PublicKey) Request {
+	id := e.Identity
+	return Request{
+		Name: e.Name, Profile: Client, CommonName: id.CommonName,
+		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
+		Emails: id.Emails, URIs: id.URIs, EmailInSubject: id.EmailInSubject,
+		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
+	}
+}
+
+// EnrollKeyType returns the key type to generate for the enrollment: its own, or
+// the CA's default.
+func (c *CA) EnrollKeyType(e *Enrollment) KeyType {
+	if e.Identity.KeyType != "" {
+		return e.Identity.KeyType
+	}
+	return c.Settings.KeyType
+}
+
+// NewEnrollment is what CreateEnrollment returns: the enrollment and its
+// token, which exists nowhere else (show it once, never log it).
+type NewEnrollment struct {
+	Enrollment *Enrollment
+	Token      string
+}
+
+// ValidateEnrollLifetime checks a link's lifetime: positive, at most
+// MaxEnrollmentLifetime.
+func ValidateEnrollLifetime(d time.Duration) error {
+	if d <= 0 || d > MaxEnrollmentLifetime {
+		return fmt.Errorf("invalid enrollment lifetime %s: want more than 0 and at most %s", FormatDuration(d), FormatDuration(MaxEnrollmentLifetime))
+	}
+	return nil
+}
+
+// CheckEnrollment validates an enrollment for name with identity id, as
+// Issue will validate its request, without writing anything: names, subject
+// text, SANs, the validity against the CA's (from the link's expiry, the
+// latest moment it can be used), name constraints and a name already taken.
+func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Duration) error {
+	if err := ValidateEnrollLifetime(lifetime); err != nil {
+		return err
+	}
+	if id.KeyType == Ed25519 {
+		return errors.New("invalid key type ed25519 for an enrollment: browsers cannot use Ed25519 client certificates")
+	}
+	e := &Enrollment{Name: name, Identity: id}
+	// A throwaway key stands in for the one the server will generate, so
+	// that the template and the name constraints are checked now.
+	probe, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	req := e.Request(probe.Public())
+	uris, err := req.normalize(c.Settings)
+	if err != nil {
+		return err
+	}
+	now := c.Now().UTC().Truncate(time.Second)
+	if _, _, err := c.validity(now.Add(lifetime), req.Validity); err != nil {
+		return err
+	}
+	if err := c.checkNameFree(name, now, req.Force); err != nil {
+		return err
+	}
+	tmpl, err := req.template(nil, probe.Public(), uris, now, now.Add(req.Validity), c.Settings)
+	if err != nil {
+		return err
+	}
+	return checkNameConstraints(c.Cert, tmpl)
+}
+
+// CreateEnrollment checks the request (CheckEnrollment) and writes a new
+// pending enrollment for name, valid for lifetime. A name has at most one
+// pending enrollment: another one gives ErrEnrollmentPending. The caller
+// must hold the lock (see Lock).
+func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Duration) (*NewEnrollment, error) {
+	if err := c.CheckEnrollment(name, id, lifetime); err != nil {
+		return nil, err
+	}
+	now := c.Now().UTC().Truncate(time.Second)
+	// A corrupt previous link is one a crash tore before its token was
+	// shown: it blocks nothing.
+	if prev, err := c.EnrollmentByName(name); err == nil && prev.StatusAt(now) == EnrollPending {
+		return nil, fmt.Errorf("%w: %q has link %s, expiring %s", ErrEnrollmentPending, name, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
+	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
+		return nil, err
+	}
+	if err := c.dir.MkdirAll(enrollNamesDir); err != nil {
+		return nil, fmt.Errorf("creating %q: %w", c.dir.Join(enrollNamesDir), err)
+	}
+	for range 8 {
+		raw := make([]byte, tokenBytes)
+		if _, err := rand.Read(raw); err != nil {
+			return nil, fmt.Errorf("generating enrollment token: %w", err)
+		}
+		token := base64.RawURLEncoding.EncodeToString(raw)
+		csrf := make([]byte, 32)
+		if _, err := rand.Read(csrf); err != nil {
+			return nil, fmt.Errorf("generating enrollment token: %w", err)
+		}
+		e := &Enrollment{
+			Version: 1, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
+			CSRFKey: csrf, Identity: id, CreatedAt: now, ExpiresAt: now.Add(lifetime), Status: EnrollPending,
+		}
+		err := c.createEnrollmentFiles(e)
+		if errors.Is(err, fs.ErrExist) {
+			continue // a 48-bit ID taken: draw another token
+		}
+		if err != nil {
+			return nil, fmt.Errorf("writing enrollment: %w", err)
+		}
+		return &NewEnrollment{Enrollment: e, Token: token}, nil
+	}
+	return nil, errors.New("writing enrollment: 8 random tokens in a row had taken IDs")
+}
+
+// createEnrollmentFiles writes the file of a new enrollment (failing with
+// an error matching fs.ErrExist when its ID is taken) and points the name
+// index at it. Each file is written whole under a temporary name, then
+// linked (the enrollment, so that an ID is never reused) or renamed (the
+// index) into place, so that readers see all or nothing; then both files
+// and both directories are synced at once, one round of fsync instead of
+// four in a row. Only then is the token shown, so a file that a power loss
+// tore was never handed out: it reads as corrupt and counts as no link
+// (see CreateEnrollment and Enrollments).
+func (c *CA) createEnrollmentFiles(e *Enrollment) error {
+	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
+	rec, recTmp, err := atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), false)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	err = c.dir.fs.Link(recTmp, recName)
+	c.dir.fs.Remove(recTmp)
+	if err != nil {
+		return fmt.Errorf("creating %q: %w", c.dir.Join(recName), err)
+	}
+	idx, idxTmp, err := atomicfile.WriteTemp(c.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), false)
+	if err != nil {
+		c.dir.root.Remove(recName)
+		return err
+	}
+	defer idx.Close()
+	if err := c.dir.fs.Rename(idxTmp, idxName); err != nil {
+		c.dir.fs.Remove(idxTmp)
+		c.dir.root.Remove(recName)
+		return fmt.Errorf("renaming %q: %w", c.dir.Join(idxName), err)
+	}
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = rec.Sync() })
+	wg.Go(func() { errs[1] = idx.Sync() })
+	wg.Go(func() { errs[2] = c.dir.SyncDir(enrollDir) })
+	wg.Go(func() { errs[3] = c.dir.SyncDir(enrollNamesDir) })
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.dir.root.Remove(recName) // never shown: take it back
+		return fmt.Errorf("syncing enrollment %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// EnrollmentID returns the ID of the enrollment of token: the first 12 hex
+// digits of its SHA-256. It is safe to log and show.
+func EnrollmentID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:6])
+}
+
+// tokenHash is the stored verifier of token: SHA-256 over a label, the
+// enrollment's name and the token, so that a token only ever opens the
+// enrollment of the name it was made for.
+func tokenHash(name, token string) string {
+	sum := sha256.Sum256([]byte("minica enrollment token v1\x00" + name + "\x00" + token))
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidToken reports whether s has the shape of an enrollment token (43
+// base64url characters), so that anything else is turned away before a
+// file is looked up.
+func ValidToken(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(tokenBytes) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return err == nil
+}
+
+func enrollPath(id string) string { return path.Join(enrollDir, id+".json") }
+
+func encodeEnrollment(e *Enrollment) []byte {
+	b, _ := json.Marshal(e) // an Enrollment always marshals
+	return append(b, '\n')
+}
+
+func isEnrollmentID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// readEnrollment reads the enrollment file of id.
+func (c *CA) readEnrollment(id string) (*Enrollment, error) {
+	if !isEnrollmentID(id) {
+		return nil, fmt.Errorf("%w: %q", ErrEnrollmentUnknown, id)
+	}
+	data, err := c.dir.ReadFile(enrollPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading enrollment %q: %w", c.dir.Join(enrollPath(id)), err)
+	}
+	var e Enrollment
+	if err := json.Unmarshal(data, &e); err != nil || e.Version != 1 || e.ID != id || ValidateName(e.Name) != nil {
+		return nil, fmt.Errorf("%w %q", ErrCorruptEnrollment, c.dir.Join(enrollPath(id)))
+	}
+	return &e, nil
+}
+
+// LookupEnrollment returns the enrollment of token, whatever its status.
+// The stored hash is compared in constant time, and a token that is
+// malformed or finds no file costs the same hashing and comparison, so
+// that answers do not tell a near miss from a far one. Any failure matches
+// ErrEnrollmentUnknown, except I/O errors.
+func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
+	var e *Enrollment
+	var err error
+	if ValidToken(token) {
+		e, err = c.readEnrollment(EnrollmentID(token))
+	} else {
+		err = ErrEnrollmentUnknown
+	}
+	name, want := "", strings.Repeat("0", 64)
+	if e != nil {
+		name, want = e.Name, e.TokenHash
+	}
+	got := tokenHash(name, token)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || e == nil {
+		if err == nil || errors.Is(err, ErrEnrollmentUnknown) {
+			return nil, ErrEnrollmentUnknown
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// EnrollmentByName returns the latest enrollment made for name.
+func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	data, err := c.dir.ReadFile(path.Join(enrollNamesDir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+	}
+	return c.readEnrollment(strings.TrimSpace(string(data)))
+}
+
+// Enrollments iterates over every enrollment in ID order (IDs are random:
+// sort the result for another order). A file that does not decode is
+// yielded as an error matching ErrCorruptEnrollment, and iteration goes on
+// if the consumer does.
+func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
+	return func(yield func(*Enrollment, error) bool) {
+		entries, err := fs.ReadDir(c.dir.root.FS(), enrollDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if err != nil {
+			yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join(enrollDir), err))
+			return
+		}
+		for _, ent := range entries {
+			id, ok := strings.CutSuffix(ent.Name(), ".json")
+			if ent.IsDir() || !ok || isTemp(ent.Name()) {
+				continue
+			}
+			if !yield(c.readEnrollment(id)) {
+				return
+			}
+		}
+	}
+}
+
+// CancelEnrollment cancels the pending enrollment named by ref: an ID, or
+// a name (its latest enrollment). The caller must hold the lock.
+func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
+	var e *Enrollment
+	var err error
+	if isEnrollmentID(ref) {
+		e, err = c.readEnrollment(ref)
+	}
+	if e == nil && ValidateName(ref) == nil {
+		e, err = c.EnrollmentByName(ref)
+	}
+	if e == nil {
+		if err == nil {
+			err = fmt.Errorf("%w: %s is neither an enrollment ID nor a name", ErrEnrollmentUnknown, printable(ref))
+		}
+		return nil, err
+	}
+	now := c.Now().UTC()
+	if st := e.StatusAt(now); st != EnrollPending {
+		return e, &EnrollmentSpentError{Enrollment: e, Status: st}
+	}
+	e.Status, e.CancelledAt = EnrollCancelled, now.Truncate(time.Second)
+	if err := c.writeEnrollment(e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (c *CA) writeEnrollment(e *Enrollment) error {
+	if err := c.dir.WriteAtomic(enrollPath(e.ID), encodeEnrollment(e), 0o600); err != nil {
+		return fmt.Errorf("writing enrollment %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Enroll redeems token and issues its client certificate for pub, the key
+// the server generated for the person (minica stores no key: the record
+// has no key, as for a signed CSR). The caller must hold the lock.
+//
+// The token is burnt first, durably, before anything is signed: a crash
+// at any later point leaves a used (or failed) link, never a link that
+// issues twice. A token that is not pending gives an
+// *EnrollmentSpentError; one that matches nothing, ErrEnrollmentUnknown.
+// When the issuance fails the enrollment is marked failed with the error.
+func (c *CA) Enroll(signer crypto.Signer, token, from string, pub crypto.PublicKey) (*Issued, *Enrollment, error) {
+	e, err := c.LookupEnrollment(token)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := c.Now().UTC()
+	if st := e.StatusAt(now); st != EnrollPending {
+		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}
+	}
+	e.Status, e.UsedAt, e.UsedFrom = EnrollUsed, now.Truncate(time.Second), from
+	if err := c.writeEnrollment(e); err != nil {
+		return nil, nil, err
+	}
+	issued, err := c.Issue(signer, e.Request(pub))
+	if err != nil {
+		e.Status, e.Error = EnrollFailed, err.Error()
+		return nil, e, errors.Join(err, c.writeEnrollment(e))
+	}
+	e.Serial = issued.Record.Serial
+	// The certificate is issued and recorded: a failure to note its
+	// serial in the enrollment loses nothing but that note.
+	return issued, e, c.writeEnrollment(e)
+}
+
+// ValidateEnrollURL checks the base URL of enrollment links: https with a
+// host and no path, query or user (http only for a loopback host, for
+// tests), in plain ASCII.
+func ValidateEnrollURL(s string) error {
+	u, err := url.Parse(s)
+	bad := err != nil || !isHTTPURL(s) || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery
+	if !bad && u.Scheme == "http" && !slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname()) {
+		bad = true
+	}
+	if bad {
+		return fmt.Errorf("invalid enrollment base URL %s: want https://HOST[:PORT], the public address of minica serve --listen-tls, with no path", printable(s))
+	}
+	return nil
+}
+
+// SetEnrollURL records the base URL of enrollment links ("" removes it).
+// The caller must hold the lock (see Lock).
+func (c *CA) SetEnrollURL(u string) error {
+	if u != "" {
+		if err := ValidateEnrollURL(u); err != nil {
+			return err
+		}
+	}
+	s := c.Settings
+	s.EnrollURL = strings.TrimSuffix(u, "/")
+	return c.saveSettings(s)
+}
+
+// EnrollLink returns the link of token under base.
+func EnrollLink(base, token string) string {
+	return strings.TrimSuffix(base, "/") + "/enroll/" + token
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+)
+
+func enrollCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "enroll",
+		Usage:     "make a one-time link through which a person gets a client certificate on their device",
+		ArgsUsage: "[NAME]",
+		Description: "Creates a pending enrollment for NAME, with the identity flags of 'minica issue client',\n" +
+			"and prints its link once: BASE/enroll/TOKEN, valid for --expires (default 24h, at\n" +
+			"most 30d) and for one use; on a terminal only, or with --json for a script. minica\n" +
+			"serve --enroll answers it over HTTPS: the person picks a password, and serve generates\n" +
+			"the key, issues the certificate and sends the bundle (.p12 or Apple .mobileconfig).\n" +
+			"Only hashes of the token are stored: the link cannot be shown again. BASE is\n" +
+			"--base-url, else the CA's setting (--set-base-url, or init --enroll-url). See\n" +
+			"docs/enrollment.md.\n\n" +
+			"Example:\n   minica enroll --set-base-url https://pki.example.com:8443\n" +
+			"   minica enroll simon --email simon@example.com\n" +
+			"   minica enroll --list\n   minica enroll --cancel simon",
+		Flags: []cli.Flag{
+			cnFlag(), emailFlag(), uriFlag(), orgFlag(), ouFlag(),
+			validityFlag("", "lifetime of the certificate such as 90d or 1y (default: the CA's client validity)"),
+			noEmailInSubjectFlag(),
+			keyTypeFlag("", "the key serve generates: ecdsa-p256 (default), ecdsa-p384, rsa-2048, rsa-3072 or rsa-4096"),
+			nameForceFlag(),
+			&cli.StringFlag{Name: "expires", Value: ca.FormatDuration(ca.DefaultEnrollmentLifetime), Usage: "the link stops working after `DURATION` (at most 30d)"},
+			&cli.StringFlag{Name: "base-url", Usage: "the link's base, serve's public HTTPS address such as `URL` https://pki.example.com:8443 (default: the CA's setting)"},
+			&cli.BoolFlag{Name: "list", Usage: "list pending links: name, ID, created, expires (--all: every link and what became of it)"},
+			&cli.BoolFlag{Name: "all", Usage: "with --list, also used, cancelled, failed and expired links"},
+			&cli.StringFlag{Name: "cancel", Usage: "cancel the pending link of `NAME` or ID"},
+			&cli.StringFlag{Name: "set-base-url", Usage: "store `URL` as the CA's base of enrollment links"},
+			&cli.BoolFlag{Name: "clear-base-url", Usage: "remove the CA's base of enrollment links"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error { return runEnroll(c, e) },
+	}
+}
+
+// enrollIdentityFlags are the flags that describe the certificate, for
+// NAME only.
+var enrollIdentityFlags = []string{"cn", "email", "uri", "org", "ou", "validity", "no-email-in-subject", "key-type", "force", "expires", "base-url"}
+
+func runEnroll(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 1); err != nil {
+		return err
+	}
+	var modes []string
+	for _, m := range []string{"list", "cancel", "set-base-url", "clear-base-url"} {
+		if c.IsSet(m) {
+			modes = append(modes, "--"+m)
+		}
+	}
+	if c.NArg() == 1 {
+		modes = append(modes, "NAME")
+	}
+	switch {
+	case len(modes) == 0:
+		return usagef(c, "enroll needs a NAME, or one of --list, --cancel, --set-base-url, --clear-base-url")
+	case len(modes) > 1:
+		return usagef(c, "%s and %s exclude each other", modes[0], modes[1])
+	case c.IsSet("all") && modes[0] != "--list":
+		return usagef(c, "--all goes with --list")
+	}
+	if modes[0] != "NAME" {
+		for _, f := range enrollIdentityFlags {
+			if c.IsSet(f) {
+				return usagef(c, "--%s is for creating a link (minica enroll NAME)", f)
+			}
+		}
+	}
+	switch modes[0] {
+	case "--list":
+		return listEnrollments(c, e)
+	case "--cancel":
+		return cancelEnrollment(c, e)
+	case "--set-base-url", "--clear-base-url":
+		return setEnrollURL(c, e)
+	}
+	return createEnrollment(c, e)
+}
+
+// enrollJSON is one enrollment in --json output; URL only when created.
+type enrollJSON struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Status    string    `json:"status"`
+	URL       string    `json:"url,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	UsedAt    time.Time `json:"used_at,omitzero"`
+	UsedFrom  string    `json:"used_from,omitempty"`
+	Serial    string    `json:"serial,omitempty"`
+	Error     string    `json:"error,omitempty"`
+}
+
+func enrollmentJSON(en *ca.Enrollment, now time.Time) enrollJSON {
+	return enrollJSON{
+		ID: en.ID, Name: en.Name, Status: string(en.StatusAt(now)), CreatedAt: en.CreatedAt, ExpiresAt: en.ExpiresAt,
+		UsedAt: en.UsedAt, UsedFrom: en.UsedFrom, Serial: en.Serial, Error: en.Error,
+	}
+}
+
+// enrollIdentity reads the identity flags, checked as issue client checks
+// them.
+func enrollIdentity(c *cli.Context, name string) (ca.EnrollIdentity, time.Duration, error) {
+	var id ca.EnrollIdentity
+	if err := checkIssueName(c, name, ca.Client); err != nil {
+		return id, 0, err
+	}
+	req, err := leafRequest(c, name, ca.Client)
+	if err != nil {
+		return id, 0, err
+	}
+	if req.KeyType == ca.Ed25519 {
+		return id, 0, usagef(c, "--key-type ed25519: browsers cannot use Ed25519 client certificates; use ecdsa-p256 or rsa-2048")
+	}
+	id = ca.EnrollIdentity{
+		CommonName: req.CommonName, Organization: req.Organization, OrganizationalUnit: req.OrganizationalUnit,
+		Emails: req.Emails, URIs: req.URIs, EmailInSubject: req.EmailInSubject,
+		Validity: ca.Duration(req.Validity), KeyType: req.KeyType, Force: req.Force,
+	}
+	lifetime, err := ca.ParseDuration(c.String("expires"))
+	if err != nil {
+		return id, 0, usagef(c, "--expires: %v", err)
+	}
+	if err := ca.ValidateEnrollLifetime(lifetime); err != nil {
+		return id, 0, usagef(c, "--expires: %v", err)
+	}
+	return id, lifetime, nil
+}
+
+func createEnrollment(c *cli.Context, e *env) error {
+	name := c.Args().First()
+	id, lifetime, err := enrollIdentity(c, name)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("json") && (e.stdoutTerminal == nil || !e.stdoutTerminal()) {
+		return withHint(usagef(c, "the link is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON"),
+			"pass --json to hand the link to a script, or run minica enroll on a terminal")
+	}
+	base := c.String("base-url")
+	if base != "" {
+		if err := ca.ValidateEnrollURL(base); err != nil {
+			return usagef(c, "--base-url: %v", err)
+		}
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if base == "" {
+		if base = authority.Settings.EnrollURL; base == "" {
+			return withHint(usagef(c, "no base URL for the link: pass --base-url, or store one"),
+				"minica enroll --set-base-url https://HOST:PORT (the public address of minica serve --listen-tls)")
+		}
+	}
+	created, err := authority.CreateEnrollment(name, id, lifetime)
+	if errors.Is(err, ca.ErrEnrollmentPending) {
+		return withHint(err, "cancel it first (minica enroll --cancel %s), or let the person use it", name)
+	}
+	if err != nil {
+		return err
+	}
+	en, link := created.Enrollment, ca.EnrollLink(base, created.Token)
+	if c.Bool("json") {
+		j := enrollmentJSON(en, e.now())
+		j.URL = link
+		return writeJSON(e.stdout, j)
+	}
+	fmt.Fprintf(e.stdout, "enrollment link for %q (id %s), one use, valid until %s:\n%s\n", en.Name, en.ID, day(en.ExpiresAt), link)
+	fmt.Fprintf(e.stderr, "minica: note: the link is shown only this once and works for whoever has it: send it to %s alone, over a channel you trust\n", en.Name)
+	return nil
+}
+
+func listEnrollments(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	authority, err := openCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer authority.Close()
+	now := e.now()
+	var list []*ca.Enrollment
+	for en, err := range authority.Enrollments() {
+		if errors.Is(err, ca.ErrCorruptEnrollment) {
+			warnf(e.stderr, "%v: skipped (a link whose writing a crash cut short; its token was never shown)", err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if c.Bool("all") || en.StatusAt(now) == ca.EnrollPending {
+			list = append(list, en)
+		}
+	}
+	slices.SortFunc(list, func(a, b *ca.Enrollment) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	if c.Bool("json") {
+		for _, en := range list {
+			if err := writeJSON(e.stdout, enrollmentJSON(en, now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(list) == 0 {
+		if !c.Bool("all") {
+			fmt.Fprintln(e.stderr, "minica: no pending enrollment links")
+		}
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s\n", "NAME", "ID", "STATUS", "CREATED", "EXPIRES")
+	for _, en := range list {
+		st := en.StatusAt(now)
+		fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s", en.Name, en.ID, st, day(en.CreatedAt), day(en.ExpiresAt))
+		if st == ca.EnrollUsed || st == ca.EnrollFailed {
+			fmt.Fprintf(e.stdout, "  used %s from %s", day(en.UsedAt), en.UsedFrom)
+			if en.Serial != "" {
+				fmt.Fprintf(e.stdout, ", serial %s", en.Serial)
+			}
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return nil
+}
+
+func cancelEnrollment(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	ref := c.String("cancel")
+	if ref == "" {
+		return usagef(c, "--cancel needs a NAME or an enrollment ID")
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	en, err := authority.CancelEnrollment(ref)
+	var spent *ca.EnrollmentSpentError
+	switch {
+	case errors.As(err, &spent):
+		return withHint(err, "only a pending link can be cancelled; see minica enroll --list --all")
+	case errors.Is(err, ca.ErrEnrollmentUnknown):
+		return withHint(err, "see the pending links with minica enroll --list")
+	case err != nil:
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(e.stdout, enrollmentJSON(en, e.now()))
+	}
+	fmt.Fprintf(e.stdout, "cancelled enrollment link %s for %q\n", en.ID, en.Name)
+	return nil
+}
+
+// setEnrollURL stores (--set-base-url) or removes (--clear-base-url) the
+// CA's base of enrollment links, under the CA lock.
+func setEnrollURL(c *cli.Context, e *env) error {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	v := c.String("set-base-url")
+	if c.IsSet("set-base-url") {
+		if err := ca.ValidateEnrollURL(v); err != nil {
+			return usagef(c, "--set-base-url: %v", err)
+		}
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := authority.SetEnrollURL(v); err != nil {
+		return err
+	}
+	if v == "" {
+		fmt.Fprintln(e.stdout, "enrollment links now need --base-url")
+	} else {
+		fmt.Fprintf(e.stdout, "enrollment links will start with %s/enroll/\n", authority.Settings.EnrollURL)
+	}
+	return nil
+}
