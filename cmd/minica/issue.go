@@ -44,15 +44,15 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		usage = "issue a client certificate (EKU clientAuth; NAME is its default CN)"
 	}
 	return &cli.Command{
-		Name:        string(p),
-		Usage:       usage,
-		ArgsUsage:   "NAME | --from FILE",
+		Name:      string(p),
+		Usage:     usage,
+		ArgsUsage: "NAME | --from FILE",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n" +
 			"With --from, issues one certificate per row of FILE under one lock (see 'Batch issuance'\n" +
 			"in docs/tutorial.md): every row is checked before the first key is made.\n\nExample:\n   " + example +
 			"\n   minica issue " + string(p) + " --from " + string(p) + "s.csv" + batchExampleP12(p),
-		Flags:       append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
-		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
+		Flags:  append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
+		Action: func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
 }
 
