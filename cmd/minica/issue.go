@@ -48,8 +48,8 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		Usage:     usage,
 		ArgsUsage: "NAME | --from FILE",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n" +
-			"With --from, issues one certificate per row of FILE under one lock (see 'Batch issuance'\n" +
-			"in docs/tutorial.md): every row is checked before the first key is made.\n\nExample:\n   " + example +
+			"With --from, issues one certificate per row of FILE under one lock (see docs/batch.md):\n" +
+			"every row is checked before the first key is made.\n\nExample:\n   " + example +
 			"\n   minica issue " + string(p) + " --from " + string(p) + "s.csv" + batchExampleP12(p),
 		Flags:  append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
 		Action: func(c *cli.Context) error { return runIssue(c, e, p) },

@@ -25,7 +25,7 @@ import (
 // batchFlags are the flags of `issue --from`.
 func batchFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "from", Usage: "issue one certificate per row of `FILE` (CSV with a header row, or JSON Lines; - for stdin): see 'Batch issuance' in docs/tutorial.md"},
+		&cli.StringFlag{Name: "from", Usage: "issue one certificate per row of `FILE` (CSV with a header row, or JSON Lines; - for stdin): see docs/batch.md"},
 		&cli.StringFlag{Name: "p12-dir", Usage: "with --from and --p12: write each bundle to `DIR`/NAME.p12 (default: the current directory)"},
 	}
 }
@@ -68,9 +68,18 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 		return usagef(c, "with --from the names come from the file: unexpected argument %q", c.Args().First())
 	}
 	for _, f := range flagsNotWithFrom {
-		if c.IsSet(f) {
-			return usagef(c, "--%s cannot be combined with --from: give it as a column of the file, or issue that certificate on its own", f)
+		if !c.IsSet(f) {
+			continue
 		}
+		switch f {
+		case "p12-password-file":
+			return usagef(c, "--p12-password-file cannot be combined with --from: every bundle gets its own generated password (see --p12-password-out)")
+		case "p12-out":
+			return usagef(c, "--p12-out cannot be combined with --from: the bundles go to --p12-dir, as NAME.p12")
+		case "cert-out", "key-out", "chain-out", "overwrite", "force":
+			return usagef(c, "--%s cannot be combined with --from", f)
+		}
+		return usagef(c, "--%s cannot be combined with --from: give it as a column of the file, or issue that certificate on its own", f)
 	}
 	b := &batchRun{c: c, e: e, p: p, file: c.String("from"), json: c.Bool("json")}
 	d := batchDefaults{profile: p, emailInSubject: !c.Bool("no-email-in-subject")}

@@ -426,8 +426,8 @@ run_batch() {
 		new_easyrsa "$d/easyrsa"
 		bench_measure "batch-easyrsa-r$r" "easy-rsa ec p-256" "$en" loop_easyrsa "$d/easyrsa" "$en" c
 		bench_log "batch of $batch_n, round $r of $peer_rounds: the Go floors"
-		run_floor "batch-floor-engine-r$r" "Go floor: IssueBatch, no fsync" engine "$batch_n"
-		run_floor "batch-floor-bare-r$r" "Go floor: key+sign+2 files" bare "$batch_n"
+		run_floor "batch-floor-engine-r$r" "Go floor, no fsync" engine "$batch_n"
+		run_floor "batch-floor-bare-r$r" "Go floor, bare" bare "$batch_n"
 	done
 	settle
 	bench_log "batch of $p12_n with --p12"
