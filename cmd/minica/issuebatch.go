@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -59,6 +60,10 @@ type batchRun struct {
 	pwFile     *os.File
 	pwCSV      *csv.Writer
 	pwPath     string
+	// knownPasswords are the passwords an earlier run wrote, by bundle.
+	knownPasswords map[string]string
+	// unsynced are the bundles written since the last syncBundles.
+	unsynced []*os.File
 
 	issued, skipped int
 }
@@ -314,17 +319,33 @@ func (b *batchRun) reopenPasswordFile() (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--p12-password-out: %w", err)
 	}
-	head, _ := bufio.NewReader(f).ReadString('\n')
-	if strings.TrimRight(head, "\r\n") != "name,file,password" {
+	r := csv.NewReader(bufio.NewReader(f))
+	r.FieldsPerRecord = 3
+	head, err := r.Read()
+	if err != nil || strings.Join(head, ",") != "name,file,password" {
 		f.Close()
 		return nil, exists
+	}
+	// The earlier runs' passwords, the last row of a name winning: a
+	// re-run checks the bundles it keeps with them.
+	b.knownPasswords = make(map[string]string)
+	for {
+		row, err := r.Read()
+		if err != nil {
+			break // a row cut short by a crash ends what can be trusted
+		}
+		b.knownPasswords[row[1]] = row[2]
 	}
 	return f, nil
 }
 
 func (b *batchRun) closePasswordFile() error {
+	if b.pwCSV != nil {
+		b.pwCSV.Flush()
+	}
+	serr := b.syncBundles()
 	if b.pwFile == nil {
-		return nil
+		return serr
 	}
 	f := b.pwFile
 	b.pwFile = nil
@@ -336,13 +357,10 @@ func (b *batchRun) closePasswordFile() error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && b.p12 {
-		err = atomicfile.SyncDir(atomicfile.OS, b.p12Dir)
-	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.pwPath, err)
+		return errors.Join(serr, fmt.Errorf("writing %s: %w", b.pwPath, err))
 	}
-	return nil
+	return serr
 }
 
 // startOutput sets up the progress bar, on a terminal only, and whether a
@@ -382,14 +400,8 @@ func (b *batchRun) reportSkipped(authority *ca.CA, row *batchRow, rec *ca.Record
 	bundle := ""
 	if b.p12 {
 		bundle = b.bundlePath(rec.Name)
-		if _, err := os.Lstat(bundle); errors.Is(err, fs.ErrNotExist) {
-			leaf, err := authority.LoadLeaf(rec)
-			if err != nil {
-				return err
-			}
-			if err := b.writeBundle(leaf.Key, leaf.Cert, leaf.Chain, rec.Name); err != nil {
-				return err
-			}
+		if err := b.keepOrRewriteBundle(authority, rec); err != nil {
+			return err
 		}
 	}
 	b.tick()
@@ -401,6 +413,36 @@ func (b *batchRun) reportSkipped(authority *ca.CA, row *batchRow, rec *ca.Record
 	}
 	_, err := fmt.Fprintf(b.e.stdout, "skipped %s %q: issued by an earlier run (serial %s)\n", rec.Profile, rec.Name, rec.Serial)
 	return err
+}
+
+// keepOrRewriteBundle writes the bundle of a certificate an earlier run
+// issued when that run did not leave one that opens with the password its
+// file gives (a crash between the row and the bundle, or before they were
+// synced); a bundle that does open is kept.
+func (b *batchRun) keepOrRewriteBundle(authority *ca.CA, rec *ca.Record) error {
+	path := b.bundlePath(rec.Name)
+	_, err := os.Lstat(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	exists := err == nil
+	if exists && b.pwCSV == nil {
+		return nil // one row, its password shown once: nothing to check it with
+	}
+	leaf, err := authority.LoadLeaf(rec)
+	if err != nil {
+		return err
+	}
+	if exists {
+		if pw, ok := b.knownPasswords[path]; ok && checkWrittenP12(path, pw, leaf.Key, leaf.Cert) == nil {
+			return nil
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(b.e.stderr, "minica: note: %s did not open with its password in %s: writing it again\n", path, b.pwPath)
+	}
+	return b.writeBundle(leaf.Key, leaf.Cert, leaf.Chain, rec.Name)
 }
 
 func (b *batchRun) reportIssued(row *batchRow, is *ca.Issued) error {
@@ -451,24 +493,75 @@ func (b *batchRun) writeBundle(key crypto.Signer, leaf *x509.Certificate, chain 
 			return fmt.Errorf("writing %s: %w", b.pwPath, err)
 		}
 	}
-	f, err := atomicfile.CreateLinked(atomicfile.OS, path, data, 0o600, true)
+	f, err := atomicfile.CreateLinked(atomicfile.OS, path, data, 0o600, false)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("bundle %s %w", path, errOutExists)
 	}
 	if err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
 	if err := checkWrittenP12(path, pw, key, leaf); err != nil {
+		f.Close()
 		os.Remove(path)
 		return err
 	}
+	b.unsynced = append(b.unsynced, f)
 	if b.pwCSV == nil {
 		fmt.Fprintf(b.e.stderr, "minica: the password of %s (shown once): %s\n", path, pw)
 	}
+	if len(b.unsynced) >= ca.BatchGroupSize {
+		return b.syncBundles()
+	}
 	return nil
+}
+
+// syncBundles makes the bundles written since the last call durable, as
+// IssueBatch does its certificates, a group at a time: the password file
+// first (so that no bundle outlives its password), then the bundles, a few
+// at a time, then their directory. A bundle lost or left empty by a power
+// loss before that is written again by the re-run (keepOrRewriteBundle).
+func (b *batchRun) syncBundles() error {
+	if len(b.unsynced) == 0 {
+		return nil
+	}
+	files := b.unsynced
+	b.unsynced = nil
+	var err error
+	if b.pwFile != nil {
+		if err = b.pwFile.Sync(); err != nil {
+			err = fmt.Errorf("syncing %s: %w", b.pwPath, err)
+		}
+	}
+	if err == nil {
+		err = syncFilesConcurrently(files, 8)
+	}
+	for _, f := range files {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing %s: %w", f.Name(), cerr)
+		}
+	}
+	if err == nil {
+		err = atomicfile.SyncDir(atomicfile.OS, b.p12Dir)
+	}
+	return err
+}
+
+// syncFilesConcurrently fsyncs files, up to n at a time.
+func syncFilesConcurrently(files []*os.File, n int) error {
+	errs := make([]error, len(files))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := f.Sync(); err != nil {
+				errs[i] = fmt.Errorf("syncing %s: %w", f.Name(), err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (b *batchRun) summary() {
