@@ -155,3 +155,18 @@ func TestCheckRequest(t *testing.T) {
 		})
 	}
 }
+
+// Where there is no syncfs, a group's files and directories are synced one
+// by one; the result is the same.
+func TestIssueBatchSyncEach(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	c.syncEach = true
+	n, err := c.IssueBatch(signer, slices.Values(clientRequests("u", 7)), BatchOptions{GroupSize: 3, Workers: 2}, func(BatchResult) error { return nil })
+	if err != nil || n != 7 {
+		t.Fatalf("IssueBatch = %d, %v; want 7, nil", n, err)
+	}
+	rep, err := c.Check()
+	if err != nil || len(rep.Repaired)+len(realProblems(rep)) != 0 || rep.Records != 7 {
+		t.Errorf("Check = %+v, %v; want 7 records, nothing to repair", rep, err)
+	}
+}
