@@ -175,7 +175,7 @@ func checkCarries(cert *x509.Certificate, k Constraints) error {
 		{"permitted IP ranges", ipStrings(cert.PermittedIPRanges), ipStrings(want.PermittedIPRanges)},
 		{"excluded IP ranges", ipStrings(cert.ExcludedIPRanges), ipStrings(want.ExcludedIPRanges)},
 	} {
-		if !sameSet(f.got, f.want) {
+		if !sameFoldedSet(f.got, f.want) {
 			return fmt.Errorf("its %s are [%s], but [%s] were asked for", f.what, strings.Join(f.got, ", "), strings.Join(f.want, ", "))
 		}
 	}
@@ -193,7 +193,9 @@ func ipStrings(nets []*net.IPNet) []string {
 	return out
 }
 
-func sameSet(a, b []string) bool {
+// sameFoldedSet reports whether a and b hold the same names, ignoring case,
+// order and repeats.
+func sameFoldedSet(a, b []string) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	for i := range a {
 		a[i] = strings.ToLower(a[i])

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,23 @@ func testEnv() *env {
 	}
 	// MINICA_TEST_STDOUT_TTY=1 pretends stdout is a terminal.
 	e.stdoutTerminal = func() bool { return os.Getenv("MINICA_TEST_STDOUT_TTY") == "1" }
+	// MINICA_TEST_PROGRESS=1 pretends stderr is a terminal for the
+	// progress bar.
+	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from, so that
+	// small batches span several groups.
+	if v := os.Getenv("MINICA_TEST_BATCH_GROUP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic("MINICA_TEST_BATCH_GROUP: " + err.Error())
+		}
+		e.batchGroup = n
+	}
+	e.progress = func() io.Writer {
+		if os.Getenv("MINICA_TEST_PROGRESS") == "1" {
+			return e.stderr
+		}
+		return nil
+	}
 	return e
 }
 
