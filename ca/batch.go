@@ -49,9 +49,10 @@ type BatchResult struct {
 }
 
 // CheckRequest validates req as Issue will, without generating a key or
-// writing anything: its fields, its validity against the CA's, the CA's
-// name constraints, and the certificates already issued under its name. The
-// caller must hold the lock, so that the answer stays true until it issues.
+// writing anything: its fields, its validity against the CA's, the name
+// constraints of every CA of its chain, and the certificates already issued
+// under its name (a root issues none: ErrRootCA). The caller must hold the
+// lock, so that the answer stays true until it issues.
 //
 // A name that has a valid certificate with the identity req asks for (the
 // same profile, subject and SANs) gives that record and no error: an
@@ -61,6 +62,9 @@ type BatchResult struct {
 // issued when its certificate reached the disk whole (see FinishInterrupted,
 // which then completes it) and as absent otherwise.
 func (c *CA) CheckRequest(req Request) (*Record, error) {
+	if c.IsRoot() {
+		return nil, ErrRootCA
+	}
 	uris, err := req.normalize(c.Settings)
 	if err != nil {
 		return nil, err
@@ -81,7 +85,7 @@ func (c *CA) CheckRequest(req Request) (*Record, error) {
 		return nil, err
 	}
 	fitServerCommonName(c.Cert, tmpl)
-	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
+	if err := c.checkChainConstraints(tmpl); err != nil {
 		return nil, err
 	}
 	if req.Force {
@@ -362,33 +366,11 @@ type batchCert struct {
 // writeBatchCert issues one certificate of a batch up to the point where
 // its files are written, not synced.
 func (c *CA) writeBatchCert(signer crypto.Signer, req Request) (*batchCert, error) {
-	uris, err := req.normalize(c.Settings)
+	prep, err := c.prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	now := c.Now().UTC().Truncate(time.Second)
-	notBefore, notAfter, err := c.validity(now, req.Validity)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkNameFree(req.Name, now, req.Force); err != nil {
-		return nil, err
-	}
-	if err := c.checkCertDir(req.Name); err != nil {
-		return nil, err
-	}
-	pub, key, err := req.key()
-	if err != nil {
-		return nil, err
-	}
-	tmpl, err := req.template(nil, pub, uris, notBefore, notAfter, c.Settings)
-	if err != nil {
-		return nil, err
-	}
-	fitServerCommonName(c.Cert, tmpl)
-	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
-		return nil, err
-	}
+	tmpl, pub, key, now := prep.tmpl, prep.pub, prep.key, prep.now
 	rec, recFile, err := c.reserveSerial(req, now)
 	if err != nil {
 		return nil, err

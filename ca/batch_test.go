@@ -170,3 +170,25 @@ func TestIssueBatchSyncEach(t *testing.T) {
 		t.Errorf("Check = %+v, %v; want 7 records, nothing to repair", rep, err)
 	}
 }
+
+func TestBatchUnderHierarchy(t *testing.T) {
+	root, inter := newHierarchy(t, Constraints{PermittedEmails: []string{"example.com"}})
+	none := func(BatchResult) error { return nil }
+	if _, err := root.CheckRequest(clientRequests("r", 1)[0]); !errors.Is(err, ErrRootCA) {
+		t.Errorf("CheckRequest on a root: error = %v; want ErrRootCA", err)
+	}
+	if _, err := root.IssueBatch(signerOf(t, root), slices.Values(clientRequests("r", 1)), BatchOptions{}, none); !errors.Is(err, ErrRootCA) {
+		t.Errorf("IssueBatch on a root: error = %v; want ErrRootCA", err)
+	}
+	outside := Request{Name: "eve", Profile: Client, Emails: []string{"eve@example.org"}}
+	if _, err := inter.CheckRequest(outside); err == nil || !strings.Contains(err.Error(), "example.org") {
+		t.Errorf("CheckRequest outside the constraints: error = %v; want one naming example.org", err)
+	}
+	n, err := inter.IssueBatch(signerOf(t, inter), slices.Values(clientRequests("u", 2)), BatchOptions{}, none)
+	if err != nil || n != 2 {
+		t.Fatalf("IssueBatch under the intermediate = %d, %v; want 2, nil", n, err)
+	}
+	if n := countRecords(t, root); n != 1 {
+		t.Errorf("root has %d records; want 1 (the intermediate)", n)
+	}
+}

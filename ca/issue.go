@@ -49,6 +49,55 @@ type Issued struct {
 // the CA's notAfter. A name outside the CA's name constraints is refused
 // (see checkNameConstraints).
 func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
+	p, err := c.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, pub, key, now := p.tmpl, p.pub, p.key, p.now
+	rec, recFile, err := c.reserveSerial(req, now)
+	if err != nil {
+		return nil, err
+	}
+	defer recFile.Close()
+	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
+	// A new certs/NAME is created while the certificate is signed.
+	files := c.startCertFiles(rec)
+	cert, err := c.sign(tmpl, pub, signer)
+	if err != nil {
+		files.close()
+		return nil, c.void(rec, err)
+	}
+	if err := files.finish(cert, key); err != nil {
+		return nil, c.void(rec, err)
+	}
+	fillRecord(rec, cert)
+	if err := c.completeRecord(recFile, rec); err != nil {
+		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
+	}
+	if err := c.linkCurrent(rec); err != nil {
+		return nil, fmt.Errorf("issued serial %s, but (run minica check): %w", rec.Serial, err)
+	}
+	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
+	if key != nil {
+		out.KeyFile = c.dir.Join(rec.KeyPath())
+	}
+	return out, nil
+}
+
+// prepared is a request that passed every check of Issue: its template
+// (without a serial) and its key, ready for a serial to be reserved.
+type prepared struct {
+	now  time.Time
+	tmpl *x509.Certificate
+	pub  crypto.PublicKey
+	key  crypto.Signer // nil when the request brought its public key
+}
+
+// prepare validates req as Issue does before it writes anything: a root
+// issues no leaves, the fields, the validity against the CA's, the name
+// (free unless req.Force), the name constraints of every CA of the chain.
+// It generates the key when req asks for one.
+func (c *CA) prepare(req Request) (*prepared, error) {
 	if c.IsRoot() {
 		return nil, ErrRootCA
 	}
@@ -79,34 +128,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err := c.checkChainConstraints(tmpl); err != nil {
 		return nil, err
 	}
-	rec, recFile, err := c.reserveSerial(req, now)
-	if err != nil {
-		return nil, err
-	}
-	defer recFile.Close()
-	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
-	// A new certs/NAME is created while the certificate is signed.
-	files := c.startCertFiles(rec)
-	cert, err := c.sign(tmpl, pub, signer)
-	if err != nil {
-		files.close()
-		return nil, c.void(rec, err)
-	}
-	if err := files.finish(cert, key); err != nil {
-		return nil, c.void(rec, err)
-	}
-	fillRecord(rec, cert)
-	if err := c.completeRecord(recFile, rec); err != nil {
-		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
-	}
-	if err := c.linkCurrent(rec); err != nil {
-		return nil, fmt.Errorf("issued serial %s, but (run minica check): %w", rec.Serial, err)
-	}
-	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
-	if key != nil {
-		out.KeyFile = c.dir.Join(rec.KeyPath())
-	}
-	return out, nil
+	return &prepared{now: now, tmpl: tmpl, pub: pub, key: key}, nil
 }
 
 // sign signs tmpl for pub with the CA key and parses the result.
