@@ -48,7 +48,7 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		Usage:       usage,
 		ArgsUsage:   "NAME",
 		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
-		Flags:       append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...),
+		Flags:       append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag(), pinFileFlag()), issueP12Flags()...), copyFlags(true)...),
 		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
 }
@@ -185,6 +185,12 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 
 // loadSigner loads the CA key, asking for its password only when needed.
 func loadSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
+	if authority.KeyURI() != nil {
+		return loadTokenSigner(c, e, authority)
+	}
+	if c.String("pin-file") != "" {
+		return nil, usagef(c, "--pin-file: the CA key is a file (ca.key), not in a PKCS#11 token")
+	}
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err
