@@ -2,6 +2,7 @@ package ca
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -18,68 +19,119 @@ import (
 // fully qualified domain name, so it has two labels.
 const noNames = "none.invalid"
 
-// constrained reports whether o asks for any name constraint.
-func (o *InitOptions) constrained() bool {
-	return len(o.PermittedDNS)+len(o.PermittedEmails)+len(o.PermittedURIs)+len(o.PermittedIPs) > 0
+// Constraints are the name constraints of a CA certificate (RFC 5280
+// 4.2.1.10): permitted and excluded DNS domains, email domains or
+// addresses, URI host domains and IP ranges. With any permitted subtree
+// set, the name types left without one are excluded (see
+// setNameConstraints); excluded subtrees alone exclude only themselves.
+type Constraints struct {
+	PermittedDNS    []string
+	PermittedEmails []string
+	PermittedURIs   []string
+	PermittedIPs    []*net.IPNet
+	ExcludedDNS     []string
+	ExcludedEmails  []string
+	ExcludedURIs    []string
+	ExcludedIPs     []*net.IPNet
 }
 
-// validateConstraints checks the permitted subtrees of o.
-func (o *InitOptions) validateConstraints() error {
-	for _, d := range o.PermittedDNS {
-		if err := validateDomainConstraint("DNS", d); err != nil {
-			return err
-		}
+// Constraints returns the name constraints that o asks for.
+func (o *InitOptions) Constraints() Constraints { return o.constraints() }
+
+func (o *InitOptions) constraints() Constraints {
+	return Constraints{
+		PermittedDNS: o.PermittedDNS, PermittedEmails: o.PermittedEmails, PermittedURIs: o.PermittedURIs, PermittedIPs: o.PermittedIPs,
+		ExcludedDNS: o.ExcludedDNS, ExcludedEmails: o.ExcludedEmails, ExcludedURIs: o.ExcludedURIs, ExcludedIPs: o.ExcludedIPs,
 	}
-	for _, e := range o.PermittedEmails {
-		if err := validateEmailConstraint(e); err != nil {
-			return err
+}
+
+// Permits reports whether k has any permitted subtree.
+func (k Constraints) Permits() bool { return k.permits() }
+
+func (k Constraints) permits() bool {
+	return len(k.PermittedDNS)+len(k.PermittedEmails)+len(k.PermittedURIs)+len(k.PermittedIPs) > 0
+}
+
+// Empty reports whether k constrains nothing.
+func (k Constraints) Empty() bool {
+	return !k.permits() && len(k.ExcludedDNS)+len(k.ExcludedEmails)+len(k.ExcludedURIs)+len(k.ExcludedIPs) == 0
+}
+
+// validateConstraints checks the name constraints of o.
+func (o *InitOptions) validateConstraints() error { return o.constraints().Validate() }
+
+// Validate checks every subtree of k.
+func (k Constraints) Validate() error {
+	for _, t := range []struct {
+		what     string
+		dns, uri []string
+		emails   []string
+	}{{"permitted", k.PermittedDNS, k.PermittedURIs, k.PermittedEmails}, {"excluded", k.ExcludedDNS, k.ExcludedURIs, k.ExcludedEmails}} {
+		for _, d := range t.dns {
+			if err := validateDomainConstraint(t.what, "DNS", d); err != nil {
+				return err
+			}
 		}
-	}
-	for _, d := range o.PermittedURIs {
-		if err := validateDomainConstraint("URI", strings.TrimPrefix(d, ".")); err != nil {
-			return err
+		for _, e := range t.emails {
+			if err := validateEmailConstraint(t.what, e); err != nil {
+				return err
+			}
+		}
+		for _, d := range t.uri {
+			if err := validateDomainConstraint(t.what, "URI", strings.TrimPrefix(d, ".")); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// validateDomainConstraint checks a permitted DNS or URI domain.
-func validateDomainConstraint(kind, d string) error {
+// validateDomainConstraint checks a permitted or excluded DNS or URI domain.
+func validateDomainConstraint(what, kind, d string) error {
 	if strings.HasPrefix(d, "*.") {
-		return fmt.Errorf("permitted %s domain %q: want a domain such as example.com, without a wildcard", kind, d)
+		return fmt.Errorf("%s %s domain %q: want a domain such as example.com, without a wildcard", what, kind, d)
 	}
 	if err := ValidateDNSName(d); err != nil {
-		return fmt.Errorf("permitted %s domain: %w", kind, err)
+		return fmt.Errorf("%s %s domain: %w", what, kind, err)
 	}
 	return nil
 }
 
-// validateEmailConstraint checks a permitted email constraint: a mailbox
+// validateEmailConstraint checks an email constraint: a mailbox
 // (user@example.com), a host (example.com) or a domain (.example.com).
-func validateEmailConstraint(c string) error {
+func validateEmailConstraint(what, c string) error {
 	if strings.Contains(c, "@") {
 		return ValidateEmail(c)
 	}
 	if err := ValidateDNSName(strings.TrimPrefix(c, ".")); err != nil {
-		return fmt.Errorf("permitted email domain: %w", err)
+		return fmt.Errorf("%s email domain: %w", what, err)
 	}
 	return nil
 }
 
-// setNameConstraints writes the critical name constraints of o into the CA
-// template (RFC 5280 4.2.1.10). When any is given, every name type without
-// a permitted subtree is excluded: IP addresses by 0.0.0.0/0 and ::/0, the
-// others by noNames.
-func setNameConstraints(tmpl *x509.Certificate, o InitOptions) {
-	if !o.constrained() {
+// setNameConstraints writes the critical name constraints k into the CA
+// template (RFC 5280 4.2.1.10). When any permitted subtree is given, every
+// name type without one is excluded: IP addresses by 0.0.0.0/0 and ::/0,
+// the others by noNames; exclusions asked for such a type add nothing and
+// are left out.
+func setNameConstraints(tmpl *x509.Certificate, k Constraints) {
+	if k.Empty() {
 		return
 	}
 	tmpl.PermittedDNSDomainsCritical = true
-	tmpl.PermittedDNSDomains, tmpl.ExcludedDNSDomains = permitOrExclude(o.PermittedDNS)
-	tmpl.PermittedEmailAddresses, tmpl.ExcludedEmailAddresses = permitOrExclude(o.PermittedEmails)
-	tmpl.PermittedURIDomains, tmpl.ExcludedURIDomains = permitOrExclude(o.PermittedURIs)
-	tmpl.PermittedIPRanges = o.PermittedIPs
-	if len(o.PermittedIPs) == 0 {
+	if !k.permits() {
+		tmpl.ExcludedDNSDomains = k.ExcludedDNS
+		tmpl.ExcludedEmailAddresses = k.ExcludedEmails
+		tmpl.ExcludedURIDomains = k.ExcludedURIs
+		tmpl.ExcludedIPRanges = k.ExcludedIPs
+		return
+	}
+	tmpl.PermittedDNSDomains, tmpl.ExcludedDNSDomains = permitOrExclude(k.PermittedDNS, k.ExcludedDNS)
+	tmpl.PermittedEmailAddresses, tmpl.ExcludedEmailAddresses = permitOrExclude(k.PermittedEmails, k.ExcludedEmails)
+	tmpl.PermittedURIDomains, tmpl.ExcludedURIDomains = permitOrExclude(k.PermittedURIs, k.ExcludedURIs)
+	tmpl.PermittedIPRanges = k.PermittedIPs
+	tmpl.ExcludedIPRanges = k.ExcludedIPs
+	if len(k.PermittedIPs) == 0 {
 		tmpl.ExcludedIPRanges = []*net.IPNet{
 			{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
 			{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)},
@@ -87,11 +139,71 @@ func setNameConstraints(tmpl *x509.Certificate, o InitOptions) {
 	}
 }
 
-func permitOrExclude(permitted []string) (permit, exclude []string) {
+func permitOrExclude(permitted, excluded []string) (permit, exclude []string) {
 	if len(permitted) == 0 {
 		return []string{noNames}, []string{noNames}
 	}
-	return permitted, nil
+	return permitted, excluded
+}
+
+// ConstraintsOf reads the name constraints of a CA certificate back.
+func ConstraintsOf(cert *x509.Certificate) Constraints {
+	return Constraints{
+		PermittedDNS: cert.PermittedDNSDomains, PermittedEmails: cert.PermittedEmailAddresses,
+		PermittedURIs: cert.PermittedURIDomains, PermittedIPs: cert.PermittedIPRanges,
+		ExcludedDNS: cert.ExcludedDNSDomains, ExcludedEmails: cert.ExcludedEmailAddresses,
+		ExcludedURIs: cert.ExcludedURIDomains, ExcludedIPs: cert.ExcludedIPRanges,
+	}
+}
+
+// checkCarries refuses a CA certificate whose name constraints are not
+// exactly those that k asks for, as setNameConstraints writes them, naming
+// the first difference.
+func checkCarries(cert *x509.Certificate, k Constraints) error {
+	var want x509.Certificate
+	setNameConstraints(&want, k)
+	for _, f := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"permitted DNS domains", cert.PermittedDNSDomains, want.PermittedDNSDomains},
+		{"excluded DNS domains", cert.ExcludedDNSDomains, want.ExcludedDNSDomains},
+		{"permitted email constraints", cert.PermittedEmailAddresses, want.PermittedEmailAddresses},
+		{"excluded email constraints", cert.ExcludedEmailAddresses, want.ExcludedEmailAddresses},
+		{"permitted URI domains", cert.PermittedURIDomains, want.PermittedURIDomains},
+		{"excluded URI domains", cert.ExcludedURIDomains, want.ExcludedURIDomains},
+		{"permitted IP ranges", ipStrings(cert.PermittedIPRanges), ipStrings(want.PermittedIPRanges)},
+		{"excluded IP ranges", ipStrings(cert.ExcludedIPRanges), ipStrings(want.ExcludedIPRanges)},
+	} {
+		if !sameSet(f.got, f.want) {
+			return fmt.Errorf("its %s are [%s], but [%s] were asked for", f.what, strings.Join(f.got, ", "), strings.Join(f.want, ", "))
+		}
+	}
+	if !k.Empty() && !cert.PermittedDNSDomainsCritical {
+		return errors.New("its name constraints are not marked critical")
+	}
+	return nil
+}
+
+func ipStrings(nets []*net.IPNet) []string {
+	out := make([]string, len(nets))
+	for i, n := range nets {
+		out[i] = n.String()
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	for i := range a {
+		a[i] = strings.ToLower(a[i])
+	}
+	for i := range b {
+		b[i] = strings.ToLower(b[i])
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
 // checkNameConstraints refuses a leaf with a name that a verifier would

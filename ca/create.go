@@ -51,8 +51,18 @@ type InitOptions struct {
 	PermittedEmails []string
 	PermittedURIs   []string
 	PermittedIPs    []*net.IPNet
-	Settings        Settings
-	Now             func() time.Time // nil means time.Now
+	// Excluded name constraints, of the same kinds.
+	ExcludedDNS    []string
+	ExcludedEmails []string
+	ExcludedURIs   []string
+	ExcludedIPs    []*net.IPNet
+	// Root makes a root CA for a hierarchy (see hierarchy.go): pathLen
+	// MaxPathLen (0 means DefaultRootPathLen), DefaultRootValidity and
+	// DefaultRootCRLLifetime unless set, and it signs only intermediates.
+	Root       bool
+	MaxPathLen int
+	Settings   Settings
+	Now        func() time.Time // nil means time.Now
 	// FirstCRL publishes the empty CRL number 1 before the CA certificate
 	// is written, so that the CA exists with its CRL or not at all.
 	FirstCRL bool
@@ -73,11 +83,14 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if o.KeyType == "" {
 		o.KeyType = ECDSAP256
 	}
-	if o.Validity == 0 {
-		o.Validity = DefaultCAValidity
-	}
 	if o.Settings.Version == 0 {
 		o.Settings = DefaultSettings()
+	}
+	if o.Root {
+		o.rootDefaults()
+	}
+	if o.Validity == 0 {
+		o.Validity = DefaultCAValidity
 	}
 	subject, err := o.subject()
 	if err != nil {
@@ -288,7 +301,10 @@ func selfSign(key crypto.Signer, subject pkix.Name, o InitOptions) (*x509.Certif
 		MaxPathLenZero:        true,
 		SubjectKeyId:          ski,
 	}
-	setNameConstraints(tmpl, o)
+	if o.Root {
+		tmpl.MaxPathLen, tmpl.MaxPathLenZero = o.MaxPathLen, false
+	}
+	setNameConstraints(tmpl, o.constraints())
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, fmt.Errorf("signing CA certificate: %w", err)

@@ -49,6 +49,9 @@ type Issued struct {
 // the CA's notAfter. A name outside the CA's name constraints is refused
 // (see checkNameConstraints).
 func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
+	if c.IsRoot() {
+		return nil, ErrRootCA
+	}
 	uris, err := req.normalize(c.Settings)
 	if err != nil {
 		return nil, err
@@ -73,8 +76,13 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, err
 	}
 	fitServerCommonName(c.Cert, tmpl)
-	if err := checkNameConstraints(c.Cert, tmpl); err != nil {
-		return nil, err
+	for _, ca := range c.Chain {
+		if err := checkNameConstraints(ca, tmpl); err != nil {
+			if !ca.Equal(c.Cert) {
+				err = fmt.Errorf("%w (a constraint of %q)", err, ca.Subject.CommonName)
+			}
+			return nil, err
+		}
 	}
 	rec, recFile, err := c.reserveSerial(req, now)
 	if err != nil {
@@ -316,10 +324,11 @@ func pemCert(cert *x509.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 }
 
-// chainPEM returns a leaf followed by the CA chain, PEM-encoded.
+// chainPEM returns a leaf followed by the CA chain, PEM-encoded, without
+// the root of a hierarchy (see leafChain).
 func (c *CA) chainPEM(leaf *x509.Certificate) []byte {
 	out := pemCert(leaf)
-	for _, ca := range c.Chain {
+	for _, ca := range c.leafChain() {
 		out = append(out, pemCert(ca)...)
 	}
 	return out

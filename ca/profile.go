@@ -237,6 +237,9 @@ func subjectKeyID(pub crypto.PublicKey) ([]byte, error) {
 
 // profileOf tells a certificate's profile from its EKU.
 func profileOf(cert *x509.Certificate) Profile {
+	if cert.IsCA {
+		return Intermediate
+	}
 	for _, u := range cert.ExtKeyUsage {
 		switch u {
 		case x509.ExtKeyUsageServerAuth:

@@ -26,6 +26,8 @@ type Settings struct {
 	CRLLifetime    Duration `json:"crl_lifetime"`    // nextUpdate - thisUpdate of published CRLs
 	CRLURL         string   `json:"crl_url,omitempty"`
 	OCSPURL        string   `json:"ocsp_url,omitempty"` // AIA OCSP of new leaves
+	// Role is the CA's place in a hierarchy; "" for a CA of its own.
+	Role Role `json:"role,omitempty"`
 }
 
 // DefaultSettings returns the settings of a new CA.
@@ -49,6 +51,9 @@ func parseSettings(data []byte) (Settings, error) {
 	}
 	if _, err := ParseKeyType(string(s.KeyType)); err != nil {
 		return s, err
+	}
+	if s.Role != "" && s.Role != RoleRoot && s.Role != RoleIntermediate {
+		return s, fmt.Errorf("unknown role %q: want root or intermediate", s.Role)
 	}
 	if s.ServerValidity <= 0 || s.ClientValidity <= 0 || s.CRLLifetime <= 0 {
 		return s, fmt.Errorf("validities and the CRL lifetime must be positive")

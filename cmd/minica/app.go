@@ -45,6 +45,7 @@ func newApp(e *env) *cli.App {
 			initCommand(e),
 			issueCommand(e),
 			signCommand(e),
+			signIntermediateCommand(e),
 			listCommand(e),
 			showCommand(e),
 			revokeCommand(e),
@@ -194,6 +195,10 @@ func caHint(err error) string {
 		return "revoke it first, pass --force to issue a second one, or choose another name"
 	case errors.Is(err, ca.ErrOutlivesCA):
 		return "pass a shorter --validity"
+	case errors.Is(err, ca.ErrRootCA):
+		return "a root signs intermediates: 'minica --dir ROOTDIR sign-intermediate CSR'; issue leaves with an intermediate's --dir (see docs/hierarchy.md)"
+	case errors.Is(err, ca.ErrPending):
+		return "carry its CSR (intermediate.csr) to the root for 'minica sign-intermediate', then import the certificate"
 	case errors.Is(err, ca.ErrCorruptRevocationLog):
 		return "run 'minica check': it repairs what an interrupted revocation left"
 	}

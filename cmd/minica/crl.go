@@ -21,7 +21,7 @@ func crlCommand(e *env) *cli.Command {
 		Usage:     "publish a new CRL as crl.pem and crl.der in the CA directory",
 		ArgsUsage: " ",
 		Description: "Each CRL gets a number one higher than any before it. nextUpdate is the CA's\n" +
-			"CRL lifetime (7 days unless set) or --next-update. --out writes extra copies,\n" +
+			"CRL lifetime (7 days unless set, 365 days for a root) or --next-update. --out writes extra copies,\n" +
 			"replacing them atomically: PEM when FILE ends in .pem, DER otherwise (what HTTP\n" +
 			"distribution points serve).\n\n" +
 			"Example:\n   minica crl\n   minica crl --next-update 7d --out /var/www/ca.crl",
@@ -32,7 +32,7 @@ func crlCommand(e *env) *cli.Command {
 			pinFileFlag(),
 			jsonFlag(),
 		},
-		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlFetchCommand(e)},
+		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlFetchCommand(e), crlImportRootCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },
 	}
 }

@@ -27,7 +27,9 @@ func crlStatusCommand(e *env) *cli.Command {
 		Description: "Exit status: 0 fresh, 1 due soon (nextUpdate within --warn), 2 expired, not yet\n" +
 			"valid, missing or unreadable, 3 unpublished: certificates were revoked that the\n" +
 			"CRL does not list yet (a revoke could not publish; run minica crl). --warn\n" +
-			"defaults to half the CRL's lifetime.\n\n" +
+			"defaults to half the CRL's lifetime. On an intermediate CA the root's CRL\n" +
+			"that it keeps is judged too (JSON: \"root\"), and the worse of the two decides;\n" +
+			"renew it with 'minica crl import-root FILE'.\n\n" +
 			"Example:\n   minica crl status --warn 48h || mail -s 'CRL' ops@example.com",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "warn", Usage: "report due soon when nextUpdate is closer than this, e.g. 48h"},
@@ -77,12 +79,24 @@ func runCRLStatus(c *cli.Context, e *env) error {
 	case fresh == revoke.DueSoon:
 		code = crlDueSoon
 	}
+	var root *rootCRLState
+	if authority.IsIntermediate() {
+		st := rootCRLStatus(authority, warn, now)
+		root = &st
+		if st.code == crlExpired || (st.code == crlDueSoon && code == crlFresh) {
+			code = st.code
+		}
+	}
 	if c.Bool("json") {
-		if err := writeJSON(e.stdout, map[string]any{
+		out := map[string]any{
 			"state": state, "number": crl.Number().String(), "entries": crl.Len(),
 			"this_update": crl.ThisUpdate(), "next_update": crl.NextUpdate(),
 			"seconds_left": int64(left / time.Second), "unpublished": len(missing),
-		}); err != nil {
+		}
+		if root != nil {
+			out["root"] = root
+		}
+		if err := writeJSON(e.stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -91,6 +105,14 @@ func runCRLStatus(c *cli.Context, e *env) error {
 			lacks = fmt.Sprintf("; %s not yet on the CRL", revocations(len(missing)))
 		}
 		fmt.Fprintf(e.stdout, "%s: CRL %s (%d revoked), next update %s (%s)%s\n", state, crl.Number(), crl.Len(), day(crl.NextUpdate()), timeLeft(left), lacks)
+		if root != nil && root.Error != "" {
+			fmt.Fprintf(e.stdout, "root %s: %s\n", root.State, root.Error)
+		} else if root != nil {
+			fmt.Fprintf(e.stdout, "root %s: CRL %s (%d revoked), next update %s (%s)\n", root.State, root.Number, root.Entries, day(root.NextUpdate), timeLeft(time.Duration(root.SecondsLeft)*time.Second))
+		}
+	}
+	if root != nil && root.code != crlFresh {
+		warnf(e.stderr, "the root's CRL is %s: have the root sign a new one ('minica --dir ROOTDIR crl --out FILE') and import it here with 'minica crl import-root FILE'", root.State)
 	}
 	if code != crlFresh {
 		return &exitError{code: code}

@@ -24,7 +24,7 @@ func initCommand(e *env) *cli.Command {
 			"its own is excluded: a CA made with --permit-dns alone certifies no IP\n" +
 			"address, email or URI. minica refuses to issue a name outside them.\n\n" +
 			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal --permit-email acme.com",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cn", Usage: "the CA's common name (required)"},
 			&cli.StringFlag{Name: "org", Usage: "organization (O)"},
 			&cli.StringFlag{Name: "ou", Usage: "organizational unit (OU)"},
@@ -32,11 +32,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "province", Usage: "state or province (ST)"},
 			&cli.StringFlag{Name: "locality", Usage: "locality (L)"},
 			keyTypeFlag(string(ca.ECDSAP256), "ecdsa-p256, ecdsa-p384, rsa-2048, rsa-3072, rsa-4096 or ed25519"),
-			validityFlag("10y", "lifetime, e.g. 10y or 3650d"),
-			&cli.StringSliceFlag{Name: "permit-dns", Usage: "permit DNS names in this domain and its subdomains (repeatable)"},
-			&cli.StringSliceFlag{Name: "permit-email", Usage: "permit emails at this host (.example.com: its subdomains) or this address (repeatable)"},
-			&cli.StringSliceFlag{Name: "permit-uri", Usage: "permit URIs whose host is this one (.example.com: its subdomains) (repeatable)"},
-			&cli.StringSliceFlag{Name: "permit-ip", Usage: "permit IP addresses in this CIDR range; 0.0.0.0/0 and ::/0 permit all (repeatable)"},
+			validityFlag("", "lifetime, e.g. 10y or 3650d (default: 10y, 20y with --root)"),
 			&cli.StringFlag{Name: "crl-url", Usage: "CRL distribution point for every leaf (see: minica crl url)"},
 			&cli.StringFlag{Name: "ocsp-url", Usage: "OCSP responder URL (AIA) for every leaf, answered by minica serve (see: minica ocsp url)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
@@ -45,13 +41,19 @@ func initCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "existing-key", Usage: "with --key-uri: use the key the URI names, which must exist, instead of making one"},
 			pinFileFlag(),
 			jsonFlag(),
-		},
+		}, append(constraintFlags(), hierarchyInitFlags()...)...),
 		Action: func(c *cli.Context) error { return runInit(c, e) },
 	}
 }
 
 func runInit(c *cli.Context, e *env) error {
 	if err := wantArgs(c, 0, 0); err != nil {
+		return err
+	}
+	if c.Bool("intermediate") && c.IsSet("import") {
+		return runImportIntermediate(c, e)
+	}
+	if err := checkHierarchyFlags(c); err != nil {
 		return err
 	}
 	opts, err := initOptions(c)
@@ -78,6 +80,9 @@ func runInit(c *cli.Context, e *env) error {
 		}
 	}
 	opts.Now = e.now
+	if c.Bool("intermediate") {
+		return runInitIntermediate(c, e, dir, opts)
+	}
 	// A CRL exists from the first day, so that servers can check revocation
 	// at once; Init publishes it before the CA certificate, so that a failed
 	// init leaves no CA without one.
@@ -102,6 +107,10 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 	if err != nil {
 		return ca.InitOptions{}, err
 	}
+	k, err := constraintValues(c)
+	if err != nil {
+		return ca.InitOptions{}, err
+	}
 	if c.String("cn") == "" {
 		return ca.InitOptions{}, usagef(c, "--cn is required: the CA's common name, such as 'Acme Internal CA'")
 	}
@@ -114,9 +123,16 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 		Locality:           c.String("locality"),
 		KeyType:            kt,
 		Validity:           validity,
-		PermittedDNS:       c.StringSlice("permit-dns"),
-		PermittedEmails:    c.StringSlice("permit-email"),
-		PermittedURIs:      c.StringSlice("permit-uri"),
+		PermittedDNS:       k.PermittedDNS,
+		PermittedEmails:    k.PermittedEmails,
+		PermittedURIs:      k.PermittedURIs,
+		PermittedIPs:       k.PermittedIPs,
+		ExcludedDNS:        k.ExcludedDNS,
+		ExcludedEmails:     k.ExcludedEmails,
+		ExcludedURIs:       k.ExcludedURIs,
+		ExcludedIPs:        k.ExcludedIPs,
+		Root:               c.Bool("root"),
+		MaxPathLen:         c.Int("path-len"),
 	}
 	if u := c.String("crl-url"); u != "" {
 		if err := ca.ValidateCRLURL(u); err != nil {
@@ -133,13 +149,6 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 			opts.Settings = ca.DefaultSettings()
 		}
 		opts.Settings.OCSPURL = u
-	}
-	for _, cidr := range c.StringSlice("permit-ip") {
-		_, ipnet, err := net.ParseCIDR(cidr)
-		if err != nil {
-			return opts, usagef(c, "--permit-ip %q: want a CIDR range such as 10.0.0.0/8", cidr)
-		}
-		opts.PermittedIPs = append(opts.PermittedIPs, ipnet)
 	}
 	return opts, nil
 }
@@ -171,20 +180,53 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 	}
 	fmt.Fprintf(e.stdout, "  serial     %s\n", ca.SerialHex(cert.SerialNumber))
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(cert.NotAfter))
-	if permits := permitsLine(opts); permits != "" {
+	if permits := permitsLine(opts.Constraints()); permits != "" {
 		fmt.Fprintf(e.stdout, "  permits    %s\n", permits)
 	}
 	fmt.Fprintf(e.stdout, "  cert       %s\n", authority.CertFile())
 	return nil
 }
 
-// permitsLine sums up the name constraints of opts, such as "DNS
-// example.com; no email, URI or IP names", or "" for an unconstrained CA.
-func permitsLine(opts ca.InitOptions) string {
-	var ips []string
-	for _, n := range opts.PermittedIPs {
-		ips = append(ips, n.String())
+// permitsLine sums up the name constraints k, such as "DNS example.com;
+// no email, URI or IP names", or "" for an unconstrained CA.
+func permitsLine(k ca.Constraints) string {
+	if k.Empty() {
+		return ""
 	}
+	if line := excludesLine(k); !k.Permits() {
+		return line
+	} else if line != "" {
+		return permittedLine(k) + "; " + line
+	}
+	return permittedLine(k)
+}
+
+func excludesLine(k ca.Constraints) string {
+	var parts []string
+	for _, t := range []struct {
+		kind   string
+		values []string
+	}{{"DNS", k.ExcludedDNS}, {"email", k.ExcludedEmails}, {"URI", k.ExcludedURIs}, {"IP", ipStrings(k.ExcludedIPs)}} {
+		if len(t.values) > 0 {
+			parts = append(parts, t.kind+" "+strings.Join(t.values, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "excludes " + strings.Join(parts, ", ")
+}
+
+func ipStrings(nets []*net.IPNet) []string {
+	var out []string
+	for _, n := range nets {
+		out = append(out, n.String())
+	}
+	return out
+}
+
+func permittedLine(opts ca.Constraints) string {
+	ips := ipStrings(opts.PermittedIPs)
 	var permits, none []string
 	for _, t := range []struct {
 		kind   string

@@ -162,6 +162,9 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 		return nil, err
 	}
 	defer unlock()
+	if authority.IsRoot() {
+		return nil, fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	}
 	signer, err := loadSigner(c, e, authority)
 	if err != nil {
 		return nil, err

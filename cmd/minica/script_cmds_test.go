@@ -41,6 +41,9 @@ var scriptCommands = map[string]func(ts *testscript.TestScript, neg bool, args [
 	"patch-int":   cmdPatchInt,
 	"crl-server":  cmdCRLServer,
 	"cmp-current": cmdCmpCurrent,
+	"certs-in":    cmdCertsIn,
+	"ca-cert":     cmdCACert,
+	"p12-certs":   cmdP12Certs,
 }
 
 // cmp-current NAME ISSUED.json: $MINICA_DIR/certs/NAME/current.{crt,key,

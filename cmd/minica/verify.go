@@ -47,6 +47,8 @@ type verdictJSON struct {
 	Purpose   string    `json:"purpose"`
 	At        time.Time `json:"at"`
 	CRLNumber string    `json:"crl_number,omitempty"`
+	// RootCRLNumber is the root's CRL checked for an intermediate's leaf.
+	RootCRLNumber string `json:"root_crl_number,omitempty"`
 }
 
 func runVerify(c *cli.Context, e *env) error {
@@ -89,7 +91,20 @@ func runVerify(c *cli.Context, e *env) error {
 		opts.CRL = crl
 		v.CRLNumber = crl.Number().String()
 	}
-	err = revoke.VerifyCertificate(cert, opts)
+	var rootCRLErr error
+	if authority.IsIntermediate() {
+		// The whole path: the leaf against this CA's CRL, this CA against
+		// the root's (see docs/hierarchy.md).
+		var rootCRL *revoke.CRL
+		rootCRL, rootCRLErr = authority.LoadRootCRL()
+		if rootCRLErr == nil {
+			v.RootCRLNumber = rootCRL.Number().String()
+		}
+		err = revoke.VerifyPath(cert, revoke.PathOptions{Chain: authority.Chain, CRLs: []*revoke.CRL{opts.CRL, rootCRL},
+			Purpose: purpose, At: at, Grace: grace, Logged: authority.LoggedRevocation})
+	} else {
+		err = revoke.VerifyCertificate(cert, opts)
+	}
 	var ve *revoke.VerifyError
 	switch {
 	case err == nil:
@@ -98,6 +113,8 @@ func runVerify(c *cli.Context, e *env) error {
 		v.Reason, v.Detail = string(ve.Reason), ve.Detail
 		if ve.Reason == revoke.ReasonCRLMissing && crlErr != nil {
 			v.Detail = crlErr.Error()
+		} else if ve.Reason == revoke.ReasonCRLMissing && rootCRLErr != nil {
+			v.Detail = rootCRLErr.Error() + ": import it with 'minica crl import-root FILE'"
 		}
 		if ve.Unpublished {
 			v.Detail += ": run 'minica crl'"
@@ -110,7 +127,8 @@ func runVerify(c *cli.Context, e *env) error {
 			return err
 		}
 	} else if v.Valid {
-		fmt.Fprintf(e.stdout, "valid: %s (serial %s) for %s at %s, CRL %s\n", v.Subject, v.Serial, name, day(at), v.CRLNumber)
+		fmt.Fprintf(e.stdout, "valid: %s (serial %s) for %s at %s, CRL %s%s\n", v.Subject, v.Serial, name, day(at), v.CRLNumber,
+			map[bool]string{true: ", root CRL " + v.RootCRLNumber}[v.RootCRLNumber != ""])
 	} else {
 		fmt.Fprintf(e.stdout, "invalid: %s: %s\n", v.Reason, v.Detail)
 	}

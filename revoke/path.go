@@ -1,0 +1,126 @@
+package revoke
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+)
+
+// IssuedCRL is a CRL whose signature verified against Issuer, one of the
+// CRLs JudgePath chooses from.
+type IssuedCRL struct {
+	CRL    Revocations
+	Issuer *x509.Certificate
+}
+
+// JudgePath is the judge of a certificate over a whole certification path:
+// path is a chain that crypto/x509 verified from f.Cert (path[0]) to a
+// trust anchor (the last element), as Certificate.Verify returns it, and
+// crls are the CRLs at hand, each already verified against its issuer.
+//
+// It gives f.Cert to [Judge] with the CRL of path[1] (f.Issuer, f.CRL and
+// f.CRLIssuer are set from path, and the CAs of the path, verified, join
+// f.CAs), then checks each CA below the anchor against the CRL of the CA
+// above it, in order from the leaf up: that CRL must be there and usable at
+// f.At (ReasonCRLMissing, ReasonCRLExpired, ReasonCRLNotYetValid, as in
+// Judge's step 1) and must not list the CA (ReasonRevoked). So a revoked
+// intermediate refuses every certificate under it, and no CA of the path
+// goes unchecked. The anchor itself is trusted, never judged by a CRL. With
+// f.SkipRevocation only Judge's checks of f.Cert are made.
+//
+// A path of one certificate (a self-signed leaf) is judged by Judge with no
+// issuer.
+func JudgePath(f Facts, path []*x509.Certificate, crls []IssuedCRL) error {
+	if len(path) == 0 || f.Cert == nil || !f.Cert.Equal(path[0]) {
+		return errors.New("judging certificate: the path must start with the certificate judged")
+	}
+	f.CAs = append(slices.Clone(f.CAs), path[1:]...)
+	if len(path) == 1 {
+		f.Issuer = nil
+		return Judge(f)
+	}
+	f.Issuer = path[1]
+	f.CRL, f.CRLIssuer = crlOf(crls, path[1])
+	if err := Judge(f); err != nil || f.SkipRevocation {
+		return err
+	}
+	for i := 1; i < len(path)-1; i++ {
+		if err := judgeCA(f, path[i], path[i+1], crls); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// judgeCA checks ca, a CA of a verified path below the anchor, against the
+// CRL of parent, the CA above it.
+func judgeCA(f Facts, ca, parent *x509.Certificate, crls []IssuedCRL) error {
+	crl, issuer := crlOf(crls, parent)
+	g := Facts{CAs: []*x509.Certificate{parent}, CRL: crl, CRLIssuer: issuer, Grace: f.Grace, Skew: f.Skew, At: f.At}
+	if err := checkCRL(g); err != nil {
+		var ve *VerifyError
+		if errors.As(err, &ve) {
+			d := *ve
+			if crl == nil {
+				d.Detail = fmt.Sprintf("no CRL of %q, the issuer of CA %q on the path", parent.Subject, ca.Subject)
+			} else {
+				d.Detail = fmt.Sprintf("%s (the CRL of %q, which must vouch for CA %q on the path)", ve.Detail, parent.Subject, ca.Subject)
+			}
+			return &d
+		}
+		return err
+	}
+	if lk, ok := crl.(interface {
+		Lookup(*big.Int) (Entry, bool)
+	}); ok {
+		if e, revoked := lk.Lookup(ca.SerialNumber); revoked {
+			return &VerifyError{Reason: ReasonRevoked, Revocation: &e,
+				Detail: fmt.Sprintf("CA %q on the path (serial %x) revoked by %q at %s (%s)",
+					ca.Subject, ca.SerialNumber, parent.Subject, rfc3339(e.RevokedAt), e.Reason)}
+		}
+	} else if crl.IsRevoked(ca.SerialNumber) {
+		return &VerifyError{Reason: ReasonRevoked,
+			Detail: fmt.Sprintf("CA %q on the path (serial %x) is on the CRL of %q", ca.Subject, ca.SerialNumber, parent.Subject)}
+	}
+	return nil
+}
+
+// crlOf returns the CRL of crls issued by ca, or nils.
+func crlOf(crls []IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
+	for _, c := range crls {
+		if c.Issuer != nil && c.CRL != nil && c.Issuer.Equal(ca) {
+			return c.CRL, c.Issuer
+		}
+	}
+	return nil, nil
+}
+
+// SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file
+// (a file may hold the CRLs of several CAs, as nginx, Apache and HAProxy
+// read them), or data itself when it starts as DER does (one DER CRL). Text around
+// the PEM blocks is ignored, as those servers ignore it; a block of another
+// type is an error naming it.
+func SplitCRLs(data []byte) ([][]byte, error) {
+	if len(data) > 0 && data[0] == 0x30 { // a DER SEQUENCE
+		return [][]byte{data}, nil
+	}
+	var out [][]byte
+	for rest := data; ; {
+		block, r := pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "X509 CRL" {
+			return nil, malformed("PEM block %d is %q, not \"X509 CRL\"", len(out)+1, block.Type)
+		}
+		out = append(out, pem.EncodeToMemory(block))
+		rest = r
+	}
+	if len(out) == 0 {
+		return nil, malformed("invalid PEM")
+	}
+	return out, nil
+}
