@@ -24,7 +24,15 @@ var ErrExists = errors.New("a CA already exists")
 // ErrUnfinished is returned by Init for a directory that holds a CA key but
 // no CA certificate, as an init killed half-way leaves. Init never deletes
 // a CA key, so it leaves the directory to the user.
-var ErrUnfinished = errors.New("a CA key (" + keyFile + " or " + keyURIFile + ") but no CA certificate (" + certFile + ")")
+var ErrUnfinished = errors.New("a CA key (" + keyFile + ") but no CA certificate (" + certFile + ")")
+
+// unfinishedURI is ErrUnfinished for a CA key URI (ca.key-uri).
+type unfinishedURI struct{ dir string }
+
+func (u unfinishedURI) Error() string {
+	return fmt.Sprintf("directory %q holds a CA key URI (%s) but no CA certificate (%s), as an interrupted init leaves it", u.dir, keyURIFile, certFile)
+}
+func (unfinishedURI) Is(target error) bool { return target == ErrUnfinished }
 
 // InitOptions describe a new CA.
 type InitOptions struct {
@@ -262,10 +270,11 @@ func prepareDir(dir string) (created bool, err error) {
 	if _, err := os.Lstat(dir + string(os.PathSeparator) + certFile); err == nil {
 		return false, fmt.Errorf("%w in %q", ErrExists, dir)
 	}
-	for _, key := range []string{keyFile, keyURIFile} {
-		if _, err := os.Lstat(dir + string(os.PathSeparator) + key); err == nil {
-			return false, fmt.Errorf("directory %q holds %w, as an interrupted init leaves it", dir, ErrUnfinished)
-		}
+	if _, err := os.Lstat(dir + string(os.PathSeparator) + keyFile); err == nil {
+		return false, fmt.Errorf("directory %q holds %w, as an interrupted init leaves it", dir, ErrUnfinished)
+	}
+	if _, err := os.Lstat(dir + string(os.PathSeparator) + keyURIFile); err == nil {
+		return false, unfinishedURI{dir}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -70,7 +70,8 @@ func runInit(c *cli.Context, e *env) error {
 	if c.Bool("no-password") && c.IsSet("password-file") {
 		return usagef(c, "--no-password and --password-file contradict each other")
 	}
-	if c.IsSet("key-uri") || c.IsSet("existing-key") || c.IsSet("pin-file") {
+	// With --parent, --pin-file is the PIN of the root's token.
+	if c.IsSet("key-uri") || c.IsSet("existing-key") || (c.IsSet("pin-file") && !c.IsSet("parent")) {
 		if err := tokenInitOptions(c, e, &opts); err != nil {
 			return err
 		}

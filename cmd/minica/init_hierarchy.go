@@ -295,6 +295,9 @@ func printImported(c *cli.Context, e *env, authority *ca.CA, pending *ca.Pending
 // loadSignerFrom is loadSigner with the password from fileFlag, envVar or
 // a prompt, for a second CA's key in one command (the root of --parent).
 func loadSignerFrom(c *cli.Context, e *env, authority *ca.CA, fileFlag, envVar, prompt string) (signer crypto.Signer, err error) {
+	if authority.KeyURI() != nil {
+		return tokenSigner(c, e, authority)
+	}
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err

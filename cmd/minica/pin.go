@@ -57,7 +57,13 @@ func loadTokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, e
 	if c.String("password-file") != "" {
 		return nil, usagef(c, "--password-file: the CA key is in %s, which takes a PIN: pass --pin-file FILE or set %s", u.TokenName(), pinEnv)
 	}
-	pin, err := e.tokenPIN(c, u)
+	return tokenSigner(c, e, authority)
+}
+
+// tokenSigner reads the PIN (tokenPIN) and loads the key of a CA whose key
+// is in a PKCS#11 token.
+func tokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
+	pin, err := e.tokenPIN(c, authority.KeyURI())
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +100,9 @@ func tokenHint(err error) error {
 func tokenInitOptions(c *cli.Context, e *env, opts *ca.InitOptions) error {
 	if !c.IsSet("key-uri") {
 		return usagef(c, "--existing-key and --pin-file need --key-uri, the PKCS#11 URI of the CA key")
+	}
+	if c.Bool("intermediate") {
+		return usagef(c, "--key-uri with --intermediate: a pending intermediate's key is a file, made on the issuing host; keep the root's key in a token (init --root --key-uri), or make a single-level CA with --key-uri")
 	}
 	for _, f := range []string{"no-password", "password-file"} {
 		if c.IsSet(f) {

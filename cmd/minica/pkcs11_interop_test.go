@@ -54,8 +54,8 @@ func TestPKCS11Scripts(t *testing.T) {
 
 // no-ca-key CACERT DIR...: no file under the DIRs holds the private key of
 // CACERT in any form keyscan knows (PEM, DER at any offset, the raw
-// scalar or a prime factor), and no file but a *.key other than the CA
-// directory's ca.key holds a PEM private key.
+// scalar or a prime factor), and no file but a *.key (a leaf's, another
+// CA's) other than ca.key beside CACERT holds a PEM private key.
 func cmdNoCAKey(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 || neg {
 		ts.Fatalf("usage: no-ca-key CACERT DIR...")
@@ -72,7 +72,8 @@ func cmdNoCAKey(ts *testscript.TestScript, neg bool, args []string) {
 	for _, d := range args[1:] {
 		roots = append(roots, ts.MkAbs(d))
 	}
-	allow := func(file string) bool { return strings.HasSuffix(file, ".key") && filepath.Base(file) != "ca.key" }
+	caKey := filepath.Join(filepath.Dir(ts.MkAbs(args[0])), "ca.key")
+	allow := func(file string) bool { return strings.HasSuffix(file, ".key") && file != caKey }
 	found, st, err := keyscan.Scan(roots, cert.PublicKey, allow)
 	ts.Check(err)
 	for _, f := range found {
