@@ -3,6 +3,8 @@
 package ca
 
 import (
+	"crypto"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -321,5 +323,48 @@ func TestTokenExistingKey(t *testing.T) {
 	}
 	if _, err := second.LoadSigner(pin); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkSignP256 signs a digest with the CA key of a SoftHSM2 token and
+// with a file key, in one process: the cost of a signature without the
+// start-up (module load, login) a command pays once.
+//
+//	go test -tags interop -run '^$' -bench SignP256 ./ca/
+func BenchmarkSignP256(b *testing.B) {
+	tok, err := softhsm.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("SOFTHSM2_CONF", tok.Conf)
+	u, err := ParseKeyURI(tok.URI("bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tc, err := Init(filepath.Join(b.TempDir(), "token"), InitOptions{CommonName: "Bench Token", KeyURI: u, PIN: []byte(softhsm.PIN)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tc.Close()
+	tokenKey, err := tc.LoadSigner([]byte(softhsm.PIN))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fileKey, err := ECDSAP256.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := sha256.Sum256([]byte("minica"))
+	for _, k := range []struct {
+		name string
+		key  crypto.Signer
+	}{{"file", fileKey}, {"softhsm2", tokenKey}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := k.key.Sign(rand.Reader, digest[:], crypto.SHA256); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
