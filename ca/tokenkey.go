@@ -3,6 +3,7 @@ package ca
 import (
 	"crypto"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -162,20 +163,21 @@ func (t *tokenInit) check(existing bool) error {
 	}
 	// A new key must not share the label or the id of another one, so that
 	// the URI stored names it alone, now and later.
-	for _, q := range []struct {
-		what      string
-		id, label []byte
-	}{{"object " + fmt.Sprintf("%q", u.Object), nil, []byte(u.Object)}, {"id " + fmt.Sprintf("%x", u.ID), u.ID, nil}} {
-		if len(q.id) == 0 && len(q.label) == 0 {
-			continue
-		}
-		keys, err := t.tok.findKeys(q.id, q.label)
+	taken := func(what string, id, label []byte) error {
+		keys, err := t.tok.findKeys(id, label)
 		if err != nil {
-			return fmt.Errorf("looking up %s in %s: %w", q.what, u.TokenName(), err)
+			return fmt.Errorf("looking up %s in %s: %w", what, u.TokenName(), err)
 		}
 		if len(keys) > 0 {
-			return fmt.Errorf("%s already holds a key with %s: %w", u.TokenName(), q.what, ErrKeyExists)
+			return fmt.Errorf("%s already holds a key with %s: %w", u.TokenName(), what, ErrKeyExists)
 		}
+		return nil
+	}
+	if err := taken(fmt.Sprintf("object %q", u.Object), nil, []byte(u.Object)); err != nil {
+		return err
+	}
+	if len(u.ID) > 0 {
+		return taken("id "+hex.EncodeToString(u.ID), u.ID, nil)
 	}
 	return nil
 }
