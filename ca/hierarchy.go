@@ -94,6 +94,31 @@ func (o *InitOptions) rootDefaults() {
 	}
 }
 
+// checkHierarchy refuses an intermediate whose chain.pem is not its
+// certificate followed by the root that signed it, as root.crt holds it.
+func (c *CA) checkHierarchy() error {
+	if !c.IsIntermediate() {
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("corrupt CA chain %q: %s", c.dir.Join(chainFile), why)
+	}
+	if len(c.Chain) != 2 {
+		return bad(fmt.Sprintf("an intermediate's chain is its certificate and the root's, not %d certificates", len(c.Chain)))
+	}
+	if c.Cert.CheckSignatureFrom(c.Chain[1]) != nil {
+		return bad("the second certificate did not sign the CA certificate")
+	}
+	data, err := c.dir.ReadFile(RootCertFile)
+	if err != nil {
+		return fmt.Errorf("reading the root certificate %q: %w", c.dir.Join(RootCertFile), err)
+	}
+	if roots, err := parseCertsPEM(data); err != nil || len(roots) != 1 || !roots[0].Equal(c.Chain[1]) {
+		return bad(fmt.Sprintf("its root is not the one of %s", RootCertFile))
+	}
+	return nil
+}
+
 // IsRoot reports whether c is the root of a hierarchy.
 func (c *CA) IsRoot() bool { return c.Settings.Role == RoleRoot }
 
@@ -102,6 +127,22 @@ func (c *CA) IsIntermediate() bool { return c.Settings.Role == RoleIntermediate 
 
 // Root returns the root of c's chain: the last certificate of Chain.
 func (c *CA) Root() *x509.Certificate { return c.Chain[len(c.Chain)-1] }
+
+// checkChainConstraints refuses a leaf template with a name outside the
+// name constraints of any CA of c's chain (see checkNameConstraints), the
+// issuing CA's first; a refusal by a CA above it names that CA. Every path
+// that signs a leaf calls it.
+func (c *CA) checkChainConstraints(tmpl *x509.Certificate) error {
+	for _, ca := range c.Chain {
+		if err := checkNameConstraints(ca, tmpl); err != nil {
+			if !ca.Equal(c.Cert) {
+				err = fmt.Errorf("%w (a constraint of %q)", err, ca.Subject.CommonName)
+			}
+			return err
+		}
+	}
+	return nil
+}
 
 // leafChain is what follows a leaf in its chain file: the CA chain without
 // a root above the issuing CA, which relying parties hold as their trust

@@ -76,13 +76,8 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, err
 	}
 	fitServerCommonName(c.Cert, tmpl)
-	for _, ca := range c.Chain {
-		if err := checkNameConstraints(ca, tmpl); err != nil {
-			if !ca.Equal(c.Cert) {
-				err = fmt.Errorf("%w (a constraint of %q)", err, ca.Subject.CommonName)
-			}
-			return nil, err
-		}
+	if err := c.checkChainConstraints(tmpl); err != nil {
+		return nil, err
 	}
 	rec, recFile, err := c.reserveSerial(req, now)
 	if err != nil {

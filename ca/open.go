@@ -100,6 +100,9 @@ func (c *CA) load() error {
 	if c.Settings, err = parseSettings(data); err != nil {
 		return fmt.Errorf("corrupt CA settings %q: %w", c.dir.Join(settingsFile), err)
 	}
+	if err := c.checkHierarchy(); err != nil {
+		return err
+	}
 	return c.loadKeyURI()
 }
 

@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -40,16 +41,18 @@ type PublishedCRL struct {
 // long-running reader polls for a CRL published by another process at the
 // cost of one lstat. A symlink gives an error matching ErrNotRegular, with
 // the stamp of the link itself; a missing file one matching ErrNoCRL.
-func (c *CA) CRLStamp() (FileStamp, error) {
-	info, err := c.dir.root.Lstat(CRLDERFile)
+func (c *CA) CRLStamp() (FileStamp, error) { return c.crlStamp(CRLDERFile, ErrNoCRL) }
+
+func (c *CA) crlStamp(file string, missing error) (FileStamp, error) {
+	info, err := c.dir.root.Lstat(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return FileStamp{}, fmt.Errorf("%w in %q", ErrNoCRL, c.dir.Path())
+		return FileStamp{}, fmt.Errorf("%w in %q", missing, c.dir.Path())
 	}
 	if err != nil {
-		return FileStamp{}, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+		return FileStamp{}, fmt.Errorf("reading CRL %q: %w", c.dir.Join(file), err)
 	}
 	if !info.Mode().IsRegular() {
-		return stampOf(info), fmt.Errorf("reading CRL %q: %w (%s)", c.dir.Join(CRLDERFile), ErrNotRegular, info.Mode().Type())
+		return stampOf(info), fmt.Errorf("reading CRL %q: %w (%s)", c.dir.Join(file), ErrNotRegular, info.Mode().Type())
 	}
 	return stampOf(info), nil
 }
@@ -60,12 +63,29 @@ func (c *CA) CRLStamp() (FileStamp, error) {
 // matching ErrNotRegular otherwise), so that nothing but a CRL signed by
 // the CA ever comes out of it.
 func (c *CA) ReadPublishedCRL() (*PublishedCRL, error) {
-	name := c.dir.Join(CRLDERFile)
-	stamp, err := c.CRLStamp()
+	return c.readCRLFile(CRLDERFile, ErrNoCRL, c.Cert)
+}
+
+// RootCRLStamp is CRLStamp for the root CRL an intermediate keeps
+// (root-crl.der); a missing file gives an error matching ErrNoRootCRL.
+func (c *CA) RootCRLStamp() (FileStamp, error) { return c.crlStamp(RootCRLDERFile, ErrNoRootCRL) }
+
+// ReadRootCRL is ReadPublishedCRL for the root CRL an intermediate keeps
+// (root-crl.der), verified against the root certificate.
+func (c *CA) ReadRootCRL() (*PublishedCRL, error) {
+	if !c.IsIntermediate() {
+		return nil, fmt.Errorf("%w: %q is not an intermediate CA", ErrNoRootCRL, c.dir.Path())
+	}
+	return c.readCRLFile(RootCRLDERFile, ErrNoRootCRL, c.Root())
+}
+
+func (c *CA) readCRLFile(file string, missing error, issuer *x509.Certificate) (*PublishedCRL, error) {
+	name := c.dir.Join(file)
+	stamp, err := c.crlStamp(file, missing)
 	if err != nil {
 		return nil, err
 	}
-	f, err := c.dir.root.Open(CRLDERFile)
+	f, err := c.dir.root.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading CRL %q: %w", name, err)
 	}
@@ -83,7 +103,7 @@ func (c *CA) ReadPublishedCRL() (*PublishedCRL, error) {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("reading CRL %q: %w", name, err)
 	}
-	crl, err := revoke.ParseCRL(data, c.Cert)
+	crl, err := revoke.ParseCRL(data, issuer)
 	if err != nil {
 		return nil, fmt.Errorf("reading CRL %q: %w", name, err)
 	}

@@ -47,9 +47,14 @@ type Config struct {
 	// UpstreamRootCAs verifies an https upstream; nil means the system roots.
 	UpstreamRootCAs *x509.CertPool
 
-	// LoadCA returns the CA bundle client certificates must chain to.
+	// LoadCA returns the CA bundle client certificates must chain to. A
+	// bundle may hold a hierarchy: a CA of it signed by another is an
+	// intermediate, and a client's path then runs up to the root.
 	LoadCA func() ([]*x509.Certificate, error)
-	// LoadCRL returns the current CRL bytes (PEM or DER) of the CA.
+	// LoadCRL returns the current CRL bytes (PEM or DER) of the CA, or the
+	// PEM CRLs of several CAs of the bundle, at most one per CA. Every CA
+	// on a client's path below the root needs the CRL of the CA above it:
+	// under an intermediate, the CRLs of the intermediate and of the root.
 	LoadCRL func() ([]byte, error)
 	// ParseCRL parses and verifies what LoadCRL returns (revoke.ParseCRL).
 	ParseCRL CRLParser

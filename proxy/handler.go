@@ -114,9 +114,11 @@ func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, r
 	now := p.now()
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	if err := revoke.JudgeCRL(revoke.Facts{CAs: t.cas, CRL: t.crl, CRLIssuer: t.crlIssuer,
-		Grace: p.cfg.CRLGrace, Skew: clockSkew, At: now}); err != nil {
-		return ci.id, nil, 0, refusal(err, nil).Reason
+	for _, c := range t.crls {
+		if err := revoke.JudgeCRL(revoke.Facts{CAs: t.cas, CRL: c.CRL, CRLIssuer: c.Issuer,
+			Grace: p.cfg.CRLGrace, Skew: clockSkew, At: now}); err != nil {
+			return ci.id, nil, 0, refusal(err, nil).Reason
+		}
 	}
 	if ci.gen != t.gen {
 		p.check(ci, t, nil)

@@ -33,7 +33,8 @@ func (p *Proxy) Reload() error {
 	if cas, roots, err := loadCA(&p.cfg); err != nil {
 		fail("ca", err)
 	} else if !sameCerts(cas, old.cas) {
-		next.cas, next.roots, changed = cas, roots, true
+		next.setCAs(cas, roots)
+		changed = true
 	}
 	crl, err := loadCRL(&p.cfg, next.cas, old, p.cfg.Now())
 	switch {
@@ -41,12 +42,14 @@ func (p *Proxy) Reload() error {
 		fail("crl", err)
 		// Never check clients of a new bundle against a CRL whose issuer
 		// left it: keep the old bundle until a matching CRL comes.
-		if !slices.ContainsFunc(next.cas, old.crlIssuer.Equal) {
+		if !crlIssuersIn(old.crls, next.cas) {
 			fail("ca", ErrCRLIssuerGone)
-			next.cas, next.roots, changed = old.cas, old.roots, false
+			next.setCAs(old.cas, old.roots)
+			changed = false
 		}
-	case crl.crl != old.crl:
-		next.crl, next.crlIssuer, next.crlSum, changed = crl.crl, crl.issuer, crl.sum, true
+	case crl.sum != old.crlSum || !slices.Equal(crl.crls, old.crls):
+		next.setCRLs(crl)
+		changed = true
 	}
 	if cert, err := loadCert(&p.cfg); err != nil {
 		fail("cert", err)

@@ -83,15 +83,20 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if crlState(crl.crl, cfg.CRLGrace, now) == revoke.Expired {
-		return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, crl.crl.NextUpdate().UTC().Format(time.RFC3339))
+	for _, c := range crl.crls {
+		if crlState(c.CRL, cfg.CRLGrace, now) == revoke.Expired {
+			return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, c.CRL.NextUpdate().UTC().Format(time.RFC3339))
+		}
 	}
 	cert, err := loadCert(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	p.tlsConfig = p.newTLSConfig()
-	p.storeTrust(&trust{gen: 1, cas: cas, roots: roots, crl: crl.crl, crlIssuer: crl.issuer, crlSum: crl.sum, cert: cert})
+	t := &trust{gen: 1, cert: cert}
+	t.setCAs(cas, roots)
+	t.setCRLs(crl)
+	p.storeTrust(t)
 	p.srv = &http.Server{
 		Handler:           p.withDeadlines(p),
 		TLSConfig:         p.tlsConfig,

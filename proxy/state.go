@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,6 +21,7 @@ var (
 	ErrCRLUnverified  = errors.New("no CA of the bundle accepts the CRL")
 	ErrNoCA           = errors.New("CA bundle is empty")
 	ErrCRLIssuerGone  = errors.New("new CA bundle lacks the issuer of the CRL in use, and no new CRL verifies")
+	ErrCRLTwice       = errors.New("two CRLs of one CA")
 	ErrNoLeaf         = errors.New("server certificate has no leaf")
 	errCertKeyMissing = errors.New("server certificate has no private key")
 )
@@ -34,8 +36,21 @@ type trust struct {
 	gen   uint64
 	cas   []*x509.Certificate
 	roots *x509.CertPool
-	crl   Revocations
-	// crlIssuer is the CA of the bundle that signed crl.
+	// anchors and inters split cas for a bundle that holds a hierarchy
+	// (a CA of it issued by another): the CAs whose issuer is not in the
+	// bundle are the anchors, the others intermediates, so that each
+	// client's path runs up to the root and the CRL of every CA on it is
+	// checked. layered says whether there are any intermediates; without,
+	// anchors is roots.
+	anchors *x509.CertPool
+	inters  []*x509.Certificate
+	layered bool
+	// crls are the loaded CRLs, one per CA, each with its issuer.
+	crls []revoke.IssuedCRL
+	// crl is the CRL of crls with the earliest nextUpdate, the one whose
+	// freshness the health endpoint, the metrics and the expiry watcher
+	// follow; crlIssuer is the CA that signed it.
+	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
 	cert      *tls.Certificate
@@ -56,6 +71,38 @@ func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {
 		pool.AddCert(c)
 	}
 	return cas, pool, nil
+}
+
+// setCAs makes cas, whose pool is roots, the bundle of t.
+func (t *trust) setCAs(cas []*x509.Certificate, roots *x509.CertPool) {
+	t.cas, t.roots, t.anchors, t.inters, t.layered = cas, roots, roots, nil, false
+	for _, c := range cas {
+		if !bytes.Equal(c.RawIssuer, c.RawSubject) && slices.ContainsFunc(cas, func(p *x509.Certificate) bool {
+			return p != c && c.CheckSignatureFrom(p) == nil
+		}) {
+			t.inters = append(t.inters, c)
+		}
+	}
+	if len(t.inters) == 0 {
+		return
+	}
+	t.layered, t.anchors = true, x509.NewCertPool()
+	for _, c := range cas {
+		if !slices.Contains(t.inters, c) {
+			t.anchors.AddCert(c)
+		}
+	}
+}
+
+// setCRLs makes l the CRLs of t.
+func (t *trust) setCRLs(l loadedCRL) {
+	t.crls, t.crlSum = l.crls, l.sum
+	t.crl, t.crlIssuer = l.crls[0].CRL, l.crls[0].Issuer
+	for _, c := range l.crls[1:] {
+		if c.CRL.NextUpdate().Before(t.crl.NextUpdate()) {
+			t.crl, t.crlIssuer = c.CRL, c.Issuer
+		}
+	}
 }
 
 func loadCert(cfg *Config) (*tls.Certificate, error) {
@@ -79,46 +126,47 @@ func loadCert(cfg *Config) (*tls.Certificate, error) {
 	return &c, nil
 }
 
-// loadedCRL is a CRL that loaded and verified, with its issuer and the
-// SHA-256 of its bytes.
+// loadedCRL are the CRLs that loaded and verified, each with its issuer,
+// and the SHA-256 of their bytes.
 type loadedCRL struct {
-	crl    Revocations
-	issuer *x509.Certificate
-	sum    [32]byte
+	crls []revoke.IssuedCRL
+	sum  [32]byte
 }
 
-// loadCRL reads the CRL and verifies it against cas. Against prev (nil at
-// start): unchanged bytes are not parsed again, and a CRL of the same issuer
-// must not have a lower number.
+// loadCRL reads the CRLs (one, or the PEM CRLs of several CAs of a
+// hierarchy, one per CA) and verifies each against cas by CheckCRL. Against
+// prev (nil at start): unchanged bytes are not parsed again, and a CRL of
+// the issuer of one in use must not have a lower number.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
 	data, err := cfg.LoadCRL()
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
 	l := loadedCRL{sum: sha256.Sum256(data)}
-	if prev != nil && l.sum == prev.crlSum && slices.ContainsFunc(cas, prev.crlIssuer.Equal) {
-		return loadedCRL{crl: prev.crl, issuer: prev.crlIssuer, sum: l.sum}, nil
+	if prev != nil && l.sum == prev.crlSum && crlIssuersIn(prev.crls, cas) {
+		return loadedCRL{crls: prev.crls, sum: l.sum}, nil
 	}
-	crl, issuer, err := CheckCRL(cfg.ParseCRL, data, cas, prevCRL(prev), prevIssuer(prev), now)
+	parts, err := revoke.SplitCRLs(data)
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
-	l.crl, l.issuer = crl, issuer
+	for _, part := range parts {
+		crl, issuer, err := checkCRL(cfg.ParseCRL, part, cas, func(ca *x509.Certificate) Revocations {
+			if prev == nil {
+				return nil
+			}
+			c, _ := crlOf(prev.crls, ca)
+			return c
+		}, now)
+		if err != nil {
+			return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
+		}
+		if _, dup := crlOf(l.crls, issuer); dup != nil {
+			return loadedCRL{}, fmt.Errorf("loading CRL: %w (%q)", ErrCRLTwice, issuer.Subject)
+		}
+		l.crls = append(l.crls, revoke.IssuedCRL{CRL: crl, Issuer: issuer})
+	}
 	return l, nil
-}
-
-func prevCRL(t *trust) Revocations {
-	if t == nil {
-		return nil
-	}
-	return t.crl
-}
-
-func prevIssuer(t *trust) *x509.Certificate {
-	if t == nil {
-		return nil
-	}
-	return t.crlIssuer
 }
 
 // CheckCRL is the check every new CRL passes, at New, at Reload, and in
@@ -127,6 +175,17 @@ func prevIssuer(t *trust) *x509.Certificate {
 // CRL of the issuer of prev, the CRL in use (nil for none), must not have
 // a lower number. It returns the CRL and the CA that signed it.
 func CheckCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prev Revocations, prevIssuer *x509.Certificate, now time.Time) (Revocations, *x509.Certificate, error) {
+	return checkCRL(parse, data, cas, func(ca *x509.Certificate) Revocations {
+		if prev != nil && ca.Equal(prevIssuer) {
+			return prev
+		}
+		return nil
+	}, now)
+}
+
+// checkCRL is CheckCRL with prevOf giving the CRL in use of a CA, nil if
+// none.
+func checkCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prevOf func(*x509.Certificate) Revocations, now time.Time) (Revocations, *x509.Certificate, error) {
 	var errs []error
 	for _, ca := range cas {
 		crl, err := parse(data, ca)
@@ -137,12 +196,32 @@ func CheckCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prev Revoca
 		if crl.ThisUpdate().After(now.Add(clockSkew)) {
 			return nil, nil, fmt.Errorf("%w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
 		}
-		if prev != nil && ca.Equal(prevIssuer) && crl.Number().Cmp(prev.Number()) < 0 {
+		if prev := prevOf(ca); prev != nil && crl.Number().Cmp(prev.Number()) < 0 {
 			return nil, nil, fmt.Errorf("%w (%s < %s)", ErrCRLOlder, crl.Number(), prev.Number())
 		}
 		return crl, ca, nil
 	}
 	return nil, nil, fmt.Errorf("%w: %w", ErrCRLUnverified, errors.Join(errs...))
+}
+
+// crlOf returns the CRL of crls issued by ca and its issuer, or nils.
+func crlOf(crls []revoke.IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
+	for _, c := range crls {
+		if c.Issuer.Equal(ca) {
+			return c.CRL, c.Issuer
+		}
+	}
+	return nil, nil
+}
+
+// crlIssuersIn reports whether the issuer of every CRL of crls is in cas.
+func crlIssuersIn(crls []revoke.IssuedCRL, cas []*x509.Certificate) bool {
+	for _, c := range crls {
+		if !slices.ContainsFunc(cas, c.Issuer.Equal) {
+			return false
+		}
+	}
+	return true
 }
 
 // crlState is the state of the CRL at now by revoke.Freshness, past

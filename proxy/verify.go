@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"slices"
 	"time"
 
 	"minica/revoke"
@@ -70,8 +69,11 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 	for _, c := range certs[1:] {
 		inter.AddCert(c)
 	}
+	for _, c := range t.inters {
+		inter.AddCert(c)
+	}
 	chains, err := leaf.Verify(x509.VerifyOptions{
-		Roots:         t.roots,
+		Roots:         t.anchors,
 		Intermediates: inter,
 		CurrentTime:   now,
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
@@ -86,32 +88,26 @@ func verifyClient(certs []*x509.Certificate, t *trust, grace time.Duration, now 
 // has already checked the chain against t's bundle and the validity at now
 // (for a resumed session too: one whose chain no longer verifies falls back
 // to a full handshake), so only checkChains remains; a state without
-// verified chains is verified in full.
+// verified chains is verified in full. So is every client of a bundle that
+// holds a hierarchy: Go's TLS stack took each CA of the bundle for a trust
+// anchor, and the path must run up to the root for the CRL of each CA on it
+// to be checked.
 func verifyConn(cs tls.ConnectionState, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
-	if len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
+	if len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 || t.layered {
 		return verifyClient(cs.PeerCertificates, t, grace, now)
 	}
 	return checkChains(cs.PeerCertificates[0], cs.VerifiedChains, t, grace, now)
 }
 
-// checkChains hands the checks Go's verifier does not make to revoke.Judge,
-// for chains of leaf verified against t's bundle: the CRL usable at now
-// (within grace), leaf not a CA, EKU clientAuth present, issued by the CA
-// whose CRL is loaded, not revoked. It returns the chain through the CRL's
-// issuer.
+// checkChains hands the checks Go's verifier does not make to
+// revoke.JudgePath, for chains of leaf verified against t's bundle: the CRL
+// of each CA on the path usable at now (within grace), leaf not a CA, EKU
+// clientAuth present, issued by a CA whose CRL is loaded, neither leaf nor
+// a CA above it revoked. It returns the chain the judge accepts (see
+// revoke.JudgeChains).
 func checkChains(leaf *x509.Certificate, chains [][]*x509.Certificate, t *trust, grace time.Duration, now time.Time) ([]*x509.Certificate, error) {
-	// One CRL covers the clients of one issuing CA: a client of another
-	// CA of the bundle could not be revoked, so the judge refuses it.
-	i := slices.IndexFunc(chains, func(c []*x509.Certificate) bool {
-		return len(c) >= 2 && c[1].Equal(t.crlIssuer)
-	})
-	chain := chains[max(i, 0)]
-	var issuer *x509.Certificate
-	if len(chain) >= 2 {
-		issuer = chain[1]
-	}
-	err := revoke.Judge(revoke.Facts{Cert: leaf, Issuer: issuer, CAs: t.cas, CRL: t.crl, CRLIssuer: t.crlIssuer,
-		Purpose: x509.ExtKeyUsageClientAuth, Grace: grace, Skew: clockSkew, At: now})
+	f := revoke.Facts{Cert: leaf, CAs: t.cas, Purpose: x509.ExtKeyUsageClientAuth, Grace: grace, Skew: clockSkew, At: now}
+	chain, err := revoke.JudgeChains(f, chains, t.crls)
 	if err != nil {
 		return nil, refusal(err, leaf)
 	}

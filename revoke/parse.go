@@ -104,6 +104,10 @@ func checkSigned(data []byte, issuer *x509.Certificate) (crlFields, error) {
 	if aki != nil && len(issuer.SubjectKeyId) > 0 && !bytes.Equal(aki, issuer.SubjectKeyId) {
 		return crlFields{}, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
 	}
+	if issuer.KeyUsage != 0 && issuer.KeyUsage&x509.KeyUsageCRLSign == 0 {
+		// RFC 5280 section 4.2.1.3: only a key with cRLSign signs CRLs.
+		return crlFields{}, fmt.Errorf("%w: CA %q may not sign CRLs: its key usage lacks cRLSign", ErrWrongIssuer, nameString(issuer.RawSubject))
+	}
 	alg, ok := lookupAlg(f.sigAlg)
 	if !ok {
 		return crlFields{}, fmt.Errorf("%w: unsupported signature algorithm %x", ErrBadSignature, f.sigAlg)
@@ -190,6 +194,9 @@ func parseCRLExtensions(exts cryptobyte.String, crl *CRL) error {
 		seen[string(oid)] = true
 		switch {
 		case bytes.Equal(oid, oidCRLNumber):
+			if critical {
+				return malformed("CRL number marked critical (RFC 5280 section 5.2.3: it is not)")
+			}
 			n := new(big.Int)
 			if !value.ReadASN1Integer(n) || !value.Empty() || n.Sign() < 0 {
 				return malformed("invalid CRL number")

@@ -21,9 +21,10 @@ type IssuedCRL struct {
 // trust anchor (the last element), as Certificate.Verify returns it, and
 // crls are the CRLs at hand, each already verified against its issuer.
 //
-// It gives f.Cert to [Judge] with the CRL of path[1] (f.Issuer, f.CRL and
-// f.CRLIssuer are set from path, and the CAs of the path, verified, join
-// f.CAs), then checks each CA below the anchor against the CRL of the CA
+// It gives f.Cert to [Judge] with the CRL of path[1] (or, if crls lack it,
+// the first of crls, which Judge then refuses as ReasonNoCRLForIssuer;
+// f.Issuer, f.CRL and f.CRLIssuer are set from path, and the CAs of the
+// path, verified, join f.CAs), then checks each CA below the anchor against the CRL of the CA
 // above it, in order from the leaf up: that CRL must be there and usable at
 // f.At (ReasonCRLMissing, ReasonCRLExpired, ReasonCRLNotYetValid, as in
 // Judge's step 1) and must not list the CA (ReasonRevoked). So a revoked
@@ -38,12 +39,21 @@ func JudgePath(f Facts, path []*x509.Certificate, crls []IssuedCRL) error {
 		return errors.New("judging certificate: the path must start with the certificate judged")
 	}
 	f.CAs = append(slices.Clone(f.CAs), path[1:]...)
+	// Without a CRL of the issuer, Judge is given another CRL at hand, so
+	// that it names the gap (ReasonNoCRLForIssuer) after the checks of the
+	// certificate itself; with none at all, ReasonCRLMissing.
+	f.CRL, f.CRLIssuer = nil, nil
+	if len(crls) > 0 {
+		f.CRL, f.CRLIssuer = crls[0].CRL, crls[0].Issuer
+	}
 	if len(path) == 1 {
 		f.Issuer = nil
 		return Judge(f)
 	}
 	f.Issuer = path[1]
-	f.CRL, f.CRLIssuer = crlOf(crls, path[1])
+	if crl, issuer := crlOf(crls, path[1]); crl != nil {
+		f.CRL, f.CRLIssuer = crl, issuer
+	}
 	if err := Judge(f); err != nil || f.SkipRevocation {
 		return err
 	}
@@ -53,6 +63,35 @@ func JudgePath(f Facts, path []*x509.Certificate, crls []IssuedCRL) error {
 		}
 	}
 	return nil
+}
+
+// JudgeChains is JudgePath over the chains crypto/x509's Certificate.Verify
+// returned for f.Cert: it returns the first chain the judge accepts, else
+// the refusal of the first chain through an issuer whose CRL is in crls (of
+// the first chain if there is none), so that a certificate with a path
+// through a CA that vouches for it is never refused for another path.
+func JudgeChains(f Facts, chains [][]*x509.Certificate, crls []IssuedCRL) ([]*x509.Certificate, error) {
+	if len(chains) == 0 {
+		return nil, errors.New("judging certificate: no verified chain")
+	}
+	var refused error
+	throughCRLIssuer := false
+	for _, chain := range chains {
+		err := JudgePath(f, chain, crls)
+		if err == nil {
+			return chain, nil
+		}
+		hasCRL := len(chain) > 1 && crlOfOK(crls, chain[1])
+		if refused == nil || hasCRL && !throughCRLIssuer {
+			refused, throughCRLIssuer = err, hasCRL
+		}
+	}
+	return nil, refused
+}
+
+func crlOfOK(crls []IssuedCRL, ca *x509.Certificate) bool {
+	crl, _ := crlOf(crls, ca)
+	return crl != nil
 }
 
 // judgeCA checks ca, a CA of a verified path below the anchor, against the
@@ -100,12 +139,13 @@ func crlOf(crls []IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certifica
 
 // SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file
 // (a file may hold the CRLs of several CAs, as nginx, Apache and HAProxy
-// read them), or data itself when it starts as DER does (one DER CRL). Text around
+// read them), or data itself when it holds no PEM block (one DER CRL, or
+// bytes that ParseCRL then refuses). Text around
 // the PEM blocks is ignored, as those servers ignore it; a block of another
 // type is an error naming it.
 func SplitCRLs(data []byte) ([][]byte, error) {
-	if len(data) > 0 && data[0] == 0x30 { // a DER SEQUENCE
-		return [][]byte{data}, nil
+	if block, _ := pem.Decode(data); block == nil {
+		return [][]byte{data}, nil // DER, or bytes ParseCRL will refuse
 	}
 	var out [][]byte
 	for rest := data; ; {
@@ -118,9 +158,6 @@ func SplitCRLs(data []byte) ([][]byte, error) {
 		}
 		out = append(out, pem.EncodeToMemory(block))
 		rest = r
-	}
-	if len(out) == 0 {
-		return nil, malformed("invalid PEM")
 	}
 	return out, nil
 }

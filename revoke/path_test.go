@@ -56,11 +56,12 @@ func TestJudgePath(t *testing.T) {
 		{name: "no root CRL", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{interCRL},
 			wantReason: revoke.ReasonCRLMissing, wantDetail: `no CRL of "CN=Path Root", the issuer of CA "CN=Path Issuing CA"`},
 		{name: "no intermediate CRL", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootCRL},
-			wantReason: revoke.ReasonCRLMissing},
+			wantReason: revoke.ReasonNoCRLForIssuer},
+		{name: "no CRL at all", leaf: leaf, issuer: inter, wantReason: revoke.ReasonCRLMissing},
 		{name: "root CRL expired", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootExpired, interCRL},
 			wantReason: revoke.ReasonCRLExpired, wantDetail: `the CRL of "CN=Path Root"`},
 		{name: "CRL of another intermediate only", leaf: leaf, issuer: inter, crls: []revoke.IssuedCRL{rootCRL, otherCRL},
-			wantReason: revoke.ReasonCRLMissing},
+			wantReason: revoke.ReasonNoCRLForIssuer},
 		{name: "no CRL, revocation skipped", leaf: revokedLeaf, issuer: inter, skip: true},
 	}
 	for _, tt := range tests {
@@ -108,14 +109,15 @@ func TestSplitCRLs(t *testing.T) {
 	if _, err := revoke.ParseCRL(got[1], inter.Cert); err != nil {
 		t.Errorf("second CRL: %v", err)
 	}
-	if got, err := revoke.SplitCRLs([]byte{0x30, 0x03, 1, 2, 3}); err != nil || len(got) != 1 {
-		t.Errorf("SplitCRLs(DER) = %d, %v; want 1 as is", len(got), err)
+	for _, data := range []string{"\x30\x03\x01\x02\x03", "-----BEGIN X509 CRL-----\nnot base64\n"} {
+		if got, err := revoke.SplitCRLs([]byte(data)); err != nil || len(got) != 1 || string(got[0]) != data {
+			t.Errorf("SplitCRLs(%q) = %q, %v; want it as is", data, got, err)
+		}
 	}
 	for _, tt := range []struct {
 		name, data, wantErr string
 	}{
 		{"certificate", string(root.CRL(t, 2, now, time.Hour)) + string(root.PEM()), `PEM block 2 is "CERTIFICATE", not "X509 CRL"`},
-		{"broken PEM", "-----BEGIN X509 CRL-----\nnot base64\n", "invalid PEM"},
 	} {
 		if _, err := revoke.SplitCRLs([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("SplitCRLs(%s) = %v; want %q", tt.name, err, tt.wantErr)

@@ -14,6 +14,12 @@
 //	/crl.der    the current CRL, DER, application/pkix-crl
 //	/crl.pem    the current CRL, PEM, application/x-pem-file
 //	            (also the path of the CA's CRL URL, when set: as /crl.der)
+//	/root-crl.der, /root-crl.pem
+//	            on an intermediate CA, the root's CRL that it keeps
+//	            (`minica crl import-root`), also at the path of the root's
+//	            CRL URL (the intermediate certificate's distribution point)
+//	            when that URL names the host of the CA's own CRL or OCSP
+//	            URL; 404 on any other CA (see rootcrl.go)
 //	/ocsp       Config.OCSP, every method, and /ocsp/... (RFC 5019 GET);
 //	            also the path of Config.OCSPURL and below it, and POST /
 //	            (openssl ocsp -url http://HOST:PORT); 404 without a

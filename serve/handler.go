@@ -95,6 +95,9 @@ func (s *Server) lookup(path string, ops bool) (string, http.HandlerFunc) {
 		return epCRLPEM, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, true) }
 	case s.crlPath[path]:
 		return epCRLURL, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, false) }
+	case s.rootCRL[path] != "":
+		ep := s.rootCRL[path]
+		return ep, func(w http.ResponseWriter, r *http.Request) { s.serveRootCRL(w, r, ep == epRootCRLPEM) }
 	case ops && path == "/healthz":
 		return epHealth, s.serveHealth
 	case ops && path == "/metrics":

@@ -101,6 +101,8 @@ type Server struct {
 	cur     atomic.Pointer[published]
 	static  map[string]*resource // paths of the CA files
 	crlPath map[string]bool      // paths answered with the CRL (DER)
+	rootCRL map[string]string    // paths of the root's CRL, to their endpoint
+	root    rootCRL              // the root CRL as last read, on an intermediate
 	ocsp    map[string]bool      // exact paths of the OCSP responder
 	ocspPre []string             // path prefixes of its RFC 5019 GETs
 	waiters atomic.Int64
@@ -180,6 +182,7 @@ func New(cfg Config) (*Server, error) {
 		s.ocsp[p] = true
 		s.ocspPre = append(s.ocspPre, strings.TrimSuffix(p, "/")+"/")
 	}
+	s.rootCRL = s.rootCRLPaths()
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
 	pub, err := cfg.CA.ReadPublishedCRL()

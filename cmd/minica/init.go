@@ -23,7 +23,15 @@ func initCommand(e *env) *cli.Command {
 			"every name type, and verifiers enforce it. A type without a --permit-* of\n" +
 			"its own is excluded: a CA made with --permit-dns alone certifies no IP\n" +
 			"address, email or URI. minica refuses to issue a name outside them.\n\n" +
-			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal --permit-email acme.com",
+			"A hierarchy (see docs/hierarchy.md): --root makes an offline root that signs\n" +
+			"only intermediates (pathLen 1, 20y, CRLs of 365d). --intermediate --csr-out FILE\n" +
+			"makes an intermediate's key here and the CSR to carry to the root, whose\n" +
+			"sign-intermediate gives the certificate back for --intermediate --import CERT\n" +
+			"--root-crl FILE; --parent ROOTDIR does all three on one machine.\n\n" +
+			"Example:\n   minica init --cn 'Acme Internal CA' --org 'Acme' --permit-dns acme.internal --permit-email acme.com\n" +
+			"   minica --dir /media/usb/root init --root --cn 'Acme Root CA'\n" +
+			"   minica init --intermediate --cn 'Acme Issuing CA 1' --permit-dns example.com --csr-out int1.csr\n" +
+			"   minica init --intermediate --import int1.crt --root-crl root.crl",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cn", Usage: "the CA's common name (required)"},
 			&cli.StringFlag{Name: "org", Usage: "organization (O)"},

@@ -80,7 +80,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
 		&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
 		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt)"},
-		&cli.StringFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER) or at an http(s) URL it follows (default: the CA directory's crl.der)"},
+		&cli.StringSliceFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER; repeatable, or one PEM file with several, for the CRL of each CA of a hierarchy) or at an http(s) URL it follows (default: the CA directory's crl.der)"},
 		&cli.StringFlag{Name: "crl-ca", Usage: "verify an https --crl URL against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "crl-cache", Usage: "keep the last good CRL of the --crl URL in `FILE`, to start from while the URL is down"},
 		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (also the longest retry backoff)"},
@@ -133,7 +133,7 @@ func runProxy(c *cli.Context, e *env) error {
 		return err
 	}
 	var authority *ca.CA
-	if c.String("server-cert") != "" || c.String("ca") == "" || c.String("crl") == "" {
+	if c.String("server-cert") != "" || c.String("ca") == "" || len(c.StringSlice("crl")) == 0 {
 		if authority, err = openCA(c, e); err != nil {
 			return err
 		}
@@ -254,12 +254,12 @@ func checkServerCertFlags(c *cli.Context) error {
 // fetched once here and then followed (see crlFollow).
 func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) error {
 	cfg := &o.cfg
-	caFile, crlFile := c.String("ca"), c.String("crl")
+	caFile, crlFiles := c.String("ca"), c.StringSlice("crl")
 	if caFile == "" {
 		caFile = authority.CertFile()
 	}
-	if crlFile == "" {
-		crlFile = authority.Path(ca.CRLDERFile)
+	if len(crlFiles) == 0 {
+		crlFiles = []string{authority.Path(ca.CRLDERFile)}
 	}
 	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readCertsFile(caFile) }
 	cfg.ParseCRL = parseProxyCRL
@@ -270,13 +270,7 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 		}
 		o.follower, cfg.LoadCRL = f, f.Current
 	} else {
-		cfg.LoadCRL = func() ([]byte, error) {
-			data, err := os.ReadFile(crlFile)
-			if err != nil {
-				return nil, &crlReadError{file: crlFile, err: err}
-			}
-			return data, nil
-		}
+		cfg.LoadCRL = func() ([]byte, error) { return readCRLFiles(crlFiles) }
 	}
 	if name := c.String("server-cert"); name != "" {
 		cfg.LoadCert = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }

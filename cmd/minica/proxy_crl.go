@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,8 +19,15 @@ import (
 // parseCRLURLFlags checks --crl when it is a URL and the flags that go
 // with one.
 func parseCRLURLFlags(c *cli.Context, o *proxyOptions) error {
-	crl := c.String("crl")
-	isURL := strings.Contains(crl, "://")
+	crls := c.StringSlice("crl")
+	crl := ""
+	if len(crls) > 0 {
+		crl = crls[0]
+	}
+	isURL := slices.ContainsFunc(crls, func(s string) bool { return strings.Contains(s, "://") })
+	if isURL && len(crls) > 1 {
+		return usagef(c, "--crl: a URL goes alone; for the CRLs of several CAs, serve one PEM file with all of them")
+	}
 	if isURL {
 		if err := crlsource.CheckURL(crl); err != nil {
 			return usagef(c, "--crl: %v", err)

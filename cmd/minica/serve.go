@@ -31,7 +31,9 @@ func serveCommand(e *env) *cli.Command {
 		ArgsUsage: " ",
 		Description: "Serves /ca.crt, /ca.pem, /chain.pem, /crl.der, /crl.pem (also at the path of the\n" +
 			"CA's CRL URL), /ocsp, /healthz and /metrics, GET and HEAD only; nothing else of\n" +
-			"the CA directory. A CRL that 'minica revoke' or 'minica crl' publishes is served\n" +
+			"the CA directory. An intermediate CA also serves the root's CRL it keeps at\n" +
+			"/root-crl.der and /root-crl.pem, and at the path of the root's CRL URL when that\n" +
+			"URL names this CA's CRL or OCSP host. A CRL that 'minica revoke' or 'minica crl' publishes is served\n" +
 			"within a second; past half its lifetime serve re-signs the CRL as 'minica crl'\n" +
 			"does, so it needs the CA key (password from --password-file, MINICA_PASSWORD or\n" +
 			"a prompt) unless --no-sign, which then warns that the CRL will lapse. A GET of\n" +
@@ -179,7 +181,9 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	defer ocspCA.Close()
 	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
-		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key"),
+		// A root issues no leaves, a responder certificate included: its
+		// OCSP answers (about its intermediates) carry its own signature.
+		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key") || (ocspCA.IsRoot() && signer != nil),
 		LockTimeout: cfg.LockTimeout, Log: e.stderr,
 	})
 	if err != nil {

@@ -27,13 +27,15 @@ func verifyCommand(e *env) *cli.Command {
 			"holds revoked is revoked, whatever the CRL says. Without --purpose, a\n" +
 			"certificate for serverAuth only is checked as a server, anything else as a\n" +
 			"client. Prints one verdict line; exit status 0 only when the certificate is valid.\n\n" +
-			"Example:\n   minica verify simon.crt\n   minica verify web1 --purpose server --at 2030-01-01T00:00:00Z --json",
-		Flags: []cli.Flag{
+			standaloneVerifyHelp +
+			"Example:\n   minica verify simon.crt\n   minica verify web1 --purpose server --at 2030-01-01T00:00:00Z --json\n" +
+			"   minica verify --trust root.crt --untrusted issuing.crt --crl root.crl --crl issuing.crl simon.crt",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "purpose", Usage: "client or server"},
 			&cli.StringFlag{Name: "at", Usage: "check at this time (RFC 3339) instead of now"},
 			&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept the CRL for this `DURATION` past its nextUpdate, like the proxy's --crl-grace"},
 			jsonFlag(),
-		},
+		}, standaloneVerifyFlags()...),
 		Action: func(c *cli.Context) error { return runVerify(c, e) },
 	}
 }
@@ -70,6 +72,9 @@ func runVerify(c *cli.Context, e *env) error {
 			return usagef(c, "--crl-grace: %v", err)
 		}
 		grace = d
+	}
+	if standaloneVerify(c) {
+		return runVerifyStandalone(c, e, at, grace)
 	}
 	authority, err := openCA(c, e)
 	if err != nil {
