@@ -53,6 +53,12 @@ func openToken(u *KeyURI, pin []byte) (p11Token, error) {
 		return nil, ErrTokenNotFound
 	case strings.Contains(err.Error(), "failed to open module"):
 		return nil, ErrNotModule
+	case strings.Contains(err.Error(), "failed to initialize module"):
+		reason := err.Error()
+		if isCode {
+			reason = code.Error()
+		}
+		return nil, fmt.Errorf("%w (C_Initialize: %s)", ErrModuleInit, strings.TrimPrefix(reason, "pkcs11: "))
 	}
 	return nil, err
 }

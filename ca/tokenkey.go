@@ -26,6 +26,9 @@ var (
 	ErrPINLocked = errors.New("the token's user PIN is locked (too many wrong PINs): unlock it with the token's SO PIN")
 	// ErrNotModule: the key URI's module-path is no PKCS#11 library.
 	ErrNotModule = errors.New("it is not a PKCS#11 library (dlopen failed)")
+	// ErrModuleInit: the module's C_Initialize failed, often for its own
+	// configuration (SoftHSM2: SOFTHSM2_CONF).
+	ErrModuleInit = errors.New("the module failed to initialise")
 	// ErrKeyNotFound: the token holds no private key the key URI names.
 	ErrKeyNotFound = errors.New("the token holds no such private key")
 	// ErrKeyExists is returned by Init without InitOptions.ExistingKey when
@@ -66,7 +69,7 @@ func tokenError(u *KeyURI, err error) error {
 		return err
 	case errors.Is(err, ErrModuleNotFound), errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("loading PKCS#11 module %q (module-path of the key URI): %w", u.ModulePath, ErrModuleNotFound)
-	case errors.Is(err, ErrNotModule):
+	case errors.Is(err, ErrNotModule), errors.Is(err, ErrModuleInit):
 		return fmt.Errorf("loading PKCS#11 module %q (module-path of the key URI): %w", u.ModulePath, err)
 	case errors.Is(err, ErrWrongPIN), errors.Is(err, ErrPINLocked):
 		return fmt.Errorf("logging in to %s: %w", u.TokenName(), err)

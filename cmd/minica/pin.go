@@ -85,6 +85,8 @@ func tokenHint(err error) error {
 		return withHint(err, "is the token plugged in, and is its label right? softhsm2-util --show-slots or pkcs11-tool --list-token-slots lists them")
 	case errors.Is(err, ca.ErrModuleNotFound):
 		return withHint(err, "install the token's PKCS#11 library (SoftHSM2: apt-get install softhsm2), or correct module-path in the key URI")
+	case errors.Is(err, ca.ErrModuleInit):
+		return withHint(err, "check the module's own configuration (SoftHSM2: SOFTHSM2_CONF and the tokendir it names)")
 	case errors.Is(err, ca.ErrKeyNotFound):
 		return withHint(err, "a CA certificate's key cannot be replaced; restore the token from its backup, or make a new CA")
 	case errors.Is(err, ca.ErrKeyExists):
