@@ -39,9 +39,10 @@ type CA struct {
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
 	// keyURI is the CA key's URI when the key is in a PKCS#11 token, and
-	// token the session LoadSigner opened there (closed by Close).
+	// tokens the sessions LoadSigner opened there (closed by Close: a
+	// signer stays usable until then).
 	keyURI *KeyURI
-	token  p11Token
+	tokens []p11Token
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
@@ -133,10 +134,10 @@ func parseCertsPEM(data []byte) ([]*x509.Certificate, error) {
 
 // Close releases the directory, and the token session of a PKCS#11 key.
 func (c *CA) Close() error {
-	if c.token != nil {
-		c.token.close()
-		c.token = nil
+	for _, t := range c.tokens {
+		t.close()
 	}
+	c.tokens = nil
 	return c.dir.Close()
 }
 

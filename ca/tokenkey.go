@@ -258,9 +258,6 @@ func (c *CA) loadTokenSigner(pin []byte) (crypto.Signer, error) {
 		tok.close()
 		return nil, fmt.Errorf("the key with %s in %s does not match the CA certificate %q", u.ObjectName(), u.TokenName(), c.dir.Join(certFile))
 	}
-	if c.token != nil {
-		c.token.close()
-	}
-	c.token = tok
+	c.tokens = append(c.tokens, tok)
 	return key, nil
 }
