@@ -222,19 +222,25 @@ func (c *CA) KeyURI() *KeyURI { return c.keyURI }
 
 // loadKeyURI reads ca.key-uri when there is one.
 func (c *CA) loadKeyURI() error {
-	data, err := c.dir.ReadFile(keyURIFile)
+	u, err := readKeyURI(c.dir)
+	c.keyURI = u
+	return err
+}
+
+// readKeyURI reads ca.key-uri of d; nil when there is none.
+func readKeyURI(d *Dir) (*KeyURI, error) {
+	data, err := d.ReadFile(keyURIFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading CA key URI %q: %w", c.dir.Join(keyURIFile), err)
+		return nil, fmt.Errorf("reading CA key URI %q: %w", d.Join(keyURIFile), err)
 	}
 	u, err := ParseKeyURI(strings.TrimSpace(string(data)))
 	if err != nil {
-		return fmt.Errorf("corrupt CA key URI %q: %w", c.dir.Join(keyURIFile), err)
+		return nil, fmt.Errorf("corrupt CA key URI %q: %w", d.Join(keyURIFile), err)
 	}
-	c.keyURI = u
-	return nil
+	return u, nil
 }
 
 // loadTokenSigner opens the token of the CA key with pin and finds the key,

@@ -103,9 +103,6 @@ func tokenInitOptions(c *cli.Context, e *env, opts *ca.InitOptions) error {
 	if !c.IsSet("key-uri") {
 		return usagef(c, "--existing-key and --pin-file need --key-uri, the PKCS#11 URI of the CA key")
 	}
-	if c.Bool("intermediate") {
-		return usagef(c, "--key-uri with --intermediate: a pending intermediate's key is a file, made on the issuing host; keep the root's key in a token (init --root --key-uri), or make a single-level CA with --key-uri")
-	}
 	for _, f := range []string{"no-password", "password-file"} {
 		if c.IsSet(f) {
 			return usagef(c, "--%s and --key-uri contradict each other: a key in a token is protected by the token's PIN", f)

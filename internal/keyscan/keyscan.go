@@ -3,6 +3,13 @@
 // reached the disk: not as a PEM block, not as DER at any offset, not as
 // the raw private scalar (ECDSA) or a prime factor (RSA) of the CA's
 // public key, in the files or in the bytes of their PEM blocks.
+//
+// DER is looked for everywhere. The raw-bytes search (a scalar
+// multiplication per offset) runs over every PEM block's bytes and every
+// file that is not UTF-8 text (DER files, the token's object files): bytes
+// written raw into a text file would make it binary, save for a key whose
+// every byte happens to be text. Blobs seen before (a certificate and its
+// copy) are searched once.
 package keyscan
 
 import (
@@ -10,6 +17,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -18,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
@@ -46,6 +55,7 @@ func Scan(roots []string, pub crypto.PublicKey, allow func(file string) bool) ([
 		found []Finding
 		st    Stats
 	)
+	seen := map[[32]byte]bool{}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
@@ -57,20 +67,29 @@ func Scan(roots []string, pub crypto.PublicKey, allow func(file string) bool) ([
 			}
 			st.Files++
 			st.Bytes += len(data)
-			blobs := [][]byte{data}
+			type blob struct {
+				data []byte
+				raw  bool // search for raw key bytes too
+			}
+			blobs := []blob{{data, !utf8.Valid(data)}}
 			for rest := data; ; {
 				var b *pem.Block
 				if b, rest = pem.Decode(rest); b == nil {
 					break
 				}
 				st.PEMBlocks++
-				blobs = append(blobs, b.Bytes)
+				blobs = append(blobs, blob{b.Bytes, true})
 				if strings.Contains(b.Type, "PRIVATE KEY") && !allow(path) {
 					found = append(found, Finding{path, fmt.Sprintf("a PEM %q block", b.Type)})
 				}
 			}
-			for _, blob := range blobs {
-				for _, key := range derKeys(blob) {
+			for _, b := range blobs {
+				sum := sha256.Sum256(b.data)
+				if seen[sum] {
+					continue
+				}
+				seen[sum] = true
+				for _, key := range derKeys(b.data) {
 					switch {
 					case samePublic(key, pub):
 						found = append(found, Finding{path, "the CA's private key, as DER"})
@@ -78,7 +97,10 @@ func Scan(roots []string, pub crypto.PublicKey, allow func(file string) bool) ([
 						found = append(found, Finding{path, "a private key, as DER"})
 					}
 				}
-				n, what := rawKey(blob, pub)
+				if !b.raw {
+					continue
+				}
+				n, what := rawKey(b.data, pub)
 				st.Windows += n
 				if what != "" {
 					found = append(found, Finding{path, what})
