@@ -46,8 +46,10 @@ func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) 
 // must hold the lock.
 func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	rep := &CheckReport{}
-	if _, err := c.readKeyFile(); err != nil {
-		rep.Problems = append(rep.Problems, err.Error())
+	if c.keyURI == nil {
+		if _, err := c.readKeyFile(); err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+		}
 	}
 	if err := c.checkCerts(rep); err != nil {
 		return nil, err

@@ -26,6 +26,14 @@ var ErrExists = errors.New("a CA already exists")
 // a CA key, so it leaves the directory to the user.
 var ErrUnfinished = errors.New("a CA key (" + keyFile + ") but no CA certificate (" + certFile + ")")
 
+// unfinishedURI is ErrUnfinished for a CA key URI (ca.key-uri).
+type unfinishedURI struct{ dir string }
+
+func (u unfinishedURI) Error() string {
+	return fmt.Sprintf("directory %q holds a CA key URI (%s) but no CA certificate (%s), as an interrupted init leaves it", u.dir, keyURIFile, certFile)
+}
+func (unfinishedURI) Is(target error) bool { return target == ErrUnfinished }
+
 // InitOptions describe a new CA.
 type InitOptions struct {
 	CommonName         string
@@ -38,6 +46,12 @@ type InitOptions struct {
 	Validity           time.Duration // 0 means DefaultCAValidity
 	// Password encrypts the CA key; nil stores it unencrypted.
 	Password []byte
+	// KeyURI, when set, keeps the CA key in a PKCS#11 token instead of
+	// ca.key (see tokenkey.go): a new key is generated there unless
+	// ExistingKey, which uses the key the URI names. PIN logs in.
+	KeyURI      *KeyURI
+	ExistingKey bool
+	PIN         []byte
 	// Permitted name constraints: DNS domains, email domains or addresses,
 	// URI host domains and IP ranges. All empty means unconstrained; with
 	// any set, the name types left empty are excluded (see constraints.go).
@@ -90,6 +104,15 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A token is opened and its key looked up before the directory is
+	// touched: a wrong PIN or a missing key changes nothing.
+	var tok *tokenInit
+	if o.KeyURI != nil {
+		if tok, err = openTokenInit(&o); err != nil {
+			return nil, err
+		}
+		defer tok.tok.close()
+	}
 	created, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
@@ -101,11 +124,16 @@ func Init(dir string, o InitOptions) (*CA, error) {
 		}
 		return nil, err
 	}
-	wroteKey, err := writeCA(d, subject, o)
+	wroteKey, err := writeCA(d, subject, o, tok)
 	if err == nil {
 		err = d.SyncDir(".")
 	}
 	if err != nil {
+		if tok != nil {
+			if terr := tok.abort(); terr != nil {
+				err = fmt.Errorf("%w (%v)", err, terr)
+			}
+		}
 		if cerr := removeUnfinished(d, wroteKey, created); cerr != nil {
 			err = fmt.Errorf("%w (removing the unfinished CA failed too: %v)", err, cerr)
 		}
@@ -116,10 +144,16 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	return Open(dir)
 }
 
-// writeCA generates the key and certificate and writes the CA's files into
-// d, ca.crt last; wroteKey reports whether ca.key is its own.
-func writeCA(d *Dir, subject pkix.Name, o InitOptions) (wroteKey bool, err error) {
-	key, err := o.KeyType.Generate()
+// writeCA generates the key (in the token of tok when it is set) and
+// certificate and writes the CA's files into d, ca.crt last; wroteKey
+// reports whether ca.key (or ca.key-uri) is its own.
+func writeCA(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (wroteKey bool, err error) {
+	var key crypto.Signer
+	if tok != nil {
+		key, err = tok.signer()
+	} else {
+		key, err = o.KeyType.Generate()
+	}
 	if err != nil {
 		return false, err
 	}
@@ -127,11 +161,15 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions) (wroteKey bool, err error
 	if err != nil {
 		return false, err
 	}
-	keyPEM, err := formats.MarshalPrivateKeyPEM(key, o.Password)
-	if err != nil {
-		return false, err
+	if tok != nil {
+		err = d.CreateExclusive(keyURIFile, []byte(tok.uri.String()+"\n"), 0o644)
+	} else {
+		var keyPEM []byte
+		if keyPEM, err = formats.MarshalPrivateKeyPEM(key, o.Password); err == nil {
+			err = d.CreateExclusive(keyFile, keyPEM, 0o600)
+		}
 	}
-	if err := d.CreateExclusive(keyFile, keyPEM, 0o600); err != nil {
+	if err != nil {
 		return false, err
 	}
 	settings, _ := json.MarshalIndent(o.Settings, "", "  ")
@@ -160,7 +198,7 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions) (wroteKey bool, err error
 // initFiles are the names Init writes, in the order removeUnfinished
 // removes them: ca.crt first, so that the directory is never a CA without
 // all of them, and ca.key last.
-var initFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, settingsFile, "db", "certs", keyFile}
+var initFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, settingsFile, "db", "certs", keyFile, keyURIFile}
 
 // removeUnfinished removes what a failed Init wrote in d. Only an Init that
 // created ca.key (with O_EXCL) owns the other files: another one may be
@@ -234,6 +272,9 @@ func prepareDir(dir string) (created bool, err error) {
 	}
 	if _, err := os.Lstat(dir + string(os.PathSeparator) + keyFile); err == nil {
 		return false, fmt.Errorf("directory %q holds %w, as an interrupted init leaves it", dir, ErrUnfinished)
+	}
+	if _, err := os.Lstat(dir + string(os.PathSeparator) + keyURIFile); err == nil {
+		return false, unfinishedURI{dir}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

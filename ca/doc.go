@@ -11,6 +11,8 @@
 //	ca.crt                     0644  the issuing CA certificate (PEM)
 //	ca.key                     0600  the CA private key, PKCS#8 PEM, encrypted
 //	                                 (PBES2, AES-256) unless created without a password
+//	ca.key-uri                 0644  instead of ca.key: the RFC 7512 URI of a CA key kept in
+//	                                 a PKCS#11 token (see [ParseKeyURI]); never a PIN
 //	chain.pem                  0644  the chain handed out with every leaf (PEM)
 //	settings.json              0644  CA settings: validities, CRL lifetime and URL
 //	lock                       0600  held with flock(2) (LockFileEx on Windows) around every

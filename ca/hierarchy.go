@@ -290,6 +290,9 @@ type Pending struct {
 	Dir string
 	// KeyEncrypted tells whether the pending key needs a password.
 	KeyEncrypted bool
+	// KeyURI is set when the key is in a PKCS#11 token (ca.key-uri): the
+	// import then needs the token's PIN.
+	KeyURI *KeyURI
 }
 
 // pendingJSON is intermediate.json.
@@ -337,6 +340,14 @@ func InitPending(dir string, o InitOptions) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As in Init: the token first, so that a wrong PIN changes nothing.
+	var tok *tokenInit
+	if o.KeyURI != nil {
+		if tok, err = openTokenInit(&o); err != nil {
+			return nil, err
+		}
+		defer tok.tok.close()
+	}
 	created, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
@@ -349,11 +360,16 @@ func InitPending(dir string, o InitOptions) (*Pending, error) {
 		return nil, err
 	}
 	defer d.Close()
-	p, wroteKey, err := writePending(d, subject, o)
+	p, wroteKey, err := writePending(d, subject, o, tok)
 	if err == nil {
 		err = d.SyncDir(".")
 	}
 	if err != nil {
+		if tok != nil {
+			if terr := tok.abort(); terr != nil {
+				err = fmt.Errorf("%w (%v)", err, terr)
+			}
+		}
 		if cerr := removeUnfinished(d, wroteKey, created); cerr != nil {
 			err = fmt.Errorf("%w (removing the unfinished CA failed too: %v)", err, cerr)
 		}
@@ -362,8 +378,16 @@ func InitPending(dir string, o InitOptions) (*Pending, error) {
 	return p, nil
 }
 
-func writePending(d *Dir, subject pkix.Name, o InitOptions) (*Pending, bool, error) {
-	key, err := o.KeyType.Generate()
+func writePending(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (*Pending, bool, error) {
+	var (
+		key crypto.Signer
+		err error
+	)
+	if tok != nil {
+		key, err = tok.signer()
+	} else {
+		key, err = o.KeyType.Generate()
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -375,11 +399,15 @@ func writePending(d *Dir, subject pkix.Name, o InitOptions) (*Pending, bool, err
 	if err != nil {
 		return nil, false, fmt.Errorf("parsing CSR: %w", err)
 	}
-	keyPEM, err := formats.MarshalPrivateKeyPEM(key, o.Password)
-	if err != nil {
-		return nil, false, err
+	if tok != nil {
+		err = d.CreateExclusive(keyURIFile, []byte(tok.uri.String()+"\n"), 0o644)
+	} else {
+		var keyPEM []byte
+		if keyPEM, err = formats.MarshalPrivateKeyPEM(key, o.Password); err == nil {
+			err = d.CreateExclusive(keyFile, keyPEM, 0o600)
+		}
 	}
-	if err := d.CreateExclusive(keyFile, keyPEM, 0o600); err != nil {
+	if err != nil {
 		return nil, false, err
 	}
 	settings, _ := json.MarshalIndent(o.Settings, "", "  ")
@@ -398,7 +426,11 @@ func writePending(d *Dir, subject pkix.Name, o InitOptions) (*Pending, bool, err
 	if err := d.CreateExclusive(pendingCSRFile, csrPEM, 0o644); err != nil {
 		return nil, true, err
 	}
-	return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: o.Password != nil}, true, nil
+	p := &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: o.Password != nil}
+	if tok != nil {
+		p.KeyURI = tok.uri
+	}
+	return p, true, nil
 }
 
 // pendingFiles are the files of a pending intermediate, removed by
@@ -453,6 +485,13 @@ func readPending(d *Dir) (*Pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corrupt %q: %w", d.Join(pendingFile), err)
 	}
+	u, err := readKeyURI(d)
+	if err != nil {
+		return nil, err
+	}
+	if u != nil {
+		return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyURI: u}, nil
+	}
 	keyPEM, err := d.ReadFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading CA key %q: %w", d.Join(keyFile), err)
@@ -476,7 +515,7 @@ func RemovePending(dir string) error {
 		return err
 	}
 	var errs []error
-	for _, name := range append(slices0(pendingFiles), settingsFile, lockFile, keyFile) {
+	for _, name := range append(slices0(pendingFiles), settingsFile, lockFile, keyFile, keyURIFile) {
 		if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -569,6 +608,9 @@ func ImportIntermediate(dir string, o ImportOptions) (*CA, error) {
 		return nil, &ImportError{fmt.Sprintf("the root CRL %s lists the certificate (serial %x) as revoked", rootCRL.Number(), cert.SerialNumber)}
 	}
 	c.Cert, c.Chain = cert, []*x509.Certificate{cert, root}
+	if err := c.loadKeyURI(); err != nil {
+		return nil, err
+	}
 	signer, err := c.LoadSigner(o.Password)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,11 @@ type CA struct {
 	Settings Settings
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
+	// keyURI is the CA key's URI when the key is in a PKCS#11 token, and
+	// tokens the sessions LoadSigner opened there (closed by Close: a
+	// signer stays usable until then).
+	keyURI *KeyURI
+	tokens []p11Token
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
@@ -102,7 +107,10 @@ func (c *CA) load() error {
 	if c.Settings, err = parseSettings(data); err != nil {
 		return fmt.Errorf("corrupt CA settings %q: %w", c.dir.Join(settingsFile), err)
 	}
-	return c.checkHierarchy()
+	if err := c.checkHierarchy(); err != nil {
+		return err
+	}
+	return c.loadKeyURI()
 }
 
 // parseCertsPEM decodes every CERTIFICATE block of data; anything else in it
@@ -130,8 +138,14 @@ func parseCertsPEM(data []byte) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-// Close releases the directory.
-func (c *CA) Close() error { return c.dir.Close() }
+// Close releases the directory, and the token session of a PKCS#11 key.
+func (c *CA) Close() error {
+	for _, t := range c.tokens {
+		t.close()
+	}
+	c.tokens = nil
+	return c.dir.Close()
+}
 
 // Dir returns the CA directory.
 func (c *CA) Dir() *Dir { return c.dir }
@@ -144,8 +158,12 @@ func (c *CA) Path(name string) string { return c.dir.Join(name) }
 func (c *CA) CertFile() string { return c.dir.Join(certFile) }
 
 // KeyEncrypted reports whether the CA key is password-protected, so that
-// callers ask for a password only when one is needed.
+// callers ask for a password only when one is needed. A key in a PKCS#11
+// token (see KeyURI) is not: its PIN is asked for instead.
 func (c *CA) KeyEncrypted() (bool, error) {
+	if c.keyURI != nil {
+		return false, nil
+	}
 	data, err := c.readKeyFile()
 	if err != nil {
 		return false, err
@@ -175,13 +193,18 @@ func (c *CA) readKeyFile() ([]byte, error) {
 // encrypted, and checks that it matches the CA certificate. A wrong password
 // gives an error matching formats.ErrWrongPassword; an encrypted key and no
 // password, formats.ErrPasswordRequired. The key file must not be readable by
-// group or others.
+// group or others. For a key in a PKCS#11 token (KeyURI is set), password
+// is the token's PIN, and the errors are those of tokenkey.go (ErrWrongPIN,
+// ErrKeyNotFound, ...); the session stays open until Close.
 //
-// Only Init, which writes the key, and readKeyFile, behind LoadSigner,
-// KeyEncrypted and Check, know that the key lives in a file: issuing,
-// revoking and signing CRLs take a crypto.Signer, so that an HSM or KMS can
-// stand in later.
+// This is the one place where a signing command gets the CA key: issuing,
+// signing CSRs and intermediates, revoking, CRLs and serve's OCSP and CRL
+// re-signing all take the crypto.Signer it returns, whether the key is in
+// a file or a token.
 func (c *CA) LoadSigner(password []byte) (crypto.Signer, error) {
+	if c.keyURI != nil {
+		return c.loadTokenSigner(password)
+	}
 	data, err := c.readKeyFile()
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ declare -A packages=(
 	[haproxy]=haproxy
 	[systemd-analyze]=systemd
 	[chromium]=chromium
+	[softhsm2-util]=softhsm2
 )
 
 missing=()

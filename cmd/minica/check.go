@@ -20,7 +20,7 @@ func checkCommand(e *env) *cli.Command {
 			"asking for the CA key password only then. It never deletes a record or a\n" +
 			"certificate. Exit status 1 when a problem remains that it cannot repair.\n\n" +
 			"Example:\n   minica check\n   minica check --password-file /run/secrets/ca",
-		Flags:  []cli.Flag{passwordFileFlag(), jsonFlag()},
+		Flags:  []cli.Flag{passwordFileFlag(), pinFileFlag(), jsonFlag()},
 		Action: func(c *cli.Context) error { return runCheck(c, e) },
 	}
 }

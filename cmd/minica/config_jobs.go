@@ -113,6 +113,10 @@ func loadJob(c *cli.Context, e *env, server string) (*serverconf.Job, error) {
 	if err := serverconf.CheckLifetime(j.CRLLifetime); err != nil {
 		return nil, withHint(err, "lengthen the CA's CRL lifetime in settings.json")
 	}
+	if u := authority.KeyURI(); u != nil {
+		return nil, withHint(fmt.Errorf("the CA key is in %s, and the job would need its PIN: config does not write PINs into jobs", u.TokenName()),
+			"run 'minica crl --pin-file FILE' from a job of your own, with a PIN file only its user can read")
+	}
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err

@@ -63,6 +63,8 @@ func systemdServeCommand(e *env) *cli.Command {
 				if s.PasswordFile, err = filepath.Abs(pw); err != nil {
 					return fmt.Errorf("resolving --password-file %q: %w", pw, err)
 				}
+			} else if u := authority.KeyURI(); u != nil && !s.NoSign {
+				warnf(e.stderr, "the CA key is in %s: give the service its PIN in a drop-in only root can read (Environment=MINICA_PIN=...)", u.TokenName())
 			} else if !s.NoSign {
 				encrypted, err := authority.KeyEncrypted()
 				if err != nil {

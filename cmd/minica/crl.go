@@ -29,6 +29,7 @@ func crlCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "next-update", Usage: "lifetime of this CRL, e.g. 7d or 36h (default: the CA's CRL lifetime)"},
 			&cli.StringSliceFlag{Name: "out", Usage: "also write the CRL to `FILE` (repeatable)"},
 			passwordFileFlag(),
+			pinFileFlag(),
 			jsonFlag(),
 		},
 		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlFetchCommand(e), crlImportRootCommand(e)},

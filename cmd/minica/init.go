@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -46,6 +47,9 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "enroll-url", Usage: "base `URL` of enrollment links, serve's public HTTPS address (see: minica enroll)"},
 			&cli.BoolFlag{Name: "no-password", Usage: "store the CA key unencrypted"},
 			passwordFileFlag(),
+			&cli.StringFlag{Name: "key-uri", Usage: "keep the CA key in a PKCS#11 token: its RFC 7512 `URI`, such as 'pkcs11:token=minica;object=ca?module-path=/usr/lib/softhsm/libsofthsm2.so' (never with a PIN); a new key is made there"},
+			&cli.BoolFlag{Name: "existing-key", Usage: "with --key-uri: use the key the URI names, which must exist, instead of making one"},
+			pinFileFlag(),
 			jsonFlag(),
 		}, append(constraintFlags(), hierarchyInitFlags()...)...),
 		Action: func(c *cli.Context) error { return runInit(c, e) },
@@ -76,7 +80,12 @@ func runInit(c *cli.Context, e *env) error {
 	if c.Bool("no-password") && c.IsSet("password-file") {
 		return usagef(c, "--no-password and --password-file contradict each other")
 	}
-	if !c.Bool("no-password") {
+	// With --parent, --pin-file is the PIN of the root's token.
+	if c.IsSet("key-uri") || c.IsSet("existing-key") || (c.IsSet("pin-file") && !c.IsSet("parent")) {
+		if err := tokenInitOptions(c, e, &opts); err != nil {
+			return err
+		}
+	} else if !c.Bool("no-password") {
 		if opts.Password, err = e.password(c, "MINICA_PASSWORD", "CA key password", true); err != nil {
 			return withHint(err, "pass --password-file FILE, set MINICA_PASSWORD, or --no-password to store the key unencrypted")
 		}
@@ -90,8 +99,11 @@ func runInit(c *cli.Context, e *env) error {
 	// init leaves no CA without one.
 	opts.FirstCRL = true
 	authority, err := ca.Init(dir, opts)
+	if errors.Is(err, ca.ErrKeyNotFound) {
+		return withHint(err, "check object= and id= in the key URI (p11tool --list-privkeys or pkcs11-tool --list-objects shows the keys), or leave out --existing-key to make a new key")
+	}
 	if err != nil {
-		return err
+		return tokenHint(err)
 	}
 	defer authority.Close()
 	return printInit(c, e, authority, opts)
@@ -177,10 +189,18 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 		if r := authority.Settings.Role; r != "" {
 			out["role"] = string(r)
 		}
+		if u := authority.KeyURI(); u != nil {
+			out["key_uri"] = u.String()
+		}
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "created CA %q in %s\n", cert.Subject.CommonName, authority.Dir().Path())
-	fmt.Fprintf(e.stdout, "  key        %s%s\n", formats.KeyType(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
+	if u := authority.KeyURI(); u != nil {
+		fmt.Fprintf(e.stdout, "  key        %s, in %s (%s)\n", formats.KeyType(cert.PublicKey), u.TokenName(), u.ObjectName())
+		fmt.Fprintf(e.stdout, "  key uri    %s\n", u)
+	} else {
+		fmt.Fprintf(e.stdout, "  key        %s%s\n", formats.KeyType(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
+	}
 	fmt.Fprintf(e.stdout, "  serial     %s\n", ca.SerialHex(cert.SerialNumber))
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(cert.NotAfter))
 	if permits := permitsLine(opts.Constraints()); permits != "" {

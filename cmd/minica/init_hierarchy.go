@@ -124,10 +124,16 @@ func runInitIntermediate(c *cli.Context, e *env, dir string, opts ca.InitOptions
 		return writeJSON(e.stdout, map[string]any{
 			"dir": dir, "subject": subject, "key_type": formats.KeyType(pending.CSR.PublicKey),
 			"key_encrypted": opts.Password != nil, "csr": csrOut, "csr_sha256": hex.EncodeToString(sum[:]), "pending": true,
+			"key_uri": keyURIString(pending.KeyURI),
 		})
 	}
 	fmt.Fprintf(e.stdout, "created intermediate CA %q in %s; it waits for its certificate\n", opts.CommonName, dir)
-	fmt.Fprintf(e.stdout, "  key        %s%s, stays here\n", formats.KeyType(pending.CSR.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[opts.Password != nil])
+	if u := pending.KeyURI; u != nil {
+		fmt.Fprintf(e.stdout, "  key        %s, in %s (%s)\n", formats.KeyType(pending.CSR.PublicKey), u.TokenName(), u.ObjectName())
+		fmt.Fprintf(e.stdout, "  key uri    %s\n", u)
+	} else {
+		fmt.Fprintf(e.stdout, "  key        %s%s, stays here\n", formats.KeyType(pending.CSR.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[opts.Password != nil])
+	}
 	if permits := permitsLine(pending.Constraints); permits != "" {
 		fmt.Fprintf(e.stdout, "  asks for   %s\n", permits)
 	}
@@ -136,6 +142,14 @@ func runInitIntermediate(c *cli.Context, e *env, dir string, opts ca.InitOptions
 	fmt.Fprintf(e.stdout, "next: carry %s to the root, run 'minica --dir ROOTDIR sign-intermediate %s --out CERT' there,\n", csrOut, filepath.Base(csrOut))
 	fmt.Fprintf(e.stdout, "      and bring CERT and the root's CRL back for 'minica init --intermediate --import CERT --root-crl FILE'\n")
 	return nil
+}
+
+// keyURIString is u as a string, or nil (JSON null) for a key in a file.
+func keyURIString(u *ca.KeyURI) any {
+	if u == nil {
+		return nil
+	}
+	return u.String()
 }
 
 // openRootCA opens the root CA in dir, refusing any other kind of CA.
@@ -184,12 +198,17 @@ func signWithParent(c *cli.Context, e *env, dir string, root *ca.CA, pending *ca
 	if err != nil {
 		return nil, withHint(fmt.Errorf("reading the root's CRL: %w", err), "publish it with 'minica --dir %s crl'", root.Dir().Path())
 	}
-	return ca.ImportIntermediate(dir, ca.ImportOptions{Certs: []*x509.Certificate{issued.Cert, root.Cert}, RootCRL: rootCRL,
-		Password: opts.Password, Now: e.now, LockTimeout: c.Duration("lock-timeout")})
+	secret := opts.Password
+	if opts.KeyURI != nil {
+		secret = opts.PIN // the intermediate's key is in a token
+	}
+	authority, err := ca.ImportIntermediate(dir, ca.ImportOptions{Certs: []*x509.Certificate{issued.Cert, root.Cert}, RootCRL: rootCRL,
+		Password: secret, Now: e.now, LockTimeout: c.Duration("lock-timeout")})
+	return authority, tokenHint(err)
 }
 
 // importFlags are the flags that go with --import.
-var importFlags = []string{"intermediate", "import", "root-cert", "root-crl", "password-file", "json", "dir", "lock-timeout"}
+var importFlags = []string{"intermediate", "import", "root-cert", "root-crl", "password-file", "pin-file", "json", "dir", "lock-timeout"}
 
 // runImportIntermediate completes a pending intermediate with its
 // certificate (init --intermediate --import).
@@ -241,7 +260,12 @@ func runImportIntermediate(c *cli.Context, e *env) error {
 		authority, err = ca.ImportIntermediate(dir, opts)
 		return err
 	}
-	if pending.KeyEncrypted {
+	if pending.KeyURI != nil {
+		var pin []byte
+		if pin, err = e.tokenPIN(c, pending.KeyURI); err == nil {
+			err = tokenHint(importWith(pin))
+		}
+	} else if pending.KeyEncrypted {
 		err = e.unlock(c, "password-file", "MINICA_PASSWORD", "intermediate CA key password", importWith)
 	} else {
 		err = importWith(nil)
@@ -300,6 +324,9 @@ func printImported(c *cli.Context, e *env, authority *ca.CA, pending *ca.Pending
 // loadSignerFrom is loadSigner with the password from fileFlag, envVar or
 // a prompt, for a second CA's key in one command (the root of --parent).
 func loadSignerFrom(c *cli.Context, e *env, authority *ca.CA, fileFlag, envVar, prompt string) (signer crypto.Signer, err error) {
+	if authority.KeyURI() != nil {
+		return tokenSigner(c, e, authority)
+	}
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err

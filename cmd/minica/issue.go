@@ -51,7 +51,7 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 			"With --from, issues one certificate per row of FILE under one lock (see docs/batch.md):\n" +
 			"every row is checked before the first key is made.\n\nExample:\n   " + example +
 			"\n   minica issue " + string(p) + " --from " + string(p) + "s.csv" + batchExampleP12(p),
-		Flags:  append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
+		Flags:  append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag(), pinFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
 		Action: func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
 }
@@ -204,6 +204,12 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 
 // loadSigner loads the CA key, asking for its password only when needed.
 func loadSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
+	if authority.KeyURI() != nil {
+		return loadTokenSigner(c, e, authority)
+	}
+	if c.String("pin-file") != "" {
+		return nil, usagef(c, "--pin-file: the CA key is a file (ca.key), not in a PKCS#11 token")
+	}
 	encrypted, err := authority.KeyEncrypted()
 	if err != nil {
 		return nil, err

@@ -133,15 +133,19 @@ const maxPasswordFile = 4096
 
 // readPasswordFile reads a password file, dropping one trailing LF or CRLF.
 // It reads at most maxPasswordFile bytes plus the newline and refuses more.
-func readPasswordFile(file string) ([]byte, error) {
+func readPasswordFile(file string) ([]byte, error) { return readSecretFile(file, "password") }
+
+// readSecretFile is readPasswordFile for a secret named what ("password",
+// "PIN") in its messages.
+func readSecretFile(file, what string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading password file: %w", err)
+		return nil, fmt.Errorf("reading %s file: %w", what, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxPasswordFile+3))
 	if err != nil {
-		return nil, fmt.Errorf("reading password file: %w", err)
+		return nil, fmt.Errorf("reading %s file: %w", what, err)
 	}
 	if !bytes.HasSuffix(data, []byte("\r\n")) {
 		data = bytes.TrimSuffix(data, []byte("\n"))
@@ -149,10 +153,10 @@ func readPasswordFile(file string) ([]byte, error) {
 		data = data[:len(data)-2]
 	}
 	if len(data) > maxPasswordFile {
-		return nil, fmt.Errorf("reading password file %q: it is longer than %d bytes: a password file holds one password", file, maxPasswordFile)
+		return nil, fmt.Errorf("reading %s file %q: it is longer than %d bytes: a %s file holds one %s", what, file, maxPasswordFile, what, what)
 	}
 	if len(data) == 0 {
-		return nil, fmt.Errorf("password file %q is empty", file)
+		return nil, fmt.Errorf("%s file %q is empty", what, file)
 	}
 	return data, nil
 }

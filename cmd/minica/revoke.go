@@ -29,6 +29,7 @@ func revokeCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "revoke every unrevoked certificate of NAME"},
 			&cli.BoolFlag{Name: "no-crl", Usage: "record the revocation without republishing the CRL"},
 			passwordFileFlag(),
+			pinFileFlag(),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runRevoke(c, e) },

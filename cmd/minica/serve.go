@@ -56,6 +56,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
 			&cli.BoolFlag{Name: "ocsp-ca-key", Usage: "sign OCSP responses with the CA key itself instead of a delegated responder certificate"},
 			passwordFileFlag(),
+			pinFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
 			&cli.IntFlag{Name: "max-long-polls", Value: serve.DefaultMaxWaiters, Usage: "let at most `N` long polls wait at once; beyond, answer at once"},
 			&cli.IntFlag{Name: "max-header-bytes", Value: serve.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},

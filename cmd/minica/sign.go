@@ -29,6 +29,7 @@ func signCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "profile", Value: "client", Usage: "server or client"},
 			&cli.StringFlag{Name: "name", Usage: "the certificate's name in the CA (default: the CSR's CN)"},
 			passwordFileFlag(),
+			pinFileFlag(),
 		), copyFlags(false)...),
 		Action: func(c *cli.Context) error { return runSign(c, e) },
 	}

@@ -34,6 +34,7 @@ func signIntermediateCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write the certificate and the root's to `FILE` (default: stdout)"},
 			&cli.BoolFlag{Name: "force", Usage: "sign even if NAME has a valid certificate; replace --out"},
 			passwordFileFlag(),
+			pinFileFlag(),
 			jsonFlag(),
 		}, constraintFlags()...),
 		Action: func(c *cli.Context) error { return runSignIntermediate(c, e) },
