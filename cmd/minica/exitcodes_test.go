@@ -86,6 +86,13 @@ func TestExitCodes(t *testing.T) {
 		row{[]string{"list", "--json=maybe"}, 2},
 		row{[]string{"list", "--json", "extra"}, 2},
 		row{[]string{"revoke", "alice", "nobody"}, 2},
+		row{[]string{"sign-intermediate"}, 2},
+		row{[]string{"sign-intermediate", "x.csr", "--permit-ip", "10.0.0.0"}, 2},
+		row{[]string{"crl", "import-root"}, 2},
+		row{[]string{"--dir", filepath.Join(dir, "i"), "init", "--intermediate", "--cn", "I", "--no-password"}, 2},
+		row{[]string{"--dir", filepath.Join(dir, "i"), "init", "--root", "--intermediate", "--cn", "I", "--no-password"}, 2},
+		row{[]string{"--dir", filepath.Join(dir, "i"), "init", "--cn", "I", "--path-len", "2", "--no-password"}, 2},
+		row{[]string{"--dir", filepath.Join(dir, "i"), "init", "--intermediate", "--import", "x.crt"}, 2},
 		// Failures that are not usage errors.
 		row{[]string{"revoke", "nobody"}, 1},
 		row{[]string{"show", "nobody"}, 1},
@@ -96,6 +103,9 @@ func TestExitCodes(t *testing.T) {
 		row{[]string{"verify", "no-such-file.pem"}, 1},
 		row{[]string{"convert", "no-such-file.pem"}, 1},
 		row{[]string{"--dir", filepath.Join(dir, "missing"), "list"}, 1},
+		row{[]string{"sign-intermediate", "no-such.csr"}, 1},
+		row{[]string{"crl", "import-root", "no-such.crl"}, 1},
+		row{[]string{"--dir", filepath.Join(dir, "i"), "init", "--intermediate", "--import", "x.crt", "--root-crl", "x.crl"}, 1},
 	)
 	for _, r := range rows {
 		code, out := runMinica(r.args...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -154,7 +155,7 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 	cert := authority.Cert
 	encrypted := opts.Password != nil
 	if c.Bool("json") {
-		return writeJSON(e.stdout, map[string]any{
+		out := map[string]any{
 			"dir":           authority.Dir().Path(),
 			"subject":       subjectOf(cert),
 			"serial":        ca.SerialHex(cert.SerialNumber),
@@ -162,7 +163,11 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 			"key_type":      formats.KeyType(cert.PublicKey),
 			"key_encrypted": encrypted,
 			"cert":          authority.CertFile(),
-		})
+		}
+		if r := authority.Settings.Role; r != "" {
+			out["role"] = string(r)
+		}
+		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "created CA %q in %s\n", cert.Subject.CommonName, authority.Dir().Path())
 	fmt.Fprintf(e.stdout, "  key        %s%s\n", formats.KeyType(cert.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[encrypted])
@@ -172,6 +177,10 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 		fmt.Fprintf(e.stdout, "  permits    %s\n", permits)
 	}
 	fmt.Fprintf(e.stdout, "  cert       %s\n", authority.CertFile())
+	if authority.IsRoot() {
+		fmt.Fprintf(e.stdout, "  root       pathLen %d, CRLs for %s; it signs only intermediates: 'minica --dir %s sign-intermediate CSR'\n",
+			cert.MaxPathLen, ca.FormatDuration(time.Duration(authority.Settings.CRLLifetime)), authority.Dir().Path())
+	}
 	return nil
 }
 

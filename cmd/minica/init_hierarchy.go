@@ -15,6 +15,7 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/revoke"
 )
 
 // hierarchyInitFlags are init's flags for a root and its intermediates
@@ -260,6 +261,10 @@ func printImported(c *cli.Context, e *env, authority *ca.CA, pending *ca.Pending
 	rootCRL, err := authority.LoadRootCRL()
 	if err != nil {
 		return err
+	}
+	if st := revoke.Freshness(rootCRL.ThisUpdate(), rootCRL.NextUpdate(), revoke.Thresholds{}, e.now()); !st.Usable() {
+		warnf(e.stderr, "the root CRL %s is %s (next update %s): leaves of this CA fail verification until the root signs a new one for 'minica crl import-root FILE'",
+			rootCRL.Number(), st, day(rootCRL.NextUpdate()))
 	}
 	if c.Bool("json") {
 		out := map[string]any{
