@@ -40,7 +40,8 @@ func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) 
 // completes pending records whose certificate reached the disk, voids the
 // others, recreates the record of any certificate found without one, points
 // each name's current.* links at its newest certificate, makes
-// crl.pem and crl.der hold the same CRL (the later one), and publishes a
+// crl.pem and crl.der hold the same CRL (the later one) and, on an
+// intermediate, crl-chain.pem hold them and the root's, and publishes a
 // CRL when the published one lacks revocations of the log and o.Signer
 // gives the CA key. It never deletes a record or a certificate. The caller
 // must hold the lock.
@@ -65,6 +66,9 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	}
 	crl, err := c.checkCRLFiles(rep)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkCRLChain(rep); err != nil {
 		return nil, err
 	}
 	if crl != nil {

@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,22 +15,53 @@ import (
 // none.
 const CRLChainFile = "crl-chain.pem"
 
+// checkCRLChain rewrites CRLChainFile, reporting it, when it does not hold
+// crl.pem and root-crl.pem (a crash between their writes, or a directory
+// made before the file existed).
+func (c *CA) checkCRLChain(rep *CheckReport) error {
+	if !c.IsIntermediate() {
+		return nil
+	}
+	want, err := c.crlChain()
+	if err != nil || want == nil {
+		return err
+	}
+	if got, err := c.dir.ReadFile(CRLChainFile); err == nil && bytes.Equal(got, want) {
+		return nil
+	}
+	if err := c.dir.WriteAtomic(CRLChainFile, want, 0o644); err != nil {
+		return err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s from %s and %s: it was missing or stale", CRLChainFile, CRLPEMFile, RootCRLPEMFile))
+	return nil
+}
+
 // writeCRLChain rewrites CRLChainFile from crl.pem and root-crl.pem, in an
 // intermediate whose two CRLs are both there; elsewhere it does nothing.
 func (c *CA) writeCRLChain() error {
 	if !c.IsIntermediate() {
 		return nil
 	}
+	out, err := c.crlChain()
+	if err != nil || out == nil {
+		return err
+	}
+	return c.dir.WriteAtomic(CRLChainFile, out, 0o644)
+}
+
+// crlChain is what CRLChainFile must hold; nil while one of the two CRLs
+// is missing (the import writes the other one next).
+func (c *CA) crlChain() ([]byte, error) {
 	var out []byte
 	for _, name := range []string{CRLPEMFile, RootCRLPEMFile} {
 		data, err := c.dir.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // the import writes the other one next
+			return nil, nil
 		}
 		if err != nil {
-			return fmt.Errorf("writing %q: %w", c.dir.Join(CRLChainFile), err)
+			return nil, fmt.Errorf("writing %q: %w", c.dir.Join(CRLChainFile), err)
 		}
 		out = append(out, data...)
 	}
-	return c.dir.WriteAtomic(CRLChainFile, out, 0o644)
+	return out, nil
 }

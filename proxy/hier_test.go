@@ -30,6 +30,7 @@ func TestHierarchyRevocation(t *testing.T) {
 	alice, aliceKey := inter1.Client(t, "alice")
 	bob, bobKey := inter1.Client(t, "bob")
 	sam, samKey := inter2.Client(t, "sam")
+	eve, eveKey := testca.NewRoot(t, "Hier Root").Intermediate(t, "Hier Issuing CA 1").Client(t, "eve")
 	setCRLs := func(parts ...[]byte) {
 		var b []byte
 		for _, p := range parts {
@@ -59,6 +60,7 @@ func TestHierarchyRevocation(t *testing.T) {
 		{"alice-with-chain", alice, aliceKey, []*x509.Certificate{inter1.Cert}},
 		{"bob", bob, bobKey, nil},
 		{"sam", sam, samKey, nil},
+		{"eve", eve, eveKey, nil}, // same names, other keys
 	}
 	handshake := func(c client) error {
 		cfg := e.tlsConfig(c.cert, c.key)
@@ -121,6 +123,7 @@ func TestHierarchyRevocation(t *testing.T) {
 	e.waitLog("handshake-refused", "reason=revoked", "cn=bob")
 	e.waitLog("handshake-refused", "reason=revoked", "cn=alice")
 	e.waitLog("handshake-refused", "reason=crl-missing", "cn=sam")
+	e.waitLog("handshake-refused", "reason=unknown-ca", "cn=eve")
 }
 
 // TestReloadRefusesBadCRLFiles keeps the CRLs in use when a new file holds

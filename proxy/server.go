@@ -163,6 +163,14 @@ func (p *Proxy) clientConfig(t *trust) *tls.Config {
 	c := p.newTLSConfig()
 	c.GetConfigForClient = nil
 	c.ClientCAs = t.roots
+	if t.layered {
+		// Go's verifier would take every CA of the bundle for a trust
+		// anchor and stop at the intermediate; verifyConn builds the path
+		// up to the root itself, once, so a refusal there ends with
+		// bad_certificate whatever the reason (the log names it). The
+		// certificate request still names the CAs of the bundle.
+		c.ClientAuth = tls.RequireAnyClientCert
+	}
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
 		chain, err := verifyConn(cs, t, p.cfg.CRLGrace, p.now())
 		if err == nil {

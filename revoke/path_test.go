@@ -124,3 +124,17 @@ func TestSplitCRLs(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeRefusesKeyCertSignLeaf refuses, as a CA, a leaf without CA:TRUE
+// whose key usage has keyCertSign (RFC 5280 4.2.1.9 forbids the pair).
+func TestJudgeRefusesKeyCertSignLeaf(t *testing.T) {
+	ca := testca.New(t, "KU Root")
+	leaf, _ := ca.Leaf(t, &x509.Certificate{KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	err := revoke.JudgePath(revoke.Facts{Cert: leaf, Purpose: x509.ExtKeyUsageClientAuth, At: time.Now(), SkipRevocation: true},
+		[]*x509.Certificate{leaf, ca.Cert}, nil)
+	var ve *revoke.VerifyError
+	if !errors.As(err, &ve) || ve.Reason != revoke.ReasonCACertificate || !strings.Contains(ve.Detail, "keyCertSign") {
+		t.Fatalf("JudgePath(leaf with keyCertSign) = %v; want ca-certificate naming keyCertSign", err)
+	}
+}

@@ -134,7 +134,8 @@ type Facts struct {
 //     while the CRL fails here, a certificate signed by Issuer that Logged
 //     holds revoked is ReasonRevoked instead;
 //  2. Chain, as given (unknown CA, validity of the chain);
-//  3. Cert is not a CA: basicConstraints CA:TRUE is ReasonCACertificate;
+//  3. Cert is not a CA: basicConstraints CA:TRUE, or keyCertSign in its key
+//     usage, is ReasonCACertificate;
 //  4. Cert has an extended key usage extension (ReasonNoEKU) that lists
 //     Purpose (ReasonWrongEKU); anyExtendedKeyUsage does not count;
 //  5. Issuer is the CRL's issuer (ReasonNoCRLForIssuer);
@@ -204,6 +205,12 @@ func checkLeaf(f Facts) error {
 	if f.Cert.BasicConstraintsValid && f.Cert.IsCA {
 		return &VerifyError{Reason: ReasonCACertificate,
 			Detail: "the certificate is a CA (basicConstraints CA:TRUE), not a client or server certificate"}
+	}
+	if f.Cert.KeyUsage&x509.KeyUsageCertSign != 0 {
+		// RFC 5280 4.2.1.9: keyCertSign without CA:TRUE is malformed;
+		// whatever it claims, it is no client or server certificate.
+		return &VerifyError{Reason: ReasonCACertificate,
+			Detail: "the certificate's key usage has keyCertSign, as a CA's, not a client or server certificate"}
 	}
 	return checkEKU(f.Cert, f.Purpose)
 }

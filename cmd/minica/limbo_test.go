@@ -170,7 +170,6 @@ var limboExpected = map[string]string{
 	"rfc5280::ca-empty-subject":                    limboGoIssuer + "a non-empty subject in CA certificates (RFC 5280 4.1.2.6)",
 	"rfc5280::root-non-critical-basic-constraints": limboGoIssuer + "a critical basicConstraints in CA certificates (RFC 5280 4.2.1.9)",
 	"rfc5280::root-inconsistent-ca-extensions":     limboGoIssuer + "keyCertSign in the key usage of a CA certificate that has one (RFC 5280 4.2.1.3)",
-	"rfc5280::leaf-ku-keycertsign":                 limboGoIssuer + "no keyCertSign without CA:TRUE (RFC 5280 4.2.1.9); the leaf can sign no certificate that verifies",
 }
 
 // limboDir is where the selected vectors live, with the suite's licence.

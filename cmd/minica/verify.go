@@ -22,7 +22,7 @@ func verifyCommand(e *env) *cli.Command {
 		Description: "Checks, in order: the CA's published CRL verifies and is current at --at (or\n" +
 			"past its nextUpdate by at most --crl-grace, as in the proxy), the\n" +
 			"certificate is signed by the CA, it is valid at --at, it is not a CA\n" +
-			"(basicConstraints CA:TRUE), its extended key usage includes --purpose, and\n" +
+			"(basicConstraints CA:TRUE or keyCertSign), its extended key usage includes --purpose, and\n" +
 			"the CRL does not list it. A certificate of the CA that the revocation log\n" +
 			"holds revoked is revoked, whatever the CRL says. Without --purpose, a\n" +
 			"certificate for serverAuth only is checked as a server, anything else as a\n" +
