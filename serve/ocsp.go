@@ -41,12 +41,10 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/sha1"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -148,6 +146,8 @@ type signingKey struct {
 
 type cachedResponse struct {
 	der                    []byte
+	length, etag           []string // header values, computed once
+	lastModified, expires  []string
 	gen                    uint64
 	thisUpdate, nextUpdate time.Time
 	refreshAt              time.Time
@@ -314,24 +314,47 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.counts[out].Add(1)
 	h := w.Header()
-	h.Set("Content-Type", "application/ocsp-response")
+	h["Content-Type"] = hdrOCSPResponse
 	switch {
 	case resp.nonce:
-		h.Set("Cache-Control", "no-store")
+		h["Cache-Control"] = hdrNoStore
 	case get:
 		// RFC 5019 section 6.2; the age is bounded, so that a cache in
 		// front serves a stale answer for OCSPMaxAge at most.
 		age := min(resp.nextUpdate.Sub(r.cfg.Now()), OCSPMaxAge)
-		h.Set("Cache-Control", fmt.Sprintf("max-age=%d, public, no-transform, must-revalidate", max(int(age/time.Second), 0)))
-		h.Set("Last-Modified", resp.thisUpdate.UTC().Format(http.TimeFormat))
-		h.Set("Expires", resp.nextUpdate.UTC().Format(http.TimeFormat))
-		sum := sha256.Sum256(resp.der)
-		h.Set("ETag", `"sha256:`+hex.EncodeToString(sum[:])+`"`)
+		h["Cache-Control"] = []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"}
+		h["Last-Modified"] = resp.lastModified
+		h["Expires"] = resp.expires
+		h["Etag"] = resp.etag
+		// A cache revalidating its copy (RFC 9110 section 13.1.2).
+		if inm := req.Header["If-None-Match"]; len(inm) > 0 && etagListed(inm, resp.etag[0]) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 	default:
-		h.Set("Cache-Control", "no-cache")
+		h["Cache-Control"] = hdrNoCache
 	}
-	h.Set("Content-Length", strconv.Itoa(len(resp.der)))
+	h["Content-Length"] = resp.length
 	w.Write(resp.der)
+}
+
+// Header values shared by every response: net/http only reads them.
+var (
+	hdrOCSPResponse = []string{"application/ocsp-response"}
+	hdrNoStore      = []string{"no-store"}
+	hdrNoCache      = []string{"no-cache"}
+)
+
+// etagListed reports whether an If-None-Match header lists etag or "*".
+func etagListed(values []string, etag string) bool {
+	for _, v := range values {
+		for tag := range strings.SplitSeq(v, ",") {
+			if tag = strings.TrimSpace(tag); tag == etag || tag == "*" || tag == "W/"+etag {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fail writes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
@@ -472,7 +495,9 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 		r.log.event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
 	}
-	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil}
+	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil,
+		length: []string{strconv.Itoa(len(resp))}, etag: []string{etagOf(resp)},
+		lastModified: []string{thisUpdate.Format(http.TimeFormat)}, expires: []string{nextUpdate.Format(http.TimeFormat)}}
 	if res.nonce {
 		return res, out, nil
 	}

@@ -611,3 +611,43 @@ func TestOCSPRevokedResponderReplaced(t *testing.T) {
 		t.Errorf("without the CA key, responder revoked: body %x; want tryLater", rec.Body.Bytes())
 	}
 }
+
+// A cache in front revalidates a GET answer with its ETag: the same answer
+// is a 304 without a body; after a CRL change (a new answer) it is a 200.
+func TestOCSPGetRevalidates(t *testing.T) {
+	c, signer, clock := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	path := "/ocsp/" + url.PathEscape(base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1)))
+	first := get(t, r, path)
+	etag := first.Header().Get("ETag")
+	if first.Code != http.StatusOK || etag != etagOf(first.Body.Bytes()) {
+		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, etag)
+	}
+	revalidate := func(inm string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("If-None-Match", inm)
+		r.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
+		rec := revalidate(inm)
+		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+			!strings.HasPrefix(rec.Header().Get("Cache-Control"), "max-age=") {
+			t.Errorf("If-None-Match %s: HTTP %d, %d bytes, headers %v; want 304, no body, the ETag and max-age", inm, rec.Code, rec.Body.Len(), rec.Header())
+		}
+	}
+	if rec := revalidate(`"sha256:00"`); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), first.Body.Bytes()) {
+		t.Errorf("another ETag: HTTP %d; want 200 with the cached answer", rec.Code)
+	}
+	if _, err := c.Revoke(alice.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	r.CRLChanged()
+	rec := revalidate(etag)
+	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != ocsp.Revoked || rec.Header().Get("ETag") == etag {
+		t.Errorf("after a revocation and a CRL change: HTTP %d, ETag %q; want 200, revoked, a new ETag", rec.Code, rec.Header().Get("ETag"))
+	}
+}
