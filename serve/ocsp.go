@@ -51,6 +51,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,17 +122,23 @@ type OCSPResponder struct {
 	// caHashes are the issuer name and key hashes of the CA by hash.
 	caHashes map[crypto.Hash][2][]byte
 
-	signer   atomic.Pointer[signingKey]
-	renewMu  sync.Mutex                 // held while a responder certificate is obtained
-	retryAt  time.Time                  // no new attempt before, after a failure; under renewMu
-	lastErr  error                      // that failure, under renewMu
-	recheck  atomic.Bool                // set by CRLChanged: look the signer up again
-	mu       sync.Mutex                 // guards cache and gen
-	cache    map[string]*cachedResponse // by request DER (requests without a nonce)
-	gen      uint64                     // bumped by CRLChanged and a new signer
-	counts   [numOutcomes]atomic.Uint64
-	hits     atomic.Uint64
-	maxCache int
+	signer  atomic.Pointer[signingKey]
+	renewMu sync.Mutex                 // held while a responder certificate is obtained
+	retryAt time.Time                  // no new attempt before, after a failure; under renewMu
+	lastErr error                      // that failure, under renewMu
+	recheck atomic.Bool                // set by CRLChanged: look the signer up again
+	mu      sync.Mutex                 // guards cache and gen
+	cache   map[string]*cachedResponse // by request DER (requests without a nonce)
+	gen     uint64                     // bumped by CRLChanged and a new signer
+	counts  [numOutcomes]atomic.Uint64
+	hits    atomic.Uint64
+	// signSlots bounds the signatures made at once (cache misses, nonces,
+	// unknown serials) to half the CPUs, at least one, so that a flood of
+	// requests that must be signed leaves CPU to the cached answers; a
+	// request waits signWait at most for a slot, then gets tryLater.
+	signSlots chan struct{}
+	signWait  time.Duration
+	maxCache  int
 }
 
 // signingKey signs responses: a delegated responder certificate and its
@@ -196,7 +203,8 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16}
+	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
+		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -490,7 +498,11 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	if nonce != nil {
 		exts = []pkix.Extension{*nonce}
 	}
+	if !r.acquireSignSlot() {
+		return nil, outTryLater, errors.New("every signing slot busy")
+	}
 	resp, err := s.sign(single, thisUpdate, exts)
+	<-r.signSlots
 	if err != nil {
 		r.log.event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
@@ -551,6 +563,23 @@ func (r *OCSPResponder) status(id certID, now time.Time) (*singleResponse, outco
 	// Pending or void: the serial was reserved, and no certificate issued.
 	single.Status = unknown
 	return single, outUnknown, nil
+}
+
+// acquireSignSlot takes a signing slot, waiting signWait at most.
+func (r *OCSPResponder) acquireSignSlot() bool {
+	select {
+	case r.signSlots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(r.signWait)
+	defer t.Stop()
+	select {
+	case r.signSlots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // The ASN.1 of a response (RFC 6960 section 4.2.1).

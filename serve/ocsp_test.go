@@ -651,3 +651,38 @@ func TestOCSPGetRevalidates(t *testing.T) {
 		t.Errorf("after a revocation and a CRL change: HTTP %d, ETag %q; want 200, revoked, a new ETag", rec.Code, rec.Header().Get("ETag"))
 	}
 }
+
+// Signatures made on demand are bounded: with every signing slot taken, a
+// request that needs one (a nonce) gets tryLater after the wait, while a
+// cached answer is still served; once a slot frees up it is signed.
+func TestOCSPSigningBounded(t *testing.T) {
+	c, signer, _ := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	plain := request(t, alice, c.Cert, crypto.SHA1)
+	cached := post(t, r, plain).Body.Bytes()
+	r.signWait = 10 * time.Millisecond
+	for range cap(r.signSlots) {
+		r.signSlots <- struct{}{}
+	}
+	nonced := withNonce(t, plain, bytes.Repeat([]byte{7}, 16))
+	if rec := post(t, r, nonced); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+		t.Errorf("a nonce with every slot busy: %x; want tryLater", rec.Body.Bytes())
+	}
+	if rec := post(t, r, plain); !bytes.Equal(rec.Body.Bytes(), cached) {
+		t.Errorf("a cached request with every slot busy: not the cached answer")
+	}
+	<-r.signSlots
+	if resp := parse(t, post(t, r, nonced), alice, c.Cert); resp.Status != ocsp.Good {
+		t.Errorf("a nonce once a slot is free: status %d; want good", resp.Status)
+	}
+	if !hasLine(metricsOf(r), `minica_serve_ocsp_responses_total{status="try_later"} 1`) {
+		t.Errorf("metrics lack one tryLater:\n%s", metricsOf(r))
+	}
+}
+
+func metricsOf(r *OCSPResponder) string {
+	var b strings.Builder
+	r.WriteMetrics(&b)
+	return b.String()
+}
