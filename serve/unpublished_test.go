@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"crypto"
 	"strings"
 	"testing"
 	"time"
 
 	"minica/ca"
 	"minica/revoke"
+
+	"golang.org/x/crypto/ocsp"
 )
 
 // revokeElsewhere issues a certificate and revokes it through another
@@ -14,6 +17,13 @@ import (
 // `minica revoke` does, or `minica revoke --no-crl` (or a revoke whose
 // publishing failed) when not.
 func (f *fixture) revokeElsewhere(t *testing.T, name string, publish bool) string {
+	t.Helper()
+	return f.issueElsewhere(t, name, true, publish).Record.Serial
+}
+
+// issueElsewhere issues a certificate through another handle, revoking it
+// when revoked is set and then publishing the CRL when publish is.
+func (f *fixture) issueElsewhere(t *testing.T, name string, revoked, publish bool) *ca.Issued {
 	t.Helper()
 	c := f.other(t)
 	unlock, err := c.Lock(time.Second)
@@ -25,15 +35,17 @@ func (f *fixture) revokeElsewhere(t *testing.T, name string, publish bool) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
-		t.Fatal(err)
+	if revoked {
+		if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if publish {
 		if _, err := c.PublishCRL(f.signer, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return is.Record.Serial
+	return is
 }
 
 func (f *fixture) advance(d time.Duration) { f.clock.Set(f.clock.Now().Add(d)) }
@@ -106,5 +118,57 @@ func TestUnpublishedWithoutKey(t *testing.T) {
 	want := "crl-unpublished revocations=1 first=" + serial + " reason="
 	if n := strings.Count(f.logText(), want); n != 1 || !strings.Contains(f.logText(), "--no-sign") {
 		t.Errorf("log has %q %d times; want once, naming --no-sign:\n%s", want, n, f.logText())
+	}
+}
+
+// Wired as serve wires it, the OCSP responder answers revoked in the round
+// in which serve sees the revocation: a CRL published by `minica revoke`, or
+// a revocation left unpublished (then serve publishes it a round later).
+func TestOCSPFollowsRevocations(t *testing.T) {
+	var responder *OCSPResponder
+	f := newFixture(t, func(c *Config) {
+		c.OnCRLChange = func() { responder.CRLChanged() }
+	})
+	rc, err := ca.Open(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	rc.Now = f.clock.Now
+	responder = newTestResponder(t, OCSPConfig{CA: rc, Signer: f.signer})
+	f.srv.cfg.OCSP = responder
+	f.srv.check()
+	for _, publish := range []bool{true, false} {
+		is := f.issueElsewhere(t, "alice", false, false)
+		der := request(t, is.Cert, f.ca.Cert, crypto.SHA1)
+		status := func() *ocsp.Response {
+			t.Helper()
+			return parse(t, post(t, f.srv.Handler(), der), is.Cert, f.ca.Cert)
+		}
+		if got := status(); got.Status != ocsp.Good {
+			t.Fatalf("publish %v: before the revocation: status %d; want good", publish, got.Status)
+		}
+		c := f.other(t)
+		unlock, err := c.Lock(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Revoke(is.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
+			t.Fatal(err)
+		}
+		if publish {
+			if _, err := c.PublishCRL(f.signer, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unlock()
+		if got := status(); got.Status != ocsp.Good {
+			t.Fatalf("publish %v: before serve's round: status %d; want the cached good", publish, got.Status)
+		}
+		f.advance(time.Second)
+		f.srv.check()
+		if got := status(); got.Status != ocsp.Revoked {
+			t.Errorf("publish %v: the round after the revocation: status %d; want revoked", publish, got.Status)
+		}
 	}
 }
