@@ -26,11 +26,15 @@ package serve
 // to work on every uncached request.
 //
 // A response is cached per request and reused until CRLChanged is called (the
-// server calls it whenever a new CRL is published) or half its validity has
-// passed, whichever comes first; a request with a nonce gets a fresh response
-// that echoes it and is not cached. thisUpdate is the time of signing and
-// nextUpdate ResponseValidity later, never after the responder certificate
-// expires.
+// server calls it whenever a new CRL is published or the revocation log
+// changes) or half its validity has passed, whichever comes first; a request
+// with a nonce gets a fresh response that echoes it and is not cached, and
+// an unknown serial is not cached either. thisUpdate is the time of signing
+// and nextUpdate ResponseValidity later, never after the responder
+// certificate expires. A GET answer carries an ETag (the digest of the DER)
+// and an If-None-Match naming it gets a 304. Signatures made on demand take
+// one of signSlots (half the CPUs), so that a flood of requests that must be
+// signed leaves CPU to cached answers.
 //
 // golang.org/x/crypto/ocsp builds no response extensions and stamps
 // producedAt from the system clock, so responses are encoded here, to put
@@ -251,7 +255,8 @@ func subjectPublicKeyBits(cert *x509.Certificate) ([]byte, error) {
 }
 
 // CRLChanged drops every cached response: the server calls it whenever a
-// new CRL is published, which is when a revocation becomes public. The next
+// new CRL is published, which is when a revocation becomes public, and
+// whenever the revocation log changes. The next
 // request also checks that the responder certificate itself was not
 // revoked (then a new one is issued).
 func (r *OCSPResponder) CRLChanged() {
