@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -56,14 +57,23 @@ func (s *Server) noticeRevocations() {
 		return
 	}
 	cur := s.cur.Load()
-	missing, err := s.cfg.CA.Unpublished(cur.crl)
-	if err == nil && len(missing) > 0 && s.cfg.Signer != nil {
-		s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0], "action", "publishing")
-		err = s.publishUnpublished(cur)
-	} else if err == nil && len(missing) > 0 && s.rev.warned != stamp {
-		s.rev.warned = stamp
-		s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0],
-			"reason", "serve runs with --no-sign and cannot publish them; publish with 'minica crl'")
+	// A CRL written after the log last changed was built from all of it
+	// (both are written under the CA lock): nothing to compare, and the
+	// log (tens of MB with 10^6 revocations) is not read.
+	if cur.stamp.MTime > stamp.MTime {
+		s.rev.pending = false
+		return
+	}
+	// Held by another process (a revoke publishing its own CRL, as a
+	// rule): look again next round.
+	unlock, err := s.cfg.CA.Lock(0)
+	var busy *ca.LockError
+	if errors.As(err, &busy) {
+		return
+	}
+	if err == nil {
+		err = s.publishUnpublishedLocked(cur, stamp)
+		unlock()
 	}
 	if err != nil {
 		s.rev.retryAt = now.Add(retryMin)
@@ -71,29 +81,37 @@ func (s *Server) noticeRevocations() {
 		s.log.event("crl-publish-failed", "error", err.Error(), "retry_in", retryMin.String())
 		return
 	}
-	s.rev.pending = false
 }
 
-// publishUnpublished publishes a CRL under the CA lock, as `minica crl`
-// does, unless the process that revoked published one meanwhile (`minica
-// revoke` holds the lock until its CRL is written): then that one is
-// served. The caller holds caMu.
-func (s *Server) publishUnpublished(cur *published) error {
-	unlock, err := s.cfg.CA.Lock(s.cfg.LockTimeout)
+// publishUnpublishedLocked publishes a CRL, as `minica crl` does, when the
+// revocation log holds revocations that cur lacks, unless a newer CRL is on
+// disk (the next round loads it, and compares again). Without the Signer it
+// logs them, once for each version of the log. The caller holds caMu and
+// the CA lock.
+func (s *Server) publishUnpublishedLocked(cur *published, logStamp ca.FileStamp) error {
+	if onDisk, err := s.cfg.CA.CRLStamp(); err == nil && onDisk != cur.stamp {
+		return nil
+	}
+	missing, err := s.cfg.CA.Unpublished(cur.crl)
 	if err != nil {
 		return err
 	}
-	pub, err := s.cfg.CA.ReadPublishedCRL()
-	if err == nil && pub.Stamp != cur.stamp && pub.CRL.CheckNewer(cur.crl) == nil {
-		if missing, err := s.cfg.CA.Unpublished(pub.CRL); err == nil && len(missing) == 0 {
-			unlock()
-			s.install(pub)
-			return nil
+	s.rev.pending = false
+	switch {
+	case len(missing) == 0:
+		return nil
+	case s.cfg.Signer == nil:
+		if s.rev.warned != logStamp {
+			s.rev.warned = logStamp
+			s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0],
+				"reason", "serve runs with --no-sign and cannot publish them; publish with 'minica crl'")
 		}
+		return nil
 	}
-	pub, err = s.publishLocked()
-	unlock()
+	s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0], "action", "publishing")
+	pub, err := s.publishLocked()
 	if err != nil {
+		s.rev.pending = true
 		return err
 	}
 	s.m.resigns.Add(1)

@@ -172,3 +172,28 @@ func TestOCSPFollowsRevocations(t *testing.T) {
 		}
 	}
 }
+
+// While another process holds the CA lock (a revoke still publishing), serve
+// neither reads the log nor publishes; it does once the lock is free.
+func TestUnpublishedWaitsForTheLock(t *testing.T) {
+	f := newFixture(t, nil)
+	f.srv.check()
+	first := f.srv.CRL().Number()
+	f.revokeElsewhere(t, "alice", false)
+	unlock, err := f.other(t).Lock(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		f.srv.check()
+		f.advance(DefaultPollInterval)
+	}
+	if got := f.srv.CRL().Number(); got.Cmp(first) != 0 || strings.Contains(f.logText(), "crl-unpublished") {
+		t.Fatalf("with the lock held elsewhere: CRL %s, log:\n%s; want %s kept, nothing done", got, f.logText(), first)
+	}
+	unlock()
+	f.srv.check()
+	if missing, err := f.ca.Unpublished(f.srv.CRL()); err != nil || len(missing) != 0 || f.srv.CRL().Number().Cmp(first) <= 0 {
+		t.Errorf("once the lock is free: CRL %s, missing %v (%v); want a new CRL with every revocation", f.srv.CRL().Number(), missing, err)
+	}
+}

@@ -27,6 +27,9 @@ here=$PWD/scripts/bench/serve
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
+# A command that fails stops the script (set -e): say which, in functions too.
+set -E
+trap 'bench_log "error: line $LINENO: \"$BASH_COMMAND\" failed"' ERR
 
 if [ -n "${BENCH_QUICK:-}" ]; then
 	entries=${BENCH_ENTRIES:-2000} big=${BENCH_BIG:-20000} dur=${BENCH_DURATION:-2} runs=${BENCH_RUNS:-1}
