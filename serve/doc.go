@@ -70,6 +70,11 @@
 // left). Without a Signer (serve --no-sign) it warns in the log, /healthz
 // and /metrics from the half-life on that the CRL will lapse at nextUpdate.
 //
+// Watch also stats the revocation log (db/revoked.log): when it changed
+// after the served CRL was written, the revocations that CRL lacks
+// (ca.CA.Unpublished) are published a round later, under the CA lock, and
+// the OCSP responder is told at once (Config.OnCRLChange).
+//
 // # Limits
 //
 // Each listener keeps at most [Config.MaxConns] connections; when full, a

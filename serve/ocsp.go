@@ -26,11 +26,15 @@ package serve
 // to work on every uncached request.
 //
 // A response is cached per request and reused until CRLChanged is called (the
-// server calls it whenever a new CRL is published) or half its validity has
-// passed, whichever comes first; a request with a nonce gets a fresh response
-// that echoes it and is not cached. thisUpdate is the time of signing and
-// nextUpdate ResponseValidity later, never after the responder certificate
-// expires.
+// server calls it whenever a new CRL is published or the revocation log
+// changes) or half its validity has passed, whichever comes first; a request
+// with a nonce gets a fresh response that echoes it and is not cached, and
+// an unknown serial is not cached either. thisUpdate is the time of signing
+// and nextUpdate ResponseValidity later, never after the responder
+// certificate expires. A GET answer carries an ETag (the digest of the DER)
+// and an If-None-Match naming it gets a 304. Signatures made on demand take
+// one of signSlots (half the CPUs), so that a flood of requests that must be
+// signed leaves CPU to cached answers.
 //
 // golang.org/x/crypto/ocsp builds no response extensions and stamps
 // producedAt from the system clock, so responses are encoded here, to put
@@ -41,18 +45,17 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/sha1"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,17 +126,23 @@ type OCSPResponder struct {
 	// caHashes are the issuer name and key hashes of the CA by hash.
 	caHashes map[crypto.Hash][2][]byte
 
-	signer   atomic.Pointer[signingKey]
-	renewMu  sync.Mutex                 // held while a responder certificate is obtained
-	retryAt  time.Time                  // no new attempt before, after a failure; under renewMu
-	lastErr  error                      // that failure, under renewMu
-	recheck  atomic.Bool                // set by CRLChanged: look the signer up again
-	mu       sync.Mutex                 // guards cache and gen
-	cache    map[string]*cachedResponse // by request DER (requests without a nonce)
-	gen      uint64                     // bumped by CRLChanged and a new signer
-	counts   [numOutcomes]atomic.Uint64
-	hits     atomic.Uint64
-	maxCache int
+	signer  atomic.Pointer[signingKey]
+	renewMu sync.Mutex                 // held while a responder certificate is obtained
+	retryAt time.Time                  // no new attempt before, after a failure; under renewMu
+	lastErr error                      // that failure, under renewMu
+	recheck atomic.Bool                // set by CRLChanged: look the signer up again
+	mu      sync.Mutex                 // guards cache and gen
+	cache   map[string]*cachedResponse // by request DER (requests without a nonce)
+	gen     uint64                     // bumped by CRLChanged and a new signer
+	counts  [numOutcomes]atomic.Uint64
+	hits    atomic.Uint64
+	// signSlots bounds the signatures made at once (cache misses, nonces,
+	// unknown serials) to half the CPUs, at least one, so that a flood of
+	// requests that must be signed leaves CPU to the cached answers; a
+	// request waits signWait at most for a slot, then gets tryLater.
+	signSlots chan struct{}
+	signWait  time.Duration
+	maxCache  int
 }
 
 // signingKey signs responses: a delegated responder certificate and its
@@ -148,6 +157,8 @@ type signingKey struct {
 
 type cachedResponse struct {
 	der                    []byte
+	length, etag           []string // header values, computed once
+	lastModified, expires  []string
 	gen                    uint64
 	thisUpdate, nextUpdate time.Time
 	refreshAt              time.Time
@@ -196,7 +207,8 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16}
+	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
+		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -243,7 +255,8 @@ func subjectPublicKeyBits(cert *x509.Certificate) ([]byte, error) {
 }
 
 // CRLChanged drops every cached response: the server calls it whenever a
-// new CRL is published, which is when a revocation becomes public. The next
+// new CRL is published, which is when a revocation becomes public, and
+// whenever the revocation log changes. The next
 // request also checks that the responder certificate itself was not
 // revoked (then a new one is issued).
 func (r *OCSPResponder) CRLChanged() {
@@ -314,24 +327,47 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.counts[out].Add(1)
 	h := w.Header()
-	h.Set("Content-Type", "application/ocsp-response")
+	h["Content-Type"] = hdrOCSPResponse
 	switch {
 	case resp.nonce:
-		h.Set("Cache-Control", "no-store")
+		h["Cache-Control"] = hdrNoStore
 	case get:
 		// RFC 5019 section 6.2; the age is bounded, so that a cache in
 		// front serves a stale answer for OCSPMaxAge at most.
 		age := min(resp.nextUpdate.Sub(r.cfg.Now()), OCSPMaxAge)
-		h.Set("Cache-Control", fmt.Sprintf("max-age=%d, public, no-transform, must-revalidate", max(int(age/time.Second), 0)))
-		h.Set("Last-Modified", resp.thisUpdate.UTC().Format(http.TimeFormat))
-		h.Set("Expires", resp.nextUpdate.UTC().Format(http.TimeFormat))
-		sum := sha256.Sum256(resp.der)
-		h.Set("ETag", `"sha256:`+hex.EncodeToString(sum[:])+`"`)
+		h["Cache-Control"] = []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"}
+		h["Last-Modified"] = resp.lastModified
+		h["Expires"] = resp.expires
+		h["Etag"] = resp.etag
+		// A cache revalidating its copy (RFC 9110 section 13.1.2).
+		if inm := req.Header["If-None-Match"]; len(inm) > 0 && etagListed(inm, resp.etag[0]) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 	default:
-		h.Set("Cache-Control", "no-cache")
+		h["Cache-Control"] = hdrNoCache
 	}
-	h.Set("Content-Length", strconv.Itoa(len(resp.der)))
+	h["Content-Length"] = resp.length
 	w.Write(resp.der)
+}
+
+// Header values shared by every response: net/http only reads them.
+var (
+	hdrOCSPResponse = []string{"application/ocsp-response"}
+	hdrNoStore      = []string{"no-store"}
+	hdrNoCache      = []string{"no-cache"}
+)
+
+// etagListed reports whether an If-None-Match header lists etag or "*".
+func etagListed(values []string, etag string) bool {
+	for _, v := range values {
+		for tag := range strings.SplitSeq(v, ",") {
+			if tag = strings.TrimSpace(tag); tag == etag || tag == "*" || tag == "W/"+etag {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fail writes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
@@ -467,12 +503,18 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	if nonce != nil {
 		exts = []pkix.Extension{*nonce}
 	}
+	if !r.acquireSignSlot() {
+		return nil, outTryLater, errors.New("every signing slot busy")
+	}
 	resp, err := s.sign(single, thisUpdate, exts)
+	<-r.signSlots
 	if err != nil {
 		r.log.event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
 	}
-	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil}
+	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil,
+		length: []string{strconv.Itoa(len(resp))}, etag: []string{etagOf(resp)},
+		lastModified: []string{thisUpdate.Format(http.TimeFormat)}, expires: []string{nextUpdate.Format(http.TimeFormat)}}
 	if res.nonce {
 		return res, out, nil
 	}
@@ -526,6 +568,23 @@ func (r *OCSPResponder) status(id certID, now time.Time) (*singleResponse, outco
 	// Pending or void: the serial was reserved, and no certificate issued.
 	single.Status = unknown
 	return single, outUnknown, nil
+}
+
+// acquireSignSlot takes a signing slot, waiting signWait at most.
+func (r *OCSPResponder) acquireSignSlot() bool {
+	select {
+	case r.signSlots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(r.signWait)
+	defer t.Stop()
+	select {
+	case r.signSlots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // The ASN.1 of a response (RFC 6960 section 4.2.1).

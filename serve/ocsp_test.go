@@ -611,3 +611,78 @@ func TestOCSPRevokedResponderReplaced(t *testing.T) {
 		t.Errorf("without the CA key, responder revoked: body %x; want tryLater", rec.Body.Bytes())
 	}
 }
+
+// A cache in front revalidates a GET answer with its ETag: the same answer
+// is a 304 without a body; after a CRL change (a new answer) it is a 200.
+func TestOCSPGetRevalidates(t *testing.T) {
+	c, signer, clock := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	path := "/ocsp/" + url.PathEscape(base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1)))
+	first := get(t, r, path)
+	etag := first.Header().Get("ETag")
+	if first.Code != http.StatusOK || etag != etagOf(first.Body.Bytes()) {
+		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, etag)
+	}
+	revalidate := func(inm string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("If-None-Match", inm)
+		r.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
+		rec := revalidate(inm)
+		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+			!strings.HasPrefix(rec.Header().Get("Cache-Control"), "max-age=") {
+			t.Errorf("If-None-Match %s: HTTP %d, %d bytes, headers %v; want 304, no body, the ETag and max-age", inm, rec.Code, rec.Body.Len(), rec.Header())
+		}
+	}
+	if rec := revalidate(`"sha256:00"`); rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), first.Body.Bytes()) {
+		t.Errorf("another ETag: HTTP %d; want 200 with the cached answer", rec.Code)
+	}
+	if _, err := c.Revoke(alice.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	r.CRLChanged()
+	rec := revalidate(etag)
+	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != ocsp.Revoked || rec.Header().Get("ETag") == etag {
+		t.Errorf("after a revocation and a CRL change: HTTP %d, ETag %q; want 200, revoked, a new ETag", rec.Code, rec.Header().Get("ETag"))
+	}
+}
+
+// Signatures made on demand are bounded: with every signing slot taken, a
+// request that needs one (a nonce) gets tryLater after the wait, while a
+// cached answer is still served; once a slot frees up it is signed.
+func TestOCSPSigningBounded(t *testing.T) {
+	c, signer, _ := newTestCA(t)
+	alice := issue(t, c, signer, "alice")
+	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	plain := request(t, alice, c.Cert, crypto.SHA1)
+	cached := post(t, r, plain).Body.Bytes()
+	r.signWait = 10 * time.Millisecond
+	for range cap(r.signSlots) {
+		r.signSlots <- struct{}{}
+	}
+	nonced := withNonce(t, plain, bytes.Repeat([]byte{7}, 16))
+	if rec := post(t, r, nonced); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+		t.Errorf("a nonce with every slot busy: %x; want tryLater", rec.Body.Bytes())
+	}
+	if rec := post(t, r, plain); !bytes.Equal(rec.Body.Bytes(), cached) {
+		t.Errorf("a cached request with every slot busy: not the cached answer")
+	}
+	<-r.signSlots
+	if resp := parse(t, post(t, r, nonced), alice, c.Cert); resp.Status != ocsp.Good {
+		t.Errorf("a nonce once a slot is free: status %d; want good", resp.Status)
+	}
+	if !hasLine(metricsOf(r), `minica_serve_ocsp_responses_total{status="try_later"} 1`) {
+		t.Errorf("metrics lack one tryLater:\n%s", metricsOf(r))
+	}
+}
+
+func metricsOf(r *OCSPResponder) string {
+	var b strings.Builder
+	r.WriteMetrics(&b)
+	return b.String()
+}

@@ -84,8 +84,8 @@ type Config struct {
 	OCSPURL string
 	// Enroll answers /enroll/... (see Enroller); nil answers 404 there.
 	Enroll http.Handler
-	// OnCRLChange, when set, is called after a new CRL is loaded (from the
-	// Server's goroutine).
+	// OnCRLChange, when set, is called after a new CRL is loaded and when
+	// the revocation log changed (from the Server's goroutine).
 	OnCRLChange func()
 	// ExtraMetrics, when set, appends Prometheus text to /metrics.
 	ExtraMetrics func(io.Writer)
@@ -118,6 +118,7 @@ type Server struct {
 	nextResign time.Time    // no re-sign before this after a failure
 	backoff    time.Duration
 	warned     string // the CRL number whose lapse was warned of
+	rev        revWatch
 
 	srvMu   sync.Mutex
 	servers []*http.Server
@@ -284,8 +285,9 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // CRL returns the CRL being served.
 func (s *Server) CRL() *revoke.CRL { return s.cur.Load().crl }
 
-// Watch polls crl.der every PollInterval and re-signs the CRL at half its
-// lifetime, until ctx is done.
+// Watch polls crl.der and the revocation log every PollInterval, publishes
+// revocations the CRL lacks and re-signs the CRL at half its lifetime, until
+// ctx is done.
 func (s *Server) Watch(ctx context.Context) {
 	for {
 		s.check()
@@ -308,6 +310,7 @@ func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
 	s.loadNewer()
+	s.noticeRevocations()
 	cur := s.cur.Load()
 	now := s.cfg.Now()
 	if !pastHalfLife(cur.crl, now) {
