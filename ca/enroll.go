@@ -171,10 +171,14 @@ func ValidateEnrollLifetime(d time.Duration) error {
 }
 
 // CheckEnrollment validates an enrollment for name with identity id, as
-// Issue will validate its request, without writing anything: names, subject
-// text, SANs, the validity against the CA's (from the link's expiry, the
-// latest moment it can be used), name constraints and a name already taken.
+// Issue will validate its request, without writing anything: a root issues
+// no leaves (ErrRootCA), names, subject text, SANs, the validity against the
+// CA's (from the link's expiry, the latest moment it can be used), the name
+// constraints of every CA of the chain and a name already taken.
 func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Duration) error {
+	if c.IsRoot() {
+		return ErrRootCA
+	}
 	if err := ValidateEnrollLifetime(lifetime); err != nil {
 		return err
 	}
@@ -204,7 +208,7 @@ func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Durat
 	if err != nil {
 		return err
 	}
-	return checkNameConstraints(c.Cert, tmpl)
+	return c.checkChainConstraints(tmpl)
 }
 
 // CreateEnrollment checks the request (CheckEnrollment) and writes a new

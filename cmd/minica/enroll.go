@@ -161,6 +161,9 @@ func createEnrollment(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
+	if authority.IsRoot() {
+		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	}
 	if base == "" {
 		if base = authority.Settings.EnrollURL; base == "" {
 			return withHint(usagef(c, "no base URL for the link: pass --base-url, or store one"),
