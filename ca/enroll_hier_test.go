@@ -3,8 +3,10 @@ package ca
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +56,53 @@ func TestEnrollUnderIntermediate(t *testing.T) {
 	if _, err := issued.Cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: ints, CurrentTime: hierNow,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("the enrolled certificate does not chain to the root: %v", err)
+	}
+}
+
+// Every lookup, whatever the token (a valid one, an unknown one, one of the
+// wrong shape, one character off, one whose file names another person),
+// hashes it and makes exactly one constant-time comparison of two 64-digit
+// hashes, so that the answer's timing does not tell them apart.
+func TestLookupEnrollmentDoesTheSameWork(t *testing.T) {
+	c, _ := newEnrollCA(t)
+	alice, err := c.CreateEnrollment("alice", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := c.CreateEnrollment("bob", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobFile := filepath.Join(c.Dir().Path(), "db", "enroll", bob.Enrollment.ID+".json")
+	data, _ := os.ReadFile(bobFile)
+	os.WriteFile(bobFile, []byte(strings.Replace(string(data), `"name":"bob"`, `"name":"alice"`, 1)), 0o600)
+
+	var calls []string
+	orig := equalTokenHash
+	t.Cleanup(func() { equalTokenHash = orig })
+	equalTokenHash = func(got, want string) bool {
+		calls = append(calls, fmt.Sprintf("%d/%d", len(got), len(want)))
+		return orig(got, want)
+	}
+	tests := []struct {
+		name, token string
+		ok          bool
+	}{
+		{"valid", alice.Token, true},
+		{"unknown", strings.Repeat("A", 43), false},
+		{"malformed", "../../ca.key", false},
+		{"empty", "", false},
+		{"one character off", flipFirst(alice.Token), false},
+		{"file of another name", bob.Token, false},
+	}
+	for _, tt := range tests {
+		calls = nil
+		_, err := c.LookupEnrollment(tt.token)
+		if (err == nil) != tt.ok || (!tt.ok && !errors.Is(err, ErrEnrollmentUnknown)) {
+			t.Errorf("%s: LookupEnrollment error = %v; want ok %v or ErrEnrollmentUnknown", tt.name, err, tt.ok)
+		}
+		if len(calls) != 1 || calls[0] != "64/64" {
+			t.Errorf("%s: comparisons %v; want one of two 64-digit hashes", tt.name, calls)
+		}
 	}
 }
