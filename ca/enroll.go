@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"net"
 	"net/url"
 	"path"
 	"slices"
@@ -94,6 +95,8 @@ type EnrollIdentity struct {
 	OrganizationalUnit []string `json:"ou,omitempty"`
 	Emails             []string `json:"emails,omitempty"`
 	URIs               []string `json:"uris,omitempty"`
+	DNSNames           []string `json:"dns,omitempty"`
+	IPs                []net.IP `json:"ips,omitempty"`
 	EmailInSubject     bool     `json:"email_in_subject,omitempty"`
 	Validity           Duration `json:"validity,omitempty"`
 	KeyType            KeyType  `json:"key_type,omitempty"`
@@ -140,7 +143,7 @@ func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	return Request{
 		Name: e.Name, Profile: Client, CommonName: id.CommonName,
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
-		Emails: id.Emails, URIs: id.URIs, EmailInSubject: id.EmailInSubject,
+		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
 	}
 }

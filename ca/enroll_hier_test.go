@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,35 @@ func TestLookupEnrollmentDoesTheSameWork(t *testing.T) {
 		if len(calls) != 1 || calls[0] != "64/64" {
 			t.Errorf("%s: comparisons %v; want one of two 64-digit hashes", tt.name, calls)
 		}
+	}
+}
+
+// An enrollment keeps every identity field of issue client, DNS and IP
+// SANs included, through its file, into the certificate.
+func TestEnrollCarriesEveryIdentityField(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	id := EnrollIdentity{CommonName: "Dev One", Organization: []string{"Example"}, OrganizationalUnit: []string{"Lab"},
+		Emails: []string{"dev1@example.com"}, URIs: []string{"spiffe://example.com/dev1"}, DNSNames: []string{"dev1.example.com"},
+		IPs: []net.IP{net.ParseIP("10.0.0.1")}, EmailInSubject: true, Validity: Duration(30 * 24 * time.Hour)}
+	got, err := c.CreateEnrollment("dev1", id, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, _, err := c.Enroll(signer, got.Token, "192.0.2.7", newKey(t).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := issued.Cert
+	if cert.Subject.CommonName != "Dev One" || cert.Subject.Organization[0] != "Example" || cert.Subject.OrganizationalUnit[0] != "Lab" {
+		t.Errorf("subject %v", cert.Subject)
+	}
+	if len(cert.DNSNames) != 1 || cert.DNSNames[0] != "dev1.example.com" || len(cert.IPAddresses) != 1 || !cert.IPAddresses[0].Equal(net.ParseIP("10.0.0.1")) {
+		t.Errorf("DNS %v, IPs %v; want dev1.example.com and 10.0.0.1", cert.DNSNames, cert.IPAddresses)
+	}
+	if len(cert.EmailAddresses) != 1 || len(cert.URIs) != 1 || cert.URIs[0].String() != "spiffe://example.com/dev1" {
+		t.Errorf("emails %v, URIs %v", cert.EmailAddresses, cert.URIs)
+	}
+	if d := cert.NotAfter.Sub(cert.NotBefore); d < 30*24*time.Hour || d > 30*24*time.Hour+time.Hour {
+		t.Errorf("validity %s; want 30d", d)
 	}
 }
