@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"net"
 	"net/url"
 	"path"
 	"slices"
@@ -94,6 +95,8 @@ type EnrollIdentity struct {
 	OrganizationalUnit []string `json:"ou,omitempty"`
 	Emails             []string `json:"emails,omitempty"`
 	URIs               []string `json:"uris,omitempty"`
+	DNSNames           []string `json:"dns,omitempty"`
+	IPs                []net.IP `json:"ips,omitempty"`
 	EmailInSubject     bool     `json:"email_in_subject,omitempty"`
 	Validity           Duration `json:"validity,omitempty"`
 	KeyType            KeyType  `json:"key_type,omitempty"`
@@ -140,7 +143,7 @@ func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	return Request{
 		Name: e.Name, Profile: Client, CommonName: id.CommonName,
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
-		Emails: id.Emails, URIs: id.URIs, EmailInSubject: id.EmailInSubject,
+		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
 	}
 }
@@ -171,10 +174,14 @@ func ValidateEnrollLifetime(d time.Duration) error {
 }
 
 // CheckEnrollment validates an enrollment for name with identity id, as
-// Issue will validate its request, without writing anything: names, subject
-// text, SANs, the validity against the CA's (from the link's expiry, the
-// latest moment it can be used), name constraints and a name already taken.
+// Issue will validate its request, without writing anything: a root issues
+// no leaves (ErrRootCA), names, subject text, SANs, the validity against the
+// CA's (from the link's expiry, the latest moment it can be used), the name
+// constraints of every CA of the chain and a name already taken.
 func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Duration) error {
+	if c.IsRoot() {
+		return ErrRootCA
+	}
 	if err := ValidateEnrollLifetime(lifetime); err != nil {
 		return err
 	}
@@ -204,7 +211,7 @@ func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Durat
 	if err != nil {
 		return err
 	}
-	return checkNameConstraints(c.Cert, tmpl)
+	return c.checkChainConstraints(tmpl)
 }
 
 // CreateEnrollment checks the request (CheckEnrollment) and writes a new
@@ -376,13 +383,19 @@ func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
 		name, want = e.Name, e.TokenHash
 	}
 	got := tokenHash(name, token)
-	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 || e == nil {
+	if !equalTokenHash(got, want) || e == nil {
 		if err == nil || errors.Is(err, ErrEnrollmentUnknown) {
 			return nil, ErrEnrollmentUnknown
 		}
 		return nil, err
 	}
 	return e, nil
+}
+
+// equalTokenHash compares a token's hash with the stored one in constant
+// time; a variable so that a test sees every lookup make one comparison.
+var equalTokenHash = func(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // EnrollmentByName returns the latest enrollment made for name.

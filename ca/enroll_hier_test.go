@@ -3,8 +3,11 @@ package ca
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +57,83 @@ func TestEnrollUnderIntermediate(t *testing.T) {
 	if _, err := issued.Cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: ints, CurrentTime: hierNow,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("the enrolled certificate does not chain to the root: %v", err)
+	}
+}
+
+// Every lookup, whatever the token (a valid one, an unknown one, one of the
+// wrong shape, one character off, one whose file names another person),
+// hashes it and makes exactly one constant-time comparison of two 64-digit
+// hashes, so that the answer's timing does not tell them apart.
+func TestLookupEnrollmentDoesTheSameWork(t *testing.T) {
+	c, _ := newEnrollCA(t)
+	alice, err := c.CreateEnrollment("alice", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := c.CreateEnrollment("bob", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobFile := filepath.Join(c.Dir().Path(), "db", "enroll", bob.Enrollment.ID+".json")
+	data, _ := os.ReadFile(bobFile)
+	os.WriteFile(bobFile, []byte(strings.Replace(string(data), `"name":"bob"`, `"name":"alice"`, 1)), 0o600)
+
+	var calls []string
+	orig := equalTokenHash
+	t.Cleanup(func() { equalTokenHash = orig })
+	equalTokenHash = func(got, want string) bool {
+		calls = append(calls, fmt.Sprintf("%d/%d", len(got), len(want)))
+		return orig(got, want)
+	}
+	tests := []struct {
+		name, token string
+		ok          bool
+	}{
+		{"valid", alice.Token, true},
+		{"unknown", strings.Repeat("A", 43), false},
+		{"malformed", "../../ca.key", false},
+		{"empty", "", false},
+		{"one character off", flipFirst(alice.Token), false},
+		{"file of another name", bob.Token, false},
+	}
+	for _, tt := range tests {
+		calls = nil
+		_, err := c.LookupEnrollment(tt.token)
+		if (err == nil) != tt.ok || (!tt.ok && !errors.Is(err, ErrEnrollmentUnknown)) {
+			t.Errorf("%s: LookupEnrollment error = %v; want ok %v or ErrEnrollmentUnknown", tt.name, err, tt.ok)
+		}
+		if len(calls) != 1 || calls[0] != "64/64" {
+			t.Errorf("%s: comparisons %v; want one of two 64-digit hashes", tt.name, calls)
+		}
+	}
+}
+
+// An enrollment keeps every identity field of issue client, DNS and IP
+// SANs included, through its file, into the certificate.
+func TestEnrollCarriesEveryIdentityField(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	id := EnrollIdentity{CommonName: "Dev One", Organization: []string{"Example"}, OrganizationalUnit: []string{"Lab"},
+		Emails: []string{"dev1@example.com"}, URIs: []string{"spiffe://example.com/dev1"}, DNSNames: []string{"dev1.example.com"},
+		IPs: []net.IP{net.ParseIP("10.0.0.1")}, EmailInSubject: true, Validity: Duration(30 * 24 * time.Hour)}
+	got, err := c.CreateEnrollment("dev1", id, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued, _, err := c.Enroll(signer, got.Token, "192.0.2.7", newKey(t).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := issued.Cert
+	if cert.Subject.CommonName != "Dev One" || cert.Subject.Organization[0] != "Example" || cert.Subject.OrganizationalUnit[0] != "Lab" {
+		t.Errorf("subject %v", cert.Subject)
+	}
+	if len(cert.DNSNames) != 1 || cert.DNSNames[0] != "dev1.example.com" || len(cert.IPAddresses) != 1 || !cert.IPAddresses[0].Equal(net.ParseIP("10.0.0.1")) {
+		t.Errorf("DNS %v, IPs %v; want dev1.example.com and 10.0.0.1", cert.DNSNames, cert.IPAddresses)
+	}
+	if len(cert.EmailAddresses) != 1 || len(cert.URIs) != 1 || cert.URIs[0].String() != "spiffe://example.com/dev1" {
+		t.Errorf("emails %v, URIs %v", cert.EmailAddresses, cert.URIs)
+	}
+	if d := cert.NotAfter.Sub(cert.NotBefore); d < 30*24*time.Hour || d > 30*24*time.Hour+time.Hour {
+		t.Errorf("validity %s; want 30d", d)
 	}
 }

@@ -92,6 +92,9 @@ func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
 	if cfg.CA == nil || cfg.Signer == nil {
 		return nil, errors.New("serve: enrollment needs the CA and its key")
 	}
+	if cfg.CA.IsRoot() {
+		return nil, fmt.Errorf("serve: enrollment issues client certificates, and %w: %q is a root CA", ca.ErrRootCA, cfg.CA.Dir().Path())
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

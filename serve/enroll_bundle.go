@@ -91,7 +91,8 @@ func (h *Enroller) bundle(f bundleFormat, key crypto.Signer, issued *ca.Issued, 
 	if err != nil || f != bundleMobileconfig {
 		return p12, err
 	}
-	profileXML, err := mobileconfig(issued.Record.Name, issued.Cert, h.cfg.CA.Cert, p12)
+	// The device trusts the root; an intermediate travels in the bundle.
+	profileXML, err := mobileconfig(issued.Record.Name, issued.Cert, h.cfg.CA.Cert, chain[len(chain)-1], p12)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +119,9 @@ type mobilePayload struct {
 
 // mobileconfig returns an Apple configuration profile (XML plist) with a
 // com.apple.security.pkcs12 payload (the bundle; the device asks for its
-// password when installing) and a com.apple.security.root payload (the CA
-// certificate, DER).
-func mobileconfig(name string, leaf, caCert *x509.Certificate, p12 []byte) ([]byte, error) {
+// password when installing) and a com.apple.security.root payload (anchor,
+// the root of caCert's chain, DER; caCert itself for a single CA).
+func mobileconfig(name string, leaf, caCert, anchor *x509.Certificate, p12 []byte) ([]byte, error) {
 	id := "minica.enroll." + name
 	uuids := make([]string, 3)
 	for i := range uuids {
@@ -149,7 +150,7 @@ func mobileconfig(name string, leaf, caCert *x509.Certificate, p12 []byte) ([]by
 			},
 			{
 				PayloadType: "com.apple.security.root", PayloadVersion: 1, PayloadIdentifier: id + ".ca", PayloadUUID: uuids[2],
-				PayloadDisplayName: caName, PayloadCertificateFileName: "ca.crt", PayloadContent: caCert.Raw,
+				PayloadDisplayName: anchor.Subject.CommonName, PayloadCertificateFileName: "ca.crt", PayloadContent: anchor.Raw,
 			},
 		},
 	}

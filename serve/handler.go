@@ -58,6 +58,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
 func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	path := r.URL.Path
+	// Whatever answers a path under /enroll (the Enroller, or a refusal
+	// below), its URL may hold a token: never cached, never a referrer.
+	if strings.HasPrefix(path, "/enroll") {
+		setEnrollHeaders(w)
+	}
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
 	// `openssl ocsp -url http://HOST:PORT` posts to "/".

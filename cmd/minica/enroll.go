@@ -30,6 +30,7 @@ func enrollCommand(e *env) *cli.Command {
 			"   minica enroll --list\n   minica enroll --cancel simon",
 		Flags: []cli.Flag{
 			cnFlag(), emailFlag(), uriFlag(), orgFlag(), ouFlag(),
+			&cli.StringSliceFlag{Name: "dns", Usage: "DNS name SAN (repeatable)"}, ipFlag(),
 			validityFlag("", "lifetime of the certificate such as 90d or 1y (default: the CA's client validity)"),
 			noEmailInSubjectFlag(),
 			keyTypeFlag("", "the key serve generates: ecdsa-p256 (default), ecdsa-p384, rsa-2048, rsa-3072 or rsa-4096"),
@@ -49,7 +50,7 @@ func enrollCommand(e *env) *cli.Command {
 
 // enrollIdentityFlags are the flags that describe the certificate, for
 // NAME only.
-var enrollIdentityFlags = []string{"cn", "email", "uri", "org", "ou", "validity", "no-email-in-subject", "key-type", "force", "expires", "base-url"}
+var enrollIdentityFlags = []string{"cn", "email", "uri", "dns", "ip", "org", "ou", "validity", "no-email-in-subject", "key-type", "force", "expires", "base-url"}
 
 func runEnroll(c *cli.Context, e *env) error {
 	if err := wantArgs(c, 0, 1); err != nil {
@@ -127,7 +128,7 @@ func enrollIdentity(c *cli.Context, name string) (ca.EnrollIdentity, time.Durati
 	}
 	id = ca.EnrollIdentity{
 		CommonName: req.CommonName, Organization: req.Organization, OrganizationalUnit: req.OrganizationalUnit,
-		Emails: req.Emails, URIs: req.URIs, EmailInSubject: req.EmailInSubject,
+		Emails: req.Emails, URIs: req.URIs, DNSNames: req.DNSNames, IPs: req.IPs, EmailInSubject: req.EmailInSubject,
 		Validity: ca.Duration(req.Validity), KeyType: req.KeyType, Force: req.Force,
 	}
 	lifetime, err := ca.ParseDuration(c.String("expires"))
@@ -161,6 +162,9 @@ func createEnrollment(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
+	if authority.IsRoot() {
+		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	}
 	if base == "" {
 		if base = authority.Settings.EnrollURL; base == "" {
 			return withHint(usagef(c, "no base URL for the link: pass --base-url, or store one"),
