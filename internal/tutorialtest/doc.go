@@ -5,6 +5,8 @@
 // edits to the script are the port numbers: the application's 8080 and the
 // proxy's 8443 become free ports. Its other tests run the README: the
 // quick start (scripts/quickstart.sh) and the commands under "Then:".
+// TestHierarchyCeremony runs the ceremony, root CRL and compromise
+// commands of docs/hierarchy.md.
 //
 // The test is behind the interop build tag, as it needs bash, curl and the
 // NSS tools (Debian packages curl and libnss3-tools):
