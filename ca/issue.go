@@ -200,9 +200,9 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error
 			return nil, nil, err
 		}
 		rec := &Record{
-			Serial:   SerialHex(n),
-			Name:     req.Name,
-			Profile:  req.Profile,
+			Serial:    SerialHex(n),
+			Name:      req.Name,
+			Profile:   req.Profile,
 			Status:    StatusPending,
 			HasKey:    req.PublicKey == nil,
 			IssuedAt:  now,
