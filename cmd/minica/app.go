@@ -45,6 +45,7 @@ func newApp(e *env) *cli.App {
 			initCommand(e),
 			issueCommand(e),
 			signCommand(e),
+			renewCommand(e),
 			listCommand(e),
 			showCommand(e),
 			revokeCommand(e),
