@@ -201,6 +201,13 @@ func TestRenewRefusals(t *testing.T) {
 			t.Error("the successor must certify the CSR's key and store none")
 		}
 	})
+	t.Run("CSR naming part of the identity", func(t *testing.T) {
+		// sign put the email into the subject; the holder's CSR has only the CN.
+		csr := newCSR(t, other, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "simon"}, EmailAddresses: []string{"simon@example.com"}})
+		if err := CheckRenewalCSR(simon.Cert, Client, csr); err != nil {
+			t.Errorf("CheckRenewalCSR() = %v; want nil", err)
+		}
+	})
 	t.Run("reuse a key minica holds", func(t *testing.T) {
 		c.Now = fixedClock(start.Add(2 * time.Hour))
 		rn, err := c.Renew(signer, long.Record, RenewOptions{ReuseKey: true, Validity: 10 * 24 * time.Hour})
