@@ -21,6 +21,10 @@ type RenewalPlan struct {
 	// due certificates, now linked to them (LinkRenewal): they are not
 	// renewed twice.
 	Resumed []*Record
+	// NoKey lists the due certificates from sign, whose key minica does
+	// not hold: only their holder's CSR renews them (see Renew), unless
+	// ReuseKey. They are left out of Due.
+	NoKey []*Record
 	// Records is how many records were read.
 	Records int
 }
@@ -61,6 +65,10 @@ func (c *CA) PlanRenewals(within time.Duration, opts RenewOptions) (*RenewalPlan
 			}
 		}
 		if !DueForRenewal(rec, now, within) {
+			continue
+		}
+		if !rec.HasKey && !opts.ReuseKey && opts.CSR == nil {
+			plan.NoKey = append(plan.NoKey, rec)
 			continue
 		}
 		if err := c.checkRenewalRecord(rec, now, opts); err != nil {

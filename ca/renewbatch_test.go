@@ -42,6 +42,11 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A certificate from sign is left to its holder.
+	signed, err := c.Issue(signer, Request{Name: "ext", Profile: Client, Validity: 10 * 24 * time.Hour, PublicKey: cutSucc.Key.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	plan, err := c.PlanRenewals(30*24*time.Hour, RenewOptions{})
 	if err != nil {
@@ -49,8 +54,11 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	}
 	want := []string{due1.Serial, due2.Serial}
 	slices.Sort(want)
-	if !slices.Equal(plan.Due, want) || len(plan.Refused) != 0 || plan.Records != 8 {
-		t.Fatalf("plan = %+v; want due %v of 8 records", plan, want)
+	if !slices.Equal(plan.Due, want) || len(plan.Refused) != 0 || plan.Records != 9 {
+		t.Fatalf("plan = %+v; want due %v of 9 records", plan, want)
+	}
+	if len(plan.NoKey) != 1 || plan.NoKey[0].Serial != signed.Record.Serial {
+		t.Errorf("NoKey = %v; want the certificate from sign", plan.NoKey)
 	}
 	if len(plan.Resumed) != 1 || plan.Resumed[0].Serial != cutSucc.Record.Serial {
 		t.Errorf("Resumed = %v; want the successor of the cut renewal", plan.Resumed)
