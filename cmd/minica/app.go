@@ -47,6 +47,7 @@ func newApp(e *env) *cli.App {
 			signCommand(e),
 			renewCommand(e),
 			listCommand(e),
+			reportCommand(e),
 			showCommand(e),
 			revokeCommand(e),
 			crlCommand(e),
