@@ -9,9 +9,12 @@ import (
 	"encoding/asn1"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +33,9 @@ type BatchOptions struct {
 	// GroupSize is the number of certificates per durability group; 0 means
 	// BatchGroupSize, 1 makes every certificate durable on its own.
 	GroupSize int
+	// Workers is how many certificates of a group are made at once; 0
+	// means one per CPU, at most 4.
+	Workers int
 }
 
 // BatchResult is one certificate of a batch, reported by IssueBatch once it
@@ -216,12 +222,12 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 // signer (the CA key), and calls report for each one after it is durable.
 // The caller must hold the lock for the whole batch, and should have
 // checked every request with CheckRequest first (IssueBatch checks each
-// again, as Issue does, and stops at the first that fails).
+// again, as Issue does).
 //
 // Certificates are written in groups of o.GroupSize: each is issued as
 // Issue does (its serial reserved and its name indexed before signing, its
 // key, chain and certificate written into certs/NAME with O_EXCL), but
-// without a sync of its own; when the group is full its files are made
+// without a sync of its own; when the group is written its files are made
 // durable together (see syncGroup), and only then are their records
 // completed, their current.* links moved and report called, in request
 // order. A crash before the sync leaves pending records that Check (or
@@ -229,39 +235,123 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 // whose certificates Check completes. So every certificate on disk has a
 // record, and every certificate reported survives a power loss.
 //
-// It stops at the first error: of a request, of the disk or of report. The
-// certificates of the group written so far are still made durable and
-// reported first (unless report failed). It returns how many certificates
+// The certificates of a group are made by o.Workers goroutines (keys
+// generated and files written concurrently; calls to signer one at a time,
+// so any signer will do). A name is issued at most once per group.
+//
+// It stops after the group in which a request, the disk or report failed:
+// the certificates of that group that were written are still made durable
+// and reported (unless report failed), and the first error is returned,
+// naming the request by its position. It returns how many certificates
 // were reported.
 func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOptions, report func(BatchResult) error) (int, error) {
 	size := o.GroupSize
 	if size <= 0 {
 		size = BatchGroupSize
 	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if err := c.ensureNameIndex(); err != nil {
+		return 0, err
+	}
+	signer = &serialSigner{s: signer}
+	next, stop := iter.Pull(reqs)
+	defer stop()
 	g := &batchGroup{c: c}
 	defer g.abandon()
 	reported, index := 0, 0
-	var issueErr error
-	for req := range reqs {
-		p, err := c.writeBatchCert(signer, req)
-		if err != nil {
-			issueErr = fmt.Errorf("request %d (%s): %w", index+1, printable(req.Name), err)
-			break
-		}
-		p.index = index
-		index++
-		g.pending = append(g.pending, p)
-		if len(g.pending) == size {
-			n, err := g.commit(report)
-			reported += n
-			if err != nil {
-				return reported, err
+	var held *Request // the request that ended the last group: its name was in it
+	for {
+		var todo []Request
+		names := make(map[string]bool)
+		for len(todo) < size {
+			var req Request
+			if held != nil {
+				req, held = *held, nil
+			} else {
+				r, ok := next()
+				if !ok {
+					break
+				}
+				req = r
 			}
+			if names[req.Name] {
+				held = &req
+				break
+			}
+			names[req.Name] = true
+			todo = append(todo, req)
+		}
+		if len(todo) == 0 {
+			return reported, nil
+		}
+		written, errs := c.writeGroup(signer, todo, workers)
+		var issueErr error
+		for i, p := range written {
+			if p == nil {
+				if issueErr == nil {
+					issueErr = fmt.Errorf("request %d (%s): %w", index+i+1, printable(todo[i].Name), errs[i])
+				}
+				continue
+			}
+			p.index = index + i
+			g.pending = append(g.pending, p)
+		}
+		index += len(todo)
+		n, err := g.commit(report)
+		reported += n
+		if err := errors.Join(issueErr, err); err != nil {
+			return reported, err
 		}
 	}
-	n, err := g.commit(report)
-	reported += n
-	return reported, errors.Join(issueErr, err)
+}
+
+// writeGroup writes the certificates of reqs with up to workers goroutines;
+// it returns, by request, the certificate written or why it was not.
+func (c *CA) writeGroup(signer crypto.Signer, reqs []Request, workers int) ([]*batchCert, []error) {
+	written := make([]*batchCert, len(reqs))
+	errs := make([]error, len(reqs))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(reqs)) {
+		wg.Go(func() {
+			for i := range jobs {
+				written[i], errs[i] = c.writeBatchCert(signer, reqs[i])
+			}
+		})
+	}
+	for i := range reqs {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return written, errs
+}
+
+// serialSigner makes a signer's calls one at a time: a token or an agent
+// may not take concurrent ones, and signing is a small part of the work.
+type serialSigner struct {
+	mu sync.Mutex
+	s  crypto.Signer
+}
+
+func (s *serialSigner) Public() crypto.PublicKey { return s.s.Public() }
+
+func (s *serialSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.Sign(rand, digest, opts)
+}
+
+// ensureNameIndex builds the name index of a CA directory that has none
+// (made by an older minica) before concurrent issuances append to it.
+func (c *CA) ensureNameIndex() error {
+	if _, err := c.dir.Stat(nameIndexDir); errors.Is(err, fs.ErrNotExist) {
+		return c.rebuildNameIndex()
+	}
+	return nil
 }
 
 // batchCert is a certificate of a batch, written but not yet durable.

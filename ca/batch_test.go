@@ -53,26 +53,26 @@ func TestIssueBatch(t *testing.T) {
 	}
 }
 
-// A request that fails stops the batch; the certificates before it in its
-// group are still made durable and reported.
+// A request that fails stops the batch after its group: the others of the
+// group are still made durable and reported, the later groups never start.
 func TestIssueBatchStopsAtBadRequest(t *testing.T) {
 	c, signer := newTestCA(t, InitOptions{})
-	reqs := clientRequests("u", 5)
+	reqs := clientRequests("u", 8)
 	reqs[3].Emails = []string{"not an email"}
 	var names []string
-	n, err := c.IssueBatch(signer, slices.Values(reqs), BatchOptions{GroupSize: 10}, func(r BatchResult) error {
+	n, err := c.IssueBatch(signer, slices.Values(reqs), BatchOptions{GroupSize: 5}, func(r BatchResult) error {
 		names = append(names, r.Request.Name)
 		return nil
 	})
-	if n != 3 || err == nil || !strings.Contains(err.Error(), `request 4 ("u4"): invalid email`) {
-		t.Fatalf("IssueBatch = %d, %v; want 3 and an error naming request 4", n, err)
+	if n != 4 || err == nil || !strings.Contains(err.Error(), `request 4 ("u4"): invalid email`) {
+		t.Fatalf("IssueBatch = %d, %v; want 4 and an error naming request 4", n, err)
 	}
-	if !slices.Equal(names, []string{"u1", "u2", "u3"}) {
+	if !slices.Equal(names, []string{"u1", "u2", "u3", "u5"}) {
 		t.Errorf("reported %v", names)
 	}
 	rep, err := c.Check()
-	if err != nil || len(rep.Repaired)+len(realProblems(rep)) != 0 || rep.Records != 3 {
-		t.Errorf("Check = %+v, %v; want 3 records, nothing to repair", rep, err)
+	if err != nil || len(rep.Repaired)+len(realProblems(rep)) != 0 || rep.Records != 4 {
+		t.Errorf("Check = %+v, %v; want 4 records, nothing to repair", rep, err)
 	}
 }
 
@@ -96,6 +96,28 @@ func TestIssueBatchReportFails(t *testing.T) {
 	}
 	if len(rep.Repaired) == 0 || !strings.Contains(rep.Repaired[0], "completed the interrupted issuance of u3") {
 		t.Errorf("Check repaired %q; want u3's issuance completed", rep.Repaired)
+	}
+}
+
+// A name given twice is issued twice only with Force, never in one group.
+func TestIssueBatchSameNameTwice(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	reqs := []Request{{Name: "a", Profile: Client}, {Name: "b", Profile: Client}, {Name: "a", Profile: Client, Force: true}, {Name: "a", Profile: Client}}
+	var serials []string
+	n, err := c.IssueBatch(signer, slices.Values(reqs), BatchOptions{}, func(r BatchResult) error {
+		serials = append(serials, r.Issued.Record.Serial)
+		return nil
+	})
+	if n != 3 || !errors.Is(err, ErrNameTaken) || !strings.Contains(err.Error(), "request 4") {
+		t.Fatalf("IssueBatch = %d, %v; want 3 and request 4's name taken", n, err)
+	}
+	recs, err := c.RecordsByName("a")
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("RecordsByName(a) = %d records, %v; want 2", len(recs), err)
+	}
+	cur, err := c.Current("a")
+	if err != nil || cur == nil || cur.Serial != serials[2] {
+		t.Errorf("Current(a) = %v, %v; want the forced one, %s", cur, err, serials[2])
 	}
 }
 

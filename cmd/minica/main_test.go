@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -58,6 +59,15 @@ func testEnv() *env {
 		}
 	} else {
 		e.terminal = func() bool { return false }
+	}
+	// MINICA_TEST_PROGRESS=1 pretends stderr is a terminal for the
+	// progress bar.
+	e.stdoutTerminal = func() bool { return false }
+	e.progress = func() io.Writer {
+		if os.Getenv("MINICA_TEST_PROGRESS") == "1" {
+			return e.stderr
+		}
+		return nil
 	}
 	return e
 }
