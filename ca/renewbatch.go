@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"context"
 	"crypto"
 	"encoding/hex"
 	"errors"
@@ -150,11 +151,15 @@ func serialKey(s string) ([16]byte, bool) {
 // report is called, in order, for each once it is durable and linked to its
 // predecessor. The caller must hold the lock. It stops at the first error,
 // returning how many were renewed; a certificate that can no longer be
-// renewed (RenewalRequest) stops it too.
-func (c *CA) RenewBatch(signer crypto.Signer, serials []string, opts RenewOptions, o BatchOptions, report func(*Renewed) error) (int, error) {
+// renewed (RenewalRequest) stops it too, and so does ctx: the successors
+// issued until then are reported first.
+func (c *CA) RenewBatch(ctx context.Context, signer crypto.Signer, serials []string, opts RenewOptions, o BatchOptions, report func(*Renewed) error) (int, error) {
 	var reqErr error
 	reqs := func(yield func(Request) bool) {
 		for _, serial := range serials {
+			if ctx.Err() != nil {
+				return
+			}
 			rec, err := c.recordHex(serial)
 			if err == nil {
 				var req Request

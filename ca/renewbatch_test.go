@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -68,7 +69,7 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	}
 
 	var got []string
-	n, err := c.RenewBatch(signer, plan.Due, RenewOptions{}, BatchOptions{GroupSize: 1}, func(rn *Renewed) error {
+	n, err := c.RenewBatch(context.Background(), signer, plan.Due, RenewOptions{}, BatchOptions{GroupSize: 1}, func(rn *Renewed) error {
 		if rn.Predecessor.RenewedBy != rn.Record.Serial || rn.Record.RenewalOf != rn.Predecessor.Serial {
 			t.Errorf("links of %s: %+v / %+v", rn.Record.Name, rn.Predecessor, rn.Record)
 		}

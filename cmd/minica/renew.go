@@ -28,6 +28,7 @@ func renewCommand(e *env) *cli.Command {
 		jsonFlag(),
 	}
 	flags = append(flags, issueP12Flags()...)
+	flags = append(flags, &cli.StringFlag{Name: "p12-dir", Usage: "with --expiring and --p12: write each bundle to `DIR`/NAME.p12 (default: the current directory)"})
 	for _, name := range identityFlags {
 		flags = append(flags, &cli.StringSliceFlag{Name: name, Hidden: true})
 	}
@@ -67,8 +68,10 @@ func runRenew(c *cli.Context, e *env) error {
 	if c.IsSet("expiring") {
 		return runRenewExpiring(c, e)
 	}
-	if c.Bool("dry-run") {
-		return usagef(c, "--dry-run needs --expiring")
+	for _, f := range []string{"dry-run", "p12-dir"} {
+		if c.IsSet(f) {
+			return usagef(c, "--%s needs --expiring", f)
+		}
 	}
 	if err := wantArgs(c, 1, 1); err != nil {
 		return err
