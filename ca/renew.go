@@ -223,11 +223,21 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 	if err := CheckRenewable(rec, now, opts); err != nil {
 		return Request{}, err
 	}
-	leaf, err := c.LoadLeaf(rec)
-	if err != nil && !errors.Is(err, ErrNoKey) {
+	// The old key is read only to be kept: a new key needs the certificate alone.
+	var (
+		old    *x509.Certificate
+		oldKey crypto.Signer
+		err    error
+	)
+	if opts.ReuseKey && opts.CSR == nil && rec.HasKey {
+		leaf, err := c.LoadLeaf(rec)
+		if err != nil {
+			return Request{}, err
+		}
+		old, oldKey = leaf.Cert, leaf.Key
+	} else if old, err = c.Certificate(rec); err != nil {
 		return Request{}, err
 	}
-	old := leaf.Cert
 	req := Request{
 		Name:               rec.Name,
 		Profile:            rec.Profile,
@@ -264,11 +274,11 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 			return Request{}, fmt.Errorf("the CSR carries the key of serial %s: %w", rec.Serial, ErrSameKey)
 		}
 		req.PublicKey = opts.CSR.PublicKey
-	case opts.ReuseKey && leaf.Key != nil:
-		req.reuseKey = leaf.Key
+	case opts.ReuseKey && oldKey != nil:
+		req.reuseKey = oldKey
 	case opts.ReuseKey:
 		req.PublicKey = old.PublicKey
-	case leaf.Key == nil:
+	case !rec.HasKey:
 		return Request{}, fmt.Errorf("certificate %q (serial %s) was signed from a CSR: %w", rec.Name, rec.Serial, ErrNoRenewalKey)
 	}
 	if _, _, err := c.validity(now.Truncate(time.Second), req.Validity); err != nil {
