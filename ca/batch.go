@@ -175,7 +175,8 @@ func (c *CA) pendingAsIssued(rec *Record) *Record {
 
 // FinishInterrupted completes or voids, as Check does, every interrupted
 // issuance (pending record) of name, and points the name's current.*
-// links at its newest certificate; it says what it did, one sentence each.
+// links at its newest certificate where they point elsewhere; it says what
+// it did, one sentence each.
 // Under the lock a pending record is always an interrupted one, so a batch
 // that is run again calls it for its names before it issues. Problems
 // (a certificate whose key did not reach the disk) are returned as
@@ -201,18 +202,9 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(rep.Repaired)+len(rep.Problems) == 0 {
-		return nil, nil
-	}
-	cur, err := c.Current(name)
-	if err != nil {
-		return nil, err
-	}
-	if cur != nil {
-		if _, err := c.dir.Stat(cur.CertPath()); err == nil {
-			if err := c.linkCurrent(cur); err != nil {
-				return nil, err
-			}
+	if len(serials) > 0 {
+		if err := c.checkCurrentOf(rep, name); err != nil {
+			return nil, err
 		}
 	}
 	return append(rep.Repaired, rep.Problems...), nil

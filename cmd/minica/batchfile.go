@@ -286,7 +286,7 @@ func parseJSONLine(text []byte) (cells map[string]string, lists map[string][]str
 		}
 		t, err := dec.Token()
 		if err != nil {
-			return nil, nil, nil, bad(at, "", "invalid JSON: %v", err)
+			return nil, nil, nil, bad(at, "", "invalid JSON: %v", jsonErr(err))
 		}
 		key := t.(string)
 		if !slices.Contains(batchColumns, key) {
@@ -298,7 +298,7 @@ func parseJSONLine(text []byte) (cells map[string]string, lists map[string][]str
 		col[key] = int(at) + 1
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, nil, bad(at, key, "invalid JSON: %v", err)
+			return nil, nil, nil, bad(at, key, "invalid JSON: %v", jsonErr(err))
 		}
 		var s string
 		var list []string
@@ -315,12 +315,22 @@ func parseJSONLine(text []byte) (cells map[string]string, lists map[string][]str
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, nil, nil, bad(dec.InputOffset(), "", "invalid JSON: %v", err)
+		return nil, nil, nil, bad(dec.InputOffset(), "", "invalid JSON: %v", jsonErr(err))
 	}
-	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
-		return nil, nil, nil, bad(dec.InputOffset(), "", "unexpected text after the object: one object per line")
+	end := dec.InputOffset()
+	if rest := bytes.TrimLeft(text[end:], " \t"); len(rest) > 0 {
+		return nil, nil, nil, bad(end+int64(len(text[end:])-len(rest)), "", "unexpected text after the object: one object per line")
 	}
 	return cells, lists, col, nil
+}
+
+// jsonErr says that a line ended inside its object, which the decoder
+// calls EOF.
+func jsonErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the line ends before the object does: one whole object per line")
+	}
+	return err
 }
 
 func isListColumn(f string) bool { return f != "name" && f != "cn" && f != "validity" }

@@ -26,6 +26,8 @@ type env struct {
 	// progress returns where a progress bar goes: stderr when it is a
 	// terminal, else nil (no bar on a pipe or in a file).
 	progress func() io.Writer
+	// batchGroup is the group size of issue --from; 0 is ca.BatchGroupSize.
+	batchGroup int
 }
 
 func newEnv() *env {

@@ -148,7 +148,7 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 			order = append(order, row)
 		}
 	}
-	_, err = authority.IssueBatch(signer, iter.Seq[ca.Request](todo), ca.BatchOptions{}, func(r ca.BatchResult) error {
+	_, err = authority.IssueBatch(signer, iter.Seq[ca.Request](todo), ca.BatchOptions{GroupSize: e.batchGroup}, func(r ca.BatchResult) error {
 		return b.reportIssued(order[r.Index], r.Issued)
 	})
 	if err == nil && c.Context.Err() != nil {
