@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"path"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -52,31 +56,39 @@ func (e *RenewalRefusal) Unwrap() error { return e.Err }
 // number of due certificates and of renewals, not with the database.
 func (c *CA) PlanRenewals(within time.Duration, opts RenewOptions) (*RenewalPlan, error) {
 	now := c.Now().UTC()
-	plan := &RenewalPlan{}
-	successors := map[[16]byte][16]byte{} // predecessor -> successor
-	for rec, err := range c.Records() {
-		if err != nil {
-			return nil, err
-		}
-		plan.Records++
+	parts, err := c.scanShards(func(p *planPart, rec *Record) {
 		if rec.RenewalOf != "" && (rec.Status == StatusPending || rec.issued()) {
 			if pred, ok := serialKey(rec.RenewalOf); ok {
 				succ, _ := serialKey(rec.Serial)
-				successors[pred] = succ
+				p.successors = append(p.successors, [2][16]byte{pred, succ})
 			}
 		}
 		if !DueForRenewal(rec, now, within) {
-			continue
+			return
 		}
 		if !rec.HasKey && !opts.ReuseKey && opts.CSR == nil {
-			plan.NoKey = append(plan.NoKey, rec)
-			continue
+			p.noKey = append(p.noKey, rec)
+			return
 		}
 		if err := c.checkRenewalRecord(rec, now, opts); err != nil {
-			plan.Refused = append(plan.Refused, &RenewalRefusal{Record: rec, Err: err})
-			continue
+			p.refused = append(p.refused, &RenewalRefusal{Record: rec, Err: err})
+			return
 		}
-		plan.Due = append(plan.Due, rec.Serial)
+		p.due = append(p.due, rec.Serial)
+	})
+	if err != nil {
+		return nil, err
+	}
+	plan := &RenewalPlan{}
+	successors := map[[16]byte][16]byte{} // predecessor -> successor
+	for _, p := range parts {
+		plan.Records += p.records
+		plan.Due = append(plan.Due, p.due...)
+		plan.Refused = append(plan.Refused, p.refused...)
+		plan.NoKey = append(plan.NoKey, p.noKey...)
+		for _, s := range p.successors {
+			successors[s[0]] = s[1]
+		}
 	}
 	due := plan.Due[:0]
 	for _, serial := range plan.Due {
@@ -98,6 +110,65 @@ func (c *CA) PlanRenewals(within time.Duration, opts RenewOptions) (*RenewalPlan
 	}
 	plan.Due = due
 	return plan, nil
+}
+
+// planPart is what scanning one shard of the database found.
+type planPart struct {
+	records    int
+	due        []string
+	refused    []error
+	noKey      []*Record
+	successors [][2][16]byte
+	err        error
+}
+
+// scanShards reads every record as Records does, one shard directory per
+// goroutine on up to four CPUs, so that planning a large batch takes a
+// fraction of a second per 10^5 records; each record goes to add with its
+// shard's part. Parts come back in shard order, each in serial order. A
+// record that does not decode fails the scan (run minica check).
+func (c *CA) scanShards(add func(*planPart, *Record)) ([]*planPart, error) {
+	shards, err := fs.ReadDir(c.dir.root.FS(), "db")
+	if err != nil {
+		return nil, fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+	}
+	var dirs []string
+	for _, shard := range shards {
+		if shard.IsDir() && !isTemp(shard.Name()) && shard.Name() != path.Base(nameIndexDir) {
+			dirs = append(dirs, path.Join("db", shard.Name()))
+		}
+	}
+	parts := make([]*planPart, len(dirs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 4) {
+		wg.Go(func() {
+			for i := range next {
+				p := &planPart{}
+				parts[i] = p
+				c.shardRecords(dirs[i], func(rec *Record, err error) bool {
+					if err != nil {
+						p.err = err
+						return false
+					}
+					p.records++
+					add(p, rec)
+					return true
+				})
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	return parts, nil
 }
 
 // checkRenewalRecord is RenewalRequest's check of rec without reading its
