@@ -233,9 +233,9 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 //
 // It stops after the group in which a request, the disk or report failed:
 // the certificates of that group that were written are still made durable
-// and reported (unless report failed), and the first error is returned,
-// naming the request by its position. It returns how many certificates
-// were reported.
+// and complete, and reported unless report failed, and the first error is
+// returned, naming the request by its position. It returns how many
+// certificates were reported.
 func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOptions, report func(BatchResult) error) (int, error) {
 	size := o.GroupSize
 	if size <= 0 {
@@ -251,7 +251,7 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 	signer = &serialSigner{s: signer}
 	next, stop := iter.Pull(reqs)
 	defer stop()
-	g := &batchGroup{c: c}
+	g := &batchGroup{c: c, workers: workers}
 	defer g.abandon()
 	reported, index := 0, 0
 	var held *Request // the request that ended the last group: its name was in it
@@ -469,6 +469,7 @@ func (p *batchCert) release() {
 // batchGroup is the certificates written since the last sync.
 type batchGroup struct {
 	c       *CA
+	workers int
 	pending []*batchCert
 }
 
@@ -482,30 +483,54 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	if err := g.c.syncGroup(g.pending); err != nil {
 		return 0, err
 	}
-	n := 0
-	for len(g.pending) > 0 {
-		p := g.pending[0]
-		g.pending = g.pending[1:]
-		fillRecord(p.rec, p.cert)
-		err := g.c.completeRecord(p.recFile, p.rec)
-		p.recFile.Close()
-		p.release()
-		if err != nil {
-			return n, fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
-		}
-		if err := g.c.linkCurrent(p.rec); err != nil {
-			return n, fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, err)
+	// Completing the records and moving the links of different names
+	// are independent: they run on the workers, the reports in order.
+	group := g.pending
+	g.pending = nil
+	errs := make([]error, len(group))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(g.workers, len(group)) {
+		wg.Go(func() {
+			for i := range jobs {
+				errs[i] = g.c.completeBatchCert(group[i])
+			}
+		})
+	}
+	for i := range group {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, p := range group {
+		if errs[i] != nil {
+			return i, errs[i]
 		}
 		is := &Issued{Record: p.rec, Cert: p.cert, Key: p.key, CertFile: g.c.dir.Join(p.rec.CertPath()), ChainFile: g.c.dir.Join(p.rec.ChainPath())}
 		if p.key != nil {
 			is.KeyFile = g.c.dir.Join(p.rec.KeyPath())
 		}
 		if err := report(BatchResult{Index: p.index, Request: p.req, Issued: is}); err != nil {
-			return n, err
+			return i, err
 		}
-		n++
 	}
-	return n, nil
+	return len(group), nil
+}
+
+// completeBatchCert completes the record of a durable certificate and
+// points its name's current.* links at it.
+func (c *CA) completeBatchCert(p *batchCert) error {
+	fillRecord(p.rec, p.cert)
+	err := c.completeRecord(p.recFile, p.rec)
+	p.recFile.Close()
+	p.release()
+	if err != nil {
+		return fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
+	}
+	if err := c.linkCurrent(p.rec); err != nil {
+		return fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, err)
+	}
+	return nil
 }
 
 // abandon releases what a failed commit left; the records stay pending
@@ -530,8 +555,8 @@ func (c *CA) syncGroup(group []*batchCert) error {
 		dirs = append(dirs, p.dir)
 		newNames = newNames || p.newDir
 	}
-	done, err := false, error(nil)
-	if !c.syncEach {
+	done, err := c.noSync, error(nil)
+	if !done && !c.syncEach {
 		done, err = c.syncAll()
 	}
 	if !done {

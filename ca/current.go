@@ -103,6 +103,11 @@ func (c *CA) linkCurrent(rec *Record) error {
 
 // replaceLink makes dir/link a link to target (in dir), atomically.
 func (c *CA) replaceLink(dir, link, target string) error {
+	// A name's first certificate: nothing to replace, so the link is made
+	// in place, saving the temporary name and the rename.
+	if c.dir.root.Symlink(target, path.Join(dir, link)) == nil {
+		return nil
+	}
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := path.Join(dir, atomicfile.TempPrefix+link+"-"+hex.EncodeToString(b[:]))

@@ -48,6 +48,9 @@ type CA struct {
 	// syncEach, set only by tests and benchmarks, makes IssueBatch fsync
 	// file by file where it would sync the whole file system.
 	syncEach bool
+	// noSync, set only by the floor benchmark, makes IssueBatch skip its
+	// syncs: what the guarantees cost is the difference.
+	noSync bool
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and

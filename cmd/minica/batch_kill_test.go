@@ -87,8 +87,13 @@ func TestIssueBatchKilled(t *testing.T) {
 				t.Errorf("trial %d: re-run did not skip %s, which was issued", trial, name)
 			}
 		}
+		// The re-run finishes what it finds through the name index; a
+		// serial reserved by a kill just before it was indexed has no
+		// certificate, and only check voids it.
 		out, errs, code = minica(t, dir, "check")
-		if code != 0 || !regexp.MustCompile(`^\d+ records, 0 repaired, 0 problems`).MatchString(out) {
+		leftover := regexp.MustCompile(`(?m)^repaired: voided serial [0-9a-f]{32} of u\d+: its issuance was interrupted before the certificate was written\n`)
+		if code != 0 || !regexp.MustCompile(`^\d+ records, 0 repaired, 0 problems`).MatchString(leftover.ReplaceAllString(out, "")) &&
+			(trial%2 == 0 || !regexp.MustCompile(`^\d+ records, 1 repaired, 0 problems`).MatchString(leftover.ReplaceAllString(out, ""))) {
 			t.Errorf("trial %d: check after the re-run: exit %d\n%s%s", trial, code, out, errs)
 		}
 		counts := map[string]int{}
