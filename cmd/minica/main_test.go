@@ -64,7 +64,7 @@ func testEnv() *env {
 	// MINICA_TEST_PROGRESS=1 pretends stderr is a terminal for the
 	// progress bar.
 	e.stdoutTerminal = func() bool { return false }
-	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from, so that
+	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from and renew --expiring, so that
 	// small batches span several groups.
 	if v := os.Getenv("MINICA_TEST_BATCH_GROUP"); v != "" {
 		n, err := strconv.Atoi(v)

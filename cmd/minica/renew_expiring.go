@@ -111,7 +111,7 @@ func runRenewExpiring(c *cli.Context, e *env) error {
 	if b.bar != nil {
 		b.bar.Describe("renewing certificates")
 	}
-	_, err = authority.RenewBatch(c.Context, signer, plan.Due, opts, ca.BatchOptions{}, func(rn *ca.Renewed) error {
+	_, err = authority.RenewBatch(c.Context, signer, plan.Due, opts, ca.BatchOptions{GroupSize: e.batchGroup}, func(rn *ca.Renewed) error {
 		return reportRenewed(b, rn)
 	})
 	if err == nil && c.Context.Err() != nil {
