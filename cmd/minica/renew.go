@@ -35,7 +35,7 @@ func renewCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "renew",
 		Usage:     "issue the successor of a certificate: same name, profile, subject and SANs, a new key",
-		ArgsUsage: "NAME|SERIAL|FILE",
+		ArgsUsage: "NAME|SERIAL|FILE | --expiring DURATION",
 		Description: "A name renews its newest valid certificate that has no successor yet. The\n" +
 			"successor's record names the old one (renewal_of) and the old one's names the\n" +
 			"successor (renewed_by); see 'minica show'. The old certificate stays valid\n" +
