@@ -324,11 +324,23 @@ func (c *CA) LinkRenewal(successor *Record) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linking serial %s to its predecessor: %w", successor.Serial, err)
 	}
-	pred.RenewedBy = successor.Serial
-	if err := c.appendRecord(pred); err != nil {
-		return nil, fmt.Errorf("issued serial %s, but linking it to its predecessor %s failed (run minica check): %w", successor.Serial, pred.Serial, err)
+	if err := c.linkTo(pred, successor); err != nil {
+		return nil, err
 	}
 	return pred, nil
+}
+
+// linkTo is LinkRenewal for a predecessor the caller read under the lock
+// it holds; pred is updated in place.
+func (c *CA) linkTo(pred, successor *Record) error {
+	if pred.Serial != successor.RenewalOf {
+		return fmt.Errorf("serial %s renews serial %s, not %s", successor.Serial, successor.RenewalOf, pred.Serial)
+	}
+	pred.RenewedBy = successor.Serial
+	if err := c.appendRecord(pred); err != nil {
+		return fmt.Errorf("issued serial %s, but linking it to its predecessor %s failed (run minica check): %w", successor.Serial, pred.Serial, err)
+	}
+	return nil
 }
 
 // appendRecord appends r's new state to its record file (see currentLine).

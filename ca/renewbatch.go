@@ -226,6 +226,11 @@ func serialKey(s string) ([16]byte, bool) {
 // issued until then are reported first.
 func (c *CA) RenewBatch(ctx context.Context, signer crypto.Signer, serials []string, opts RenewOptions, o BatchOptions, report func(*Renewed) error) (int, error) {
 	var reqErr error
+	yielded := 0
+	// The predecessors of the requests yielded and not yet reported, by
+	// request index: IssueBatch reports a group after it is written, so
+	// this holds about a group.
+	preds := map[int]*Record{}
 	reqs := func(yield func(Request) bool) {
 		for _, serial := range serials {
 			if ctx.Err() != nil {
@@ -235,6 +240,8 @@ func (c *CA) RenewBatch(ctx context.Context, signer crypto.Signer, serials []str
 			if err == nil {
 				var req Request
 				if req, err = c.RenewalRequest(rec, opts); err == nil {
+					preds[yielded] = rec
+					yielded++
 					if !yield(req) {
 						return
 					}
@@ -246,8 +253,9 @@ func (c *CA) RenewBatch(ctx context.Context, signer crypto.Signer, serials []str
 		}
 	}
 	n, err := c.IssueBatch(signer, iter.Seq[Request](reqs), o, func(r BatchResult) error {
-		pred, err := c.LinkRenewal(r.Issued.Record)
-		if err != nil {
+		pred := preds[r.Index]
+		delete(preds, r.Index)
+		if err := c.linkTo(pred, r.Issued.Record); err != nil {
 			return err
 		}
 		return report(&Renewed{Issued: r.Issued, Predecessor: pred})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,43 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	var rr *RenewalRefusal
 	if !errors.As(plan.Refused[0], &rr) || rr.Record == nil {
 		t.Errorf("refusal %v does not name its record", plan.Refused[0])
+	}
+}
+
+// A certificate that can no longer be renewed stops the batch after the
+// ones before it, which are reported and linked.
+func TestRenewBatchStops(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := c.Issue(signer, Request{Name: name, Profile: Client, Validity: 10 * 24 * time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := c.PlanRenewals(30*24*time.Hour, RenewOptions{})
+	if err != nil || len(plan.Due) != 3 {
+		t.Fatalf("plan: %v, %v", plan, err)
+	}
+	last, _ := c.recordHex(plan.Due[2])
+	if err := c.dir.root.Remove(last.CertPath()); err != nil {
+		t.Fatal(err)
+	}
+	var linked []string
+	n, err := c.RenewBatch(context.Background(), signer, plan.Due, RenewOptions{}, BatchOptions{GroupSize: 1}, func(rn *Renewed) error {
+		if rn.Predecessor.RenewedBy != rn.Record.Serial {
+			t.Errorf("%s not linked", rn.Predecessor.Serial)
+		}
+		linked = append(linked, rn.Predecessor.Serial)
+		return nil
+	})
+	if n != 2 || err == nil || !strings.Contains(err.Error(), "reading certificate "+last.Serial) {
+		t.Fatalf("RenewBatch = %d, %v; want 2 and the unreadable certificate", n, err)
+	}
+	if !slices.Equal(linked, plan.Due[:2]) {
+		t.Errorf("reported %v; want %v", linked, plan.Due[:2])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, err := c.RenewBatch(ctx, signer, plan.Due[2:], RenewOptions{}, BatchOptions{}, func(*Renewed) error { return nil }); n != 0 || err != nil {
+		t.Errorf("a cancelled RenewBatch = %d, %v; want 0, nil", n, err)
 	}
 }
