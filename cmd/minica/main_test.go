@@ -63,10 +63,8 @@ func testEnv() *env {
 	}
 	// MINICA_TEST_STDOUT_TTY=1 pretends stdout is a terminal.
 	e.stdoutTerminal = func() bool { return os.Getenv("MINICA_TEST_STDOUT_TTY") == "1" }
-	// MINICA_TEST_PROGRESS=1 pretends stderr is a terminal for the
-	// progress bar.
-	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from, so that
-	// small batches span several groups.
+	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from and renew
+	// --expiring, so that small batches span several groups.
 	if v := os.Getenv("MINICA_TEST_BATCH_GROUP"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
