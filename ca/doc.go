@@ -56,6 +56,18 @@
 // only, and Check removes what older versions or a crash left half-written.
 // [Init] writes ca.crt last and removes what it wrote when it fails.
 //
+// # Renewal
+//
+// [CA.Renew] issues a certificate's successor: the same name, profile,
+// subject (copied as encoded) and SANs, with a new key unless told to
+// keep it. The successor's record names its predecessor (renewal_of,
+// written with the reservation) and the predecessor's names its newest
+// successor (renewed_by, appended once the successor is issued); Check
+// restores a renewed_by that a power loss undid. [CheckRenewable] and
+// [CheckRenewalCSR] are the one judge of whether a certificate may be
+// renewed and whether a request is a renewal of it; [CA.RenewalRequest]
+// builds the request that batch renewal issues.
+//
 // # Revocation and CRLs
 //
 // [CA.Revoke] appends to the revocation log (db/revoked.log) before it

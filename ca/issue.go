@@ -180,6 +180,9 @@ func (r *Request) key() (crypto.PublicKey, crypto.Signer, error) {
 	if r.PublicKey != nil {
 		return r.PublicKey, nil, CheckPublicKey(r.PublicKey)
 	}
+	if r.reuseKey != nil {
+		return r.reuseKey.Public(), r.reuseKey, nil
+	}
 	key, err := r.KeyType.Generate()
 	if err != nil {
 		return nil, nil, err
@@ -197,12 +200,13 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error
 			return nil, nil, err
 		}
 		rec := &Record{
-			Serial:   SerialHex(n),
-			Name:     req.Name,
-			Profile:  req.Profile,
-			Status:   StatusPending,
-			HasKey:   req.PublicKey == nil,
-			IssuedAt: now,
+			Serial:    SerialHex(n),
+			Name:      req.Name,
+			Profile:   req.Profile,
+			Status:    StatusPending,
+			HasKey:    req.PublicKey == nil,
+			IssuedAt:  now,
+			RenewalOf: req.RenewalOf,
 		}
 		f, err := c.reserve(rec)
 		if errors.Is(err, fs.ErrExist) {

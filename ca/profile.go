@@ -89,6 +89,16 @@ type Request struct {
 	// Force allows a new certificate under a name that already has a valid
 	// one; both then stay in the database.
 	Force bool
+	// RenewalOf is the serial of the certificate this request renews: the
+	// new record names it (see CA.RenewalRequest and CA.LinkRenewal).
+	RenewalOf string
+
+	// reuseKey, for a renewal that keeps a key minica holds, is certified
+	// and stored again instead of a generated key.
+	reuseKey crypto.Signer
+	// rawSubject, for a renewal, is the predecessor's subject, copied as
+	// it was encoded so that the identity cannot drift.
+	rawSubject []byte
 }
 
 // normalize validates every field of r and fills defaults; it returns the
@@ -180,6 +190,7 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 	t := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               subject,
+		RawSubject:            r.rawSubject,
 		NotBefore:             notBefore,
 		NotAfter:              notAfter,
 		BasicConstraintsValid: true,

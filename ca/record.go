@@ -47,6 +47,11 @@ type Record struct {
 	IssuedAt    time.Time `json:"issued_at"`
 	RevokedAt   time.Time `json:"revoked_at,omitzero"`
 	Reason      string    `json:"reason,omitempty"` // RFC 5280 reason name
+	// RenewalOf is the serial of the certificate this one renews, and
+	// RenewedBy the serial of its newest successor (see CA.Renew). Records
+	// written before renewal existed have neither.
+	RenewalOf string `json:"renewal_of,omitempty"`
+	RenewedBy string `json:"renewed_by,omitempty"`
 }
 
 // StatusAt returns the record's status at time t: StatusExpired for a valid
