@@ -82,6 +82,9 @@ type Config struct {
 	// nil answers 404 there.
 	OCSP    http.Handler
 	OCSPURL string
+	// Renew answers POST /renew and /renew/keygen (a *Renewer); nil
+	// answers 404 there, with the reason renewal-disabled.
+	Renew http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded (from the
 	// Server's goroutine).
 	OnCRLChange func()
