@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,6 +268,8 @@ func (a *Agent) renew(ctx context.Context, cur *current) (*x509.Certificate, err
 	}
 	leaf, chain, err := a.post(ctx, cur, key, csr)
 	if err != nil {
+		// No certificate for it came: the next attempt makes another.
+		os.Remove(a.cfg.KeyFile + pendingSuffix)
 		return nil, err
 	}
 	if err := a.install(cur, leaf, chain); err != nil {

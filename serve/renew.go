@@ -190,7 +190,7 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		kv := []string{"reason", ref.reason, "status", strconv.Itoa(ref.status), "client", who, "detail", ref.detail}
 		if cert != nil {
-			kv = append(kv, "serial", ca.SerialHex(cert.SerialNumber), "subject", cert.Subject.String())
+			kv = append(kv, "serial", ca.SerialHex(cert.SerialNumber), "subject", subjectOf(cert))
 		}
 		rn.log.event("renew-refused", kv...)
 		rn.count(ref.reason)
@@ -199,7 +199,7 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rn.renewed.Add(1)
 	rn.log.event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
-		"not_after", rfc3339(res.Cert.NotAfter), "client", who, "subject", cert.Subject.String(),
+		"not_after", rfc3339(res.Cert.NotAfter), "client", who, "subject", subjectOf(cert),
 		"keygen", strconv.FormatBool(keygen), "in_grace", strconv.FormatBool(res.Expired))
 	var body bytes.Buffer
 	ctype := ChainType
@@ -458,6 +458,15 @@ func (rn *Renewer) WriteMetrics(w io.Writer) {
 		fmt.Fprintf(w, "minica_serve_renewals_refused_total{reason=%q} %d\n", k, v.(*atomic.Uint64).Load())
 		return true
 	})
+}
+
+// subjectOf is the RFC 4514 subject of cert, as the proxy logs it.
+func subjectOf(cert *x509.Certificate) string {
+	dn, err := formats.DistinguishedName(cert.RawSubject)
+	if err != nil {
+		return cert.Subject.String()
+	}
+	return dn
 }
 
 // writeProblem writes ref as RFC 9457 problem details.

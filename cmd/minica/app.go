@@ -59,6 +59,7 @@ func newApp(e *env) *cli.App {
 			proxyCommand(e),
 			echoCommand(e),
 			serveCommand(e),
+			agentCommand(e),
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),

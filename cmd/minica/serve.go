@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"minica/ca"
 	"minica/proxy"
+	"minica/revoke"
 	"minica/serve"
 )
 
@@ -38,7 +40,9 @@ func serveCommand(e *env) *cli.Command {
 			"the CRL with If-None-Match and 'Prefer: wait=N' waits up to 60s for a new one\n" +
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
-			"minica ocsp url). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"minica ocsp url). On --listen-tls, POST /renew renews the certificate the client\n" +
+			"presents (see 'minica agent'), unless --no-renew or --no-sign. --listen '' turns\n" +
+			"the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
@@ -52,6 +56,10 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics and /healthz on `ADDR` only, a listener of their own"},
 			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
 			&cli.BoolFlag{Name: "ocsp-ca-key", Usage: "sign OCSP responses with the CA key itself instead of a delegated responder certificate"},
+			&cli.BoolFlag{Name: "no-renew", Usage: "do not renew certificates on --listen-tls (POST /renew answers 404)"},
+			&cli.StringFlag{Name: "renew-grace", Usage: "renew a client certificate up to `DURATION` after it expired (default: not at all)"},
+			&cli.BoolFlag{Name: "renew-keygen", Usage: "also answer POST /renew/keygen: serve makes the new key pair and returns it"},
+			&cli.IntFlag{Name: "renew-rate", Value: serve.DefaultRenewRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
 			passwordFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
 			&cli.IntFlag{Name: "max-long-polls", Value: serve.DefaultMaxWaiters, Usage: "let at most `N` long polls wait at once; beyond, answer at once"},
@@ -69,6 +77,10 @@ type serveOptions struct {
 	listen, listenTLS, metrics string
 	shutdown                   time.Duration
 	cfg                        serve.Config
+	// renew is set when POST /renew is on; renewCfg is its configuration
+	// but for the CA, the key and the CRL.
+	renew    bool
+	renewCfg serve.RenewConfig
 }
 
 func parseServeFlags(c *cli.Context) (*serveOptions, error) {
@@ -136,7 +148,45 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		return nil, usagef(c, "--max-long-polls (%d) must be below --max-conns (%d), so that long polls leave room for other requests", cfg.MaxWaiters, cfg.MaxConns)
 	}
 	cfg.SeparateOps = o.metrics != ""
+	if err := parseRenewFlags(c, o); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// parseRenewFlags reads the flags of POST /renew: on with --listen-tls and
+// the CA key, unless --no-renew.
+func parseRenewFlags(c *cli.Context, o *serveOptions) error {
+	o.renew = o.listenTLS != "" && !c.Bool("no-renew") && !c.Bool("no-sign")
+	set := ""
+	for _, f := range []string{"renew-grace", "renew-keygen", "renew-rate"} {
+		if c.IsSet(f) {
+			set = f
+		}
+	}
+	if set != "" && !o.renew {
+		why := "--no-renew"
+		switch {
+		case o.listenTLS == "":
+			why = "no --listen-tls (renewal needs HTTPS)"
+		case c.Bool("no-sign"):
+			why = "--no-sign (renewal needs the CA key)"
+		}
+		return usagef(c, "--%s is for renewal, which is off with %s", set, why)
+	}
+	var grace time.Duration
+	if v := c.String("renew-grace"); v != "" {
+		var err error
+		if grace, err = ca.ParseDuration(v); err != nil {
+			return usagef(c, "--renew-grace: %v", err)
+		}
+	}
+	rate := c.Int("renew-rate")
+	if rate <= 0 {
+		return usagef(c, "--renew-rate must be positive, got %d", rate)
+	}
+	o.renewCfg = serve.RenewConfig{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
+	return nil
 }
 
 func runServe(c *cli.Context, e *env) error {
@@ -186,7 +236,29 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	cfg.OCSP, cfg.OCSPURL = responder, ocspCA.Settings.OCSPURL
 	cfg.OnCRLChange, cfg.ExtraMetrics = responder.CRLChanged, responder.WriteMetrics
-	srv, err := serve.New(cfg)
+	var srv *serve.Server
+	if o.renew {
+		// The renewals get a CA handle of their own too.
+		renewCA, err := openCA(c, e)
+		if err != nil {
+			return err
+		}
+		defer renewCA.Close()
+		rc := o.renewCfg
+		rc.CA, rc.Signer, rc.LockTimeout, rc.Log, rc.Now = renewCA, signer, cfg.LockTimeout, e.stderr, e.now
+		rc.CRL = func() *revoke.CRL { return srv.CRL() }
+		renewer, err := serve.NewRenewer(rc)
+		if err != nil {
+			return err
+		}
+		cfg.Renew = renewer
+		// Ask for a client certificate, never require one: the other
+		// paths are public, and /renew judges what it gets itself.
+		pool := x509.NewCertPool()
+		pool.AddCert(renewCA.Cert)
+		tlsConfig.ClientAuth, tlsConfig.ClientCAs = tls.RequestClientCert, pool
+	}
+	srv, err = serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {
 			return withHint(err, "publish one with 'minica crl', or run serve with the CA key (without --no-sign)")
