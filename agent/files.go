@@ -139,6 +139,13 @@ func writeLike(file string, data []byte, o owner) error {
 	if err != nil {
 		return err
 	}
+	// The mode exactly, whatever the umask (a systemd unit's UMask=0077
+	// would otherwise narrow a 0644 certificate).
+	if err := f.Chmod(o.perm); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("keeping the mode of %q: %w", file, err)
+	}
 	if o.uid >= 0 {
 		if err := f.Chown(o.uid, o.gid); err != nil {
 			f.Close()
