@@ -402,7 +402,7 @@ func TestRunRetries(t *testing.T) {
 		case 1:
 			problem(w, 503, "busy")
 		case 2:
-			http.Error(w, "bad gateway", 502)
+			http.Error(w, "bad gateway", http.StatusBadGateway)
 		case 3:
 			problem(w, 429, "rate-limited")
 		default:
