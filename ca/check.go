@@ -261,6 +261,7 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 	for _, ev := range events {
 		latest[ev.Serial] = ev
 	}
+	links := renewalLinks{}
 	for rec, err := range c.Records() {
 		var corrupt *CorruptRecordError
 		if errors.As(err, &corrupt) {
@@ -282,8 +283,9 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 		if err := c.reconcileRevocation(rep, rec, ev, logged); err != nil {
 			return err
 		}
+		links.add(rec)
 	}
-	return nil
+	return c.repairRenewalLinks(rep, links)
 }
 
 // rebuildRecord replaces an unreadable record (what a power loss can make of

@@ -103,6 +103,11 @@ func (c *CA) linkCurrent(rec *Record) error {
 
 // replaceLink makes dir/link a link to target (in dir), atomically.
 func (c *CA) replaceLink(dir, link, target string) error {
+	// A name's first certificate: nothing to replace, so the link is made
+	// in place, saving the temporary name and the rename.
+	if c.dir.root.Symlink(target, path.Join(dir, link)) == nil {
+		return nil
+	}
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := path.Join(dir, atomicfile.TempPrefix+link+"-"+hex.EncodeToString(b[:]))
@@ -153,28 +158,34 @@ func (c *CA) checkCurrent(rep *CheckReport) error {
 		if !n.IsDir() || ValidateName(n.Name()) != nil {
 			continue // checkCerts reports it
 		}
-		rec, err := c.Current(n.Name())
-		if err != nil {
+		if err := c.checkCurrentOf(rep, n.Name()); err != nil {
 			return err
 		}
-		if rec == nil {
-			continue
-		}
-		if _, err := c.dir.Stat(rec.CertPath()); err != nil {
-			continue
-		}
-		dir := certDir(rec.Name)
-		ok := true
-		for _, l := range currentLinks(rec) {
-			ok = ok && c.linkCurrentOK(dir, l[0], l[1])
-		}
-		if ok {
-			continue
-		}
-		if err := c.linkCurrent(rec); err != nil {
-			return err
-		}
-		rep.Repaired = append(rep.Repaired, fmt.Sprintf("pointed the current.* links of %s at serial %s", rec.Name, rec.Serial))
 	}
+	return nil
+}
+
+// checkCurrentOf points the current.* links of name at its current
+// certificate when they point elsewhere, or nowhere.
+func (c *CA) checkCurrentOf(rep *CheckReport, name string) error {
+	rec, err := c.Current(name)
+	if err != nil || rec == nil {
+		return err
+	}
+	if _, err := c.dir.Stat(rec.CertPath()); err != nil {
+		return nil
+	}
+	dir := certDir(rec.Name)
+	ok := true
+	for _, l := range currentLinks(rec) {
+		ok = ok && c.linkCurrentOK(dir, l[0], l[1])
+	}
+	if ok {
+		return nil
+	}
+	if err := c.linkCurrent(rec); err != nil {
+		return err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("pointed the current.* links of %s at serial %s", rec.Name, rec.Serial))
 	return nil
 }

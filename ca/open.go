@@ -45,6 +45,12 @@ type CA struct {
 	// writes; an error stops PublishCRL there, leaving the disk as a kill
 	// at that point would.
 	crashAfter func(file string) error
+	// syncEach, set only by tests and benchmarks, makes IssueBatch fsync
+	// file by file where it would sync the whole file system.
+	syncEach bool
+	// noSync, set only by the floor benchmark, makes IssueBatch skip its
+	// syncs: what the guarantees cost is the difference.
+	noSync bool
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and

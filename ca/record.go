@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"math/big"
@@ -284,7 +283,12 @@ func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
 		return yield(nil, fmt.Errorf("opening %q: %w", c.dir.Join(dir), err))
 	}
 	defer shard.Close()
-	names, err := readDirNames(shard)
+	files, err := openShardFiles(shard)
+	if err != nil {
+		return yield(nil, fmt.Errorf("opening %q: %w", c.dir.Join(dir), err))
+	}
+	defer files.close()
+	names, err := files.names()
 	if err != nil {
 		return yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join(dir), err))
 	}
@@ -294,7 +298,7 @@ func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
 			continue
 		}
 		file := c.dir.Join(path.Join(dir, name))
-		buf, err = readInto(shard, name, buf[:0])
+		buf, err = files.read(name, buf[:0])
 		if err != nil {
 			return yield(nil, fmt.Errorf("reading record %q: %w", file, err))
 		}
@@ -306,36 +310,10 @@ func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
 	return true
 }
 
-// readDirNames lists a directory's names in order without a stat per entry.
-func readDirNames(root *os.Root) ([]string, error) {
-	f, err := root.Open(".")
-	if err != nil {
-		return nil, err
+// growBuf makes room in buf for more bytes.
+func growBuf(buf []byte) []byte {
+	if len(buf) == cap(buf) {
+		buf = append(buf, 0)[:len(buf)]
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	slices.Sort(names)
-	return names, err
-}
-
-// readInto appends the content of name to buf, reusing its capacity.
-func readInto(root *os.Root, name string, buf []byte) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
+	return buf
 }

@@ -132,8 +132,8 @@ func CheckRenewable(rec *Record, now time.Time, opts RenewOptions) error {
 
 // CheckRenewalCSR tells whether csr asks to renew old, a certificate of
 // profile p: its signature must hold, and whatever identity it names must
-// be old's. An empty subject and no SANs ask for old's identity; a subject
-// must equal old's (as RFC 4514 strings), SANs must be old's set. It must
+// be old's: the successor always gets old's subject and SANs, and the CSR
+// may name them, part of them or nothing, never more (see subjectWithin). It must
 // not ask for CA:TRUE, an extended key usage other than the profile's or a
 // key usage the profile does not give. Failures are *IdentityError, or
 // the signature error.
@@ -148,22 +148,16 @@ func CheckRenewalCSR(old *x509.Certificate, p Profile, csr *x509.CertificateRequ
 	refuse := func(field, want, got string) error {
 		return &IdentityError{Serial: serial, Field: field, Want: want, Got: got}
 	}
-	if len(csr.Subject.Names) > 0 {
+	if !subjectWithin(old, p, csr) {
 		want, _ := formats.DistinguishedName(old.RawSubject)
 		got, err := formats.DistinguishedName(csr.RawSubject)
 		if err != nil {
 			return fmt.Errorf("reading the CSR's subject: %w", err)
 		}
-		if got != want {
-			return refuse("subject", quoteDN(want), quoteDN(got))
-		}
+		return refuse("subject", quoteDN(want), quoteDN(got))
 	}
-	csrSANs := csrSANList(csr)
-	if len(csrSANs) > 0 {
-		want := SANs(old)
-		if !sameSet(want, csrSANs) {
-			return refuse("SANs", sanList(want), sanList(csrSANs))
-		}
+	if want, got := SANs(old), csrSANList(csr); !within(got, want) {
+		return refuse("SANs", sanList(want), sanList(got))
 	}
 	for _, ext := range csr.Extensions {
 		switch {
@@ -194,6 +188,29 @@ func CheckRenewalCSR(old *x509.Certificate, p Profile, csr *x509.CertificateRequ
 	return nil
 }
 
+// subjectWithin reports whether every attribute of csr's subject is one
+// of old's. For a server, a CN may also be one of old's DNS names: sign
+// drops such a CN (a server's CN is its name), and CSR tools put the host
+// name there.
+func subjectWithin(old *x509.Certificate, p Profile, csr *x509.CertificateRequest) bool {
+	have := make([]string, 0, len(old.Subject.Names))
+	for _, atv := range old.Subject.Names {
+		have = append(have, atv.Type.String()+"="+fmt.Sprint(atv.Value))
+	}
+	for _, atv := range csr.Subject.Names {
+		v := fmt.Sprint(atv.Value)
+		if i := slices.Index(have, atv.Type.String()+"="+v); i >= 0 {
+			have = slices.Delete(have, i, i+1)
+			continue
+		}
+		if p == Server && atv.Type.Equal(oidCommonName) && slices.Contains(old.DNSNames, v) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
 // RenewalRequest checks that rec may be renewed under opts (see
 // CheckRenewable, CheckRenewalCSR) and returns the request that issues its
 // successor: the same name, profile, subject (copied as encoded) and SANs,
@@ -206,11 +223,21 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 	if err := CheckRenewable(rec, now, opts); err != nil {
 		return Request{}, err
 	}
-	leaf, err := c.LoadLeaf(rec)
-	if err != nil && !errors.Is(err, ErrNoKey) {
+	// The old key is read only to be kept: a new key needs the certificate alone.
+	var (
+		old    *x509.Certificate
+		oldKey crypto.Signer
+		err    error
+	)
+	if opts.ReuseKey && opts.CSR == nil && rec.HasKey {
+		leaf, err := c.LoadLeaf(rec)
+		if err != nil {
+			return Request{}, err
+		}
+		old, oldKey = leaf.Cert, leaf.Key
+	} else if old, err = c.Certificate(rec); err != nil {
 		return Request{}, err
 	}
-	old := leaf.Cert
 	req := Request{
 		Name:               rec.Name,
 		Profile:            rec.Profile,
@@ -247,11 +274,11 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 			return Request{}, fmt.Errorf("the CSR carries the key of serial %s: %w", rec.Serial, ErrSameKey)
 		}
 		req.PublicKey = opts.CSR.PublicKey
-	case opts.ReuseKey && leaf.Key != nil:
-		req.reuseKey = leaf.Key
+	case opts.ReuseKey && oldKey != nil:
+		req.reuseKey = oldKey
 	case opts.ReuseKey:
 		req.PublicKey = old.PublicKey
-	case leaf.Key == nil:
+	case !rec.HasKey:
 		return Request{}, fmt.Errorf("certificate %q (serial %s) was signed from a CSR: %w", rec.Name, rec.Serial, ErrNoRenewalKey)
 	}
 	if _, _, err := c.validity(now.Truncate(time.Second), req.Validity); err != nil {
@@ -348,6 +375,7 @@ func DueForRenewal(rec *Record, now time.Time, within time.Duration) bool {
 }
 
 var (
+	oidCommonName  = asn1.ObjectIdentifier{2, 5, 4, 3}
 	oidKeyUsage    = asn1.ObjectIdentifier{2, 5, 29, 15}
 	oidExtKeyUsage = asn1.ObjectIdentifier{2, 5, 29, 37}
 	oidServerAuth  = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 3, 1}
@@ -421,11 +449,14 @@ func csrSANList(csr *x509.CertificateRequest) []string {
 		EmailAddresses: csr.EmailAddresses, URIs: csr.URIs})
 }
 
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
+// within reports whether every element of a is in b.
+func within(a, b []string) bool {
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
 }
 
 func sanList(sans []string) string {

@@ -201,6 +201,13 @@ func TestRenewRefusals(t *testing.T) {
 			t.Error("the successor must certify the CSR's key and store none")
 		}
 	})
+	t.Run("CSR naming part of the identity", func(t *testing.T) {
+		// sign put the email into the subject; the holder's CSR has only the CN.
+		csr := newCSR(t, other, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "simon"}, EmailAddresses: []string{"simon@example.com"}})
+		if err := CheckRenewalCSR(simon.Cert, Client, csr); err != nil {
+			t.Errorf("CheckRenewalCSR() = %v; want nil", err)
+		}
+	})
 	t.Run("reuse a key minica holds", func(t *testing.T) {
 		c.Now = fixedClock(start.Add(2 * time.Hour))
 		rn, err := c.Renew(signer, long.Record, RenewOptions{ReuseKey: true, Validity: 10 * 24 * time.Hour})
@@ -277,5 +284,40 @@ func TestTargetRenewable(t *testing.T) {
 	}
 	if err := CheckRenewable(r, c.Now(), RenewOptions{}); !errors.Is(err, ErrRenewRevoked) {
 		t.Errorf("CheckRenewable = %v; want ErrRenewRevoked", err)
+	}
+}
+
+func TestCheckRestoresRenewalLink(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	is, err := c.Issue(signer, Request{Name: "simon", Profile: Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := c.Renew(signer, is.Record, RenewOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A power loss undoes the unsynced append of renewed_by.
+	data, _ := c.dir.ReadFile(recordPath(is.Record.Serial))
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := c.dir.WriteAtomic(recordPath(is.Record.Serial), []byte(strings.Join(lines[:len(lines)-2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.recordHex(is.Record.Serial); r.RenewedBy != "" {
+		t.Fatalf("the test did not undo the link: %+v", r)
+	}
+	rep, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "linked simon (serial " + is.Record.Serial + ") to its successor " + rn.Record.Serial
+	if !slices.Contains(rep.Repaired, want) {
+		t.Errorf("Check repaired %q; want %q", rep.Repaired, want)
+	}
+	if r, _ := c.recordHex(is.Record.Serial); r.RenewedBy != rn.Record.Serial {
+		t.Errorf("RenewedBy = %q after Check; want %q", r.RenewedBy, rn.Record.Serial)
+	}
+	if rep, _ := c.Check(); len(rep.Repaired) != 0 {
+		t.Errorf("a second Check repaired %q", rep.Repaired)
 	}
 }

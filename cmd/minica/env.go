@@ -24,6 +24,13 @@ type env struct {
 	terminal func() bool
 	// readSecret prompts on the terminal and reads a line without echo.
 	readSecret func(prompt string) ([]byte, error)
+	// stdoutTerminal reports whether stdout is a terminal.
+	stdoutTerminal func() bool
+	// progress returns where a progress bar goes: stderr when it is a
+	// terminal, else nil (no bar on a pipe or in a file).
+	progress func() io.Writer
+	// batchGroup is the group size of issue --from; 0 is ca.BatchGroupSize.
+	batchGroup int
 }
 
 func newEnv() *env {
@@ -37,6 +44,13 @@ func newEnv() *env {
 		},
 		readSecret: func(prompt string) ([]byte, error) {
 			return readTerminalSecret(int(os.Stdin.Fd()), os.Stderr, prompt)
+		},
+		stdoutTerminal: func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
+		progress: func() io.Writer {
+			if term.IsTerminal(int(os.Stderr.Fd())) {
+				return os.Stderr
+			}
+			return nil
 		},
 	}
 }

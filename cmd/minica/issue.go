@@ -44,13 +44,23 @@ func issueProfileCommand(e *env, p ca.Profile) *cli.Command {
 		usage = "issue a client certificate (EKU clientAuth; NAME is its default CN)"
 	}
 	return &cli.Command{
-		Name:        string(p),
-		Usage:       usage,
-		ArgsUsage:   "NAME",
-		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n\nExample:\n   " + example,
-		Flags:       append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...),
-		Action:      func(c *cli.Context) error { return runIssue(c, e, p) },
+		Name:      string(p),
+		Usage:     usage,
+		ArgsUsage: "NAME | --from FILE",
+		Description: "Writes the certificate, its key (0600) and the chain into the CA directory.\n" +
+			"With --from, issues one certificate per row of FILE under one lock (see 'Batch issuance'\n" +
+			"in docs/tutorial.md): every row is checked before the first key is made.\n\nExample:\n   " + example +
+			"\n   minica issue " + string(p) + " --from " + string(p) + "s.csv" + batchExampleP12(p),
+		Flags:  append(append(append(append(leafFlags(p), keyTypeFlag("", leafKeyTypeUsage), passwordFileFlag()), issueP12Flags()...), copyFlags(true)...), batchFlags()...),
+		Action: func(c *cli.Context) error { return runIssue(c, e, p) },
 	}
+}
+
+func batchExampleP12(p ca.Profile) string {
+	if p == ca.Client {
+		return " --p12 --p12-password-out passwords.csv"
+	}
+	return ""
 }
 
 // leafFlags are the flags shared by issue and sign.
@@ -104,6 +114,12 @@ func leafRequest(c *cli.Context, name string, p ca.Profile) (ca.Request, error) 
 }
 
 func runIssue(c *cli.Context, e *env, p ca.Profile) error {
+	if c.IsSet("from") {
+		return runIssueBatch(c, e, p)
+	}
+	if c.IsSet("p12-dir") {
+		return usagef(c, "--p12-dir needs --from (one bundle goes to --p12-out)")
+	}
 	if err := wantArgs(c, 1, 1); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -62,6 +63,24 @@ func testEnv() *env {
 		}
 	} else {
 		e.terminal = func() bool { return false }
+	}
+	// MINICA_TEST_PROGRESS=1 pretends stderr is a terminal for the
+	// progress bar.
+	e.stdoutTerminal = func() bool { return false }
+	// MINICA_TEST_BATCH_GROUP sets the group size of issue --from, so that
+	// small batches span several groups.
+	if v := os.Getenv("MINICA_TEST_BATCH_GROUP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic("MINICA_TEST_BATCH_GROUP: " + err.Error())
+		}
+		e.batchGroup = n
+	}
+	e.progress = func() io.Writer {
+		if os.Getenv("MINICA_TEST_PROGRESS") == "1" {
+			return e.stderr
+		}
+		return nil
 	}
 	return e
 }

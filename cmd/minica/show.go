@@ -87,6 +87,12 @@ func printRecord(w io.Writer, authority *ca.CA, r *ca.Record, now time.Time) err
 	if p := keyPath(authority, r); p != "" {
 		line("key", p)
 	}
+	if r.RenewalOf != "" {
+		line("renews", r.RenewalOf)
+	}
+	if r.RenewedBy != "" {
+		line("renewed by", r.RenewedBy)
+	}
 	return nil
 }
 

@@ -3,7 +3,12 @@
 # shell loop would run it: minica, openssl req + openssl ca (ECDSA P-256 and
 # RSA-2048) and easy-rsa 3 (build-client-full NAME nopass), in the same run.
 # Then it measures minica issue against a database of BENCH_RECORDS records
-# and `minica list` over it.
+# and `minica list` over it, and batch issuance: BENCH_BATCH_N client
+# certificates by one `minica issue client --from`, against the same openssl
+# loop, easy-rsa, one `openssl ca -infiles` over BENCH_BATCH_N CSRs made by
+# `openssl req` (their keys included), and the in-process Go floors without
+# fsync (ca's BenchmarkBatchFloor); then the peak RSS of BENCH_P12_N
+# certificates issued with --p12.
 #
 # Usage: scripts/bench/issue.sh ["N1 N2 ..."]
 #
@@ -17,7 +22,10 @@
 #	BENCH_RECORDS       records in the large database (default 1000000)
 #	BENCH_GROWTH_N      certificates per round in the database-size test (default 100)
 #	BENCH_ROUNDS        rounds of the database-size test (default 5)
-#	BENCH_PARTS         what to run: "peers", "database" or both (the default)
+#	BENCH_BATCH_N       certificates of the batch case (default 1000)
+#	BENCH_P12_N         certificates of the batch with --p12 (default 10000)
+#	BENCH_PARTS         what to run: any of "peers", "database" and "batch"
+#	                    (default: all three)
 #	BENCH_SETTLE        seconds to wait before each round of the side-by-side
 #	                    loops (default 60; see settle)
 #
@@ -33,6 +41,7 @@ repo=$(cd "$here/../.." && pwd)
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	: "${BENCH_N:=20}" "${BENCH_RECORDS:=10000}" "${BENCH_GROWTH_N:=20}" "${BENCH_ROUNDS:=1}" "${BENCH_PEER_ROUNDS:=1}" "${BENCH_SETTLE:=0}"
+	: "${BENCH_BATCH_N:=50}" "${BENCH_P12_N:=100}"
 fi
 counts=${1:-${BENCH_N:-100 1000}}
 easyrsa_max=${BENCH_EASYRSA_MAX:-100}
@@ -40,17 +49,19 @@ records=${BENCH_RECORDS:-1000000}
 growth_n=${BENCH_GROWTH_N:-100}
 rounds=${BENCH_ROUNDS:-5}
 peer_rounds=${BENCH_PEER_ROUNDS:-3}
-parts=${BENCH_PARTS:-peers database}
+batch_n=${BENCH_BATCH_N:-1000}
+p12_n=${BENCH_P12_N:-10000}
+parts=${BENCH_PARTS:-peers database batch}
 settle_s=${BENCH_SETTLE:-60}
 case " $parts " in
-*" peers "* | *" database "*) ;;
-*) bench_die "BENCH_PARTS must name peers, database or both, got \"$parts\"" ;;
+*" peers "* | *" database "* | *" batch "*) ;;
+*) bench_die "BENCH_PARTS must name peers, database or batch, got \"$parts\"" ;;
 esac
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 case $settle_s in
 '' | *[!0-9]*) bench_die "BENCH_SETTLE must be a number of seconds, got \"$settle_s\"" ;;
 esac
-for v in $counts $easyrsa_max $records $growth_n $rounds $peer_rounds; do
+for v in $counts $easyrsa_max $records $growth_n $rounds $peer_rounds $batch_n $p12_n; do
 	case $v in
 	'' | *[!0-9]*) bench_die "counts must be positive integers, got \"$v\"" ;;
 	esac
@@ -65,7 +76,8 @@ export MINICA=$BENCH_TMP/minica EASYRSA
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 bench_log "building minica and fill in $BENCH_TMP (load average $load_start)"
-(cd "$repo" && bash scripts/build.sh "$MINICA" && go build -o "$BENCH_TMP/fill" ./scripts/bench/fill)
+(cd "$repo" && bash scripts/build.sh "$MINICA" && go build -o "$BENCH_TMP/fill" ./scripts/bench/fill &&
+	go test -c -o "$BENCH_TMP/ca.test" ./ca)
 
 # --- loops: one process (or openssl pair) per certificate -------------------
 
@@ -104,7 +116,28 @@ loop_easyrsa() {
 			{ cat "$pki.err" >&2; return 1; }
 	done
 }
-export -f loop_minica loop_openssl loop_easyrsa
+# batch_minica DIR FILE [FLAGS...] issues a batch of client certificates
+# in one process.
+batch_minica() {
+	local dir=$1 file=$2
+	shift 2
+	"$MINICA" --dir "$dir" issue client --from "$file" "$@" >/dev/null 2>>"$dir.err" ||
+		{ cat "$dir.err" >&2; return 1; }
+}
+
+# infiles_openssl DIR N PREFIX NEWKEY... makes N keys and CSRs with openssl
+# req, one process each, then signs them all with one openssl ca -infiles.
+infiles_openssl() {
+	local dir=$1 n=$2 prefix=$3 i
+	shift 3
+	for ((i = 1; i <= n; i++)); do
+		openssl req -new "$@" -nodes -keyout "$dir/out/$prefix$i.key" -subj "/CN=$prefix$i" \
+			-out "$dir/out/$prefix$i.csr" 2>>"$dir.err" || { cat "$dir.err" >&2; return 1; }
+	done
+	openssl ca -batch -config "$dir/ca.cnf" -out "$dir/out/all.crt" -infiles "$dir"/out/*.csr 2>>"$dir.err" ||
+		{ cat "$dir.err" >&2; return 1; }
+}
+export -f loop_minica loop_openssl loop_easyrsa batch_minica infiles_openssl
 
 # --- set-up: a fresh CA per measurement, not timed ---------------------------
 
@@ -346,15 +379,105 @@ report_database() {
 	}'
 }
 
+# --- part 3: batch issuance ----------------------------------------------------
+
+# batch_file FILE N PREFIX writes a --from file of N client rows.
+batch_file() {
+	awk -v n="$2" -v p="$3" 'BEGIN { print "name,email"; for (i = 1; i <= n; i++) printf "%s%d,%s%d@example.com\n", p, i, p, i }' >"$1"
+}
+
+# run_floor KEY LABEL SUB N runs ca's BenchmarkBatchFloor/SUB over N
+# certificates and records its in-process time (the benchmark's ns/cert;
+# set-up untimed) with the CPU and peak RSS of the whole test binary.
+run_floor() {
+	local key=$1 label=$2 sub=$3 n=$4 out ns user sys rss
+	sync
+	out=$(cd "$BENCH_TMP" && TMPDIR=$BENCH_TMP MINICA_BENCH_BATCH_N=$n /usr/bin/time -f '%U %S %M' -o "$BENCH_TMP/time.out" \
+		"$BENCH_TMP/ca.test" -test.run '^$' -test.bench "^BenchmarkBatchFloor/$sub\$" -test.benchtime 1x) ||
+		bench_die "$label failed: $out"
+	ns=$(awk '$NF == "ns/cert" { print $(NF - 1) }' <<<"$out")
+	[ -n "$ns" ] || bench_die "$label: no ns/cert in: $out"
+	read -r user sys rss <"$BENCH_TMP/time.out"
+	awk -v k="$key" -v l="$label" -v n="$n" -v ns="$ns" -v u="$user" -v y="$sys" -v r="$rss" \
+		'BEGIN { printf "%s\t%s\t%d\t%.4f\t%.2f\t%d\n", k, l, n, ns * n / 1e9, u + y, r }' >>"$BENCH_TMP/results.tsv"
+}
+
+# run_batch times, $peer_rounds times, the batch of $batch_n certificates
+# by every tool, each in a fresh CA, then the --p12 batch of $p12_n.
+run_batch() {
+	local r d en=$batch_n
+	[ "$en" -le "$easyrsa_max" ] || en=$easyrsa_max
+	batch_ran_easyrsa=$en
+	for ((r = 1; r <= peer_rounds; r++)); do
+		d=$BENCH_TMP/batch/r$r
+		mkdir -p "$d"
+		batch_file "$d/rows.csv" "$batch_n" c
+		settle
+		bench_log "batch of $batch_n, round $r of $peer_rounds: minica issue client --from"
+		new_minica "$d/minica" ecdsa-p256
+		bench_measure "batch-minica-r$r" "minica --from (1 process)" "$batch_n" batch_minica "$d/minica" "$d/rows.csv"
+		bench_log "batch of $batch_n, round $r of $peer_rounds: openssl req + ca loop"
+		new_openssl "$d/openssl-loop" "${ec[@]}"
+		bench_measure "batch-openssl-loop-r$r" "openssl req+ca loop" "$batch_n" loop_openssl "$d/openssl-loop" "$batch_n" c "${ec[@]}"
+		bench_log "batch of $batch_n, round $r of $peer_rounds: openssl req loop + one openssl ca -infiles"
+		new_openssl "$d/openssl-infiles" "${ec[@]}"
+		bench_measure "batch-openssl-infiles-r$r" "openssl req + ca -infiles" "$batch_n" infiles_openssl "$d/openssl-infiles" "$batch_n" c "${ec[@]}"
+		bench_log "batch, round $r of $peer_rounds: easy-rsa, $en certificates"
+		new_easyrsa "$d/easyrsa"
+		bench_measure "batch-easyrsa-r$r" "easy-rsa ec p-256" "$en" loop_easyrsa "$d/easyrsa" "$en" c
+		bench_log "batch of $batch_n, round $r of $peer_rounds: the Go floors"
+		run_floor "batch-floor-engine-r$r" "Go floor: IssueBatch, no fsync" engine "$batch_n"
+		run_floor "batch-floor-bare-r$r" "Go floor: key+sign+2 files" bare "$batch_n"
+	done
+	settle
+	bench_log "batch of $p12_n with --p12"
+	d=$BENCH_TMP/batch/p12
+	mkdir -p "$d/bundles"
+	batch_file "$d/rows.csv" "$p12_n" p
+	new_minica "$d/minica" ecdsa-p256
+	bench_measure "batch-p12" "minica --from --p12" "$p12_n" batch_minica "$d/minica" "$d/rows.csv" \
+		--p12 --p12-dir "$d/bundles" --p12-password-out "$d/passwords.csv"
+	[ "$(find "$d/bundles" -name '*.p12' | wc -l)" -eq "$p12_n" ] || bench_die "the --p12 batch wrote $(find "$d/bundles" -name '*.p12' | wc -l) bundles; want $p12_n"
+	[ "$(wc -l <"$d/passwords.csv")" -eq $((p12_n + 1)) ] || bench_die "the password file has $(wc -l <"$d/passwords.csv") lines; want $((p12_n + 1))"
+}
+
+# report_batch prints the table, ratios and verdicts of part 3.
+report_batch() {
+	local loop infiles er floor bare c_loop c_infiles rss_kb
+	echo
+	echo "-- batch: $batch_n ECDSA P-256 client certificates ($peer_rounds rounds; easy-rsa $batch_ran_easyrsa, per certificate);"
+	echo "-- minica is one process with fsync (group commit); the Go floors are in-process times without fsync"
+	bench_table '^batch-'
+	loop=$(peer_ratio batch-minica batch-openssl-loop)
+	infiles=$(peer_ratio batch-minica batch-openssl-infiles)
+	er=$(peer_ratio batch-minica batch-easyrsa)
+	floor=$(peer_ratio batch-minica batch-floor-engine)
+	bare=$(peer_ratio batch-minica batch-floor-bare)
+	c_loop=$(peer_ratio batch-minica batch-openssl-loop cpu)
+	c_infiles=$(peer_ratio batch-minica batch-openssl-infiles cpu)
+	echo
+	echo "-- how many times faster minica --from is per certificate (wall; the ratio within each round, median over rounds)"
+	printf 'minica --from vs openssl req+ca loop     %7.2fx  (target >= 10x: %-6s)  CPU %6.2fx\n' "$loop" "$(bench_verdict "$loop" '>=' 10)" "$c_loop"
+	printf 'minica --from vs openssl ca -infiles     %7.2fx  (target >= 2x:  %-6s)  CPU %6.2fx\n' "$infiles" "$(bench_verdict "$infiles" '>=' 2)" "$c_infiles"
+	printf 'minica --from vs easy-rsa                %7.2fx\n' "$er"
+	printf 'minica --from vs Go floor (same files)   %7.2fx  (target >= 0.5x, within 2x: %s)\n' "$floor" "$(bench_verdict "$floor" '>=' 0.5)"
+	printf 'minica --from vs Go floor (bare)         %7.2fx\n' "$bare"
+	rss_kb=$(bench_get batch-p12 rss)
+	printf '%d certificates with --p12: %.1f s, peak RSS %.1f MiB (target <= 64 MiB: %s)\n' "$p12_n" "$(bench_get batch-p12 wall)" \
+		"$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" "$(bench_verdict "$rss_kb" '<=' 65536)"
+}
+
 # --- run and report -----------------------------------------------------------
 
 if has_part peers; then run_peers; fi
 if has_part database; then run_database; fi
+if has_part batch; then run_batch; fi
 
 echo
 echo "== minica issuance benchmark =="
 bench_machine
 echo "load:    $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (1, 5, 15 min averages)"
-echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_PEER_ROUNDS=$peer_rounds BENCH_EASYRSA_MAX=$easyrsa_max BENCH_SETTLE=$settle_s scripts/bench/issue.sh \"$counts\""
+echo "command: BENCH_PARTS=\"$parts\" BENCH_RECORDS=$records BENCH_GROWTH_N=$growth_n BENCH_ROUNDS=$rounds BENCH_PEER_ROUNDS=$peer_rounds BENCH_EASYRSA_MAX=$easyrsa_max BENCH_SETTLE=$settle_s BENCH_BATCH_N=$batch_n BENCH_P12_N=$p12_n scripts/bench/issue.sh \"$counts\""
 if has_part peers; then report_peers; fi
 if has_part database; then report_database; fi
+if has_part batch; then report_batch; fi

@@ -1,0 +1,49 @@
+//go:build !linux
+
+package ca
+
+import (
+	"io"
+	"os"
+	"slices"
+)
+
+// shardFiles reads the record files of one shard directory through its
+// os.Root (see shardfiles_linux.go for the fast path).
+type shardFiles struct{ root *os.Root }
+
+func openShardFiles(root *os.Root) (*shardFiles, error) { return &shardFiles{root}, nil }
+
+func (s *shardFiles) close() {}
+
+// names lists the directory's names in order without a stat per entry.
+func (s *shardFiles) names() ([]string, error) {
+	f, err := s.root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
+}
+
+// read appends the content of name to buf, reusing its capacity.
+func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
+	f, err := s.root.Open(name)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	for {
+		buf = growBuf(buf)
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}

@@ -1,0 +1,490 @@
+package main
+
+import (
+	"bufio"
+	"crypto"
+	"crypto/x509"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"minica/ca"
+	"minica/formats"
+	"minica/internal/atomicfile"
+)
+
+// batchFlags are the flags of `issue --from`.
+func batchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "from", Usage: "issue one certificate per row of `FILE` (CSV with a header row, or JSON Lines; - for stdin): see 'Batch issuance' in docs/tutorial.md"},
+		&cli.StringFlag{Name: "p12-dir", Usage: "with --from and --p12: write each bundle to `DIR`/NAME.p12 (default: the current directory)"},
+	}
+}
+
+// flagsNotWithFrom set what a --from file sets per row, or name one file.
+var flagsNotWithFrom = []string{"cn", "dns", "ip", "email", "uri", "org", "ou", "force", "p12-out", "p12-password-file", "cert-out", "key-out", "chain-out", "overwrite"}
+
+// batchLine is the JSON line `issue --from --json` prints per row.
+type batchLine struct {
+	Line   int    `json:"line"`
+	Status string `json:"status"` // issued, or skipped: an earlier run issued it
+	issuedJSON
+	P12 string `json:"p12,omitempty"`
+}
+
+// batchRun is an `issue --from` in progress.
+type batchRun struct {
+	c       *cli.Context
+	e       *env
+	ca      *ca.CA
+	p       ca.Profile
+	file    string // as named on the command line, for messages
+	rows    []*batchRow
+	json    bool
+	perLine bool // print a line per certificate on stdout
+	bar     *progressbar.ProgressBar
+
+	p12        bool
+	p12Profile formats.P12Profile
+	p12Dir     string
+	pwFile     *os.File
+	pwCSV      *csv.Writer
+	pwPath     string
+
+	issued, skipped int
+}
+
+func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
+	if c.NArg() > 0 {
+		return usagef(c, "with --from the names come from the file: unexpected argument %q", c.Args().First())
+	}
+	for _, f := range flagsNotWithFrom {
+		if c.IsSet(f) {
+			return usagef(c, "--%s cannot be combined with --from: give it as a column of the file, or issue that certificate on its own", f)
+		}
+	}
+	b := &batchRun{c: c, e: e, p: p, file: c.String("from"), json: c.Bool("json")}
+	d := batchDefaults{profile: p, emailInSubject: !c.Bool("no-email-in-subject")}
+	var err error
+	if d.validity, err = validityValue(c); err != nil {
+		return err
+	}
+	if d.keyType, err = keyTypeValue(c); err != nil {
+		return err
+	}
+	if err := b.p12Options(); err != nil {
+		return err
+	}
+	ps, err := b.read(d)
+	if err != nil {
+		return err
+	}
+	if b.p12 && len(b.rows) > 1 && c.String("p12-password-out") == "" {
+		return withHint(usagef(c, "--p12 with %d rows needs --p12-password-out FILE: their passwords are not shown on the terminal", len(b.rows)),
+			"add --p12-password-out passwords.csv (written 0600: name,file,password)")
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	b.ca = authority
+	// The rows are checked against the CA even when the file has other
+	// problems, so that one run lists them all.
+	skip := b.check(authority, ps)
+	if ps.total > 0 {
+		return b.fail(ps)
+	}
+	if len(b.rows) == 0 {
+		return fmt.Errorf("%s: no rows: nothing to issue", b.file)
+	}
+	signer, err := loadSigner(c, e, authority)
+	if err != nil {
+		return err
+	}
+	if err := b.openPasswordFile(); err != nil {
+		return err
+	}
+	defer b.closePasswordFile()
+	for _, row := range b.rows {
+		notes, err := authority.FinishInterrupted(row.req.Name)
+		if err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
+		}
+	}
+	b.startOutput(len(b.rows))
+	for i, row := range b.rows {
+		if rec := skip[i]; rec != nil {
+			if err := b.reportSkipped(authority, row, rec); err != nil {
+				return err
+			}
+		}
+	}
+	todo := func(yield func(ca.Request) bool) {
+		for i, row := range b.rows {
+			if skip[i] != nil {
+				continue
+			}
+			if c.Context.Err() != nil || !yield(row.req) {
+				return
+			}
+		}
+	}
+	var order []*batchRow
+	for i, row := range b.rows {
+		if skip[i] == nil {
+			order = append(order, row)
+		}
+	}
+	_, err = authority.IssueBatch(signer, iter.Seq[ca.Request](todo), ca.BatchOptions{GroupSize: e.batchGroup}, func(r ca.BatchResult) error {
+		return b.reportIssued(order[r.Index], r.Issued)
+	})
+	if err == nil && c.Context.Err() != nil {
+		err = fmt.Errorf("interrupted: %w", c.Context.Err())
+	}
+	if cerr := b.closePasswordFile(); err == nil {
+		err = cerr
+	}
+	b.finishOutput()
+	if err != nil {
+		return withHint(fmt.Errorf("%s: issued %d of %d certificates, then: %w", b.file, b.issued, len(order), err),
+			"the certificates issued are valid and recorded; run the same command again to issue the rest (rows already issued are skipped)")
+	}
+	b.summary()
+	return nil
+}
+
+// p12Options reads the --p12 flags of a batch.
+func (b *batchRun) p12Options() error {
+	c := b.c
+	if !c.Bool("p12") {
+		for _, f := range []string{"p12-dir", "p12-password-out"} {
+			if c.IsSet(f) {
+				return usagef(c, "--%s needs --p12", f)
+			}
+		}
+		return nil
+	}
+	profile, err := formats.ParseP12Profile(c.String("p12-profile"))
+	if err != nil {
+		return usagef(c, "--p12-profile: %v", err)
+	}
+	if os.Getenv(p12PasswordEnv) != "" {
+		return withHint(usagef(c, "with --from every bundle gets its own generated password, but %s is set", p12PasswordEnv),
+			"unset %s; the passwords go to --p12-password-out", p12PasswordEnv)
+	}
+	b.p12, b.p12Profile = true, profile
+	b.p12Dir = c.String("p12-dir")
+	if b.p12Dir == "" {
+		b.p12Dir = "."
+	}
+	if info, err := os.Stat(b.p12Dir); err != nil || !info.IsDir() {
+		return usagef(c, "--p12-dir: %s is not a directory", b.p12Dir)
+	}
+	b.pwPath = c.String("p12-password-out")
+	return nil
+}
+
+// read reads and validates the file's rows, without the CA; it keeps the
+// good rows and returns the problems of the others.
+func (b *batchRun) read(d batchDefaults) (*batchProblems, error) {
+	var in io.Reader
+	name := b.file
+	if b.file == "-" {
+		in, name, b.file = b.e.stdin, "", "stdin"
+	} else {
+		f, err := os.Open(b.file)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	var ps *batchProblems
+	b.rows, ps = readBatchFile(in, name, d)
+	return ps, nil
+}
+
+func (b *batchRun) fail(ps *batchProblems) error {
+	fe := &batchFileError{file: b.file, problems: ps}
+	fe.print(b.e.stderr)
+	return fe
+}
+
+// check validates every row against the CA and the bundle files, adding
+// to ps; it returns, by row, the certificate an earlier run issued for it.
+func (b *batchRun) check(authority *ca.CA, ps *batchProblems) map[int]*ca.Record {
+	skip := make(map[int]*ca.Record)
+	for i, row := range b.rows {
+		rec, err := authority.CheckRequest(row.req)
+		if err != nil {
+			ps.add(batchProblem{line: row.line, col: row.col[problemField(err)], field: problemField(err), err: rowError(err)})
+			continue
+		}
+		if rec != nil {
+			skip[i] = rec
+			continue
+		}
+		if b.p12 {
+			if _, err := os.Lstat(b.bundlePath(row.req.Name)); err == nil {
+				ps.add(batchProblem{line: row.line, col: row.col["name"], field: "name", err: fmt.Errorf("bundle %s %w", b.bundlePath(row.req.Name), errOutExists)})
+			}
+		}
+	}
+	return skip
+}
+
+// problemField tells which column a ca error is about.
+func problemField(err error) string {
+	switch {
+	case errors.Is(err, ca.ErrNameTaken):
+		return "name"
+	case errors.Is(err, ca.ErrOutlivesCA):
+		return "validity"
+	case strings.Contains(err.Error(), "needs at least one DNS name or IP address"):
+		return "dns"
+	}
+	return ""
+}
+
+// rowError says what to do about a name taken by another identity.
+func rowError(err error) error {
+	if errors.Is(err, ca.ErrNameTaken) {
+		return fmt.Errorf("%w, with another identity than this row's: revoke it first, or choose another name", err)
+	}
+	return err
+}
+
+func (b *batchRun) bundlePath(name string) string { return filepath.Join(b.p12Dir, name+".p12") }
+
+// openPasswordFile creates --p12-password-out (0600, O_EXCL), or opens
+// for appending the one an earlier run of the batch wrote.
+func (b *batchRun) openPasswordFile() error {
+	if b.pwPath == "" {
+		return nil
+	}
+	f, err := os.OpenFile(b.pwPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	fresh := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = b.reopenPasswordFile()
+	}
+	if err != nil {
+		return err
+	}
+	b.pwFile, b.pwCSV = f, csv.NewWriter(f)
+	if fresh {
+		b.pwCSV.Write([]string{"name", "file", "password"})
+		b.pwCSV.Flush()
+		return b.pwCSV.Error()
+	}
+	return nil
+}
+
+// reopenPasswordFile opens an existing password file for appending when an
+// earlier batch wrote it: a regular file, mode 0600, with minica's header.
+func (b *batchRun) reopenPasswordFile() (*os.File, error) {
+	exists := withHint(fmt.Errorf("--p12-password-out: %s %w and is not a password file of an earlier batch", b.pwPath, errOutExists),
+		"choose another file; a re-run of a batch appends only to the file it wrote")
+	info, err := os.Lstat(b.pwPath)
+	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != 0o600 {
+		return nil, exists
+	}
+	f, err := os.OpenFile(b.pwPath, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("--p12-password-out: %w", err)
+	}
+	head, _ := bufio.NewReader(f).ReadString('\n')
+	if strings.TrimRight(head, "\r\n") != "name,file,password" {
+		f.Close()
+		return nil, exists
+	}
+	return f, nil
+}
+
+func (b *batchRun) closePasswordFile() error {
+	if b.pwFile == nil {
+		return nil
+	}
+	f := b.pwFile
+	b.pwFile = nil
+	b.pwCSV.Flush()
+	err := b.pwCSV.Error()
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && b.p12 {
+		err = atomicfile.SyncDir(atomicfile.OS, b.p12Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", b.pwPath, err)
+	}
+	return nil
+}
+
+// startOutput sets up the progress bar, on a terminal only, and whether a
+// line per certificate goes to stdout: always with --json, else when
+// stdout is not a terminal (the bar and the summary say it there).
+func (b *batchRun) startOutput(total int) {
+	b.perLine = b.json || !b.e.stdoutTerminal()
+	if w := b.e.progress(); w != nil {
+		b.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("issuing "+string(b.p)+" certificates"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100e6),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+}
+
+func (b *batchRun) finishOutput() {
+	if b.bar != nil {
+		b.bar.Finish()
+		b.bar = nil
+	}
+}
+
+func (b *batchRun) tick() {
+	if b.bar != nil {
+		b.bar.Add(1)
+	}
+}
+
+// reportSkipped says that an earlier run issued row's certificate, and
+// writes its bundle when the earlier run did not get to it.
+func (b *batchRun) reportSkipped(authority *ca.CA, row *batchRow, rec *ca.Record) error {
+	b.skipped++
+	bundle := ""
+	if b.p12 {
+		bundle = b.bundlePath(rec.Name)
+		if _, err := os.Lstat(bundle); errors.Is(err, fs.ErrNotExist) {
+			leaf, err := authority.LoadLeaf(rec)
+			if err != nil {
+				return err
+			}
+			if err := b.writeBundle(leaf.Key, leaf.Cert, leaf.Chain, rec.Name); err != nil {
+				return err
+			}
+		}
+	}
+	b.tick()
+	if !b.perLine {
+		return nil
+	}
+	if b.json {
+		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "skipped", P12: bundle, issuedJSON: skippedJSON(authority, rec)})
+	}
+	_, err := fmt.Fprintf(b.e.stdout, "skipped %s %q: issued by an earlier run (serial %s)\n", rec.Profile, rec.Name, rec.Serial)
+	return err
+}
+
+func (b *batchRun) reportIssued(row *batchRow, is *ca.Issued) error {
+	b.issued++
+	bundle := ""
+	if b.p12 {
+		bundle = b.bundlePath(is.Record.Name)
+		if err := b.writeBundle(is.Key, is.Cert, b.ca.Chain, is.Record.Name); err != nil {
+			return err
+		}
+	}
+	b.tick()
+	if !b.perLine {
+		return nil
+	}
+	r := is.Record
+	if b.json {
+		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "issued", P12: bundle, issuedJSON: issuedJSON{
+			Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: nonNil(r.SANs),
+			NotBefore: r.NotBefore, NotAfter: r.NotAfter, SHA256: r.Fingerprint,
+			Cert: is.CertFile, Key: is.KeyFile, Chain: is.ChainFile,
+		}})
+	}
+	_, err := fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s)\n", r.Profile, r.Name, r.Serial)
+	return err
+}
+
+// writeBundle appends the bundle's password to the password file, then
+// writes the bundle (0600, never over an existing file, never partial)
+// and checks it decodes. The password comes first: a crash between the
+// two leaves a row without a bundle, which a re-run writes again with a
+// new password on a later row, never a bundle nobody can open. Without a
+// password file (a single row) the password goes to stderr, once.
+func (b *batchRun) writeBundle(key crypto.Signer, leaf *x509.Certificate, chain []*x509.Certificate, name string) error {
+	pw, err := formats.GeneratePassword()
+	if err != nil {
+		return err
+	}
+	data, err := formats.P12Encoder{Profile: b.p12Profile, Name: name}.Encode(key, leaf, chain, pw)
+	if err != nil {
+		return err
+	}
+	path := b.bundlePath(name)
+	if b.pwCSV != nil {
+		b.pwCSV.Write([]string{name, path, pw})
+		b.pwCSV.Flush()
+		if err := b.pwCSV.Error(); err != nil {
+			return fmt.Errorf("writing %s: %w", b.pwPath, err)
+		}
+	}
+	f, err := atomicfile.CreateLinked(atomicfile.OS, path, data, 0o600, true)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("bundle %s %w", path, errOutExists)
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := checkWrittenP12(path, pw, key, leaf); err != nil {
+		os.Remove(path)
+		return err
+	}
+	if b.pwCSV == nil {
+		fmt.Fprintf(b.e.stderr, "minica: the password of %s (shown once): %s\n", path, pw)
+	}
+	return nil
+}
+
+func (b *batchRun) summary() {
+	what := string(b.p) + " " + plural(b.issued, "certificate", "certificates")
+	msg := fmt.Sprintf("issued %d %s from %s", b.issued, what, b.file)
+	if b.skipped > 0 {
+		msg += fmt.Sprintf("; skipped %d issued by an earlier run", b.skipped)
+	}
+	if b.pwPath != "" {
+		msg += fmt.Sprintf("; bundle passwords in %s (mode 0600)", b.pwPath)
+	}
+	if b.json {
+		fmt.Fprintf(b.e.stderr, "minica: %s\n", msg)
+		return
+	}
+	fmt.Fprintln(b.e.stdout, msg)
+}
+
+// skippedJSON describes an existing certificate as issuedJSON does.
+func skippedJSON(authority *ca.CA, r *ca.Record) issuedJSON {
+	j := issuedJSON{Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: nonNil(r.SANs),
+		NotBefore: r.NotBefore, NotAfter: r.NotAfter, SHA256: r.Fingerprint,
+		Cert: authority.Path(r.CertPath()), Chain: authority.Path(r.ChainPath())}
+	if r.HasKey {
+		j.Key = authority.Path(r.KeyPath())
+	}
+	return j
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Benchmarks `minica renew --expiring` against batch issuance in the same
+# run: it issues N client certificates with `issue client --from` (the
+# batch the renewal is compared with), then renews all of them with
+# `renew --expiring 30d --json`, and reports the cost per certificate of
+# each, their ratio, and how long after its start the renewal printed its
+# first successor (it streams: successors are reported group by group,
+# not after the whole batch).
+#
+# Usage: scripts/bench/renew.sh [N]
+#
+#	BENCH_RENEW_N   certificates (default 100000; the argument wins)
+#	BENCH_QUICK=1   smoke run: N=500
+#
+# It works in a temporary directory under TMPDIR, builds minica there and
+# removes everything on exit. Go must be on PATH; as root on Debian it
+# installs time when it is missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/bench/lib.sh
+. "$here/lib.sh"
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	: "${BENCH_RENEW_N:=500}"
+fi
+n=${1:-${BENCH_RENEW_N:-100000}}
+case $n in
+'' | *[!0-9]*) bench_die "N must be a positive integer, got \"$n\"" ;;
+esac
+[ "$n" -gt 0 ] || bench_die "N must be a positive integer, got \"$n\""
+
+bench_require /usr/bin/time:time
+bench_tmpdir
+export MINICA="$BENCH_TMP/minica" MINICA_DIR="$BENCH_TMP/ca" BENCH_TMP
+bench_log "building minica"
+(cd "$repo" && go build -o "$MINICA" ./cmd/minica)
+"$MINICA" init --cn 'Bench Renew CA' --no-password >/dev/null
+
+bench_log "writing $n rows"
+awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "{\"name\":\"r%d\",\"email\":\"r%d@example.com\",\"validity\":\"10d\"}\n", i, i }' \
+	>"$BENCH_TMP/rows.jsonl"
+
+issue_batch() { "$MINICA" issue client --from "$BENCH_TMP/rows.jsonl" --json >"$BENCH_TMP/issued.jsonl"; }
+
+# renew_expiring notes when its first JSON line arrived, in ns since the
+# epoch, in first.ns, and when it started in start.ns.
+renew_expiring() {
+	date +%s%N >"$BENCH_TMP/start.ns"
+	"$MINICA" renew --expiring 30d --json | {
+		IFS= read -r line
+		date +%s%N >"$BENCH_TMP/first.ns"
+		printf '%s\n' "$line"
+		cat
+	} >"$BENCH_TMP/renewed.jsonl"
+}
+export -f issue_batch renew_expiring
+
+bench_log "issue client --from: $n certificates"
+bench_measure issue "issue client --from" "$n" issue_batch
+bench_log "renew --expiring 30d: $n certificates"
+bench_measure renew "renew --expiring" "$n" renew_expiring
+
+got=$(wc -l <"$BENCH_TMP/renewed.jsonl")
+[ "$got" -eq "$n" ] || bench_die "renew --expiring printed $got lines, want $n"
+first_ms=$(awk -v s="$(cat "$BENCH_TMP/start.ns")" -v f="$(cat "$BENCH_TMP/first.ns")" 'BEGIN { printf "%.0f", (f - s) / 1e6 }')
+ratio=$(awk -v i="$(bench_get issue wall)" -v r="$(bench_get renew wall)" 'BEGIN { printf "%.2f", r / i }')
+
+echo
+bench_machine
+echo
+bench_table '^(issue|renew)$'
+echo
+printf 'renew --expiring / issue --from, wall per certificate: %s (target <= 1.20: %s)\n' "$ratio" "$(bench_verdict "$ratio" "<=" 1.20)"
+printf 'first successor reported after: %s ms (target <= 1000: %s)\n' "$first_ms" "$(bench_verdict "$first_ms" "<=" 1000)"
