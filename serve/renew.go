@@ -251,14 +251,16 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	now := rn.cfg.Now()
+	rec, inGrace, err := rn.judge(cert, r.TLS.PeerCertificates[1:], now)
+	if err != nil {
+		return nil, cert, err
+	}
+	// Only a client the judge accepted takes a token: others cannot use
+	// up the renewals of the rest.
 	if wait := rn.take(now); wait > 0 {
 		ref := refuse(http.StatusTooManyRequests, RefuseRateLimited, "too many renewals: retry in %s", wait.Round(time.Second))
 		ref.retryAfter = wait
 		return nil, cert, ref
-	}
-	rec, inGrace, err := rn.judge(cert, r.TLS.PeerCertificates[1:], now)
-	if err != nil {
-		return nil, cert, err
 	}
 	if at, ok := rn.recent[rec.Serial]; ok && now.Sub(at) < rn.cfg.Interval {
 		wait := rn.cfg.Interval - now.Sub(at)

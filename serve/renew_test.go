@@ -392,7 +392,16 @@ func TestRenewLimits(t *testing.T) {
 	t.Run("rate", func(t *testing.T) {
 		rf := newRenewFixture(t, func(c *RenewConfig) { c.Rate, c.Burst = 1, 1 })
 		other, _ := rf.issue(t, "svc2", ca.Server, time.Hour)
-		der, _ := csrFor(t, sameIdentity(rf.cert))
+		// A client the judge refuses takes no token from the others.
+		stranger, _ := testca.New(t, "Other CA").Leaf(t, &x509.Certificate{Subject: pkix.Name{CommonName: "svc"},
+			NotBefore: start.Add(-time.Hour), NotAfter: start.Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		der, _ := csrFor(t, sameIdentity(stranger))
+		for range 3 {
+			if rec := rf.post(t, RenewPath, CSRType, der, stranger); rec.Code != 403 {
+				t.Fatalf("a stranger's renewal = %d %q; want 403", rec.Code, rec.Body)
+			}
+		}
+		der, _ = csrFor(t, sameIdentity(rf.cert))
 		if rec := rf.post(t, RenewPath, CSRType, der, rf.cert); rec.Code != 200 {
 			t.Fatalf("first renewal = %d %q", rec.Code, rec.Body)
 		}
