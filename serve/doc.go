@@ -29,6 +29,13 @@
 //	/healthz    the CRL's state: 200, or 503 when expired or not yet valid
 //	/metrics    Prometheus text
 //
+// POST only, on the HTTPS listener with a client certificate: [Renewer]
+// (see renew.go), 404 with the reason renewal-disabled without one:
+//
+//	/renew         a CSR in, the client certificate's successor and chain out
+//	/renew/keygen  no body in, a new key, its certificate and chain out
+//	               (only with RenewConfig.Keygen)
+//
 // Request targets are refused (400) unless they are a plain origin-form
 // path: no percent-encoding, backslash, empty or dot segment. The CA files
 // are read once, by ca.Open; the CRL only through [ca.CA.ReadPublishedCRL],

@@ -20,6 +20,7 @@ const (
 	epCRLPEM  = "crl.pem"
 	epCRLURL  = "crl-url"
 	epOCSP    = "ocsp"
+	epRenew   = "renew"
 	epHealth  = "healthz"
 	epMetrics = "metrics"
 	epOther   = "other"
@@ -81,6 +82,15 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	if strings.HasPrefix(path, "/enroll/") && s.cfg.Enroll != nil {
 		s.cfg.Enroll.ServeHTTP(w, r)
 		return epEnroll
+	}
+	if path == RenewPath || path == RenewKeygenPath {
+		if s.cfg.Renew == nil {
+			writeProblem(w, refuse(http.StatusNotFound, RefuseRenewalOff,
+				"this serve does not renew certificates: it renews on its HTTPS listener (--listen-tls) with the CA key, without --no-renew"))
+		} else {
+			s.cfg.Renew.ServeHTTP(w, r)
+		}
+		return epRenew
 	}
 	ep, serve := s.lookup(path, ops)
 	if serve == nil {

@@ -111,7 +111,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.WriteMetrics(w)
 }
 
-// WriteMetrics writes the metrics of the Server, then ExtraMetrics.
+// WriteMetrics writes the metrics of the Server, then those of Renew,
+// then ExtraMetrics.
 func (s *Server) WriteMetrics(w io.Writer) {
 	h := s.Health()
 	now := s.cfg.Now()
@@ -163,6 +164,9 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "# HELP minica_serve_requests_total Requests answered, by endpoint and status code.\n# TYPE minica_serve_requests_total counter\n")
 	for i, k := range keys {
 		fmt.Fprintf(w, "minica_serve_requests_total{endpoint=%q,code=\"%d\"} %d\n", k.endpoint, k.code, counts[i])
+	}
+	if m, ok := s.cfg.Renew.(interface{ WriteMetrics(io.Writer) }); ok {
+		m.WriteMetrics(w)
 	}
 	if s.cfg.ExtraMetrics != nil {
 		s.cfg.ExtraMetrics(w)

@@ -2,12 +2,13 @@
 // front of an app with this CA's mutual TLS: nginx, Apache and HAProxy
 // front ends, and the cron or systemd jobs that republish the CRL and reload
 // the server (or run `minica proxy`); the systemd unit that runs `minica
-// serve` on the CA host ([SystemdServe]); and, for a web server host with
+// serve` on the CA host ([SystemdServe]); the one that runs `minica agent`
+// for a certificate on a service host ([SystemdAgent]); and, for a web server host with
 // no CA directory, the timer that fetches the CRL from serve and reloads
 // the server when it changed ([CRLFetch], with [Front.OnHost] pointing the
 // server's configuration at the same files).
 //
-// Every function is pure: CA facts in ([Front], [Job], [Serve], [Fetch]),
+// Every function is pure: CA facts in ([Front], [Job], [Serve], [Agent], [Fetch]),
 // text out. Nothing
 // here reads the CA directory, the clock or the environment; the caller
 // (cmd/minica) resolves the flags, opens the CA and chooses the server

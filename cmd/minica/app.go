@@ -63,6 +63,7 @@ func newApp(e *env) *cli.App {
 			echoCommand(e),
 			serveCommand(e),
 			enrollCommand(e),
+			agentCommand(e),
 			configCommand(e),
 			completionCommand(e),
 			versionCommand(e),

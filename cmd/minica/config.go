@@ -20,7 +20,7 @@ func configCommand(e *env) *cli.Command {
 	for _, s := range serverconf.WebServers {
 		subs = append(subs, webConfigCommand(e, s))
 	}
-	subs = append(subs, cronCommand(e), systemdCommand(e), systemdProxyCommand(e), systemdServeCommand(e), crlFetchConfigCommand(e))
+	subs = append(subs, cronCommand(e), systemdCommand(e), systemdProxyCommand(e), systemdServeCommand(e), systemdAgentCommand(e), crlFetchConfigCommand(e))
 	return &cli.Command{
 		Name:      "config",
 		Usage:     "print a configuration for nginx, Apache, HAProxy, cron or systemd that uses this CA",

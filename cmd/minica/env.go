@@ -17,6 +17,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	now            func() time.Time
+	// newTimer makes the timers of long waits (the agent's); nil means
+	// real ones. Tests scale them with the clock.
+	newTimer func(time.Duration) (<-chan time.Time, func() bool)
 	// terminal reports whether a no-echo password prompt is possible.
 	terminal func() bool
 	// stdoutTerminal reports whether stdout is a terminal (a person reads

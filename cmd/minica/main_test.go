@@ -47,6 +47,9 @@ func testEnv() *env {
 		}
 		e.now = func() time.Time { return now }
 	}
+	if v := os.Getenv("MINICA_TEST_CLOCK"); v != "" {
+		e.now, e.newTimer = scaledClock(v)
+	}
 	if typed := os.Getenv("MINICA_TEST_TTY"); typed != "" {
 		answers := strings.Split(typed, "|")
 		e.terminal = func() bool { return true }
@@ -79,6 +82,30 @@ func testEnv() *env {
 		return nil
 	}
 	return e
+}
+
+// scaledClock reads MINICA_TEST_CLOCK, "ORIGIN*SPEED" (ORIGIN in Unix
+// nanoseconds): a clock that agrees with the real one at ORIGIN and runs
+// SPEED times faster from then on, and timers that fire after a SPEEDth
+// of their duration. Every process of a test given the same value shares
+// one accelerated timeline, so that an hour of certificate lifetimes
+// passes in a minute, through the same code as real time.
+func scaledClock(v string) (func() time.Time, func(time.Duration) (<-chan time.Time, func() bool)) {
+	o, sp, ok := strings.Cut(v, "*")
+	ns, err1 := strconv.ParseInt(o, 10, 64)
+	speed, err2 := strconv.ParseFloat(sp, 64)
+	if !ok || err1 != nil || err2 != nil || speed < 1 {
+		panic("MINICA_TEST_CLOCK: want ORIGIN*SPEED, got " + v)
+	}
+	origin := time.Unix(0, ns)
+	now := func() time.Time {
+		return origin.Add(time.Duration(float64(time.Since(origin)) * speed))
+	}
+	timer := func(d time.Duration) (<-chan time.Time, func() bool) {
+		t := time.NewTimer(time.Duration(float64(d) / speed))
+		return t.C, t.Stop
+	}
+	return now, timer
 }
 
 func TestScripts(t *testing.T) {

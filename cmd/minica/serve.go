@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"minica/ca"
 	"minica/proxy"
+	"minica/revoke"
 	"minica/serve"
 )
 
@@ -41,7 +43,9 @@ func serveCommand(e *env) *cli.Command {
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
 			"minica ocsp url). With --enroll it answers the one-time links of 'minica enroll'\n" +
-			"on the HTTPS listener (see docs/enrollment.md). --listen '' turns the HTTP listener off. SIGTERM or\n" +
+			"on the HTTPS listener (see docs/enrollment.md). On --listen-tls, POST /renew\n" +
+			"renews the certificate the client presents (see 'minica agent'), unless\n" +
+			"--no-renew or --no-sign. --listen '' turns the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
 			"Example:\n   minica serve --listen :8080\n" +
 			"   minica serve --listen 127.0.0.1:8080 --listen-tls :8443 --server-cert pki.example.com \\\n" +
@@ -55,6 +59,10 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics and /healthz on `ADDR` only, a listener of their own"},
 			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
 			&cli.BoolFlag{Name: "ocsp-ca-key", Usage: "sign OCSP responses with the CA key itself instead of a delegated responder certificate"},
+			&cli.BoolFlag{Name: "no-renew", Usage: "do not renew certificates on --listen-tls (POST /renew answers 404)"},
+			&cli.StringFlag{Name: "renew-grace", Usage: "renew a client certificate up to `DURATION` after it expired (default: not at all)"},
+			&cli.BoolFlag{Name: "renew-keygen", Usage: "also answer POST /renew/keygen: serve makes the new key pair and returns it"},
+			&cli.IntFlag{Name: "renew-rate", Value: serve.DefaultRenewRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
 			passwordFileFlag(),
 			pinFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
@@ -73,6 +81,10 @@ type serveOptions struct {
 	listen, listenTLS, metrics string
 	shutdown                   time.Duration
 	cfg                        serve.Config
+	// renew is set when POST /renew is on; renewCfg is its configuration
+	// but for the CA, the key and the CRL.
+	renew    bool
+	renewCfg serve.RenewConfig
 }
 
 func parseServeFlags(c *cli.Context) (*serveOptions, error) {
@@ -140,7 +152,45 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		return nil, usagef(c, "--max-long-polls (%d) must be below --max-conns (%d), so that long polls leave room for other requests", cfg.MaxWaiters, cfg.MaxConns)
 	}
 	cfg.SeparateOps = o.metrics != ""
+	if err := parseRenewFlags(c, o); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// parseRenewFlags reads the flags of POST /renew: on with --listen-tls and
+// the CA key, unless --no-renew.
+func parseRenewFlags(c *cli.Context, o *serveOptions) error {
+	o.renew = o.listenTLS != "" && !c.Bool("no-renew") && !c.Bool("no-sign")
+	set := ""
+	for _, f := range []string{"renew-grace", "renew-keygen", "renew-rate"} {
+		if c.IsSet(f) {
+			set = f
+		}
+	}
+	if set != "" && !o.renew {
+		why := "--no-renew"
+		switch {
+		case o.listenTLS == "":
+			why = "no --listen-tls (renewal needs HTTPS)"
+		case c.Bool("no-sign"):
+			why = "--no-sign (renewal needs the CA key)"
+		}
+		return usagef(c, "--%s is for renewal, which is off with %s", set, why)
+	}
+	var grace time.Duration
+	if v := c.String("renew-grace"); v != "" {
+		var err error
+		if grace, err = ca.ParseDuration(v); err != nil {
+			return usagef(c, "--renew-grace: %v", err)
+		}
+	}
+	rate := c.Int("renew-rate")
+	if rate <= 0 {
+		return usagef(c, "--renew-rate must be positive, got %d", rate)
+	}
+	o.renewCfg = serve.RenewConfig{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
+	return nil
 }
 
 func runServe(c *cli.Context, e *env) error {
@@ -200,7 +250,29 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer closeEnroller()
-	srv, err := serve.New(cfg)
+	var srv *serve.Server
+	if o.renew {
+		// The renewals get a CA handle of their own too.
+		renewCA, err := openCA(c, e)
+		if err != nil {
+			return err
+		}
+		defer renewCA.Close()
+		rc := o.renewCfg
+		rc.CA, rc.Signer, rc.LockTimeout, rc.Log, rc.Now = renewCA, signer, cfg.LockTimeout, e.stderr, e.now
+		rc.CRL = func() *revoke.CRL { return srv.CRL() }
+		renewer, err := serve.NewRenewer(rc)
+		if err != nil {
+			return err
+		}
+		cfg.Renew = renewer
+		// Ask for a client certificate, never require one: the other
+		// paths are public, and /renew judges what it gets itself.
+		pool := x509.NewCertPool()
+		pool.AddCert(renewCA.Cert)
+		tlsConfig.ClientAuth, tlsConfig.ClientCAs = tls.RequestClientCert, pool
+	}
+	srv, err = serve.New(cfg)
 	if err != nil {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {
 			return withHint(err, "publish one with 'minica crl', or run serve with the CA key (without --no-sign)")

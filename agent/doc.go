@@ -1,0 +1,37 @@
+// Package agent is the renewal client a service runs: it keeps one
+// certificate fresh by renewing it at `minica serve`'s renewal endpoint
+// (POST /renew over HTTPS), authenticated by the certificate itself.
+//
+// # Schedule
+//
+// A certificate is due for renewal once [Config.RenewAt] of its lifetime
+// (notAfter - notBefore) has passed: [DueAt]. Until then the agent sleeps
+// on one timer (at most [MaxSleep], so that a clock that jumped is noticed)
+// and does nothing else. A failed renewal is retried after [Backoff]:
+// exponential from RetryMin to RetryMax, with jitter, and never later than
+// a quarter of the time the certificate has left. A certificate that has
+// expired, or a refusal no retry can change (revoked, another CA, a
+// mismatched identity), ends [Agent.Run] with a *[Refusal] or an
+// [ExpiredError]: a certificate cannot renew itself back.
+//
+// # Renewal
+//
+// The agent generates a new key of the old key's type and size, sends a CSR
+// with the old certificate's subject and SANs, and verifies the answer: a
+// certificate for the new key with the old identity, signed by the CA of
+// the chain. Then it writes, each atomically and durably with the mode and
+// owner of the file it replaces: the chain file (when set), the certificate
+// (with the chain after it when the old file held one), and the key last.
+// The new key is first written beside the key as KEY.next, before the
+// request is sent; should the agent stop between the certificate and the
+// key, the next start finds a KEY.next that matches the certificate and
+// moves it into place (and a KEY.next that matches nothing is removed).
+//
+// # Exec
+//
+// After a renewal the command of [Config.Exec] runs, as an argument vector
+// executed directly, never through a shell ([SplitCommand] turns a command
+// line into one, honouring quotes only), with MINICA_AGENT_CERT,
+// MINICA_AGENT_KEY and MINICA_AGENT_SERIAL in its environment, its output
+// on the agent's log, for at most [Config.ExecTimeout].
+package agent
