@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"minica/formats"
 	"minica/internal/atomicfile"
@@ -123,8 +122,8 @@ func ownerOf(file string, def fs.FileMode) (owner, error) {
 		return o, err
 	}
 	o.perm = info.Mode().Perm()
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
-		o.uid, o.gid = int(st.Uid), int(st.Gid)
+	if uid, gid, ok := fileOwner(info); ok && os.Geteuid() == 0 {
+		o.uid, o.gid = uid, gid
 	}
 	return o, nil
 }
