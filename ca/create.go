@@ -104,27 +104,41 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A token is opened and its key looked up before the directory is
-	// touched: a wrong PIN or a missing key changes nothing.
+	if err := createCADir(dir, &o, func(d *Dir, tok *tokenInit) (bool, error) {
+		return writeCA(d, subject, o, tok)
+	}); err != nil {
+		return nil, err
+	}
+	return Open(dir)
+}
+
+// createCADir makes a CA directory: it opens the token that o names (first,
+// so that a wrong PIN or a missing key changes nothing), creates and opens
+// dir, runs write and syncs the directory. When any step fails it aborts
+// the token's new key and removes what write wrote (its wroteKey says
+// whether the key is its own), and the directory if it made it.
+func createCADir(dir string, o *InitOptions, write func(d *Dir, tok *tokenInit) (wroteKey bool, err error)) error {
 	var tok *tokenInit
+	var err error
 	if o.KeyURI != nil {
-		if tok, err = openTokenInit(&o); err != nil {
-			return nil, err
+		if tok, err = openTokenInit(o); err != nil {
+			return err
 		}
 		defer tok.tok.close()
 	}
 	created, err := prepareDir(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d, err := OpenDir(dir)
 	if err != nil {
 		if created {
 			os.Remove(dir)
 		}
-		return nil, err
+		return err
 	}
-	wroteKey, err := writeCA(d, subject, o, tok)
+	defer d.Close()
+	wroteKey, err := write(d, tok)
 	if err == nil {
 		err = d.SyncDir(".")
 	}
@@ -137,11 +151,8 @@ func Init(dir string, o InitOptions) (*CA, error) {
 		if cerr := removeUnfinished(d, wroteKey, created); cerr != nil {
 			err = fmt.Errorf("%w (removing the unfinished CA failed too: %v)", err, cerr)
 		}
-		d.Close()
-		return nil, err
 	}
-	d.Close()
-	return Open(dir)
+	return err
 }
 
 // writeCA generates the key (in the token of tok when it is set) and

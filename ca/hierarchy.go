@@ -340,39 +340,13 @@ func InitPending(dir string, o InitOptions) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As in Init: the token first, so that a wrong PIN changes nothing.
-	var tok *tokenInit
-	if o.KeyURI != nil {
-		if tok, err = openTokenInit(&o); err != nil {
-			return nil, err
-		}
-		defer tok.tok.close()
-	}
-	created, err := prepareDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	d, err := OpenDir(dir)
-	if err != nil {
-		if created {
-			os.Remove(dir)
-		}
-		return nil, err
-	}
-	defer d.Close()
-	p, wroteKey, err := writePending(d, subject, o, tok)
-	if err == nil {
-		err = d.SyncDir(".")
-	}
-	if err != nil {
-		if tok != nil {
-			if terr := tok.abort(); terr != nil {
-				err = fmt.Errorf("%w (%v)", err, terr)
-			}
-		}
-		if cerr := removeUnfinished(d, wroteKey, created); cerr != nil {
-			err = fmt.Errorf("%w (removing the unfinished CA failed too: %v)", err, cerr)
-		}
+	var p *Pending
+	if err := createCADir(dir, &o, func(d *Dir, tok *tokenInit) (bool, error) {
+		var wroteKey bool
+		var err error
+		p, wroteKey, err = writePending(d, subject, o, tok)
+		return wroteKey, err
+	}); err != nil {
 		return nil, err
 	}
 	return p, nil
