@@ -450,28 +450,31 @@ func (b *batchRun) keepOrRewriteBundle(authority *ca.CA, rec *ca.Record) error {
 }
 
 func (b *batchRun) reportIssued(row *batchRow, is *ca.Issued) error {
-	b.issued++
-	bundle := ""
-	if b.p12 {
-		bundle = b.bundlePath(is.Record.Name)
-		if err := b.writeBundle(is.Key, is.Cert, b.ca.Chain, is.Record.Name); err != nil {
-			return err
-		}
-	}
-	b.tick()
-	if !b.perLine {
-		return nil
+	bundle, line, err := b.done(is)
+	if err != nil || !line {
+		return err
 	}
 	r := is.Record
 	if b.json {
-		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "issued", P12: bundle, issuedJSON: issuedJSON{
-			Name: r.Name, Profile: r.Profile, Serial: r.Serial, Subject: r.Subject, SANs: nonNil(r.SANs),
-			NotBefore: r.NotBefore, NotAfter: r.NotAfter, SHA256: r.Fingerprint,
-			Cert: is.CertFile, Key: is.KeyFile, Chain: is.ChainFile,
-		}})
+		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "issued", P12: bundle, issuedJSON: issuedOf(is)})
 	}
-	_, err := fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s)\n", r.Profile, r.Name, r.Serial)
+	_, err = fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s)\n", r.Profile, r.Name, r.Serial)
 	return err
+}
+
+// done counts one durable certificate of the batch, writes its bundle when
+// --p12 asks for bundles, and moves the progress bar. It gives the bundle's
+// path ("" without --p12) and whether a line per certificate is wanted.
+func (b *batchRun) done(is *ca.Issued) (bundle string, line bool, err error) {
+	b.issued++
+	if b.p12 {
+		bundle = b.bundlePath(is.Record.Name)
+		if err := b.writeBundle(is.Key, is.Cert, b.ca.Chain, is.Record.Name); err != nil {
+			return "", false, err
+		}
+	}
+	b.tick()
+	return bundle, b.perLine, nil
 }
 
 // writeBundle appends the bundle's password to the password file, then

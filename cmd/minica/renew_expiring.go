@@ -205,22 +205,14 @@ func printDue(c *cli.Context, e *env, authority *ca.CA, plan *ca.RenewalPlan) er
 }
 
 func reportRenewed(b *batchRun, rn *ca.Renewed) error {
-	b.issued++
-	bundle := ""
-	if b.p12 {
-		bundle = b.bundlePath(rn.Record.Name)
-		if err := b.writeBundle(rn.Key, rn.Cert, b.ca.Chain, rn.Record.Name); err != nil {
-			return err
-		}
-	}
-	b.tick()
-	if !b.perLine {
-		return nil
+	bundle, line, err := b.done(rn.Issued)
+	if err != nil || !line {
+		return err
 	}
 	r := rn.Record
 	if b.json {
 		return writeJSON(b.e.stdout, renewLine{Status: "renewed", issuedJSON: issuedOf(rn.Issued), RenewalOf: rn.Predecessor.Serial, P12: bundle})
 	}
-	_, err := fmt.Fprintf(b.e.stdout, "renewed %s %q (serial %s, renews %s)\n", r.Profile, r.Name, r.Serial, rn.Predecessor.Serial)
+	_, err = fmt.Fprintf(b.e.stdout, "renewed %s %q (serial %s, renews %s)\n", r.Profile, r.Name, r.Serial, rn.Predecessor.Serial)
 	return err
 }
