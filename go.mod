@@ -6,6 +6,7 @@ require (
 	github.com/ThalesGroup/crypto11 v1.6.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/miekg/pkcs11 v1.1.2
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/schollz/progressbar/v3 v3.19.1

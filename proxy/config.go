@@ -98,6 +98,9 @@ type Config struct {
 	// Log receives the access log and event lines (see doc.go); nil means
 	// io.Discard.
 	Log io.Writer
+	// LogFormat is the format of Log's lines: LogText ("" means it) or
+	// LogJSON.
+	LogFormat string
 	// Now is the clock for certificate and CRL validity; nil means time.Now.
 	Now func() time.Time
 }

@@ -130,7 +130,10 @@
 //
 // TIME is RFC 3339 UTC with milliseconds. A value that is not a plain token
 // is a Go double-quoted string with non-ASCII escaped. Empty values are left
-// out. The events:
+// out. With Config.LogFormat LogJSON, each line is one JSON object of
+// printable ASCII instead: "time", "event" and the keys below; a request
+// has route, cn, serial, fingerprint, decision, reason, method, path,
+// proto, status, bytes and latency (seconds), always present. The events:
 //
 //	request            remote cn serial method uri proto status reason latency
 //	handshake-refused  remote reason cn serial error

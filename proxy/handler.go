@@ -170,7 +170,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x != nil && reason == "" {
 			reason = x.cutReason() // logged, not counted as a refusal
 		}
-		p.log.request(r, id, rec.status, reason, time.Since(start))
+		p.logRequest(r, id, rec, reason, start)
 	}()
 	ci, _ := r.Context().Value(connKey{}).(*conn)
 	if ci == nil {
@@ -202,6 +202,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(ctx, headersKey{}, headers))
+	rec.forwarded = true
 	p.rp.ServeHTTP(rec, r)
 }
 
@@ -328,6 +329,8 @@ type recorder struct {
 	upstreamErr error
 	x           *exchange // nil for a request refused before its exchange
 	reason      string    // set by an error handler that refuses the request
+	bytes       int64     // response body bytes written (none of a tunnel)
+	forwarded   bool      // the request went to the upstream
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -341,7 +344,9 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	return r.ResponseWriter.Write(b)
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -14,8 +14,9 @@ import (
 
 // logger writes one line per event, in the format of package eventlog.
 type logger struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	json bool // LogJSON: one JSON object per line (see accesslog.go)
 }
 
 // lineBufs spares every log line its allocations: a line is appended into
@@ -29,13 +30,21 @@ func (l *logger) begin(event string) *[]byte {
 		return nil
 	}
 	bp := lineBufs.Get().(*[]byte)
+	if l.json {
+		*bp = appendJSONHead((*bp)[:0], time.Now(), event)
+		return bp
+	}
 	*bp = eventlog.AppendHead((*bp)[:0], time.Now(), event)
 	return bp
 }
 
 // end writes the line in bp and returns bp to the pool.
 func (l *logger) end(bp *[]byte) {
-	b := append(*bp, '\n')
+	b := *bp
+	if l.json {
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
 	l.mu.Lock()
 	l.w.Write(b)
 	l.mu.Unlock()
@@ -54,6 +63,12 @@ func (l *logger) line(event string, kv ...string) {
 		return
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
+		if l.json {
+			if kv[i+1] != "" {
+				*bp = appendJSONField(*bp, kv[i], kv[i+1])
+			}
+			continue
+		}
 		*bp = appendKV(*bp, kv[i], kv[i+1])
 	}
 	l.end(bp)

@@ -61,6 +61,9 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream %w", err)
 	}
+	if cfg.LogFormat, err = ParseLogFormat(cfg.LogFormat); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
@@ -69,7 +72,7 @@ func New(cfg Config) (*Proxy, error) {
 		target:   up.URL,
 		unixPath: up.Socket,
 		metrics:  newMetrics(),
-		log:      &logger{w: cfg.Log},
+		log:      &logger{w: cfg.Log, json: cfg.LogFormat == LogJSON},
 
 		exchanges: newExchanges(),
 		idle:      newIdleConns(),

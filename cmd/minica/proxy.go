@@ -95,6 +95,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "allow-uri", Usage: "let through clients with this `URI` SAN (repeatable)"},
 		&cli.StringFlag{Name: "metrics", Usage: "serve /metrics and /healthz on `ADDR`, a listener of their own"},
 		&cli.StringFlag{Name: "access-log", Usage: "append the access and event log to `FILE`, reopened on SIGHUP (default: stderr)"},
+		accessLogFormatFlag(),
 		&cli.IntFlag{Name: "max-header-bytes", Value: proxy.DefaultMaxHeaderBytes, Usage: "answer 431 to request headers beyond `N` bytes"},
 		&cli.IntFlag{Name: "upstream-header-bytes", Value: proxy.DefaultUpstreamHeaderBytes, Usage: "answer 431 when request plus identity headers exceed `N` bytes"},
 		&cli.IntFlag{Name: "max-conns", Value: proxy.DefaultMaxConns, Usage: "keep at most `N` client connections past their TLS handshake open; more wait"},
@@ -183,6 +184,9 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		return nil, err
 	}
 	if err := parseCRLURLFlags(c, o); err != nil {
+		return nil, err
+	}
+	if err := parseAccessLogFormat(c, cfg); err != nil {
 		return nil, err
 	}
 	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
