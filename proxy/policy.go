@@ -56,7 +56,7 @@ type Rule struct {
 	HasMinDays  bool
 
 	cn, email, emailDomain, o, ou, dns, uri, serial, issuer, issuerSHA set
-	uriPrefix                                                       []string
+	uriPrefix                                                          []string
 }
 
 type set map[string]struct{}
