@@ -41,6 +41,7 @@ type Route struct {
 	upstreamCA   string
 	upstreamPool *x509.CertPool
 	upstreamKey  string // upstream and CA bytes: routes with one key share a ReverseProxy
+	off          int    // where the route starts in the file
 }
 
 // Rule decides which verified clients a route lets through: any one of its
@@ -201,7 +202,8 @@ func (pc *policyCompiler) route(n int) {
 	r := pc.r
 	rt := &Route{Index: n, Name: fmt.Sprintf("route %d", n), Path: "/"}
 	what := fmt.Sprintf("route %d", n)
-	start := int(r.dec.InputOffset())
+	start := r.peek()
+	rt.off = start
 	var upOff, caOff int
 	var sawHost, refuse bool
 	var ruleFields []string
@@ -229,6 +231,7 @@ func (pc *policyCompiler) route(n int) {
 				p, err := parsePathPrefix(s)
 				if err != nil {
 					r.errAt(voff, "%s: path %q: %v", what, s, err)
+					p = s
 				}
 				rt.Path = p
 			}
@@ -341,8 +344,7 @@ func (pc *policyCompiler) duplicates() {
 	for _, rt := range pc.routes {
 		k := key{rt.Host, rt.Path}
 		if n, ok := first[k]; ok && rt.Host != "" {
-			pc.r.errs = append(pc.r.errs, &PolicyError{File: pc.r.file, Line: 1, Col: 1,
-				Msg: fmt.Sprintf("route %d: same host %q and path %q as route %d, which always matches first", rt.Index, rt.Host, rt.Path, n)})
+			pc.r.errAt(rt.off, "route %d: same host %q and path %q as route %d, which always matches first", rt.Index, rt.Host, rt.Path, n)
 			continue
 		}
 		first[k] = rt.Index

@@ -77,10 +77,7 @@ func (r *jsonReader) next() (tok json.Token, off int, ok bool) {
 	if r.fatal {
 		return nil, len(r.data), false
 	}
-	off = int(r.dec.InputOffset())
-	for off < len(r.data) && strings.IndexByte(" \t\r\n:,", r.data[off]) >= 0 {
-		off++
-	}
+	off = r.peek()
 	tok, err := r.dec.Token()
 	if err != nil {
 		r.fatal = true
@@ -100,6 +97,15 @@ func (r *jsonReader) next() (tok json.Token, off int, ok bool) {
 		return nil, off, false
 	}
 	return tok, off, true
+}
+
+// peek returns the offset where the next token starts.
+func (r *jsonReader) peek() int {
+	off := int(r.dec.InputOffset())
+	for off < len(r.data) && strings.IndexByte(" \t\r\n:,", r.data[off]) >= 0 {
+		off++
+	}
+	return off
 }
 
 // skipRest consumes the rest of a value whose first token was tok.
