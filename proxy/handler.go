@@ -195,7 +195,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.route = d.Route
 	if d.Reason != "" {
 		reason = d.Reason
-		refuseRoute(rec, d)
+		p.refuseDecision(rec, r, ci, id, d)
 		return
 	}
 	in := headerBytes(r.Header)

@@ -99,6 +99,24 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Ide
 		refuse(w, reason)
 		return id
 	}
+	return p.refusePage(w, r, ci, id, reason, nil)
+}
+
+// refuseDecision answers r, whose verified client (of ci, as id) the
+// policy refuses by d: in RefusalPage mode the refusals of a route's rule
+// (not allowed, too few days left) get a refusal page, the others (no
+// route, a misdirected request, a bad path) what refuseRoute answers.
+func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, d Decision) {
+	if p.cfg.Refusal != RefusalPage || d.Reason != ReasonNotAllowed && d.Reason != ReasonDaysLeft {
+		refuseRoute(w, d)
+		return
+	}
+	p.refusePage(w, r, ci, id, d.Reason, &d)
+}
+
+// refusePage is refuse in RefusalPage mode, for a refusal of the policy's
+// decision d when it is not nil.
+func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, reason string, d *Decision) *Identity {
 	now := p.cfg.Now()
 	var cert *x509.Certificate
 	if len(ci.certs) > 0 {
@@ -110,7 +128,11 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Ide
 	if why != nil && why.Reason != reason {
 		why = nil // refused since for another reason (the CRL's)
 	}
-	writeRefusal(w, r, p.pageFor(reason, cert, why, now))
+	pg := p.pageFor(reason, cert, why, now)
+	if d != nil && p.cfg.PolicyFile != "" { // the one route of Upstream has no name to show
+		pg.route(d, cert, now)
+	}
+	writeRefusal(w, r, pg)
 	if id == nil && cert != nil {
 		if seen, err := NewIdentity(cert, nil); err == nil {
 			seen.Verify = "FAILED:" + reason
@@ -126,7 +148,7 @@ func refusalStatus(reason string) int {
 	switch reason {
 	case ReasonNoCertificate:
 		return StatusCertificateRequired
-	case ReasonNotAllowed:
+	case ReasonNotAllowed, ReasonDaysLeft:
 		return http.StatusForbidden
 	case ReasonCRLExpired, ReasonCRLNotYetValid, ReasonNoCRL, string(revoke.ReasonCRLMissing):
 		return http.StatusServiceUnavailable
@@ -153,6 +175,10 @@ type refusalPage struct {
 type seenCert struct {
 	CN, Serial, Issuer, NotBefore, NotAfter string
 }
+
+// restartAdvice ends the advice of a refusal that a new certificate, or
+// another choice of one, puts right.
+const restartAdvice = " Then quit the browser completely and open this page again: browsers remember the certificate they chose until they restart."
 
 // pageTime is the form of every time on a refusal page.
 func pageTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
@@ -203,7 +229,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 		// blank one keeps any other from failing.
 		cert = &x509.Certificate{SerialNumber: new(big.Int)}
 	}
-	const restart = " Then quit the browser completely and open this page again: browsers remember the certificate they chose until they restart."
+	const restart = restartAdvice
 	switch reason {
 	case ReasonNoCertificate:
 		pg.Title = "No client certificate"
@@ -262,12 +288,31 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 		pg.Title = "This site cannot check certificates right now"
 		pg.Message = p.crlMessage(reason, now)
 		pg.Advice = "This is the site's fault, not yours: nothing is known to be wrong with your certificate. Try again later; if this lasts, tell the site's administrator, with the reason code below."
-	default: // bad-chain
+	default: // bad-chain, and too-few-days-left before route
 		pg.Title = "Your certificate was not accepted"
 		pg.Message = "Your client certificate could not be verified."
 		pg.Advice = "Ask for a new certificate and install it." + restart
 	}
 	return pg
+}
+
+// route says which route of the policy refused the client, and for a rule
+// that wants more days left, how many.
+func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time) {
+	if d.Route == nil {
+		return
+	}
+	name := "“" + displayText(d.Route.Name) + "”"
+	switch {
+	case d.Reason == ReasonDaysLeft && d.Route.Rule != nil:
+		pg.Title = "Your certificate expires too soon for this page"
+		pg.Message = "Your certificate is valid until " + pageTime(cert.NotAfter) + ", " + strconv.Itoa(DaysLeft(cert.NotAfter, now)) +
+			" days from now; this part of the site (" + name + ") wants at least " + strconv.Itoa(d.Route.Rule.MinDaysLeft) + " days left."
+		pg.Advice = "Renew your certificate and install the new one." + restartAdvice
+		pg.HelpText = "Renew your certificate" // pageFor kept HelpURL for this reason
+	default:
+		pg.Message = "Your certificate is valid, but the rules of this part of the site (" + name + ") do not let it in."
+	}
 }
 
 // revocation is the CRL entry of a revoked verdict, or nil.

@@ -13,6 +13,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -290,8 +292,8 @@ func TestRefusalCSP(t *testing.T) {
 }
 
 // A client revoked while connected gets the page of its new reason on its
-// next request: its idle connection is closed at the reload, and the next
-// one is judged against the new CRL.
+// next request: on the same connection, judged again after the reload, or
+// on a new one if the reload closed it idle.
 func TestRefusalPageAfterReload(t *testing.T) {
 	e := pageEnv(t, nil)
 	cert, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
@@ -302,7 +304,6 @@ func TestRefusalPageAfterReload(t *testing.T) {
 	at := e.now().Add(-time.Minute).Truncate(time.Second)
 	e.setCRL(e.revokedCRL(cert.SerialNumber, at))
 	e.reload(t)
-	e.waitLog("idle-closed", "reason=revoked")
 	code, body := e.get(c, "/", http.Header{"Accept": {"text/html"}})
 	if code != 495 || !strings.Contains(body, "revoked on "+pageTime(at)+" (reason: keyCompromise)") {
 		t.Errorf("after revocation: status %d, page:\n%s", code, body)
@@ -429,5 +430,68 @@ func TestRefusalPageShowsNamesSafely(t *testing.T) {
 	_, text := e.get(c, "/", nil)
 	if strings.ContainsAny(text, "\x1b\u202e") {
 		t.Errorf("the text answer has a control character:\n%q", text)
+	}
+}
+
+// Under a policy, the refusals of a route's rule get pages that name the
+// route; one that wants more days left says how many, and links to the
+// help URL (renewal); other refusals of the policy keep their answers.
+func TestRefusalPagesOfPolicyRoutes(t *testing.T) {
+	var e *env
+	e = pageEnv(t, func(c *Config) {
+		file := filepath.Join(t.TempDir(), "front.json")
+		policy := `{"routes": [
+  {"name": "admin", "host": "*", "path": "/admin", "upstream": "` + c.Upstream + `", "allow": {"cn": ["root"]}},
+  {"name": "payroll", "host": "*", "path": "/pay", "upstream": "` + c.Upstream + `", "allow": {"any": true, "min_days_left": 30}},
+  {"name": "rest", "host": "*", "path": "/", "upstream": "` + c.Upstream + `", "allow": {"any": true}}
+]}`
+		if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.PolicyFile, c.Upstream = file, ""
+	})
+	cert, key := e.ca.Leaf(t, clientTemplate("good", e.now().Add(-time.Hour), e.now().Add(12*24*time.Hour+time.Hour)))
+	c := e.presentingClient(cert, key, false)
+	html := http.Header{"Accept": {"text/html"}}
+	if code, body := e.get(c, "/", html); code != 200 || body != "hello from upstream" {
+		t.Fatalf("route rest: status %d %q; want the upstream's 200", code, body)
+	}
+	tests := []struct {
+		path   string
+		status int
+		reason string
+		want   []string
+	}{
+		{"/admin/users", 403, ReasonNotAllowed, []string{"Not allowed here", "the rules of this part of the site (“admin”) do not let it in"}},
+		{"/pay/slips", 403, ReasonDaysLeft, []string{"expires too soon", "12 days from now", "(“payroll”) wants at least 30 days left", testHelpURL, "Renew your certificate"}},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest("GET", e.url(tt.path), nil)
+		req.Header = html.Clone()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get(RefusalHeader) != tt.reason {
+			t.Errorf("%s: status %d, %s %q; want %d, %q", tt.path, resp.StatusCode, RefusalHeader, resp.Header.Get(RefusalHeader), tt.status, tt.reason)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), template.HTMLEscapeString(w)) {
+				t.Errorf("%s: the page lacks %q:\n%s", tt.path, w, b.String())
+			}
+		}
+		e.waitLog("request ", "uri="+tt.path, "reason="+tt.reason)
+	}
+	// A bad path: the policy's own answer (400), not a refusal page.
+	resp, err := c.Get(e.url("/a%2Fb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get(RefusalHeader) != "" || resp.StatusCode == 200 {
+		t.Errorf("bad path: status %d, %s %q; want the policy's refusal without a page", resp.StatusCode, RefusalHeader, resp.Header.Get(RefusalHeader))
 	}
 }
