@@ -102,6 +102,13 @@ type Config struct {
 	// ExpiringSoon is the window of the client-certificates-expiring metric.
 	ExpiringSoon time.Duration
 
+	// Refusal is how a client refused for its certificate learns why:
+	// RefusalAlert ("" too) ends the handshake with a TLS alert,
+	// RefusalPage lets the handshake through and answers every request
+	// with a refusal page (see refusal.go). HelpURL, with RefusalPage
+	// only, is an absolute http(s) URL each page links to.
+	Refusal, HelpURL string
+
 	// Log receives the access log and event lines (see doc.go); nil means
 	// io.Discard.
 	Log io.Writer

@@ -31,6 +31,8 @@ type conn struct {
 	headers []Header
 	hdrLen  int    // bytes of the identity headers on the wire
 	refused string // a Reason constant, or ""
+
+	why *VerifyError // the refusal of the certificate, if refused for it
 }
 
 type connKey struct{}
@@ -84,21 +86,22 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 		if errors.As(err, &ve) {
 			ci.refused = ve.Reason
 		}
+		ci.why = ve
 		return
 	}
+	ci.why = nil
 	if ci.id == nil {
 		id, err := NewIdentity(ci.certs[0], chain)
 		if err != nil {
 			ci.refused = ReasonBadChain
 			return
 		}
+		id.DaysLeft = DaysLeft(id.NotAfter, p.cfg.Now())
 		ci.id = id
 		ci.headers = p.headers.Render(id)
-		ci.hdrLen = 0
-		for _, h := range ci.headers {
-			ci.hdrLen += len(h.Name) + len(h.Value) + 4
-		}
+		ci.hdrLen = headersLen(ci.headers)
 		p.metrics.sawClient(id)
+		p.metrics.days.observe(id.NotAfter, p.cfg.Now())
 	}
 	ci.refused = ""
 }
@@ -124,6 +127,7 @@ func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, r
 	if ci.id != nil && ci.refused == "" && now.After(ci.id.NotAfter) {
 		return ci.id, nil, 0, ReasonExpired
 	}
+	p.refreshDaysLeft(ci, now)
 	return ci.id, ci.headers, ci.hdrLen, ci.refused
 }
 
@@ -184,14 +188,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, headers, hdrLen, refused := p.admit(x)
 	if refused != "" {
 		reason = refused
-		refuse(rec, refused)
+		id = p.refuse(rec, r, ci, id, refused)
 		return
 	}
 	rp, d := p.route(r, id)
 	rec.route = d.Route
 	if d.Reason != "" {
 		reason = d.Reason
-		refuseRoute(rec, d)
+		p.refuseDecision(rec, r, ci, id, d)
 		return
 	}
 	in := headerBytes(r.Header)

@@ -42,6 +42,9 @@ type Identity struct {
 	Chain     []*x509.Certificate // the verified chain after the leaf, up to the root
 	PEM       string              // the certificate PEM-encoded, 64-column lines, final newline
 	Verify    string              // VerifySuccess
+	// DaysLeft is DaysLeft(NotAfter, now) at the request: the proxy sets
+	// it (NewIdentity leaves it 0) and renews it when the day changes.
+	DaysLeft int
 }
 
 // NewIdentity builds the identity of a client whose certificate cert has been

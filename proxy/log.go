@@ -85,6 +85,8 @@ func (l *logger) request(r *http.Request, id *Identity, status int, reason strin
 	if id != nil {
 		b = appendKV(b, "cn", id.CN)
 		b = appendKV(b, "serial", id.SerialHex)
+		b = append(b, " days_left="...)
+		b = strconv.AppendInt(b, int64(id.DaysLeft), 10)
 	}
 	b = appendKV(b, "method", r.Method)
 	b = appendKV(b, "uri", r.RequestURI)

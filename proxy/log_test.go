@@ -29,7 +29,7 @@ func TestLogLine(t *testing.T) {
 func TestLogRequest(t *testing.T) {
 	r := httptest.NewRequest("GET", "https://localhost/a%20b?q=1", nil)
 	r.RemoteAddr = "127.0.0.1:5000"
-	id := &Identity{CN: "Zoë", SerialHex: "0a1b"}
+	id := &Identity{CN: "Zoë", SerialHex: "0a1b", DaysLeft: 42}
 	tests := []struct {
 		name   string
 		id     *Identity
@@ -37,8 +37,8 @@ func TestLogRequest(t *testing.T) {
 		reason string
 		want   string
 	}{
-		{"forwarded", id, 200, "", `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=200 latency=1.500ms` + "\n"},
-		{"refused", id, 403, ReasonRevoked, `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=403 reason=revoked latency=1.500ms` + "\n"},
+		{"forwarded", id, 200, "", `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b days_left=42 method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=200 latency=1.500ms` + "\n"},
+		{"refused", id, 403, ReasonRevoked, `request remote=127.0.0.1:5000 cn="Zo\u00eb" serial=0a1b days_left=42 method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=403 reason=revoked latency=1.500ms` + "\n"},
 		{"no identity", nil, 403, ReasonNoCertificate, `request remote=127.0.0.1:5000 method=GET uri="https://localhost/a%20b?q=1" proto=HTTP/1.1 status=403 reason=no-certificate latency=1.500ms` + "\n"},
 	}
 	for _, tt := range tests {

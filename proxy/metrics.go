@@ -29,6 +29,8 @@ type metrics struct {
 	shed        map[string]uint64 // connections closed for a handshake limit, by reason
 	openConns   atomic.Int64
 	handshaking atomic.Int64
+
+	days daysHistogram // client certificates of new connections, by days left
 }
 
 func newMetrics() *metrics {
@@ -114,6 +116,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_crl_next_update_seconds           its nextUpdate minus now
 //	minica_proxy_certificate_days_left             the proxy's own certificate
 //	minica_proxy_client_certificates_expiring_soon clients seen expiring within ExpiringSoon
+//	minica_proxy_client_certificate_days_left      histogram of the days left of each new client connection's certificate
 func (p *Proxy) MetricsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -157,6 +160,7 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 		}
 	}
 	gauge(w, "minica_proxy_client_certificates_expiring_soon", float64(soon))
+	m.days.write(w, "minica_proxy_client_certificate_days_left")
 }
 
 func writeLabeled(w io.Writer, name, label string, vals map[string]uint64) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -82,6 +83,7 @@ var fields = map[string]field{
 	"cert":             func(id *Identity) string { return escapeComponent(id.PEM) },
 	"cert_der":         func(id *Identity) string { return sfBinary(id.Cert.Raw) },
 	"verify":           func(id *Identity) string { return id.Verify },
+	"days_left":        func(id *Identity) string { return strconv.Itoa(id.DaysLeft) },
 }
 
 // FieldNames lists the FIELD names a custom NAME=FIELD header accepts.

@@ -51,6 +51,9 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
+	if err := cfg.checkRefusal(); err != nil {
+		return nil, err
+	}
 	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
 		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
 	}
@@ -182,6 +185,7 @@ func (p *Proxy) clientConfig(t *trust) *tls.Config {
 		}
 		return err
 	}
+	p.refusalTLS(c)
 	return c
 }
 

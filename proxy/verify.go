@@ -42,6 +42,9 @@ type VerifyError struct {
 	Reason string
 	Cert   *x509.Certificate // the client's certificate, nil if none
 	Err    error
+	// Revocation is the CRL entry of a revoked certificate (the client's,
+	// or a CA's on its path), when the CRL can tell; else nil.
+	Revocation *revoke.Entry
 }
 
 // Error names the reason, then the verifier's error if any.
@@ -120,7 +123,7 @@ func refusal(err error, leaf *x509.Certificate) *VerifyError {
 	if !errors.As(err, &ve) {
 		return &VerifyError{Reason: ReasonBadChain, Cert: leaf, Err: err}
 	}
-	return &VerifyError{Reason: string(ve.Reason), Cert: leaf}
+	return &VerifyError{Reason: string(ve.Reason), Cert: leaf, Revocation: ve.Revocation}
 }
 
 // chainReason is the reason of a chain refused by Go's verifier.
