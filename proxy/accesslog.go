@@ -53,7 +53,11 @@ func (p *Proxy) logRequest(r *http.Request, id *Identity, rec *recorder, reason 
 	}
 	b := *bp
 	b = appendJSONField(b, "remote", r.RemoteAddr)
-	b = appendJSONField(b, "route", "")
+	route := ""
+	if rec.route != nil {
+		route = rec.route.Name
+	}
+	b = appendJSONField(b, "route", route)
 	cn, serial, fingerprint := "", "", ""
 	if id != nil {
 		cn, serial, fingerprint = id.CN, id.SerialHex, id.SHA256
@@ -61,6 +65,10 @@ func (p *Proxy) logRequest(r *http.Request, id *Identity, rec *recorder, reason 
 	b = appendJSONField(b, "cn", cn)
 	b = appendJSONField(b, "serial", serial)
 	b = appendJSONField(b, "fingerprint", fingerprint)
+	if id != nil {
+		b = append(b, `,"days_left":`...)
+		b = strconv.AppendInt(b, int64(id.DaysLeft), 10)
+	}
 	decision := decisionRefused
 	if rec.forwarded {
 		decision = decisionAllowed

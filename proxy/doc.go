@@ -132,8 +132,9 @@
 // is a Go double-quoted string with non-ASCII escaped. Empty values are left
 // out. With Config.LogFormat LogJSON, each line is one JSON object of
 // printable ASCII instead: "time", "event" and the keys below; a request
-// has route, cn, serial, fingerprint, decision, reason, method, path,
-// proto, status, bytes and latency (seconds), always present. The events:
+// has route, cn, serial, fingerprint, days_left (with a certificate),
+// decision, reason, method, path, proto, status, bytes and latency
+// (seconds), always present. The events:
 //
 //	request            remote cn serial method uri proto status reason latency
 //	handshake-refused  remote reason cn serial error

@@ -180,13 +180,13 @@ func TestProxyProcessJSONLog(t *testing.T) {
 	})
 	for k, want := range map[string]any{
 		"cn": "alice", "decision": "allowed", "reason": "", "method": "GET", "path": "/hello",
-		"proto": "HTTP/1.1", "status": 200.0, "route": "",
+		"proto": "HTTP/1.1", "status": 200.0, "route": "upstream",
 	} {
 		if line[k] != want {
 			t.Errorf("request line %s = %#v; want %#v", k, line[k], want)
 		}
 	}
-	for _, k := range []string{"time", "remote", "serial", "fingerprint", "bytes", "latency"} {
+	for _, k := range []string{"time", "remote", "serial", "fingerprint", "bytes", "latency", "days_left"} {
 		if _, ok := line[k]; !ok {
 			t.Errorf("request line %v: no %s", line, k)
 		}
