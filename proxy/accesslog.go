@@ -88,6 +88,14 @@ func (p *Proxy) logRequest(r *http.Request, id *Identity, rec *recorder, reason 
 	p.log.end(bp)
 }
 
+// bodyTimedOut reports whether r's body ran out of time (see timedBody),
+// also when that cut a stream whose response had begun, which the upstream
+// error handler does not see.
+func bodyTimedOut(r *http.Request) bool {
+	b, _ := r.Context().Value(bodyKey{}).(*timedBody)
+	return b != nil && b.timedOut()
+}
+
 // requestPath is the path of r's request target as the client sent it,
 // without the query (which may hold secrets, and is not logged).
 func requestPath(r *http.Request) string {

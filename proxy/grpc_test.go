@@ -297,3 +297,37 @@ func TestGRPCPlainUpstream(t *testing.T) {
 	}
 	e.waitLog("request ", "cn=alice", "status=502")
 }
+
+// TestGRPCIdleClientStream shows the limit docs/proxy.md states: a client
+// stream that sends nothing for BodyTimeout is cut as a stalled request
+// body, the call failing and the log saying body-timeout.
+func TestGRPCIdleClientStream(t *testing.T) {
+	upCA := testca.New(t, "Upstream CA")
+	upAddr := grpcUpstream(t, upCA)
+	e := newEnv(t, func(c *Config) {
+		c.Upstream = "https://" + upAddr
+		c.UpstreamRootCAs = x509.NewCertPool()
+		c.UpstreamRootCAs.AddCert(upCA.Cert)
+		c.BodyTimeout = 200 * time.Millisecond
+	})
+	cert, key := e.ca.Leaf(t, aliceTemplate())
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	s, err := grpcClient(t, e, cert, key).NewStream(ctx, &echoService.Streams[1], "/minica.test.Echo/Chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendMsg(&frame{[]byte("m")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecvMsg(new(frame)); err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	// The client then sends nothing; the next receive ends with the
+	// stream (the context's bound only keeps a failing test from hanging).
+	err = s.RecvMsg(new(frame))
+	if err == nil || status.Code(err) == codes.DeadlineExceeded {
+		t.Fatalf("an idle Chat: %v; want it cut by the proxy", err)
+	}
+	e.waitLog("request ", "uri=/minica.test.Echo/Chat", "reason=body-timeout")
+}

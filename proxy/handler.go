@@ -167,6 +167,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if reason == "" {
 			reason = rec.reason
 		}
+		if reason == "" && bodyTimedOut(r) {
+			reason = ReasonBodyTimeout // after the response began: a stream cut
+		}
 		p.metrics.request(rec.status, reason)
 		if x != nil && reason == "" {
 			reason = x.cutReason() // logged, not counted as a refusal
