@@ -57,6 +57,7 @@ func TestH2spec(t *testing.T) {
 	if os.Getenv("MINICA_H2SPEC_ADDR") != "" {
 		t.Skip("the h2spec child runs in TestH2specChild")
 	}
+	t.Parallel() // mostly waiting for h2spec's 2 s timeouts
 	e := newEnv(t, nil)
 	cert, key := e.ca.Client(t, "alice")
 	dir := t.TempDir()
