@@ -162,14 +162,14 @@ func (pc *policyCompiler) top() {
 				r.skipRest(tok)
 				return
 			}
-			for {
+			for n := 1; ; n++ {
 				if !r.dec.More() {
-					if _, _, ok := r.next(); ok && len(pc.routes) == 0 {
+					if _, _, ok := r.next(); ok && n == 1 {
 						r.errAt(off, "routes: empty list: a policy needs at least one route")
 					}
 					return
 				}
-				pc.route(len(pc.routes) + 1)
+				pc.route(n)
 				if r.fatal {
 					return
 				}
@@ -397,37 +397,34 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		case "dns":
 			list(&rule.dns, normDomainClause)
 		case "uri":
-			list(&rule.uri, nonEmpty)
+			list(&rule.uri, normURIClause)
 			for u := range rule.uri {
-				if !strings.Contains(u, "*") {
-					continue
+				if prefix, ok := strings.CutSuffix(u, "/*"); ok {
+					delete(rule.uri, u)
+					rule.uriPrefix = append(rule.uriPrefix, prefix+"/")
 				}
-				delete(rule.uri, u)
-				prefix, ok := strings.CutSuffix(u, "/*")
-				i := strings.Index(prefix, "://")
-				if !ok || strings.Contains(prefix, "*") || i <= 0 || prefix[i+3:] == "" || prefix[i+3] == '/' {
-					r.errAt(koff, "%s: uri %q: '*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*", what, u)
-					continue
-				}
-				rule.uriPrefix = append(rule.uriPrefix, prefix+"/")
 			}
 			slices.Sort(rule.uriPrefix)
 		case "serial":
 			list(&rule.serial, normSerialClause)
 		case "issuer":
-			list(&rule.issuer, nonEmpty)
-			for dn := range rule.issuer {
+			list(&rule.issuer, func(dn string) (string, error) {
+				if dn == "" {
+					return "", fmt.Errorf("empty value")
+				}
 				if pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return subjectDN(c) == dn }) {
-					r.errAt(koff, "%s: issuer %q is no CA of the bundle (%s)", what, dn, caNames(pc.opt.CAs))
+					return "", fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
-			}
+				return dn, nil
+			})
 		case "issuer_sha256":
-			list(&rule.issuerSHA, normFingerprint)
-			for fp := range rule.issuerSHA {
-				if pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
-					r.errAt(koff, "%s: issuer_sha256 %s is no CA of the bundle (%s)", what, fp, caNames(pc.opt.CAs))
+			list(&rule.issuerSHA, func(s string) (string, error) {
+				fp, err := normFingerprint(s)
+				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
+					err = fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
-			}
+				return fp, err
+			})
 		case "min_days_left":
 			if n, _, ok := r.integer(what+": min_days_left", 0, 36500); ok {
 				rule.MinDaysLeft, rule.HasMinDays = int(n), true
@@ -448,6 +445,23 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		rule.Any = true // min_days_left alone
 	}
 	return rule
+}
+
+// normURIClause checks a URI SAN clause: exact, or with '*' as the whole
+// last path segment after SCHEME://AUTHORITY/.
+func normURIClause(u string) (string, error) {
+	if u == "" {
+		return "", fmt.Errorf("empty value")
+	}
+	if !strings.Contains(u, "*") {
+		return u, nil
+	}
+	prefix, ok := strings.CutSuffix(u, "/*")
+	i := strings.Index(prefix, "://")
+	if !ok || strings.Contains(prefix, "*") || i <= 0 || prefix[i+3:] == "" || prefix[i+3] == '/' {
+		return "", fmt.Errorf("'*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*")
+	}
+	return u, nil
 }
 
 func nonEmpty(s string) (string, error) {
