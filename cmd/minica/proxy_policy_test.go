@@ -57,7 +57,7 @@ func TestProxyProcessPolicy(t *testing.T) {
 	alice, bob := f.client(t, "alice"), f.client(t, "bob")
 	base := "https://" + p.addr
 	for _, c := range []struct {
-		client    *http.Client
+		client     *http.Client
 		path, want string
 	}{{alice, "/app/x", "200 OK"}, {bob, "/app/x", "403 Forbidden"}, {alice, "/other", "403 Forbidden"}} {
 		if got := status(t, c.client, base+c.path); got != c.want {
