@@ -23,8 +23,27 @@ type Policy struct {
 	wild   map[string]*pathIndex // by the parent of *.parent
 	any    *pathIndex            // host "*"
 	// sum is the SHA-256 of the file and of the upstream CA files it names,
-	// to tell a changed policy from the one in use.
-	sum [32]byte
+	// to tell a changed policy from the one in use; dataSum that of the
+	// file alone, and caFiles that of each CA file by its path, to skip
+	// compiling an unchanged file again.
+	sum     [32]byte
+	dataSum [32]byte
+	caFiles map[string][32]byte
+}
+
+// unchanged reports whether data and the CA files, read by readFile, are
+// those p was compiled from.
+func (p *Policy) unchanged(data []byte, readFile func(string) ([]byte, error)) bool {
+	if sha256.Sum256(data) != p.dataSum {
+		return false
+	}
+	for path, sum := range p.caFiles {
+		b, err := readFile(path)
+		if err != nil || sha256.Sum256(b) != sum {
+			return false
+		}
+	}
+	return true
 }
 
 // Route is one route of a Policy.
@@ -112,7 +131,7 @@ func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 	if pc.readErr != nil {
 		return nil, pc.readErr
 	}
-	pol := &Policy{Routes: pc.routes}
+	pol := &Policy{Routes: pc.routes, dataSum: sha256.Sum256(data), caFiles: pc.caPaths}
 	h.Sum(pol.sum[:0])
 	pol.index()
 	return pol, nil
@@ -128,6 +147,8 @@ type policyCompiler struct {
 	hash    func([]byte)
 	readErr error
 	caFiles map[string]*x509.CertPool
+	caSums  map[string]string   // SHA-256 of each CA file, hex, by its name in the file
+	caPaths map[string][32]byte // SHA-256 of each CA file by its path
 }
 
 type ruleRef struct {
@@ -298,7 +319,7 @@ func (pc *policyCompiler) route(n int) {
 		}
 		rt.upstreamPool = pc.readCA(rt.upstreamCA)
 	}
-	rt.upstreamKey = rt.Upstream + "\x00" + rt.upstreamCA
+	rt.upstreamKey = rt.Upstream + "\x00" + rt.upstreamCA + "\x00" + pc.caSums[rt.upstreamCA]
 }
 
 // readCA reads an upstream CA file once per policy.
@@ -325,6 +346,15 @@ func (pc *policyCompiler) readCA(name string) *x509.CertPool {
 		return nil
 	}
 	pc.hash(data)
+	sum := sha256.Sum256(data)
+	if pc.caSums == nil {
+		pc.caSums = map[string]string{}
+	}
+	pc.caSums[name] = hex.EncodeToString(sum[:])
+	if pc.caPaths == nil {
+		pc.caPaths = map[string][32]byte{}
+	}
+	pc.caPaths[path] = sum
 	pool := x509.NewCertPool()
 	for _, c := range certs {
 		pool.AddCert(c)

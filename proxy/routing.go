@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 
 	"minica/formats"
 )
@@ -126,7 +127,17 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 		return
 	}
 	old := p.routing.Load()
-	pol, err := LoadPolicyFile(p.cfg.PolicyFile, policyOptions(cas))
+	data, err := os.ReadFile(p.cfg.PolicyFile)
+	if err == nil && old.pol.unchanged(data, os.ReadFile) {
+		p.policy.failed = [32]byte{}
+		return
+	}
+	var pol *Policy
+	if err != nil {
+		err = fmt.Errorf("reading policy %q: %w", p.cfg.PolicyFile, err)
+	} else {
+		pol, err = ParsePolicy(p.cfg.PolicyFile, data, policyOptions(cas))
+	}
 	if err != nil {
 		sum := sha256.Sum256([]byte(err.Error()))
 		if sum != p.policy.failed {

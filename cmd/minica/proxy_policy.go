@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 
@@ -132,6 +133,9 @@ func explainPolicy(e *env, pol *proxy.Policy, cas []*x509.Certificate, certFile 
 		return fmt.Errorf("reading certificate %q: %w", certFile, err)
 	}
 	in := proxy.RouteRequest{Host: target.Host, SNI: target.Hostname(), Path: target.EscapedPath()}
+	if net.ParseIP(in.SNI) != nil {
+		in.SNI = "" // clients send no SNI for an address
+	}
 	d := pol.Explain(in, id, e.now())
 	fmt.Fprintf(e.stdout, "request: host %s, path %s\n", d.Host, pathOrNone(d.Path))
 	if rt := d.Route; rt != nil {
