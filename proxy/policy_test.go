@@ -81,7 +81,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"path encoded slash", `{"routes": [{"host": "a", "path": §"/a%2Fb", "refuse": true}]}`, []string{
 			`route 1: path "/a%2Fb": an encoded '/' (%2F) in the path`}},
 		{"path query", `{"routes": [{"host": "a", "path": §"/a?b", "refuse": true}]}`, []string{
-			`route 1: path "/a?b": a path prefix has no query or fragment`}},
+			`route 1: path "/a?b": a path prefix has no query, fragment or ';'`}},
 		{"same route twice", "{\"routes\": [{\"host\": \"A.example\", \"refuse\": true},\n §{\"host\": \"a.example.\", \"refuse\": true}]}", []string{
 			`route 2: same host "a.example" and path "/" as route 1, which always matches first`}},
 		{"empty rule", `{"routes": [{"host": "a", ` + up + `, §"allow": {}}]}`, []string{
