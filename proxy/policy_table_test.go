@@ -358,9 +358,10 @@ func (pe *policyEnv) h2Request(t *testing.T, cert, sni, authority, host, path st
 	return pe.waitLog("request ", "cn="+leaf.Leaf.Subject.CommonName, "uri="+path, "proto=HTTP/2.0")
 }
 
-// TestPolicyHTTP2AuthorityAndHost: over HTTP/2 the :authority routes, a
-// Host header beside it does not, and the upstream gets the :authority.
-func TestPolicyHTTP2AuthorityAndHost(t *testing.T) {
+// TestPolicyAuthorityAndHost: over HTTP/2 the :authority routes, a Host
+// header beside it does not, and the upstream gets the :authority; so does
+// the host of an HTTP/1.1 absolute-form target.
+func TestPolicyAuthorityAndHost(t *testing.T) {
 	pe := newPolicyEnv(t)
 	pe.issue(t, "bob", &x509.Certificate{Subject: pkix.Name{CommonName: "bob"}, EmailAddresses: []string{"bob@example.com"}})
 	// :authority wiki (the SNI's route), Host api: the wiki's route.
@@ -379,5 +380,28 @@ func TestPolicyHTTP2AuthorityAndHost(t *testing.T) {
 	}
 	if pe.hits.Load() != before {
 		t.Error("a misdirected request reached an upstream")
+	}
+	// HTTP/1.1 in absolute form: the URL's host is the request's, not the
+	// Host header (RFC 9112 section 3.2.2), for routing as for the upstream.
+	for _, tt := range []struct{ target, host, want string }{
+		{"https://wiki.example.com/three", "api.example.com", "HTTP/1.1 200 "},
+		{"https://api.example.com/four", "wiki.example.com", "HTTP/1.1 421 "},
+	} {
+		leaf := pe.certs["bob"]
+		cfg := pe.tlsConfig(leaf.Leaf, leaf.PrivateKey.(crypto.Signer))
+		cfg.ServerName, cfg.NextProtos = "wiki.example.com", []string{"http/1.1"}
+		c, err := tls.Dial("tcp", pe.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", tt.target, tt.host)
+		resp, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(resp), tt.want) {
+			t.Errorf("GET %s with Host %s: %.40q; want %q", tt.target, tt.host, resp, tt.want)
+		}
+	}
+	if got := *pe.host.Load(); got != "wiki.example.com" {
+		t.Errorf("upstream Host = %q; want the request target's", got)
 	}
 }

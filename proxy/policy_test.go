@@ -372,3 +372,40 @@ func TestPolicyConfigExcludesUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyReloadKeepsUpstreams: a reload keeps the ReverseProxy (and its
+// upstream connections) of an upstream it still has, with the same CA
+// bytes, and makes a new one when the CA file changed.
+func TestPolicyReloadKeepsUpstreams(t *testing.T) {
+	dir := t.TempDir()
+	file, caFile := filepath.Join(dir, "policy.json"), filepath.Join(dir, "up.pem")
+	os.WriteFile(caFile, testca.New(t, "Upstream CA").PEM(), 0o644)
+	write := func(cns string) {
+		os.WriteFile(file, []byte(`{"routes": [
+  {"host": "a.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"cn": [`+cns+`]}},
+  {"host": "b.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"any": true}}]}`), 0o644)
+	}
+	write(`"alice"`)
+	e := newEnv(t, func(c *Config) { c.Upstream, c.PolicyFile = "", file })
+	first := e.p.routing.Load()
+	if first.rps[0] != first.rps[1] {
+		t.Fatal("two routes of one upstream have two ReverseProxies")
+	}
+	write(`"bob"`)
+	e.p.Reload()
+	second := e.p.routing.Load()
+	if second == first || second.rps[0] != first.rps[0] {
+		t.Fatalf("after a rule change: routing %p -> %p, proxy %p -> %p; want a new routing, the same proxy", first, second, first.rps[0], second.rps[0])
+	}
+	os.WriteFile(caFile, testca.New(t, "Other Upstream CA").PEM(), 0o644)
+	e.p.Reload()
+	if third := e.p.routing.Load(); third.rps[0] == second.rps[0] {
+		t.Error("a changed upstream CA kept the old ReverseProxy")
+	}
+	// Nothing changed: the policy is not compiled again.
+	same := e.p.routing.Load()
+	e.p.Reload()
+	if e.p.routing.Load() != same {
+		t.Error("an unchanged policy was swapped")
+	}
+}
