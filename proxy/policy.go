@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"minica/formats"
 )
 
 // Policy is a compiled policy file: routes matched by host and path prefix,
@@ -88,7 +90,8 @@ type PolicyOptions struct {
 	// ReadFile reads an upstream_ca file, named relative to the policy
 	// file's directory; nil means os.ReadFile.
 	ReadFile func(name string) ([]byte, error)
-	// ParseCerts parses an upstream_ca file (PEM certificates).
+	// ParseCerts parses an upstream_ca file; nil means
+	// formats.ParseCertificates (PEM or DER).
 	ParseCerts func(data []byte) ([]*x509.Certificate, error)
 	// CAs, when not nil, is the CA bundle of the clients: every "issuer"
 	// and "issuer_sha256" must name one of them.
@@ -111,6 +114,9 @@ func LoadPolicyFile(file string, opt PolicyOptions) (*Policy, error) {
 func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 	if opt.ReadFile == nil {
 		opt.ReadFile = os.ReadFile
+	}
+	if opt.ParseCerts == nil {
+		opt.ParseCerts = formats.ParseCertificates
 	}
 	r := newJSONReader(file, data)
 	pc := &policyCompiler{r: r, opt: opt, dir: filepath.Dir(file), rules: map[string]*Rule{}}
@@ -332,9 +338,6 @@ func (pc *policyCompiler) readCA(name string) *x509.CertPool {
 		path = filepath.Join(pc.dir, name)
 	}
 	data, err := pc.opt.ReadFile(path)
-	if err == nil && pc.opt.ParseCerts == nil {
-		err = fmt.Errorf("no certificate parser")
-	}
 	var certs []*x509.Certificate
 	if err == nil {
 		certs, err = pc.opt.ParseCerts(data)

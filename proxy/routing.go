@@ -9,8 +9,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-
-	"minica/formats"
 )
 
 // routing is the policy in use, with the ReverseProxy of each route (nil
@@ -74,7 +72,7 @@ func legacyPolicy(cfg *Config, up Upstream) *Policy {
 // policyOptions are the options of the proxy's policy loads, against the
 // CA bundle cas.
 func policyOptions(cas []*x509.Certificate) PolicyOptions {
-	return PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: cas}
+	return PolicyOptions{CAs: cas}
 }
 
 // initRouting loads the policy (Config.PolicyFile, or the one route of

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"minica/formats"
 	"minica/proxy"
 )
 
@@ -97,7 +96,7 @@ func runPolicyCheck(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	pol, err := proxy.LoadPolicyFile(file, proxy.PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: cas})
+	pol, err := proxy.LoadPolicyFile(file, proxy.PolicyOptions{CAs: cas})
 	var pe proxy.PolicyErrors
 	if errors.As(err, &pe) {
 		for _, one := range pe {
