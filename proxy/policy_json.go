@@ -84,11 +84,8 @@ func (r *jsonReader) next() (tok json.Token, off int, ok bool) {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			at := int(se.Offset) - 1
-			if at < off {
-				at = off
-			}
-			r.errAt(at, "invalid JSON: %s", strings.TrimPrefix(se.Error(), "invalid character "))
+			// Offset is, near enough, where the offending byte is.
+			r.errAt(int(se.Offset), "invalid JSON: %s", strings.TrimPrefix(se.Error(), "invalid character "))
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			r.errAt(len(r.data), "invalid JSON: unexpected end of file")
 		default:

@@ -28,6 +28,7 @@ import (
 type policyEnv struct {
 	*env
 	hits    atomic.Int64
+	host    atomic.Pointer[string] // the Host of the last request an upstream got
 	dir     string
 	file    string
 	clients sync.Map // clientKey -> *http.Client
@@ -63,6 +64,8 @@ func newPolicyEnv(t *testing.T) *policyEnv {
 	pe := &policyEnv{dir: t.TempDir(), certs: map[string]tls.Certificate{}}
 	answer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pe.hits.Add(1)
+		host := r.Host
+		pe.host.Store(&host)
 		io.WriteString(w, "up:"+r.RequestURI)
 	})
 	plain := httptest.NewServer(answer)
@@ -196,6 +199,9 @@ func TestPolicyTable(t *testing.T) {
 		{name: "admin subpath ops", cert: "alice", sni: wiki, path: "/admin/users?x=1", status: 200, upstream: "/wiki-admin/admin/users?x=1"},
 		{name: "no prefix tricks", cert: "bob", sni: wiki, path: "/administrator", status: 200, upstream: "/wiki/administrator"},
 		{name: "admin trailing slash", cert: "bob", sni: wiki, path: "/admin/", status: 403},
+		{name: "path parameter", cert: "bob", sni: wiki, path: "/admin;jsessionid=1/users", status: 403},
+		{name: "path parameter ops", cert: "alice", sni: wiki, path: "/admin;v=1", status: 200, upstream: "/wiki-admin/admin;v=1"},
+		{name: "encoded semicolon", cert: "bob", sni: wiki, path: "/admin%3Bx", status: 200, upstream: "/wiki/admin%3Bx"},
 		{name: "path case", cert: "bob", sni: wiki, path: "/Admin", status: 200, upstream: "/wiki/Admin"},
 		{name: "ou case", cert: "eve", sni: wiki, path: "/admin", status: 403},
 		{name: "staff by email domain", cert: "bob", sni: wiki, path: "/", status: 200, upstream: "/wiki/"},
@@ -314,5 +320,88 @@ func TestPolicyTable(t *testing.T) {
 		if !strings.Contains(m, fmt.Sprintf("reason=%q", r)) {
 			t.Errorf("metrics lack reason %q:\n%s", r, m)
 		}
+	}
+}
+
+// h2Request sends one HTTP/2 GET by hand on a new connection with the TLS
+// server name sni, with both an :authority and a Host header (Go's client
+// sends only :authority), and returns once the proxy logged it. Each field
+// is an HPACK literal without indexing, with a new name, no Huffman.
+func (pe *policyEnv) h2Request(t *testing.T, cert, sni, authority, host, path string) string {
+	t.Helper()
+	leaf := pe.certs[cert]
+	cfg := pe.tlsConfig(leaf.Leaf, leaf.PrivateKey.(crypto.Signer))
+	cfg.ServerName, cfg.NextProtos = sni, []string{"h2"}
+	c, err := tls.Dial("tcp", pe.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var block []byte
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", path}, {":authority", authority}, {"host", host}} {
+		block = append(block, 0, byte(len(f[0])))
+		block = append(block, f[0]...)
+		block = append(block, byte(len(f[1])))
+		block = append(block, f[1]...)
+	}
+	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
+		n := len(payload)
+		h := []byte{byte(n >> 16), byte(n >> 8), byte(n), typ, flags, byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
+		return append(h, payload...)
+	}
+	msg := []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	msg = append(msg, frame(0x4, 0, 0, nil)...)         // SETTINGS
+	msg = append(msg, frame(0x1, 0x1|0x4, 1, block)...) // HEADERS, END_STREAM|END_HEADERS
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	return pe.waitLog("request ", "cn="+leaf.Leaf.Subject.CommonName, "uri="+path, "proto=HTTP/2.0")
+}
+
+// TestPolicyAuthorityAndHost: over HTTP/2 the :authority routes, a Host
+// header beside it does not, and the upstream gets the :authority; so does
+// the host of an HTTP/1.1 absolute-form target.
+func TestPolicyAuthorityAndHost(t *testing.T) {
+	pe := newPolicyEnv(t)
+	pe.issue(t, "bob", &x509.Certificate{Subject: pkix.Name{CommonName: "bob"}, EmailAddresses: []string{"bob@example.com"}})
+	// :authority wiki (the SNI's route), Host api: the wiki's route.
+	line := pe.h2Request(t, "bob", "wiki.example.com", "wiki.example.com", "api.example.com", "/one")
+	if !strings.Contains(line, "status=200") {
+		t.Fatalf("log: %s; want status=200", line)
+	}
+	if got := *pe.host.Load(); got != "wiki.example.com" {
+		t.Errorf("upstream Host = %q; want the :authority", got)
+	}
+	// :authority api, Host wiki (the SNI's): misdirected, whatever Host says.
+	before := pe.hits.Load()
+	line = pe.h2Request(t, "bob", "wiki.example.com", "api.example.com", "wiki.example.com", "/two")
+	if !strings.Contains(line, "status=421") || !strings.Contains(line, "reason="+ReasonMisdirected) {
+		t.Fatalf("log: %s; want status=421 reason=%s", line, ReasonMisdirected)
+	}
+	if pe.hits.Load() != before {
+		t.Error("a misdirected request reached an upstream")
+	}
+	// HTTP/1.1 in absolute form: the URL's host is the request's, not the
+	// Host header (RFC 9112 section 3.2.2), for routing as for the upstream.
+	for _, tt := range []struct{ target, host, want string }{
+		{"https://wiki.example.com/three", "api.example.com", "HTTP/1.1 200 "},
+		{"https://api.example.com/four", "wiki.example.com", "HTTP/1.1 421 "},
+	} {
+		leaf := pe.certs["bob"]
+		cfg := pe.tlsConfig(leaf.Leaf, leaf.PrivateKey.(crypto.Signer))
+		cfg.ServerName, cfg.NextProtos = "wiki.example.com", []string{"http/1.1"}
+		c, err := tls.Dial("tcp", pe.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", tt.target, tt.host)
+		resp, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(resp), tt.want) {
+			t.Errorf("GET %s with Host %s: %.40q; want %q", tt.target, tt.host, resp, tt.want)
+		}
+	}
+	if got := *pe.host.Load(); got != "wiki.example.com" {
+		t.Errorf("upstream Host = %q; want the request target's", got)
 	}
 }

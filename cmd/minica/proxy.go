@@ -62,7 +62,8 @@ func proxyCommand(e *env) *cli.Command {
 			"   minica proxy --upstream http://127.0.0.1:8080 --cert app.crt --key app.key --ca ca.crt \\\n" +
 			"     --crl http://pki.example.com/crl.der --crl-cache /var/cache/minica/crl.der\n" +
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
-			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
+			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100\n" +
+			"   minica proxy --policy front.json --server-cert front.example.com   # routes and rules: see 'minica proxy policy check'",
 		Flags:       proxyFlags(),
 		Subcommands: []*cli.Command{proxyPolicyCommand(e)},
 		Action: func(c *cli.Context) error {

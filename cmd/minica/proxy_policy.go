@@ -4,12 +4,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
-	"minica/formats"
 	"minica/proxy"
 )
 
@@ -45,8 +45,9 @@ func policyStartHint(err error) error {
 
 func proxyPolicyCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "policy",
-		Usage: "check a policy file of the proxy",
+		Name:   "policy",
+		Usage:  "check a policy file of the proxy",
+		Action: missingSubcommand,
 		Subcommands: []*cli.Command{{
 			Name:      "check",
 			Usage:     "validate a policy file; with --explain, say how it decides one request",
@@ -95,7 +96,7 @@ func runPolicyCheck(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	pol, err := proxy.LoadPolicyFile(file, proxy.PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: cas})
+	pol, err := proxy.LoadPolicyFile(file, proxy.PolicyOptions{CAs: cas})
 	var pe proxy.PolicyErrors
 	if errors.As(err, &pe) {
 		for _, one := range pe {
@@ -132,6 +133,9 @@ func explainPolicy(e *env, pol *proxy.Policy, cas []*x509.Certificate, certFile 
 		return fmt.Errorf("reading certificate %q: %w", certFile, err)
 	}
 	in := proxy.RouteRequest{Host: target.Host, SNI: target.Hostname(), Path: target.EscapedPath()}
+	if net.ParseIP(in.SNI) != nil {
+		in.SNI = "" // clients send no SNI for an address
+	}
 	d := pol.Explain(in, id, e.now())
 	fmt.Fprintf(e.stdout, "request: host %s, path %s\n", d.Host, pathOrNone(d.Path))
 	if rt := d.Route; rt != nil {
