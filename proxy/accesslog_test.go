@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -206,5 +207,43 @@ func TestJSONAccessLog(t *testing.T) {
 	}
 	if strings.Contains(e.log.String(), "secret") {
 		t.Errorf("the query string is in the log:\n%s", e.log.String())
+	}
+}
+
+// nullWriter takes lines without keeping them, and is not io.Discard, so
+// that the logger formats them.
+type nullWriter struct{}
+
+func (nullWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// A JSON request line costs no allocation: it is appended into a pooled
+// buffer, as a text one.
+func TestJSONRequestLineAllocations(t *testing.T) {
+	p := &Proxy{log: &logger{w: nullWriter{}, json: true}}
+	r := httptest.NewRequest("GET", "/caf%C3%A9?q=1", nil)
+	id := &Identity{CN: "Zoë \"q\"", SerialHex: "0A1B", SHA256: "ab", DaysLeft: 3}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	start := time.Now()
+	if n := testing.AllocsPerRun(100, func() { p.logRequest(r, id, rec, "", start) }); n != 0 {
+		t.Errorf("a JSON request line: %v allocations; want 0", n)
+	}
+}
+
+// BenchmarkRequestLine is the cost of one access log line, text and JSON.
+func BenchmarkRequestLine(b *testing.B) {
+	r := httptest.NewRequest("GET", "/wiki/page?q=1", nil)
+	r.RemoteAddr = "127.0.0.1:50000"
+	id := &Identity{CN: "alice", SerialHex: "D38974F57799AF6AF2E4AE9D0050F629",
+		SHA256: "d3e6163ce9d82d2d32e27b6acb3daf8d40fc64dd908f3b5166fa59a28380c31e", DaysLeft: 30}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	for _, json := range []bool{false, true} {
+		b.Run(map[bool]string{false: "text", true: "json"}[json], func(b *testing.B) {
+			p := &Proxy{log: &logger{w: nullWriter{}, json: json}}
+			start := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				p.logRequest(r, id, rec, "", start)
+			}
+		})
 	}
 }
