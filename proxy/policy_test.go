@@ -409,3 +409,37 @@ func TestPolicyReloadKeepsUpstreams(t *testing.T) {
 		t.Error("an unchanged policy was swapped")
 	}
 }
+
+// TestDocPolicyExample: the example of docs/proxy.md, "Routes and policy",
+// compiles, and routes as the text around it says.
+func TestDocPolicyExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/proxy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Routes and policy\n")
+	_, block, _ := strings.Cut(section, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	upstreamCA := testca.New(t, "Apps CA").PEM()
+	pol, err := ParsePolicy("front.json", []byte(block), PolicyOptions{ReadFile: func(name string) ([]byte, error) {
+		if name != "apps-ca.pem" {
+			return nil, os.ErrNotExist
+		}
+		return upstreamCA, nil
+	}})
+	if err != nil {
+		t.Fatalf("the example of docs/proxy.md: %v", err)
+	}
+	simon := &Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
+	for _, tt := range []struct{ host, path, route, reason string }{
+		{"wiki.example.com", "/admin/users", "wiki-admin", ""},
+		{"wiki.example.com", "/administrator", "wiki", ReasonNotAllowed},
+		{"web.apps.example.com", "/", "apps", ReasonNotAllowed},
+		{"any.example.com", "/private/x", "closed", ReasonNotAllowed},
+	} {
+		d := pol.Decide(RouteRequest{Host: tt.host, Path: tt.path}, simon, time.Now())
+		if d.Route == nil || d.Route.Name != tt.route || d.Reason != tt.reason {
+			t.Errorf("%s%s: %+v; want route %s, reason %q", tt.host, tt.path, d, tt.route, tt.reason)
+		}
+	}
+}
