@@ -141,7 +141,8 @@
 //	request            remote cn serial method uri proto status reason latency
 //	handshake-refused  remote reason cn serial error
 //	reload             crl_number
-//	reload-failed      file (ca, crl, cert) error
+//	reload-failed      file (ca, crl, cert, policy) error
+//	policy-reload      file routes                   (a changed policy file took effect)
 //	exchange-closed    remote cn serial method uri proto reason
 //	idle-closed        remote cn serial reason       (an idle connection of a refused client)
 //	crl-fetch-failed   reason error                  (a fetch of the CRL URL; the last good CRL stays)
@@ -154,7 +155,8 @@
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
 // no-crl-for-issuer, revoked, crl-expired, crl-not-yet-valid, not-allowed,
-// bad-chain, handshake-timeout, tls-error; a request refused for its size
+// bad-chain, handshake-timeout, tls-error; the policy's too-few-days-left,
+// no-route, misdirected and bad-path (see Decision); a request refused for its size
 // has header-too-large or upstream-header-budget, one whose body came too
 // slowly body-timeout. Those of the certificate checks are revoke's reasons:
 // revoke.Judge decides them, for the proxy and for `minica verify` alike.

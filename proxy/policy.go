@@ -126,12 +126,7 @@ func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 	pc.top()
 	r.end()
 	if len(r.errs) > 0 {
-		slices.SortStableFunc(r.errs, func(a, b *PolicyError) int {
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return a.Col - b.Col
-		})
+		r.positions()
 		return nil, r.errs
 	}
 	if pc.readErr != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -408,4 +409,99 @@ func TestPolicyReloadKeepsUpstreams(t *testing.T) {
 	if e.p.routing.Load() != same {
 		t.Error("an unchanged policy was swapped")
 	}
+}
+
+// TestDocPolicyExample: the example of docs/proxy.md, "Routes and policy",
+// compiles, and routes as the text around it says.
+func TestDocPolicyExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/proxy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Routes and policy\n")
+	_, block, _ := strings.Cut(section, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	upstreamCA := testca.New(t, "Apps CA").PEM()
+	pol, err := ParsePolicy("front.json", []byte(block), PolicyOptions{ReadFile: func(name string) ([]byte, error) {
+		if name != "apps-ca.pem" {
+			return nil, os.ErrNotExist
+		}
+		return upstreamCA, nil
+	}})
+	if err != nil {
+		t.Fatalf("the example of docs/proxy.md: %v", err)
+	}
+	simon := &Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
+	for _, tt := range []struct{ host, path, route, reason string }{
+		{"wiki.example.com", "/admin/users", "wiki-admin", ""},
+		{"wiki.example.com", "/administrator", "wiki", ReasonNotAllowed},
+		{"web.apps.example.com", "/", "apps", ReasonNotAllowed},
+		{"any.example.com", "/private/x", "closed", ReasonNotAllowed},
+	} {
+		d := pol.Decide(RouteRequest{Host: tt.host, Path: tt.path}, simon, time.Now())
+		if d.Route == nil || d.Route.Name != tt.route || d.Reason != tt.reason {
+			t.Errorf("%s%s: %+v; want route %s, reason %q", tt.host, tt.path, d, tt.route, tt.reason)
+		}
+	}
+}
+
+// TestLookupIsFirstMatch: the indexed lookup picks what a scan of the
+// routes in file order picks, by the documented rules, for random policies
+// and requests.
+func TestLookupIsFirstMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hosts := []string{"*", "a.example", "b.example", "*.example", "x.a.example", "*.a.example", "example"}
+	paths := []string{"/", "/a", "/a/b", "/ab", "/a/b/c", "/b", "/c"}
+	reqHosts := []string{"a.example", "b.example", "c.example", "x.a.example", "y.x.a.example", "example", "other"}
+	reqPaths := []string{"/", "/a", "/a/", "/a/b", "/ab", "/a/bc", "/a/b/c/d", "/b/a", "/a;v=1", "/a;v/b", "/c"}
+	hostMatches := func(pattern, host string) bool {
+		if pattern == "*" || pattern == host {
+			return true
+		}
+		parent, ok := strings.CutPrefix(pattern, "*.")
+		dot := strings.IndexByte(host, '.')
+		return ok && dot > 0 && host[dot+1:] == parent
+	}
+	pathMatches := func(prefix, path string) bool {
+		if prefix == "/" {
+			return true
+		}
+		rest, ok := strings.CutPrefix(path, prefix)
+		return ok && (rest == "" || rest[0] == '/' || rest[0] == ';')
+	}
+	for range 300 {
+		pol := &Policy{}
+		seen := map[[2]string]bool{}
+		for range 1 + rng.IntN(12) {
+			k := [2]string{hosts[rng.IntN(len(hosts))], paths[rng.IntN(len(paths))]}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			pol.Routes = append(pol.Routes, &Route{Index: len(pol.Routes) + 1, Host: k[0], Path: k[1]})
+		}
+		pol.index()
+		for _, h := range reqHosts {
+			for _, p := range reqPaths {
+				want := -1
+				for i, rt := range pol.Routes {
+					if hostMatches(rt.Host, h) && pathMatches(rt.Path, p) {
+						want = i
+						break
+					}
+				}
+				if got := pol.lookup(h, p); got != want {
+					t.Fatalf("lookup(%q, %q) = %d; want %d, the first match of %v", h, p, got, want, routesText(pol))
+				}
+			}
+		}
+	}
+}
+
+func routesText(p *Policy) string {
+	var b strings.Builder
+	for _, rt := range p.Routes {
+		fmt.Fprintf(&b, " %s%s", rt.Host, rt.Path)
+	}
+	return b.String()
 }
