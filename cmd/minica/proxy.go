@@ -63,7 +63,7 @@ func proxyCommand(e *env) *cli.Command {
 			"     --crl http://pki.example.com/crl.der --crl-cache /var/cache/minica/crl.der\n" +
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
 			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
-		Flags: proxyFlags(),
+		Flags: append(proxyFlags(), proxyRefusalFlags()...),
 		Action: func(c *cli.Context) error {
 			return runProxy(c, e)
 		},
@@ -228,6 +228,9 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		if *s.dst = c.Int(s.flag); *s.dst <= 0 {
 			return nil, usagef(c, "--%s must be positive, got %d", s.flag, *s.dst)
 		}
+	}
+	if err := parseRefusalFlags(c, cfg); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
