@@ -252,7 +252,8 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 	case ReasonNoCertificate:
 		pg.Title = "No client certificate"
 		pg.Message = "This site lets in only people and devices whose browser presents a client certificate, and yours presented none."
-		pg.Advice = "If you have a certificate, install it in this browser (or in your system's certificate store)." + restart + " If you have none, ask for one."
+		pg.Advice = "If you have a certificate, install it in this browser (or in your system's certificate store)." + restart +
+			" Browsers do not offer a certificate that has expired: if yours has, renew it. If you have none, ask for one."
 	case ReasonExpired:
 		pg.Title = "Your certificate has expired"
 		pg.Message = "Your client certificate expired on " + pageTime(cert.NotAfter) + "."
