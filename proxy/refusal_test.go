@@ -437,8 +437,7 @@ func TestRefusalPageShowsNamesSafely(t *testing.T) {
 // route; one that wants more days left says how many, and links to the
 // help URL (renewal); other refusals of the policy keep their answers.
 func TestRefusalPagesOfPolicyRoutes(t *testing.T) {
-	var e *env
-	e = pageEnv(t, func(c *Config) {
+	e := pageEnv(t, func(c *Config) {
 		file := filepath.Join(t.TempDir(), "front.json")
 		policy := `{"routes": [
   {"name": "admin", "host": "*", "path": "/admin", "upstream": "` + c.Upstream + `", "allow": {"cn": ["root"]}},
