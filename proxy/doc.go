@@ -48,8 +48,10 @@
 // gets 403 "client certificate revoked", and one whose certificate expired
 // since gets 403 "client certificate expired". While the CRL is past nextUpdate
 // (beyond CRLGrace) every request gets 503 "revocation list expired", every
-// handshake is refused, and HealthHandler answers 503. The allow-lists are
-// applied per request: 403 "client not allowed".
+// handshake is refused, and HealthHandler answers 503. The policy (the
+// routes of Config.PolicyFile, or the one route of Upstream and the
+// allow-lists) decides per request, after these checks: 403 "client not
+// allowed" from the rule of the request's route (see Policy and Decision).
 //
 // An exchange that outlives the check of its request (a WebSocket or other
 // upgraded tunnel, a streaming response or request body) is checked again
@@ -60,8 +62,8 @@
 // connection (over HTTP/2, with every stream on it). Each closed exchange
 // is logged and counted. So is an idle connection (HTTP/1.1 keep-alive
 // between requests, HTTP/2 without open streams) of a client refused for a
-// reason of its own (revoked, expired, no longer chaining to the bundle,
-// not allowed): it is closed at once, and the client's next request needs
+// reason of its own (revoked, expired, no longer chaining to the bundle):
+// it is closed at once, and the client's next request needs
 // a new handshake, which is refused. While the CRL itself is unusable
 // (expired, not yet valid) idle connections stay open: their requests get
 // 503 with the reason, and work again once a fresh CRL is loaded.
@@ -139,7 +141,8 @@
 //	request            remote cn serial method uri proto status reason latency
 //	handshake-refused  remote reason cn serial error
 //	reload             crl_number
-//	reload-failed      file (ca, crl, cert) error
+//	reload-failed      file (ca, crl, cert, policy) error
+//	policy-reload      file routes                   (a changed policy file took effect)
 //	exchange-closed    remote cn serial method uri proto reason
 //	idle-closed        remote cn serial reason       (an idle connection of a refused client)
 //	crl-fetch-failed   reason error                  (a fetch of the CRL URL; the last good CRL stays)
@@ -152,7 +155,8 @@
 // The reasons of a refusal are the Reason constants: no-certificate,
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
 // no-crl-for-issuer, revoked, crl-expired, crl-not-yet-valid, not-allowed,
-// bad-chain, handshake-timeout, tls-error; a request refused for its size
+// bad-chain, handshake-timeout, tls-error; the policy's too-few-days-left,
+// no-route, misdirected and bad-path (see Decision); a request refused for its size
 // has header-too-large or upstream-header-budget, one whose body came too
 // slowly body-timeout. Those of the certificate checks are revoke's reasons:
 // revoke.Judge decides them, for the proxy and for `minica verify` alike.

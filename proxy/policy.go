@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"minica/formats"
 )
 
 // Policy is a compiled policy file: routes matched by host and path prefix,
@@ -23,8 +25,27 @@ type Policy struct {
 	wild   map[string]*pathIndex // by the parent of *.parent
 	any    *pathIndex            // host "*"
 	// sum is the SHA-256 of the file and of the upstream CA files it names,
-	// to tell a changed policy from the one in use.
-	sum [32]byte
+	// to tell a changed policy from the one in use; dataSum that of the
+	// file alone, and caFiles that of each CA file by its path, to skip
+	// compiling an unchanged file again.
+	sum     [32]byte
+	dataSum [32]byte
+	caFiles map[string][32]byte
+}
+
+// unchanged reports whether data and the CA files, read by readFile, are
+// those p was compiled from.
+func (p *Policy) unchanged(data []byte, readFile func(string) ([]byte, error)) bool {
+	if sha256.Sum256(data) != p.dataSum {
+		return false
+	}
+	for path, sum := range p.caFiles {
+		b, err := readFile(path)
+		if err != nil || sha256.Sum256(b) != sum {
+			return false
+		}
+	}
+	return true
 }
 
 // Route is one route of a Policy.
@@ -41,6 +62,7 @@ type Route struct {
 	upstreamCA   string
 	upstreamPool *x509.CertPool
 	upstreamKey  string // upstream and CA bytes: routes with one key share a ReverseProxy
+	off          int    // where the route starts in the file
 }
 
 // Rule decides which verified clients a route lets through: any one of its
@@ -68,7 +90,8 @@ type PolicyOptions struct {
 	// ReadFile reads an upstream_ca file, named relative to the policy
 	// file's directory; nil means os.ReadFile.
 	ReadFile func(name string) ([]byte, error)
-	// ParseCerts parses an upstream_ca file (PEM certificates).
+	// ParseCerts parses an upstream_ca file; nil means
+	// formats.ParseCertificates (PEM or DER).
 	ParseCerts func(data []byte) ([]*x509.Certificate, error)
 	// CAs, when not nil, is the CA bundle of the clients: every "issuer"
 	// and "issuer_sha256" must name one of them.
@@ -92,6 +115,9 @@ func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 	if opt.ReadFile == nil {
 		opt.ReadFile = os.ReadFile
 	}
+	if opt.ParseCerts == nil {
+		opt.ParseCerts = formats.ParseCertificates
+	}
 	r := newJSONReader(file, data)
 	pc := &policyCompiler{r: r, opt: opt, dir: filepath.Dir(file), rules: map[string]*Rule{}}
 	h := sha256.New()
@@ -100,18 +126,13 @@ func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 	pc.top()
 	r.end()
 	if len(r.errs) > 0 {
-		slices.SortStableFunc(r.errs, func(a, b *PolicyError) int {
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return a.Col - b.Col
-		})
+		r.positions()
 		return nil, r.errs
 	}
 	if pc.readErr != nil {
 		return nil, pc.readErr
 	}
-	pol := &Policy{Routes: pc.routes}
+	pol := &Policy{Routes: pc.routes, dataSum: sha256.Sum256(data), caFiles: pc.caPaths}
 	h.Sum(pol.sum[:0])
 	pol.index()
 	return pol, nil
@@ -127,6 +148,8 @@ type policyCompiler struct {
 	hash    func([]byte)
 	readErr error
 	caFiles map[string]*x509.CertPool
+	caSums  map[string]string   // SHA-256 of each CA file, hex, by its name in the file
+	caPaths map[string][32]byte // SHA-256 of each CA file by its path
 }
 
 type ruleRef struct {
@@ -161,14 +184,14 @@ func (pc *policyCompiler) top() {
 				r.skipRest(tok)
 				return
 			}
-			for {
+			for n := 1; ; n++ {
 				if !r.dec.More() {
-					if _, _, ok := r.next(); ok && len(pc.routes) == 0 {
+					if _, _, ok := r.next(); ok && n == 1 {
 						r.errAt(off, "routes: empty list: a policy needs at least one route")
 					}
 					return
 				}
-				pc.route(len(pc.routes) + 1)
+				pc.route(n)
 				if r.fatal {
 					return
 				}
@@ -201,7 +224,8 @@ func (pc *policyCompiler) route(n int) {
 	r := pc.r
 	rt := &Route{Index: n, Name: fmt.Sprintf("route %d", n), Path: "/"}
 	what := fmt.Sprintf("route %d", n)
-	start := int(r.dec.InputOffset())
+	start := r.peek()
+	rt.off = start
 	var upOff, caOff int
 	var sawHost, refuse bool
 	var ruleFields []string
@@ -229,6 +253,7 @@ func (pc *policyCompiler) route(n int) {
 				p, err := parsePathPrefix(s)
 				if err != nil {
 					r.errAt(voff, "%s: path %q: %v", what, s, err)
+					p = s
 				}
 				rt.Path = p
 			}
@@ -295,7 +320,7 @@ func (pc *policyCompiler) route(n int) {
 		}
 		rt.upstreamPool = pc.readCA(rt.upstreamCA)
 	}
-	rt.upstreamKey = rt.Upstream + "\x00" + rt.upstreamCA
+	rt.upstreamKey = rt.Upstream + "\x00" + rt.upstreamCA + "\x00" + pc.caSums[rt.upstreamCA]
 }
 
 // readCA reads an upstream CA file once per policy.
@@ -308,9 +333,6 @@ func (pc *policyCompiler) readCA(name string) *x509.CertPool {
 		path = filepath.Join(pc.dir, name)
 	}
 	data, err := pc.opt.ReadFile(path)
-	if err == nil && pc.opt.ParseCerts == nil {
-		err = fmt.Errorf("no certificate parser")
-	}
 	var certs []*x509.Certificate
 	if err == nil {
 		certs, err = pc.opt.ParseCerts(data)
@@ -322,6 +344,15 @@ func (pc *policyCompiler) readCA(name string) *x509.CertPool {
 		return nil
 	}
 	pc.hash(data)
+	sum := sha256.Sum256(data)
+	if pc.caSums == nil {
+		pc.caSums = map[string]string{}
+	}
+	pc.caSums[name] = hex.EncodeToString(sum[:])
+	if pc.caPaths == nil {
+		pc.caPaths = map[string][32]byte{}
+	}
+	pc.caPaths[path] = sum
 	pool := x509.NewCertPool()
 	for _, c := range certs {
 		pool.AddCert(c)
@@ -341,8 +372,7 @@ func (pc *policyCompiler) duplicates() {
 	for _, rt := range pc.routes {
 		k := key{rt.Host, rt.Path}
 		if n, ok := first[k]; ok && rt.Host != "" {
-			pc.r.errs = append(pc.r.errs, &PolicyError{File: pc.r.file, Line: 1, Col: 1,
-				Msg: fmt.Sprintf("route %d: same host %q and path %q as route %d, which always matches first", rt.Index, rt.Host, rt.Path, n)})
+			pc.r.errAt(rt.off, "route %d: same host %q and path %q as route %d, which always matches first", rt.Index, rt.Host, rt.Path, n)
 			continue
 		}
 		first[k] = rt.Index
@@ -395,37 +425,34 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		case "dns":
 			list(&rule.dns, normDomainClause)
 		case "uri":
-			list(&rule.uri, nonEmpty)
+			list(&rule.uri, normURIClause)
 			for u := range rule.uri {
-				if !strings.Contains(u, "*") {
-					continue
+				if prefix, ok := strings.CutSuffix(u, "/*"); ok {
+					delete(rule.uri, u)
+					rule.uriPrefix = append(rule.uriPrefix, prefix+"/")
 				}
-				delete(rule.uri, u)
-				prefix, ok := strings.CutSuffix(u, "/*")
-				i := strings.Index(prefix, "://")
-				if !ok || strings.Contains(prefix, "*") || i <= 0 || prefix[i+3:] == "" || prefix[i+3] == '/' {
-					r.errAt(koff, "%s: uri %q: '*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*", what, u)
-					continue
-				}
-				rule.uriPrefix = append(rule.uriPrefix, prefix+"/")
 			}
 			slices.Sort(rule.uriPrefix)
 		case "serial":
 			list(&rule.serial, normSerialClause)
 		case "issuer":
-			list(&rule.issuer, nonEmpty)
-			for dn := range rule.issuer {
+			list(&rule.issuer, func(dn string) (string, error) {
+				if dn == "" {
+					return "", fmt.Errorf("empty value")
+				}
 				if pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return subjectDN(c) == dn }) {
-					r.errAt(koff, "%s: issuer %q is no CA of the bundle (%s)", what, dn, caNames(pc.opt.CAs))
+					return "", fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
-			}
+				return dn, nil
+			})
 		case "issuer_sha256":
-			list(&rule.issuerSHA, normFingerprint)
-			for fp := range rule.issuerSHA {
-				if pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
-					r.errAt(koff, "%s: issuer_sha256 %s is no CA of the bundle (%s)", what, fp, caNames(pc.opt.CAs))
+			list(&rule.issuerSHA, func(s string) (string, error) {
+				fp, err := normFingerprint(s)
+				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
+					err = fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
-			}
+				return fp, err
+			})
 		case "min_days_left":
 			if n, _, ok := r.integer(what+": min_days_left", 0, 36500); ok {
 				rule.MinDaysLeft, rule.HasMinDays = int(n), true
@@ -446,6 +473,23 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		rule.Any = true // min_days_left alone
 	}
 	return rule
+}
+
+// normURIClause checks a URI SAN clause: exact, or with '*' as the whole
+// last path segment after SCHEME://AUTHORITY/.
+func normURIClause(u string) (string, error) {
+	if u == "" {
+		return "", fmt.Errorf("empty value")
+	}
+	if !strings.Contains(u, "*") {
+		return u, nil
+	}
+	prefix, ok := strings.CutSuffix(u, "/*")
+	i := strings.Index(prefix, "://")
+	if !ok || strings.Contains(prefix, "*") || i <= 0 || prefix[i+3:] == "" || prefix[i+3] == '/' {
+		return "", fmt.Errorf("'*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*")
+	}
+	return u, nil
 }
 
 func nonEmpty(s string) (string, error) {
@@ -554,7 +598,8 @@ func (ix *pathIndex) add(prefix string, i int) {
 
 // lookup returns the first route of ix whose prefix matches the clean path
 // p on a segment boundary, or -1: "/admin" matches /admin, /admin/ and
-// /admin/x, never /administrator.
+// /admin/x, never /administrator. A ';' ends a segment too, so that
+// /admin;jsessionid=1 takes the /admin route, as servlet containers read it.
 func (ix *pathIndex) lookup(p string) int {
 	if ix == nil {
 		return -1
@@ -567,7 +612,7 @@ func (ix *pathIndex) lookup(p string) int {
 	}
 	try("/")
 	for j := 1; j < len(p) && j <= ix.maxLen; j++ {
-		if p[j] == '/' {
+		if p[j] == '/' || p[j] == ';' {
 			try(p[:j])
 		}
 	}

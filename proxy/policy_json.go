@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,6 +17,7 @@ type PolicyError struct {
 	File      string
 	Line, Col int
 	Msg       string
+	off       int // byte offset, turned into Line and Col by positions
 }
 
 // Error is FILE:LINE:COL: MESSAGE, as compilers print it.
@@ -57,18 +59,24 @@ func newJSONReader(file string, data []byte) *jsonReader {
 
 // errAt records an error at byte offset off.
 func (r *jsonReader) errAt(off int, format string, args ...any) {
-	line, col := 1, 1
-	if off > len(r.data) {
-		off = len(r.data)
-	}
-	for _, b := range r.data[:off] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else if utf8.RuneStart(b) {
-			col++
+	r.errs = append(r.errs, &PolicyError{File: r.file, off: min(off, len(r.data)), Msg: fmt.Sprintf(format, args...)})
+}
+
+// positions sorts the errors by offset (stable: errors at one place keep
+// their order) and sets their lines and columns, in one pass over the data.
+func (r *jsonReader) positions() {
+	slices.SortStableFunc(r.errs, func(a, b *PolicyError) int { return a.off - b.off })
+	line, col, at := 1, 1, 0
+	for _, e := range r.errs {
+		for ; at < e.off; at++ {
+			if b := r.data[at]; b == '\n' {
+				line, col = line+1, 1
+			} else if utf8.RuneStart(b) {
+				col++
+			}
 		}
+		e.Line, e.Col = line, col
 	}
-	r.errs = append(r.errs, &PolicyError{File: r.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
 }
 
 // next returns the next token and the offset where it starts; on a syntax
@@ -77,21 +85,15 @@ func (r *jsonReader) next() (tok json.Token, off int, ok bool) {
 	if r.fatal {
 		return nil, len(r.data), false
 	}
-	off = int(r.dec.InputOffset())
-	for off < len(r.data) && strings.IndexByte(" \t\r\n:,", r.data[off]) >= 0 {
-		off++
-	}
+	off = r.peek()
 	tok, err := r.dec.Token()
 	if err != nil {
 		r.fatal = true
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			at := int(se.Offset) - 1
-			if at < off {
-				at = off
-			}
-			r.errAt(at, "invalid JSON: %s", strings.TrimPrefix(se.Error(), "invalid character "))
+			// Offset is, near enough, where the offending byte is.
+			r.errAt(int(se.Offset), "invalid JSON: %s", strings.TrimPrefix(se.Error(), "invalid character "))
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			r.errAt(len(r.data), "invalid JSON: unexpected end of file")
 		default:
@@ -100,6 +102,15 @@ func (r *jsonReader) next() (tok json.Token, off int, ok bool) {
 		return nil, off, false
 	}
 	return tok, off, true
+}
+
+// peek returns the offset where the next token starts.
+func (r *jsonReader) peek() int {
+	off := int(r.dec.InputOffset())
+	for off < len(r.data) && strings.IndexByte(" \t\r\n:,", r.data[off]) >= 0 {
+		off++
+	}
+	return off
 }
 
 // skipRest consumes the rest of a value whose first token was tok.
@@ -290,7 +301,7 @@ func (r *jsonReader) end() {
 	}
 	if tok, off, ok := r.next(); ok {
 		r.errAt(off, "invalid JSON: %s after the end of the policy", kind(tok))
-	} else if len(r.errs) > 0 && r.errs[len(r.errs)-1].Msg == "invalid JSON: unexpected end of file" {
+	} else if len(r.errs) > 0 && r.errs[len(r.errs)-1].Msg == "invalid JSON: unexpected end of file" && r.errs[len(r.errs)-1].off == len(r.data) {
 		r.errs = r.errs[:len(r.errs)-1] // io.EOF here is the end we want
 	}
 }

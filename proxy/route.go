@@ -356,8 +356,8 @@ func parsePathPrefix(s string) (string, error) {
 	if !strings.HasPrefix(s, "/") {
 		return "", errors.New("want an absolute path such as /admin")
 	}
-	if strings.ContainsAny(s, "?#") {
-		return "", errors.New("a path prefix has no query or fragment")
+	if strings.ContainsAny(s, "?#;") {
+		return "", errors.New("a path prefix has no query, fragment or ';'")
 	}
 	p, err := cleanPath(s)
 	if err != nil {

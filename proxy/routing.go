@@ -8,8 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-
-	"minica/formats"
+	"os"
 )
 
 // routing is the policy in use, with the ReverseProxy of each route (nil
@@ -73,7 +72,7 @@ func legacyPolicy(cfg *Config, up Upstream) *Policy {
 // policyOptions are the options of the proxy's policy loads, against the
 // CA bundle cas.
 func policyOptions(cas []*x509.Certificate) PolicyOptions {
-	return PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: cas}
+	return PolicyOptions{CAs: cas}
 }
 
 // initRouting loads the policy (Config.PolicyFile, or the one route of
@@ -126,7 +125,17 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 		return
 	}
 	old := p.routing.Load()
-	pol, err := LoadPolicyFile(p.cfg.PolicyFile, policyOptions(cas))
+	data, err := os.ReadFile(p.cfg.PolicyFile)
+	if err == nil && old.pol.unchanged(data, os.ReadFile) {
+		p.policy.failed = [32]byte{}
+		return
+	}
+	var pol *Policy
+	if err != nil {
+		err = fmt.Errorf("reading policy %q: %w", p.cfg.PolicyFile, err)
+	} else {
+		pol, err = ParsePolicy(p.cfg.PolicyFile, data, policyOptions(cas))
+	}
 	if err != nil {
 		sum := sha256.Sum256([]byte(err.Error()))
 		if sum != p.policy.failed {

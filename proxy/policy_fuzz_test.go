@@ -1,0 +1,64 @@
+package proxy
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzCleanPath: a clean path is absolute, stable, has no dot or empty
+// segment and no encoded '/', and decodes to what Go's URL parser makes of
+// it, so that the path the upstream gets is the one routes matched.
+func FuzzCleanPath(f *testing.F) {
+	for _, s := range []string{"/", "/a/../b", "//a//b/", "/%2e%2E/x", "/a%2fb", "/caf%c3%a9", "/a;b/..;/c", "/.%2e/", "/a b", "/%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := cleanPath(in)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(p, "/") || strings.Contains(p, "//") || strings.Contains(strings.ToUpper(p), "%2F") {
+			t.Fatalf("cleanPath(%q) = %q", in, p)
+		}
+		for _, seg := range strings.Split(p, "/") {
+			if seg == "." || seg == ".." {
+				t.Fatalf("cleanPath(%q) = %q: dot segment", in, p)
+			}
+		}
+		if again, err := cleanPath(p); err != nil || again != p {
+			t.Fatalf("cleanPath(%q) = %q, then %q, %v", in, p, again, err)
+		}
+		u := &url.URL{Path: mustUnescape(t, p), RawPath: p}
+		if u.EscapedPath() != p {
+			t.Fatalf("cleanPath(%q) = %q, which a URL escapes as %q", in, p, u.EscapedPath())
+		}
+	})
+}
+
+func mustUnescape(t *testing.T, p string) string {
+	s, err := url.PathUnescape(p)
+	if err != nil {
+		t.Fatalf("unescaping %q: %v", p, err)
+	}
+	return s
+}
+
+// FuzzParsePolicy: any input compiles or fails with positioned errors,
+// never a panic.
+func FuzzParsePolicy(f *testing.F) {
+	f.Add(tablePolicy)
+	f.Add(`{"routes": [{"host": "*", "refuse": true}]}`)
+	f.Add(`{"rules": {"a": {"uri": ["spiffe://x/*"]}}, "routes": [{"host": "*.x", "path": "/a", "upstream": "unix:/s", "rule": "a"}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		pol, err := ParsePolicy("p.json", []byte(in), PolicyOptions{ReadFile: func(string) ([]byte, error) { return nil, errNoFile }})
+		if err == nil && len(pol.Routes) == 0 {
+			t.Fatal("a policy without routes")
+		}
+		if pe, ok := err.(PolicyErrors); ok && len(pe) == 0 {
+			t.Fatal("empty PolicyErrors")
+		}
+	})
+}
+
+var errNoFile = &url.Error{Op: "read", URL: "x", Err: url.EscapeError("no file")}
