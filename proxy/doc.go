@@ -37,7 +37,11 @@
 // CA certificate, other CA than the CRL's, CRL expired, revoked), and, when
 // no certificate
 // was sent, certificate_required in TLS 1.3 and handshake_failure in
-// TLS 1.2.
+// TLS 1.2. With Config.Refusal RefusalPage the handshake passes instead, the
+// same checks run when the connection starts (see refusal.go), and every
+// request of a refused client gets a page that says why (HTML for
+// browsers, else text), with a status of its reason (496, 495, 403, 503)
+// and the reason in the X-Minica-Refusal header; none reaches the upstream.
 //
 // When a reload changes the CA bundle or the CRL, every open connection is
 // verified again on its next request; a client revoked since its handshake

@@ -52,26 +52,44 @@ const (
 	StatusCertificateError    = 495 // a client certificate, refused
 )
 
-// checkRefusal checks and normalises the refusal mode (case-insensitive)
-// and HelpURL.
+// checkRefusal checks and normalises the refusal mode and HelpURL.
 func (c *Config) checkRefusal() error {
-	switch strings.ToLower(c.Refusal) {
-	case "", RefusalAlert:
-		c.Refusal = RefusalAlert
-	case RefusalPage:
-		c.Refusal = RefusalPage
-	default:
-		return fmt.Errorf("config: unknown refusal mode %q (known: %s)", c.Refusal, strings.Join(RefusalModes, ", "))
+	mode, err := ParseRefusalMode(c.Refusal)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	if c.HelpURL == "" {
+	c.Refusal = mode
+	if err := CheckHelpURL(mode, c.HelpURL); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// ParseRefusalMode returns the mode of RefusalModes that s names, ignoring
+// case; "" is RefusalAlert.
+func ParseRefusalMode(s string) (string, error) {
+	switch strings.ToLower(s) {
+	case "", RefusalAlert:
+		return RefusalAlert, nil
+	case RefusalPage:
+		return RefusalPage, nil
+	}
+	return "", fmt.Errorf("unknown refusal mode %q (known: %s)", s, strings.Join(RefusalModes, ", "))
+}
+
+// CheckHelpURL checks u, the help URL of refusal pages ("" for none), for
+// the refusal mode: only RefusalPage shows it, and it must be an absolute
+// http or https URL without user info.
+func CheckHelpURL(mode, u string) error {
+	if u == "" {
 		return nil
 	}
-	if c.Refusal != RefusalPage {
-		return fmt.Errorf("config: a help URL (%q) needs the refusal mode %q: alert refusals show no page", c.HelpURL, RefusalPage)
+	if mode != RefusalPage {
+		return fmt.Errorf("a help URL (%q) needs the refusal mode %q: alert refusals show no page", u, RefusalPage)
 	}
-	u, err := url.Parse(c.HelpURL)
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return fmt.Errorf("config: help URL %q: want an absolute http:// or https:// URL without user info", c.HelpURL)
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "http" && pu.Scheme != "https" || pu.Host == "" || pu.User != nil {
+		return fmt.Errorf("help URL %q: want an absolute http:// or https:// URL without user info", u)
 	}
 	return nil
 }
@@ -234,7 +252,8 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 	case ReasonNoCertificate:
 		pg.Title = "No client certificate"
 		pg.Message = "This site lets in only people and devices whose browser presents a client certificate, and yours presented none."
-		pg.Advice = "If you have a certificate, install it in this browser (or in your system's certificate store)." + restart + " If you have none, ask for one."
+		pg.Advice = "If you have a certificate, install it in this browser (or in your system's certificate store)." + restart +
+			" Browsers do not offer a certificate that has expired: if yours has, renew it. If you have none, ask for one."
 	case ReasonExpired:
 		pg.Title = "Your certificate has expired"
 		pg.Message = "Your client certificate expired on " + pageTime(cert.NotAfter) + "."

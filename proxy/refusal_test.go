@@ -437,8 +437,7 @@ func TestRefusalPageShowsNamesSafely(t *testing.T) {
 // route; one that wants more days left says how many, and links to the
 // help URL (renewal); other refusals of the policy keep their answers.
 func TestRefusalPagesOfPolicyRoutes(t *testing.T) {
-	var e *env
-	e = pageEnv(t, func(c *Config) {
+	e := pageEnv(t, func(c *Config) {
 		file := filepath.Join(t.TempDir(), "front.json")
 		policy := `{"routes": [
   {"name": "admin", "host": "*", "path": "/admin", "upstream": "` + c.Upstream + `", "allow": {"cn": ["root"]}},
@@ -493,5 +492,25 @@ func TestRefusalPagesOfPolicyRoutes(t *testing.T) {
 	resp.Body.Close()
 	if resp.Header.Get(RefusalHeader) != "" || resp.StatusCode == 200 {
 		t.Errorf("bad path: status %d, %s %q; want the policy's refusal without a page", resp.StatusCode, RefusalHeader, resp.Header.Get(RefusalHeader))
+	}
+}
+
+// A resumed TLS session is judged like a full handshake: a client revoked
+// since its session began gets the page on the resumed connection.
+func TestRefusalPageOnResumedSession(t *testing.T) {
+	e := pageEnv(t, nil)
+	cert, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
+	c, _ := e.resumingClient(t, cert, key)
+	at := e.now().Add(-time.Minute).Truncate(time.Second)
+	e.setCRL(e.revokedCRL(cert.SerialNumber, at))
+	e.reload(t)
+	resp, err := c.Get(e.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !resp.TLS.DidResume || resp.StatusCode != 495 || resp.Header.Get(RefusalHeader) != ReasonRevoked {
+		t.Errorf("resumed %v, status %d, %s %q; want a resumed session refused as revoked (495)",
+			resp.TLS.DidResume, resp.StatusCode, RefusalHeader, resp.Header.Get(RefusalHeader))
 	}
 }

@@ -64,7 +64,7 @@ func proxyCommand(e *env) *cli.Command {
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
 			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100\n" +
 			"   minica proxy --policy front.json --server-cert front.example.com   # routes and rules: see 'minica proxy policy check'",
-		Flags:       proxyFlags(),
+		Flags:       append(proxyFlags(), proxyRefusalFlags()...),
 		Subcommands: []*cli.Command{proxyPolicyCommand(e)},
 		Action: func(c *cli.Context) error {
 			return runProxy(c, e)
@@ -238,6 +238,9 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		if *s.dst = c.Int(s.flag); *s.dst <= 0 {
 			return nil, usagef(c, "--%s must be positive, got %d", s.flag, *s.dst)
 		}
+	}
+	if err := parseRefusalFlags(c, cfg); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

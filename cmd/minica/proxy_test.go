@@ -446,7 +446,7 @@ func TestProxyProcessSIGHUP(t *testing.T) {
 	if status, _, body, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
 		t.Fatalf("GET as alice before SIGHUP: %d %q %v; want 200 (the CRL is not reloaded yet)", status, body, err)
 	}
-	requestLine := regexp.MustCompile(`(?m)^\S+ request remote=127\.0\.0\.1:\d+ cn=alice serial=[0-9A-F]+ method=GET uri=/ proto=HTTP/1\.1 status=200 latency=`)
+	requestLine := regexp.MustCompile(`(?m)^\S+ request remote=127\.0\.0\.1:\d+ cn=alice serial=[0-9A-F]+ days_left=\d+ method=GET uri=/ proto=HTTP/1\.1 status=200 latency=`)
 	refusalLine := regexp.MustCompile(`(?m)^\S+ handshake-refused remote=127\.0\.0\.1:\d+ reason=revoked cn=alice `)
 	waitFile(t, accessLog, requestLine)
 	if err := os.Rename(accessLog, accessLog+".1"); err != nil {

@@ -4,7 +4,10 @@
 // managed policy to present it, loads a page through `minica proxy`. The
 // upstream renders the identity the proxy forwarded and the test reads it
 // back from the rendered DOM; after `minica revoke` and a proxy reload the
-// same browser no longer gets the page.
+// same browser no longer gets the page. With `minica proxy --refusal page`
+// a revoked and an expired certificate each get their refusal page, and a
+// certificate Chromium no longer offers (expired by its own clock) gets
+// the no-certificate page.
 //
 // The test is behind the interop build tag and needs root (it writes a
 // Chromium policy file under /etc/chromium/policies/managed and removes it

@@ -83,13 +83,13 @@ type proxy struct {
 var listening = regexp.MustCompile(`minica proxy: listening on 127\.0\.0\.1:(\d+),`)
 
 // startProxy runs `minica proxy` for the server certificate server on a
-// free port of 127.0.0.1 in front of upstreamURL, and waits (bounded) until
-// it serves a request of the client id.
-func (m *minica) startProxy(t *testing.T, server, upstreamURL string, id issued) *proxy {
+// free port of 127.0.0.1 in front of upstreamURL, with the flags extra, and
+// waits (bounded) until it serves a request of the client id.
+func (m *minica) startProxy(t *testing.T, server, upstreamURL string, id issued, extra ...string) *proxy {
 	t.Helper()
 	p := &proxy{log: &lockedBuffer{}}
-	p.cmd = exec.Command(m.bin, "proxy", "--server-cert", server,
-		"--listen", "127.0.0.1:0", "--upstream", upstreamURL)
+	p.cmd = exec.Command(m.bin, append([]string{"proxy", "--server-cert", server,
+		"--listen", "127.0.0.1:0", "--upstream", upstreamURL}, extra...)...)
 	p.cmd.Env = append(os.Environ(), "MINICA_DIR="+m.dir)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
