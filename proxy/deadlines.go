@@ -31,6 +31,12 @@ func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 			// For bodyErrors: ReverseProxy hands it the body wrapped.
 			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
 			r.Body = b
+			if r.ProtoMajor == 1 {
+				// Until timedBody first reads: net/http reads the body of a
+				// request answered without reading it (a refusal), to keep
+				// the connection, under no deadline of its own.
+				rc.SetReadDeadline(time.Now().Add(p.cfg.BodyTimeout))
+			}
 		}
 		if r.ProtoMajor == 2 {
 			tw := &timedWriter{ResponseWriter: w, rc: rc, timeout: p.cfg.WriteTimeout}
