@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"net/http"
@@ -159,4 +160,98 @@ func TestRefusalModesAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// In page mode the limits bind clients without a certificate as any other:
+// handshake slots per source, header time and size, --max-conns; and the
+// idle connection of a refused client is closed at the next reload,
+// freeing its slot.
+func TestRefusalPageLimits(t *testing.T) {
+	t.Run("handshakes per source", func(t *testing.T) {
+		e := pageEnv(t, func(c *Config) { c.MaxHandshakes = 2; c.MaxHandshakesPerSource = 1 })
+		first, err := dialFrom("127.0.0.2", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer first.Close()
+		e.waitMetric("minica_proxy_handshakes_in_progress", "1")
+		second, err := dialFrom("127.0.0.2", e.addr)
+		if err == nil {
+			defer second.Close()
+			if !closedWithin(second, 5*time.Second) {
+				t.Error("a second handshaking connection of 127.0.0.2 was kept with MaxHandshakesPerSource 1")
+			}
+		}
+		e.waitMetric(`minica_proxy_connections_shed_total{reason="source-limit"}`, "1")
+	})
+	t.Run("header time and size", func(t *testing.T) {
+		e := pageEnv(t, func(c *Config) { c.ReadHeaderTimeout = 300 * time.Millisecond; c.MaxHeaderBytes = 4096 })
+		slow := e.dialHTTP1(t, nil, nil)
+		if _, err := io.WriteString(slow, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !closedWithin(slow, 5*time.Second) {
+			t.Error("a client without a certificate kept its connection with its headers unfinished")
+		}
+		c := e.dialHTTP1(t, nil, nil)
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: "+strings.Repeat("a", 16<<10)+"\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("headers beyond MaxHeaderBytes: status %d; want 431", resp.StatusCode)
+		}
+	})
+	t.Run("max conns and idle close", func(t *testing.T) {
+		e := pageEnv(t, func(c *Config) { c.MaxConns = 1; c.ReloadInterval = time.Hour })
+		refused := e.dialHTTP1(t, nil, nil)
+		if _, err := io.WriteString(refused, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		refused.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(refused), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != StatusCertificateRequired {
+			t.Fatalf("status %d; want 496", resp.StatusCode)
+		}
+		e.waitMetric("minica_proxy_open_connections", "1")
+		good, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
+		cfg := e.tlsConfig(good, key)
+		cfg.NextProtos = []string{"http/1.1"}
+		next, err := tls.Dial("tcp", e.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer next.Close()
+		if _, err := io.WriteString(next, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(next)
+		next.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := http.ReadResponse(br, nil); err == nil {
+			t.Fatal("a second connection was served with MaxConns 1 while a refused client held the slot")
+		}
+		e.reload(t)
+		if !closedWithin(refused, 5*time.Second) {
+			t.Fatal("the idle connection of a client without a certificate stayed open after the reload")
+		}
+		e.waitLog("idle-closed", "reason=no-certificate")
+		next.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err = http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("the waiting connection once the slot was free: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("status %d; want 200 from the upstream", resp.StatusCode)
+		}
+	})
 }
