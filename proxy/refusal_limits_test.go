@@ -158,6 +158,19 @@ func TestRefusalModesAgree(t *testing.T) {
 			if got := resp.Header.Get(RefusalHeader); got != tt.reason {
 				t.Errorf("page mode: %s %q (status %d); want %q as in alert mode", RefusalHeader, got, resp.StatusCode, tt.reason)
 			}
+			if cert != nil {
+				// The log names the certificate refused, with its days
+				// left: -1 in the first day after it expired.
+				days := DaysLeft(cert.NotAfter, page.now())
+				if tt.reason == ReasonExpired && days != -1 {
+					t.Fatalf("days left of the expired certificate %d; want -1", days)
+				}
+				page.waitLog("request ", "serial="+serialHex(cert.SerialNumber), "days_left="+itoa(days)+" ", "reason="+tt.reason)
+			}
+			// The histogram counts the certificates that passed only.
+			if got := page.metric("minica_proxy_client_certificate_days_left_count"); !strings.HasSuffix(got, " 0") {
+				t.Errorf("page mode: %q; want no observation of a refused certificate", got)
+			}
 		})
 	}
 }
