@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -35,24 +36,13 @@ func TestRefusedSlowBodyIsBounded(t *testing.T) {
 				cert, key = nil, nil // no certificate at all
 			}
 			for _, accept := range []string{"text/html", "*/*"} {
-				c := e.dialHTTP1(t, cert, key)
-				_, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: localhost\r\nAccept: "+accept+"\r\nContent-Length: 100000\r\n\r\nsome=data")
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))
 				start := time.Now()
-				br := bufio.NewReader(c)
-				resp, err := http.ReadResponse(br, nil)
-				if err != nil {
-					t.Fatalf("Accept %s: no answer: %v", accept, err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				resp, br := rawRequest(t, e.dialHTTP1(t, cert, key),
+					"POST / HTTP/1.1\r\nHost: localhost\r\nAccept: "+accept+"\r\nContent-Length: 100000\r\n\r\nsome=data")
 				if want := map[string]int{RefusalAlert: 403, RefusalPage: 496}[mode]; resp.StatusCode != want {
 					t.Errorf("Accept %s: status %d; want %d", accept, resp.StatusCode, want)
 				}
-				_, err = br.ReadByte()
+				_, err := br.ReadByte()
 				if err == nil || strings.Contains(err.Error(), "timeout") {
 					t.Errorf("Accept %s: the connection stayed open %v with its body unsent (%v); want it closed after BodyTimeout", accept, time.Since(start).Round(time.Millisecond), err)
 				}
@@ -206,16 +196,7 @@ func TestRefusalPageLimits(t *testing.T) {
 		if !closedWithin(slow, 5*time.Second) {
 			t.Error("a client without a certificate kept its connection with its headers unfinished")
 		}
-		c := e.dialHTTP1(t, nil, nil)
-		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: "+strings.Repeat("a", 16<<10)+"\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := rawRequest(t, e.dialHTTP1(t, nil, nil), "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: "+strings.Repeat("a", 16<<10)+"\r\n\r\n")
 		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 			t.Errorf("headers beyond MaxHeaderBytes: status %d; want 431", resp.StatusCode)
 		}
@@ -223,15 +204,7 @@ func TestRefusalPageLimits(t *testing.T) {
 	t.Run("max conns and idle close", func(t *testing.T) {
 		e := pageEnv(t, func(c *Config) { c.MaxConns = 1; c.ReloadInterval = time.Hour })
 		refused := e.dialHTTP1(t, nil, nil)
-		if _, err := io.WriteString(refused, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		refused.SetReadDeadline(time.Now().Add(5 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(refused), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := rawRequest(t, refused, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		if resp.StatusCode != StatusCertificateRequired {
 			t.Fatalf("status %d; want 496", resp.StatusCode)
 		}
@@ -267,4 +240,22 @@ func TestRefusalPageLimits(t *testing.T) {
 			t.Errorf("status %d; want 200 from the upstream", resp.StatusCode)
 		}
 	})
+}
+
+// rawRequest writes req, written by hand, on c and reads one response
+// (its body discarded); the reader holds what c sends after it.
+func rawRequest(t *testing.T, c net.Conn, req string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to %.40q: %v", req, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp, br
 }
