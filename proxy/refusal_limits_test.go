@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"minica/internal/testca"
+	"minica/revoke"
 )
 
 // In page mode a client without a certificate that starts a request body
@@ -258,4 +260,61 @@ func rawRequest(t *testing.T, c net.Conn, req string) (*http.Response, *bufio.Re
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp, br
+}
+
+// Each reason of the table of docs/proxy.md "Refusal pages" has its
+// status, its own code on the page and in X-Minica-Refusal, and the help
+// link where a new certificate helps.
+func TestRefusalReasonTable(t *testing.T) {
+	e := pageEnv(t, nil)
+	cert, _ := e.ca.Client(t, "tess")
+	tests := []struct {
+		reason string
+		status int
+		help   bool
+	}{
+		{ReasonNoCertificate, 496, true},
+		{ReasonExpired, 495, true},
+		{ReasonNotYetValid, 495, true},
+		{ReasonRevoked, 495, true},
+		{ReasonUnknownCA, 495, true},
+		{ReasonWrongEKU, 495, true},
+		{ReasonNoEKU, 495, true},
+		{ReasonCACertificate, 495, true},
+		{ReasonBadChain, 495, true},
+		{ReasonNotAllowed, 403, false},
+		{ReasonDaysLeft, 403, true},
+		{ReasonCRLExpired, 503, false},
+		{ReasonCRLNotYetValid, 503, false},
+		{string(revoke.ReasonCRLMissing), 503, false},
+		{ReasonNoCRL, 503, false},
+	}
+	for _, tt := range tests {
+		c := cert
+		if tt.reason == ReasonNoCertificate {
+			c = nil
+		}
+		for _, accept := range []string{"text/html", ""} {
+			r := httptest.NewRequest("GET", "/", nil)
+			if accept != "" {
+				r.Header.Set("Accept", accept)
+			}
+			w := httptest.NewRecorder()
+			writeRefusal(w, r, e.p.pageFor(tt.reason, c, nil, e.now()))
+			page := w.Body.String()
+			if w.Code != tt.status || w.Header().Get(RefusalHeader) != tt.reason {
+				t.Errorf("%s: status %d, %s %q; want %d and the reason", tt.reason, w.Code, RefusalHeader, w.Header().Get(RefusalHeader), tt.status)
+			}
+			if !strings.Contains(page, "Reason code ") || !strings.Contains(page, tt.reason) {
+				t.Errorf("%s (Accept %q): the page does not name its reason code:\n%s", tt.reason, accept, page)
+			}
+			if got := strings.Contains(page, testHelpURL); got != tt.help {
+				t.Errorf("%s (Accept %q): help link shown %v; want %v", tt.reason, accept, got, tt.help)
+			}
+			if c != nil && !strings.Contains(page, "tess") {
+				t.Errorf("%s (Accept %q): the page does not name the certificate", tt.reason, accept)
+			}
+		}
+
+	}
 }
