@@ -315,6 +315,5 @@ func TestRefusalReasonTable(t *testing.T) {
 				t.Errorf("%s (Accept %q): the page does not name the certificate", tt.reason, accept)
 			}
 		}
-
 	}
 }
