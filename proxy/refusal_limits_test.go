@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"bufio"
-	"crypto"
 	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"minica/internal/testca"
 	"minica/revoke"
 )
 
@@ -95,69 +92,41 @@ func TestRefusalPagePipelined(t *testing.T) {
 // is refused for the same reason in page mode, where the HTTP layer
 // judges it.
 func TestRefusalModesAgree(t *testing.T) {
-	tests := []struct {
-		name   string
-		reason string
-		mk     func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer)
-	}{
-		{"no certificate", ReasonNoCertificate, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) { return nil, nil }},
-		{"expired", ReasonExpired, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			return e.ca.Leaf(t, clientTemplate("ella", e.now().Add(-48*time.Hour), e.now().Add(-time.Hour)))
-		}},
-		{"not yet valid", ReasonNotYetValid, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			return e.ca.Leaf(t, clientTemplate("nora", e.now().Add(2*time.Hour), e.now().Add(48*time.Hour)))
-		}},
-		{"revoked", ReasonRevoked, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			cert, key := e.ca.Client(t, "rita")
-			e.setCRL(e.makeCRL(cert.SerialNumber))
-			e.reload(t)
-			return cert, key
-		}},
-		{"unknown CA", ReasonUnknownCA, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			return testca.New(t, "Stranger CA").Client(t, "uma")
-		}},
-		{"server certificate", ReasonWrongEKU, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			return e.ca.Server(t, "web.example.com")
-		}},
-		{"no EKU", ReasonNoEKU, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			tmpl := clientTemplate("noeku", time.Time{}, time.Time{})
-			tmpl.ExtKeyUsage = nil
-			return e.ca.Leaf(t, tmpl)
-		}},
-		{"CRL expired", ReasonCRLExpired, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			e.advance(2 * time.Hour)
-			return e.ca.Client(t, "carl")
-		}},
-		{"CA certificate", ReasonCACertificate, func(t *testing.T, e *env) (*x509.Certificate, crypto.Signer) {
-			return e.ca.Cert, e.ca.Key
-		}},
-	}
-	for _, tt := range tests {
+	for _, tt := range refusalCases {
+		if tt.name == "not allowed" { // a rule's refusal: HTTP in both modes
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			alert := newEnv(t, nil)
-			cert, key := tt.mk(t, alert)
-			if _, err := alert.presentingClient(cert, key, false).Get(alert.url("/")); err == nil {
+			tc := tt.mk(t, alert)
+			if tc.before != nil {
+				tc.before(alert)
+			}
+			if _, err := alert.presentingClient(tc.cert, tc.key, false).Get(alert.url("/")); err == nil {
 				t.Error("alert mode: an HTTP answer; want the handshake refused")
 			}
-			alert.waitLog("handshake-refused", "reason="+tt.reason+" ")
+			alert.waitLog("handshake-refused", "reason="+tc.reason+" ")
 			page := pageEnv(t, nil)
-			cert, key = tt.mk(t, page)
-			resp, err := page.presentingClient(cert, key, false).Get(page.url("/"))
+			tc = tt.mk(t, page)
+			if tc.before != nil {
+				tc.before(page)
+			}
+			resp, err := page.presentingClient(tc.cert, tc.key, false).Get(page.url("/"))
 			if err != nil {
 				t.Fatalf("page mode: %v", err)
 			}
 			resp.Body.Close()
-			if got := resp.Header.Get(RefusalHeader); got != tt.reason {
-				t.Errorf("page mode: %s %q (status %d); want %q as in alert mode", RefusalHeader, got, resp.StatusCode, tt.reason)
+			if got := resp.Header.Get(RefusalHeader); got != tc.reason {
+				t.Errorf("page mode: %s %q (status %d); want %q as in alert mode", RefusalHeader, got, resp.StatusCode, tc.reason)
 			}
-			if cert != nil {
+			if tc.cert != nil {
 				// The log names the certificate refused, with its days
-				// left: -1 in the first day after it expired.
-				days := DaysLeft(cert.NotAfter, page.now())
-				if tt.reason == ReasonExpired && days != -1 {
-					t.Fatalf("days left of the expired certificate %d; want -1", days)
+				// left: -2 in the second day after it expired.
+				days := DaysLeft(tc.cert.NotAfter, page.now())
+				if tc.reason == ReasonExpired && days != -2 {
+					t.Fatalf("days left of the expired certificate %d; want -2", days)
 				}
-				page.waitLog("request ", "serial="+serialHex(cert.SerialNumber), "days_left="+itoa(days)+" ", "reason="+tt.reason)
+				page.waitLog("request ", "serial="+serialHex(tc.cert.SerialNumber), "days_left="+itoa(days)+" ", "reason="+tc.reason)
 			}
 			// The histogram counts the certificates that passed only.
 			if got := page.metric("minica_proxy_client_certificate_days_left_count"); !strings.HasSuffix(got, " 0") {

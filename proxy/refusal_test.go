@@ -89,71 +89,76 @@ type refusalCase struct {
 	noHelp bool
 }
 
+// refusalCases are the refusals of each reason, made in an env of
+// pageEnv: the certificate and what happens before the request.
+var refusalCases = []struct {
+	name string
+	mk   func(t *testing.T, e *env) refusalCase
+}{
+	{"no certificate", func(t *testing.T, e *env) refusalCase {
+		return refusalCase{status: 496, reason: ReasonNoCertificate,
+			want: []string{"No client certificate", "presented none", "ask for one"}}
+	}},
+	{"expired", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Leaf(t, clientTemplate("ella", e.now().Add(-48*time.Hour), e.now().Add(-25*time.Hour)))
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonExpired,
+			want: []string{"Your certificate has expired", "expired on " + pageTime(cert.NotAfter), "Renew your certificate", "ella"}}
+	}},
+	{"not yet valid", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Leaf(t, clientTemplate("nora", e.now().Add(2*time.Hour), e.now().Add(48*time.Hour)))
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonNotYetValid,
+			want: []string{"not valid yet", "valid from " + pageTime(cert.NotBefore), "nora"}}
+	}},
+	{"revoked", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Client(t, "rita")
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonRevoked,
+			before: func(e *env) { e.setCRL(e.revokedCRL(cert.SerialNumber, revokedAt)); e.reload(t) },
+			want:   []string{"has been revoked", "revoked on 2026-11-30 08:15:00 UTC (reason: keyCompromise)", "Get a new certificate", "rita", serialHex(cert.SerialNumber)}}
+	}},
+	{"unknown CA", func(t *testing.T, e *env) refusalCase {
+		cert, key := testca.New(t, "Stranger CA").Client(t, "uma")
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonUnknownCA,
+			want: []string{"unknown authority", "issued by “Stranger CA”", "accepts certificates of: “Test CA”", "uma"}}
+	}},
+	{"server certificate", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Server(t, "web.example.com")
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonWrongEKU,
+			want: []string{"Not a client certificate", "clientAuth", "web.example.com"}}
+	}},
+	{"no EKU", func(t *testing.T, e *env) refusalCase {
+		tmpl := clientTemplate("noeku", time.Time{}, time.Time{})
+		tmpl.ExtKeyUsage = nil
+		cert, key := e.ca.Leaf(t, tmpl)
+		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonNoEKU,
+			want: []string{"Not a client certificate", "no extended key usage"}}
+	}},
+	{"CA certificate", func(t *testing.T, e *env) refusalCase {
+		return refusalCase{cert: e.ca.Cert, key: e.ca.Key, status: 495, reason: ReasonCACertificate,
+			want: []string{"Not a client certificate", "certificate authority's"}}
+	}},
+	{"CRL expired", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Client(t, "carl")
+		return refusalCase{cert: cert, key: key, status: 503, reason: ReasonCRLExpired, noHelp: true,
+			before: func(e *env) { e.advance(2 * time.Hour) },
+			want:   []string{"cannot check certificates right now", "expired on ", "the site's fault, not yours", "carl"}}
+	}},
+	{"not allowed", func(t *testing.T, e *env) refusalCase {
+		cert, key := e.ca.Client(t, "otto")
+		return refusalCase{cert: cert, key: key, status: 403, reason: ReasonNotAllowed, noHelp: true,
+			want: []string{"Not allowed here", "does not give access", "otto"}}
+	}},
+}
+
+// revokedAt is the revocation time of the "revoked" refusal case.
+var revokedAt = time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC)
+
 // TestRefusalPages makes, for each reason, a request from a refused client
 // as a browser (Accept: text/html) and as another client, over HTTP/1.1
 // and HTTP/2, a GET and a POST with a body: each gets its status, reason
 // header, a page naming the certificate and what to do, the security
 // headers, and a log line; none reaches the upstream.
 func TestRefusalPages(t *testing.T) {
-	revokedAt := time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC)
-	tests := []struct {
-		name string
-		mk   func(t *testing.T, e *env) refusalCase
-	}{
-		{"no certificate", func(t *testing.T, e *env) refusalCase {
-			return refusalCase{status: 496, reason: ReasonNoCertificate,
-				want: []string{"No client certificate", "presented none", "ask for one"}}
-		}},
-		{"expired", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Leaf(t, clientTemplate("ella", e.now().Add(-48*time.Hour), e.now().Add(-25*time.Hour)))
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonExpired,
-				want: []string{"Your certificate has expired", "expired on " + pageTime(cert.NotAfter), "Renew your certificate", "ella"}}
-		}},
-		{"not yet valid", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Leaf(t, clientTemplate("nora", e.now().Add(2*time.Hour), e.now().Add(48*time.Hour)))
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonNotYetValid,
-				want: []string{"not valid yet", "valid from " + pageTime(cert.NotBefore), "nora"}}
-		}},
-		{"revoked", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Client(t, "rita")
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonRevoked,
-				before: func(e *env) { e.setCRL(e.revokedCRL(cert.SerialNumber, revokedAt)); e.reload(t) },
-				want:   []string{"has been revoked", "revoked on 2026-11-30 08:15:00 UTC (reason: keyCompromise)", "Get a new certificate", "rita", serialHex(cert.SerialNumber)}}
-		}},
-		{"unknown CA", func(t *testing.T, e *env) refusalCase {
-			cert, key := testca.New(t, "Stranger CA").Client(t, "uma")
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonUnknownCA,
-				want: []string{"unknown authority", "issued by “Stranger CA”", "accepts certificates of: “Test CA”", "uma"}}
-		}},
-		{"server certificate", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Server(t, "web.example.com")
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonWrongEKU,
-				want: []string{"Not a client certificate", "clientAuth", "web.example.com"}}
-		}},
-		{"no EKU", func(t *testing.T, e *env) refusalCase {
-			tmpl := clientTemplate("noeku", time.Time{}, time.Time{})
-			tmpl.ExtKeyUsage = nil
-			cert, key := e.ca.Leaf(t, tmpl)
-			return refusalCase{cert: cert, key: key, status: 495, reason: ReasonNoEKU,
-				want: []string{"Not a client certificate", "no extended key usage"}}
-		}},
-		{"CA certificate", func(t *testing.T, e *env) refusalCase {
-			return refusalCase{cert: e.ca.Cert, key: e.ca.Key, status: 495, reason: ReasonCACertificate,
-				want: []string{"Not a client certificate", "certificate authority's"}}
-		}},
-		{"CRL expired", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Client(t, "carl")
-			return refusalCase{cert: cert, key: key, status: 503, reason: ReasonCRLExpired, noHelp: true,
-				before: func(e *env) { e.advance(2 * time.Hour) },
-				want:   []string{"cannot check certificates right now", "expired on ", "the site's fault, not yours", "carl"}}
-		}},
-		{"not allowed", func(t *testing.T, e *env) refusalCase {
-			cert, key := e.ca.Client(t, "otto")
-			return refusalCase{cert: cert, key: key, status: 403, reason: ReasonNotAllowed, noHelp: true,
-				want: []string{"Not allowed here", "does not give access", "otto"}}
-		}},
-	}
-	for _, tt := range tests {
+	for _, tt := range refusalCases {
 		t.Run(tt.name, func(t *testing.T) {
 			eachProtocol(t, "", func(t *testing.T, h2 bool) {
 				var tc refusalCase
