@@ -158,6 +158,18 @@ func TestRefusalPageLimits(t *testing.T) {
 		}
 		e.waitMetric(`minica_proxy_connections_shed_total{reason="source-limit"}`, "1")
 	})
+	t.Run("handshake time", func(t *testing.T) {
+		e := pageEnv(t, func(c *Config) { c.HandshakeTimeout = 300 * time.Millisecond })
+		raw, err := dialFrom("127.0.0.1", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		if !closedWithin(raw, 5*time.Second) {
+			t.Error("a connection that never started its handshake was kept")
+		}
+		e.waitLog("handshake-refused", "reason=handshake-timeout")
+	})
 	t.Run("header time and size", func(t *testing.T) {
 		e := pageEnv(t, func(c *Config) { c.ReadHeaderTimeout = 300 * time.Millisecond; c.MaxHeaderBytes = 4096 })
 		slow := e.dialHTTP1(t, nil, nil)
