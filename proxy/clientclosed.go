@@ -3,7 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"os"
+	"sync/atomic"
 )
 
 // ReasonClientClosed is the reason logged for a request whose client went
@@ -20,10 +23,32 @@ const StatusClientClosed = 499
 
 // clientClosed reports whether the client of r went away: r's context ends
 // with its connection (a failed read of it, the request body's included)
-// or, over HTTP/2, its stream. The proxy's own cuts (a refused client, a
-// body timeout) are told apart before.
+// or, over HTTP/2, its stream; or reading its request body failed, which
+// over HTTP/2 comes just before the stream's context ends. The proxy's own
+// cuts (a refused client, a body timeout) are told apart before.
 func clientClosed(r *http.Request) bool {
-	return r != nil && errors.Is(r.Context().Err(), context.Canceled)
+	if r == nil {
+		return false
+	}
+	if errors.Is(r.Context().Err(), context.Canceled) {
+		return true
+	}
+	b, _ := r.Context().Value(bodyKey{}).(*timedBody)
+	return b != nil && b.client.failed.Load()
+}
+
+// clientBody notes, beside a request body, that reading it failed for a
+// cause of the client's (its stream reset, its connection closed in the
+// middle of the body), not for the end of the body or a deadline.
+type clientBody struct {
+	failed atomic.Bool
+}
+
+// note records the error of a read of the client's body.
+func (c *clientBody) note(err error) {
+	if err != nil && err != io.EOF && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.failed.Store(true)
+	}
 }
 
 // abortClientClosed marks rec as a request its client closed and aborts the

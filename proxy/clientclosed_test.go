@@ -2,12 +2,16 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 )
 
 // TestClientClosed: a client that goes away before the upstream answered,
@@ -86,5 +90,35 @@ func TestClientClosed(t *testing.T) {
 	}
 	if strings.Contains(e.log.String(), "status=502") {
 		t.Errorf("a request logged as a 502:\n%s", e.log.String())
+	}
+}
+
+// TestClientClosedBody: a failed read of the request body is the client's
+// going away even before the request's context ends (over HTTP/2 the
+// stream's body fails first); its end and a deadline are not.
+func TestClientClosedBody(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"reset", errors.New("client disconnected"), true},
+		{"cut short", io.ErrUnexpectedEOF, true},
+		{"end", io.EOF, false},
+		{"deadline", os.ErrDeadlineExceeded, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", iotest.ErrReader(tt.err))
+			rec := httptest.NewRecorder()
+			b := &timedBody{ReadCloser: io.NopCloser(r.Body), rc: http.NewResponseController(rec), budget: time.Minute, max: time.Minute, rate: 1}
+			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
+			b.Read(make([]byte, 1))
+			if got := clientClosed(r); got != tt.want {
+				t.Errorf("clientClosed() after a body read failing with %v = %v; want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+	if clientClosed(nil) || clientClosed(httptest.NewRequest("GET", "/", nil)) {
+		t.Error("clientClosed() of a request whose client is there = true")
 	}
 }
