@@ -62,6 +62,7 @@ type timedBody struct {
 	rate        int
 	err         error       // sticky, once out of time
 	late        atomic.Bool // read by bodyErrors, on another goroutine
+	client      clientBody  // read by upstreamError, on another goroutine
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
@@ -76,6 +77,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	// net/http starts after the body).
 	b.rc.SetReadDeadline(time.Time{})
 	b.budget = min(b.max, b.budget-time.Since(start)+time.Duration(n)*time.Second/time.Duration(b.rate))
+	b.client.note(err)
 	switch {
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		b.fail()

@@ -108,8 +108,10 @@
 // MaxHeaderBytes plus 320 bytes as SETTINGS_MAX_HEADER_LIST_SIZE (Go's
 // allowance for HPACK's 32-byte per-field overhead): a client that honours
 // it refuses to send more, and one that does not gets 431. An unreachable
-// upstream gives 502, a timeout 504; no request is ever forwarded without
-// its identity headers.
+// upstream gives 502, a timeout 504; a client gone before the upstream
+// answered is logged as 499 client-closed (ReasonClientClosed), not as an
+// upstream error. No request is ever forwarded without its identity
+// headers.
 //
 // Clients without a valid certificate cannot take the slots of those with
 // one: a connection in its TLS handshake holds one of MaxHandshakes

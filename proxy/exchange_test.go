@@ -51,13 +51,11 @@ func streamUpstream(t *testing.T) (url string, started, ended <-chan string) {
 				http.Error(w, "want an upgrade", http.StatusBadRequest)
 				return
 			}
-			c, rw, err := http.NewResponseController(w).Hijack()
+			c, rw, err := switchProtocols(w)
 			if err != nil {
 				return
 			}
 			defer c.Close()
-			rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-			rw.Flush()
 			for range 1000 {
 				line, err := rw.ReadString('\n')
 				if err != nil {

@@ -154,6 +154,24 @@ func grpcClient(t *testing.T, e *env, cert *x509.Certificate, key crypto.Signer)
 	return cc
 }
 
+// grpcEnv is a proxy, configured further by mod, in front of a gRPC
+// upstream over TLS (HTTP/2 on both sides), and a client of it as alice.
+func grpcEnv(t *testing.T, mod func(*Config)) (*env, *grpc.ClientConn) {
+	t.Helper()
+	upCA := testca.New(t, "Upstream CA")
+	upAddr := grpcUpstream(t, upCA)
+	e := newEnv(t, func(c *Config) {
+		c.Upstream = "https://" + upAddr
+		c.UpstreamRootCAs = x509.NewCertPool()
+		c.UpstreamRootCAs.AddCert(upCA.Cert)
+		if mod != nil {
+			mod(c)
+		}
+	})
+	cert, key := e.ca.Leaf(t, aliceTemplate())
+	return e, grpcClient(t, e, cert, key)
+}
+
 // checkMD fails unless the header and trailer metadata of a call are the
 // service's.
 func checkMD(t *testing.T, call string, header, trailer metadata.MD) {
@@ -176,15 +194,7 @@ func checkMD(t *testing.T, call string, header, trailer metadata.MD) {
 // identity reaches the service as metadata, and metadata spoofing it
 // does not.
 func TestGRPC(t *testing.T) {
-	upCA := testca.New(t, "Upstream CA")
-	upAddr := grpcUpstream(t, upCA)
-	e := newEnv(t, func(c *Config) {
-		c.Upstream = "https://" + upAddr
-		c.UpstreamRootCAs = x509.NewCertPool()
-		c.UpstreamRootCAs.AddCert(upCA.Cert)
-	})
-	cert, key := e.ca.Leaf(t, aliceTemplate())
-	cc := grpcClient(t, e, cert, key)
+	e, cc := grpcEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	spoofed := metadata.AppendToOutgoingContext(ctx, "x-ssl-client-cn", "spoof", "x-ssl-client-verify", "spoof",
@@ -302,18 +312,10 @@ func TestGRPCPlainUpstream(t *testing.T) {
 // stream that sends nothing for BodyTimeout is cut as a stalled request
 // body, the call failing and the log saying body-timeout.
 func TestGRPCIdleClientStream(t *testing.T) {
-	upCA := testca.New(t, "Upstream CA")
-	upAddr := grpcUpstream(t, upCA)
-	e := newEnv(t, func(c *Config) {
-		c.Upstream = "https://" + upAddr
-		c.UpstreamRootCAs = x509.NewCertPool()
-		c.UpstreamRootCAs.AddCert(upCA.Cert)
-		c.BodyTimeout = 200 * time.Millisecond
-	})
-	cert, key := e.ca.Leaf(t, aliceTemplate())
+	e, cc := grpcEnv(t, func(c *Config) { c.BodyTimeout = 200 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
-	s, err := grpcClient(t, e, cert, key).NewStream(ctx, &echoService.Streams[1], "/minica.test.Echo/Chat")
+	s, err := cc.NewStream(ctx, &echoService.Streams[1], "/minica.test.Echo/Chat")
 	if err != nil {
 		t.Fatal(err)
 	}

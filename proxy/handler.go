@@ -174,6 +174,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x != nil && reason == "" {
 			reason = x.cutReason() // logged, not counted as a refusal
 		}
+		if reason == "" && rec.clientClosed {
+			reason = ReasonClientClosed // logged, not counted as a refusal
+		}
 		p.logRequest(r, id, rec, reason, start)
 	}()
 	ci, _ := r.Context().Value(connKey{}).(*conn)
@@ -323,6 +326,9 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 			return
 		}
 	}
+	if clientClosed(r) {
+		abortClientClosed(rec) // not the upstream's fault: no 502
+	}
 	code := http.StatusBadGateway
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
@@ -345,6 +351,8 @@ type recorder struct {
 	bytes       int64     // response body bytes written (none of a tunnel)
 	forwarded   bool      // the request went to the upstream
 	route       *Route    // the request's route, nil if none matched
+	// clientClosed: the client went away before the upstream answered.
+	clientClosed bool
 }
 
 func (r *recorder) WriteHeader(code int) {

@@ -103,7 +103,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_requests_total{code}              requests answered, by status
 //	minica_proxy_requests_refused_total{reason}    requests refused by the proxy
 //	minica_proxy_handshake_failures_total{reason}  refused TLS handshakes
-//	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert)
+//	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert, policy)
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
 //	minica_proxy_connections_shed_total{reason}    closed for a handshake limit (source-limit, handshake-limit)

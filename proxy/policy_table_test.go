@@ -404,4 +404,17 @@ func TestPolicyAuthorityAndHost(t *testing.T) {
 	if got := *pe.host.Load(); got != "wiki.example.com" {
 		t.Errorf("upstream Host = %q; want the request target's", got)
 	}
+	// The host routes normalized; the upstream gets it as it came.
+	for _, h2 := range []bool{false, true} {
+		req, _ := http.NewRequest("GET", "https://"+pe.addr+"/five", nil)
+		req.Host = "Wiki.Example.COM.:8443"
+		resp, err := pe.clientFor(t, "bob", "wiki.example.com", h2).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := *pe.host.Load(); resp.StatusCode != 200 || got != req.Host {
+			t.Errorf("h2 %v: status %d, upstream Host %q; want 200 and %q", h2, resp.StatusCode, got, req.Host)
+		}
+	}
 }

@@ -156,13 +156,11 @@ func TestWebSocketUpgrade(t *testing.T) {
 			http.Error(w, "want an upgrade from alice", 400)
 			return
 		}
-		c, rw, err := http.NewResponseController(w).Hijack()
+		c, rw, err := switchProtocols(w)
 		if err != nil {
 			return
 		}
 		defer c.Close()
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-		rw.Flush()
 		line, _ := rw.ReadString('\n')
 		rw.WriteString("echo " + line)
 		rw.Flush()

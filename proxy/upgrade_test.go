@@ -4,12 +4,28 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 )
+
+// switchProtocols is an upstream's answer to a WebSocket upgrade: it
+// hijacks the connection of w and sends 101; the caller closes c.
+func switchProtocols(w http.ResponseWriter) (c net.Conn, rw *bufio.ReadWriter, err error) {
+	c, rw, err = http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	if err := rw.Flush(); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, rw, nil
+}
 
 // TestUpgradeSpoofing sends a WebSocket upgrade by hand with spoofed
 // identity headers, some of them named in Connection beside Upgrade (so
@@ -20,13 +36,11 @@ func TestUpgradeSpoofing(t *testing.T) {
 	seen := make(chan http.Header, 1)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen <- r.Header.Clone()
-		c, rw, err := http.NewResponseController(w).Hijack()
+		c, _, err := switchProtocols(w)
 		if err != nil {
 			return
 		}
 		defer c.Close()
-		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-		rw.Flush()
 	}))
 	t.Cleanup(up.Close)
 	e := newEnv(t, func(c *Config) { c.Upstream = up.URL })

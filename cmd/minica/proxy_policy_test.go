@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,26 +37,55 @@ func (f *proxyFixture) writePolicy(t *testing.T, file, cns string) {
 }
 
 func status(t *testing.T, c *http.Client, url string) string {
-	resp, err := c.Get(url)
+	s, _ := statusConn(t, c, url)
+	return s
+}
+
+// statusConn is status with the local address of the connection the
+// request went on, to tell a kept connection from a new one.
+func statusConn(t *testing.T, c *http.Client, url string) (status, local string) {
+	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
-		return err.Error()
+		t.Fatal(err)
+	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) { local = ci.Conn.LocalAddr().String() },
+	}))
+	resp, err := c.Do(req)
+	if err != nil {
+		return err.Error(), local
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.Status
+	return resp.Status, local
+}
+
+// startPolicyFixture runs minica proxy --policy with a policy that allows
+// the CNs cns on /app (see writePolicy), and args.
+func startPolicyFixture(t *testing.T, cns string, args ...string) (*proxyFixture, string, *proxyProc) {
+	t.Helper()
+	f := newProxyFixture(t)
+	file := filepath.Join(t.TempDir(), "front.json")
+	f.writePolicy(t, file, cns)
+	return f, file, f.startPolicyProxy(t, file, args...)
 }
 
 // TestProxyProcessPolicy: `minica proxy --policy` routes by the file, picks
-// up a changed file within the reload interval, keeps the last good policy
-// when the new one is bad (logged once, counted), and reloads on SIGHUP.
+// up a changed file within the reload interval, and keeps the last good
+// policy when the new one is bad (logged once, counted); bob's keep-alive
+// connection stays open through it all.
 func TestProxyProcessPolicy(t *testing.T) {
 	t.Parallel()
-	f := newProxyFixture(t)
-	file := filepath.Join(t.TempDir(), "front.json")
-	f.writePolicy(t, file, `"alice"`)
-	p := f.startPolicyProxy(t, file, "--reload-interval", "100ms")
+	f, file, p := startPolicyFixture(t, `"alice"`, "--reload-interval", "100ms")
 	alice, bob := f.client(t, "alice"), f.client(t, "bob")
 	base := "https://" + p.addr
+	_, bobConn := statusConn(t, bob, base+"/app/x")
+	sameConn := func(when string) {
+		t.Helper()
+		if got, conn := statusConn(t, bob, base+"/other"); conn != bobConn {
+			t.Errorf("bob %s: %s on connection %s; want his first connection %s kept", when, got, conn, bobConn)
+		}
+	}
 	for _, c := range []struct {
 		client     *http.Client
 		path, want string
@@ -73,6 +103,7 @@ func TestProxyProcessPolicy(t *testing.T) {
 		return ""
 	})
 	p.waitLog(t, "policy-reload", "routes=2")
+	sameConn("after the reload")
 	// A bad file keeps the last good policy.
 	os.WriteFile(file, []byte(`{"routes": [{"host": "*", "path": "/app"}]}`), 0o644)
 	eventually(t, "the reload failure metric", func() string {
@@ -87,26 +118,27 @@ func TestProxyProcessPolicy(t *testing.T) {
 	if n := strings.Count(p.stderr.String(), "reload-failed file=policy"); n != 1 {
 		t.Errorf("%d reload-failed lines; want 1:\n%s", n, p.stderr.String())
 	}
+	sameConn("after the bad policy")
 }
 
+// TestProxyProcessPolicySIGHUP: without a reload interval, a changed
+// policy takes effect on SIGHUP, on the connection bob already has open.
 func TestProxyProcessPolicySIGHUP(t *testing.T) {
 	t.Parallel()
-	f := newProxyFixture(t)
-	file := filepath.Join(t.TempDir(), "front.json")
-	f.writePolicy(t, file, `"alice"`)
-	p := f.startPolicyProxy(t, file, "--reload-interval", "0")
+	f, file, p := startPolicyFixture(t, `"alice"`, "--reload-interval", "0")
 	bob := f.client(t, "bob")
 	url := "https://" + p.addr + "/app"
 	f.writePolicy(t, file, `"alice", "bob"`)
-	if got := status(t, bob, url); got != "403 Forbidden" {
+	got, bobConn := statusConn(t, bob, url)
+	if got != "403 Forbidden" {
 		t.Fatalf("bob before SIGHUP: %s; want 403 (not reloaded yet)", got)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "bob after SIGHUP", func() string {
-		if got := status(t, bob, url); got != "200 OK" {
-			return got
+		if got, conn := statusConn(t, bob, url); got != "200 OK" || conn != bobConn {
+			return got + " on " + conn + ", not " + bobConn
 		}
 		return ""
 	})
