@@ -77,14 +77,18 @@ func TestH2spec(t *testing.T) {
 	plain.StartTLS()
 	t.Cleanup(plain.Close)
 
-	var wg sync.WaitGroup
-	var proxyRes, plainRes h2specResult
-	var proxyErr, plainErr error
-	wg.Go(func() { proxyRes, proxyErr = runH2spec(t, e.addr, certFile, keyFile) })
-	wg.Go(func() { plainRes, plainErr = runH2spec(t, plain.Listener.Addr().String(), "", "") })
-	wg.Wait()
-	if proxyErr != nil || plainErr != nil {
-		t.Fatalf("h2spec against the proxy: %v\nagainst net/http: %v", proxyErr, plainErr)
+	proxyRes, plainRes := runH2specPair(t, e.addr, plain.Listener.Addr().String(), certFile, keyFile)
+	if unexpected := unexpectedH2specFailures(proxyRes, plainRes); len(unexpected) > 0 {
+		// h2spec waits 2 s for each answer: on a loaded machine a case
+		// can time out. Such a case is run again, and must fail twice.
+		t.Logf("h2spec: %d unexpected failures (%v), running h2spec again", len(unexpected), unexpected)
+		again, plainAgain := runH2specPair(t, e.addr, plain.Listener.Addr().String(), certFile, keyFile)
+		for id := range proxyRes.Failed {
+			if _, still := again.Failed[id]; !still && slices.Contains(unexpected, id) {
+				delete(proxyRes.Failed, id)
+			}
+		}
+		maps.Copy(plainRes.Failed, plainAgain.Failed)
 	}
 	t.Logf("h2spec against the proxy: %d passed, %d skipped, %d failed; against net/http: %d passed, %d skipped, %d failed",
 		proxyRes.Passed, proxyRes.Skipped, len(proxyRes.Failed), plainRes.Passed, plainRes.Skipped, len(plainRes.Failed))
@@ -121,6 +125,44 @@ func TestH2spec(t *testing.T) {
 			t.Errorf("docs/proxy.md does not list the known h2spec failure `%s`", id)
 		}
 	}
+}
+
+// runH2specPair runs h2spec against the proxy and the plain server at
+// once; a child that fails to run at all (h2spec exits when a dial fails)
+// is run once more.
+func runH2specPair(t *testing.T, proxyAddr, plainAddr, certFile, keyFile string) (proxyRes, plainRes h2specResult) {
+	run := func(addr, cert, key string) (h2specResult, error) {
+		res, err := runH2spec(t, addr, cert, key)
+		if err != nil {
+			t.Logf("h2spec against %s did not run (%v), running it again", addr, err)
+			res, err = runH2spec(t, addr, cert, key)
+		}
+		return res, err
+	}
+	var wg sync.WaitGroup
+	var proxyErr, plainErr error
+	wg.Go(func() { proxyRes, proxyErr = run(proxyAddr, certFile, keyFile) })
+	wg.Go(func() { plainRes, plainErr = run(plainAddr, "", "") })
+	wg.Wait()
+	if proxyErr != nil || plainErr != nil {
+		t.Fatalf("h2spec against the proxy: %v\nagainst net/http: %v", proxyErr, plainErr)
+	}
+	return proxyRes, plainRes
+}
+
+// unexpectedH2specFailures lists the cases that fail against the proxy and
+// are not known failures of net/http that it fails too.
+func unexpectedH2specFailures(proxyRes, plainRes h2specResult) []string {
+	var ids []string
+	for id := range proxyRes.Failed {
+		_, known := knownH2specFailures[id]
+		_, goToo := plainRes.Failed[id]
+		if !known || !goToo {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // runH2spec runs TestH2specChild in a child process against addr, with a
