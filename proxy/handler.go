@@ -242,7 +242,7 @@ func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
 	}
 	return &httputil.ReverseProxy{
 		Rewrite:      p.rewrite,
-		Transport:    tr,
+		Transport:    newH1Transport(tr),
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},
