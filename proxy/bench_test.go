@@ -199,7 +199,7 @@ func BenchmarkRewrite(b *testing.B) {
 			in.Header = tt.in
 			for b.Loop() {
 				out := in.Clone(ctx)
-				e.p.rewrite(&httputil.ProxyRequest{In: in, Out: out})
+				e.p.rewrite(&httputil.ProxyRequest{In: in, Out: out}, e.p.target)
 			}
 		})
 	}

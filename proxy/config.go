@@ -72,6 +72,13 @@ type Config struct {
 	// CustomHeaders are extra "NAME=FIELD" headers (see FieldNames).
 	CustomHeaders []string
 
+	// PolicyFile, when set, is the policy file (see ParsePolicy and
+	// docs/proxy.md, "Routes and policy"): routes by host and path, each
+	// with its upstream and rule, re-read on every Reload. It excludes
+	// Upstream, UpstreamRootCAs and the Allow lists, which are a policy of
+	// one route for every host and path.
+	PolicyFile string
+
 	// AllowCN, AllowEmail, AllowOU and AllowURI, when any is non-empty,
 	// let through only clients matching at least one entry exactly (CN;
 	// email as in Identity.Email or any rfc822Name SAN; any OU; any URI

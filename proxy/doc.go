@@ -44,8 +44,10 @@
 // gets 403 "client certificate revoked", and one whose certificate expired
 // since gets 403 "client certificate expired". While the CRL is past nextUpdate
 // (beyond CRLGrace) every request gets 503 "revocation list expired", every
-// handshake is refused, and HealthHandler answers 503. The allow-lists are
-// applied per request: 403 "client not allowed".
+// handshake is refused, and HealthHandler answers 503. The policy (the
+// routes of Config.PolicyFile, or the one route of Upstream and the
+// allow-lists) decides per request, after these checks: 403 "client not
+// allowed" from the rule of the request's route (see Policy and Decision).
 //
 // An exchange that outlives the check of its request (a WebSocket or other
 // upgraded tunnel, a streaming response or request body) is checked again
@@ -56,8 +58,8 @@
 // connection (over HTTP/2, with every stream on it). Each closed exchange
 // is logged and counted. So is an idle connection (HTTP/1.1 keep-alive
 // between requests, HTTP/2 without open streams) of a client refused for a
-// reason of its own (revoked, expired, no longer chaining to the bundle,
-// not allowed): it is closed at once, and the client's next request needs
+// reason of its own (revoked, expired, no longer chaining to the bundle):
+// it is closed at once, and the client's next request needs
 // a new handshake, which is refused. While the CRL itself is unusable
 // (expired, not yet valid) idle connections stay open: their requests get
 // 503 with the reason, and work again once a fresh CRL is loaded.

@@ -105,6 +105,8 @@ func (p *Proxy) sweep() {
 		if x.admitted && x.cut == "" {
 			if _, _, _, refused := p.current(x.ci); refused != "" {
 				p.cut(x, refused)
+			} else if refused := p.routeRefuses(x); refused != "" {
+				p.cut(x, refused)
 			}
 		}
 		x.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"slices"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -101,9 +101,6 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 		p.metrics.sawClient(id)
 	}
 	ci.refused = ""
-	if !p.allow.allows(ci.id) {
-		ci.refused = ReasonNotAllowed
-	}
 }
 
 // current returns ci's state, re-verified if the trust changed since, and
@@ -190,6 +187,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(rec, refused)
 		return
 	}
+	rp, d := p.route(r, id)
+	rec.route = d.Route
+	if d.Reason != "" {
+		reason = d.Reason
+		refuseRoute(rec, d)
+		return
+	}
 	in := headerBytes(r.Header)
 	if in > p.cfg.MaxHeaderBytes {
 		reason = "header-too-large"
@@ -201,8 +205,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "request headers with identity headers exceed the upstream budget of "+strconv.Itoa(p.cfg.UpstreamHeaderBytes)+" bytes", http.StatusRequestHeaderFieldsTooLarge)
 		return
 	}
-	r = r.WithContext(context.WithValue(ctx, headersKey{}, headers))
-	p.rp.ServeHTTP(rec, r)
+	r = withPath(r.WithContext(context.WithValue(ctx, headersKey{}, headers)), d.Path)
+	rp.ServeHTTP(rec, r)
 }
 
 // headerBytes counts the request headers as HTTP/1.1 puts them on the wire.
@@ -218,30 +222,32 @@ func headerBytes(h http.Header) int {
 
 type headersKey struct{}
 
-func (p *Proxy) newReverseProxy() *httputil.ReverseProxy {
+// newReverseProxy returns the ReverseProxy of the upstream up, an https one
+// verified against roots (nil: the system roots).
+func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.ReverseProxy {
 	dialer := &net.Dialer{Timeout: p.cfg.UpstreamDialTimeout}
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
-		TLSClientConfig:       &tls.Config{RootCAs: p.cfg.UpstreamRootCAs, MinVersion: tls.VersionTLS12},
+		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   p.cfg.UpstreamDialTimeout,
 		ResponseHeaderTimeout: p.cfg.UpstreamResponseHeaderTimeout,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     p.target.Scheme == "https",
+		ForceAttemptHTTP2:     up.URL.Scheme == "https",
 		// Forward the client's Accept-Encoding, or none, as it is: left
 		// on, the Transport asks for gzip on every request without one and
 		// unzips the answer, work a proxy should leave to the endpoints.
 		DisableCompression: true,
 	}
-	if p.unixPath != "" {
+	if up.Socket != "" {
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, "unix", p.unixPath)
+			return dialer.DialContext(ctx, "unix", up.Socket)
 		}
 	}
 	return &httputil.ReverseProxy{
-		Rewrite:      p.rewrite,
+		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
 		Transport:    newH1Transport(tr),
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
@@ -260,8 +266,8 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 // rewrite runs after ReverseProxy removed the hop-by-hop headers, including
 // those a client named in Connection, so nothing the client sends can remove
 // what it sets.
-func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
-	pr.SetURL(p.target)
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
+	pr.SetURL(target)
 	pr.Out.Host = pr.In.Host
 	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
 	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
@@ -328,6 +334,7 @@ type recorder struct {
 	upstreamErr error
 	x           *exchange // nil for a request refused before its exchange
 	reason      string    // set by an error handler that refuses the request
+	route       *Route    // the request's route, nil if none matched
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -354,30 +361,4 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		r.status = http.StatusSwitchingProtocols
 	}
 	return c, rw, err
-}
-
-// allowList holds the Config allow-lists; empty means everyone.
-type allowList struct {
-	cn, email, ou, uri []string
-}
-
-func newAllowList(cfg Config) allowList {
-	return allowList{cn: cfg.AllowCN, email: cfg.AllowEmail, ou: cfg.AllowOU, uri: cfg.AllowURI}
-}
-
-func (a allowList) allows(id *Identity) bool {
-	if len(a.cn)+len(a.email)+len(a.ou)+len(a.uri) == 0 {
-		return true
-	}
-	anyIn := func(list, vals []string) bool {
-		for _, v := range vals {
-			if slices.Contains(list, v) {
-				return true
-			}
-		}
-		return false
-	}
-	return slices.Contains(a.cn, id.CN) ||
-		anyIn(a.email, append([]string{id.Email}, id.Emails...)) ||
-		anyIn(a.ou, id.OU) || anyIn(a.uri, id.URIs)
 }

@@ -115,7 +115,7 @@ func TestAllowList(t *testing.T) {
 		{"any list", Config{AllowCN: []string{"bob"}, AllowOU: []string{"Ops"}}, true},
 	}
 	for _, tt := range tests {
-		if got := newAllowList(tt.cfg).allows(id); got != tt.want {
+		if _, _, got := legacyPolicy(&tt.cfg, Upstream{}).Routes[0].Rule.match(id); got != tt.want {
 			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
 		}
 	}

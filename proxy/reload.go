@@ -51,6 +51,7 @@ func (p *Proxy) Reload() error {
 		next.setCRLs(crl)
 		changed = true
 	}
+	p.reloadPolicy(next.cas, fail)
 	if cert, err := loadCert(&p.cfg); err != nil {
 		fail("cert", err)
 	} else {

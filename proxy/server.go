@@ -25,7 +25,6 @@ type Proxy struct {
 	cfg       Config
 	headers   *Headers
 	reserved  reservedSet
-	allow     allowList
 	target    *url.URL
 	unixPath  string
 	rp        *httputil.ReverseProxy
@@ -40,6 +39,8 @@ type Proxy struct {
 	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
 	reloadMu sync.Mutex
 	lastWarn atomic.Int64 // unix seconds of the last CRL grace/expiry warning
+	routing  atomic.Pointer[routing]
+	policy   policyState // guarded by reloadMu
 }
 
 // New checks cfg, loads the CA bundle, the CRL and the server certificate,
@@ -57,15 +58,14 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	up, err := ParseUpstream(cfg.Upstream)
+	up, err := configUpstream(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("upstream %w", err)
+		return nil, err
 	}
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
 		reserved: newReservedSet(headers),
-		allow:    newAllowList(cfg),
 		target:   up.URL,
 		unixPath: up.Socket,
 		metrics:  newMetrics(),
@@ -107,8 +107,9 @@ func New(cfg Config) (*Proxy, error) {
 		ConnState:         p.idle.connState,
 		ErrorLog:          log.New(p.log.eventWriter("http-error"), "", 0),
 	}
-	p.rp = p.newReverseProxy()
-	p.rp.ErrorHandler = p.bodyErrors(p.rp.ErrorHandler)
+	if err := p.initRouting(cas); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -62,8 +62,10 @@ func proxyCommand(e *env) *cli.Command {
 			"   minica proxy --upstream http://127.0.0.1:8080 --cert app.crt --key app.key --ca ca.crt \\\n" +
 			"     --crl http://pki.example.com/crl.der --crl-cache /var/cache/minica/crl.der\n" +
 			"   minica proxy --listen 127.0.0.1:8443 --upstream unix:/run/app.sock --cert app.crt --key app.key \\\n" +
-			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100",
-		Flags: proxyFlags(),
+			"     --headers apache --header X-User=email --allow-ou Ops --metrics 127.0.0.1:9100\n" +
+			"   minica proxy --policy front.json --server-cert front.example.com   # routes and rules: see 'minica proxy policy check'",
+		Flags:       proxyFlags(),
+		Subcommands: []*cli.Command{proxyPolicyCommand(e)},
 		Action: func(c *cli.Context) error {
 			return runProxy(c, e)
 		},
@@ -74,7 +76,7 @@ func proxyFlags() []cli.Flag {
 	dur := ca.FormatDuration
 	return []cli.Flag{
 		&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen for TLS clients on `ADDR` (PORT or HOST:PORT; port 0 picks a free one)"},
-		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT (or HOST:PORT), https://HOST:PORT or unix:/PATH (required)"},
+		&cli.StringFlag{Name: "upstream", Usage: "forward to `URL`: http://HOST:PORT (or HOST:PORT), https://HOST:PORT or unix:/PATH (required unless --policy)"},
 		&cli.StringFlag{Name: "upstream-ca", Usage: "verify an https upstream against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "server-cert", Usage: "serve the newest valid server certificate issued as `NAME`, with its chain and key"},
 		&cli.StringFlag{Name: "cert", Usage: "serve the certificate chain in `FILE` (PEM, leaf first) instead of --server-cert"},
@@ -109,6 +111,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
+		policyFlag(),
 	}
 }
 
@@ -153,7 +156,7 @@ func runProxy(c *cli.Context, e *env) error {
 	}
 	p, err := proxy.New(o.cfg)
 	if err != nil {
-		return proxyStartHint(err)
+		return policyStartHint(proxyStartHint(err))
 	}
 	if o.follower != nil {
 		o.follower.attach(p)
@@ -168,10 +171,13 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	o := &proxyOptions{listen: c.String("listen"), metrics: c.String("metrics"), accessLog: c.String("access-log")}
 	cfg := &o.cfg
 	cfg.Upstream = c.String("upstream")
-	if cfg.Upstream == "" {
-		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH")
+	if err := parsePolicyFlag(c, cfg); err != nil {
+		return nil, err
 	}
-	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil {
+	if cfg.Upstream == "" && cfg.PolicyFile == "" {
+		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH (or --policy FILE)")
+	}
+	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream %v", err)
 	}
 	host, port, err := proxy.ParseListen(o.listen)

@@ -29,6 +29,9 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 		return fmt.Errorf("listening on %q: %w", o.listen, err)
 	}
 	where := fmt.Sprintf("minica proxy: listening on %s, forwarding to %s", ln.Addr(), o.cfg.Upstream)
+	if o.cfg.PolicyFile != "" {
+		where = fmt.Sprintf("minica proxy: listening on %s, routing by the policy %s", ln.Addr(), o.cfg.PolicyFile)
+	}
 	var metrics *http.Server
 	if o.metrics != "" {
 		mln, err := net.Listen("tcp", o.metrics)

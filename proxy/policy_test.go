@@ -1,0 +1,411 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"minica/formats"
+	"minica/internal/testca"
+)
+
+// TestParsePolicyErrors: each error of a bad policy, with the line and
+// column of what it is about, marked with § in the JSON (the errors come in
+// file order, one per marker).
+func TestParsePolicyErrors(t *testing.T) {
+	root := testca.New(t, "Test CA")
+	const up = `"upstream": "http://127.0.0.1:1"`
+	bundle := `(the bundle has "CN=Test CA" sha256 ` + fingerprint(root.Cert) + `)`
+	ab := strings.Repeat("ab", 32)
+	tests := []struct {
+		name, json string
+		want       []string // the messages, without FILE:LINE:COL
+	}{
+		{"syntax", "{\n  \"routes\": [§,]\n}", []string{`invalid JSON: ',' looking for beginning of value`}},
+		{"syntax in route", `{"routes": [{"host": "a",§, }]}`, []string{`invalid JSON: ',' looking for beginning of object key string`}},
+		{"truncated", `{"routes": [§`, []string{`invalid JSON: unexpected end of file`}},
+		{"trailing data", `{"routes": [{"host": "*", "refuse": true}]} §{}`, []string{`invalid JSON: an object after the end of the policy`}},
+		{"not an object", `§[]`, []string{`policy: want an object, got a list`}},
+		{"no routes", `§{}`, []string{`policy: no "routes": a policy needs at least one route`}},
+		{"empty routes", `{"routes": §[]}`, []string{`routes: empty list: a policy needs at least one route`}},
+		{"routes not a list", `{"routes": §{}}`, []string{`routes: want a list of routes, got an object`}},
+		{"unknown top field", `§{§"route": []}`, []string{
+			`policy: no "routes": a policy needs at least one route`,
+			`policy: unknown field "route" (known: rules, routes)`}},
+		{"unknown route field", `{"routes": [{"host": "*", "refuse": true, §"hots": "x"}]}`, []string{
+			`route 1: unknown field "hots" (known: name, host, path, upstream, upstream_ca, allow, rule, refuse)`}},
+		{"duplicate field", `{"routes": [{"host": "*", §"host": "a", "refuse": true}]}`, []string{`route 1: "host" given twice`}},
+		{"wrong type", `{"routes": [{"host": §7, "refuse": true}]}`, []string{`route 1: host: want a string, got a number`}},
+		{"route not an object", `{"routes": [§"a"]}`, []string{`route 1: want an object, got a string`}},
+		{"no host", `{"routes": [§{"refuse": true}]}`, []string{`route 1: no host: give "host": "NAME", "*.DOMAIN" or "*"`}},
+		{"no rule", `{"routes": [§{"host": "a.example.com", ` + up + `}]}`, []string{
+			`route 1 (host "a.example.com", path "/"): no rule: give "allow", "rule" or "refuse": true (a route without a rule would refuse every client)`}},
+		{"two rules", `{"rules": {"r": {"any": true}}, "routes": [§{"host": "a", ` + up + `, "rule": "r", "allow": {"any": true}}]}`, []string{
+			`route 1: rule and allow exclude each other`}},
+		{"unknown rule", `{"routes": [{"host": "a", ` + up + `, "rule": §"ops"}]}`, []string{`route 1: rule "ops" is not under "rules"`}},
+		{"refuse false", `{"routes": [{"host": "a", "refuse": §false}]}`, []string{
+			`route 1: refuse: want true or no field; a route lets clients through by "allow" or "rule"`}},
+		{"refuse with upstream", `{"routes": [{"host": "a", "refuse": true, "upstream": §"http://127.0.0.1:1"}]}`, []string{`route 1: a route that refuses has no upstream`}},
+		{"no upstream", `{"routes": [§{"host": "a", "allow": {"any": true}}]}`, []string{
+			`route 1: no upstream: give "upstream": http://HOST:PORT, https://HOST:PORT or unix:/PATH`}},
+		{"bad upstream", `{"routes": [{"host": "a", "upstream": §"ftp://x", "allow": {"any": true}}]}`, []string{
+			`route 1: upstream "ftp://x": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`}},
+		{"upstream_ca on http", `{"routes": [{"host": "a", ` + up + `, "upstream_ca": §"ca.pem", "allow": {"any": true}}]}`, []string{
+			`route 1: upstream_ca is only for an https upstream`}},
+		{"host port", `{"routes": [{"host": §"a.example.com:443", "refuse": true}]}`, []string{
+			`route 1: host "a.example.com:443": no port: routes match the host whatever the port`}},
+		{"host two wildcards", `{"routes": [{"host": §"*.*.example.com", "refuse": true}]}`, []string{
+			`route 1: host "*.*.example.com": '*' only as the whole first label, as in *.example.com`}},
+		{"host partial wildcard", `{"routes": [{"host": §"w*.example.com", "refuse": true}]}`, []string{
+			`route 1: host "w*.example.com": '*' only as the whole first label, as in *.example.com`}},
+		{"host unicode", `{"routes": [{"name": "büch", "host": §"bücher.example", "refuse": true}]}`, []string{
+			`route 1: host "bücher.example": ASCII only: write an internationalized name in its xn-- form`}},
+		{"host empty label", `{"routes": [{"host": §"a..example", "refuse": true}]}`, []string{
+			`route 1: host "a..example": empty or over-long label`}},
+		{"path relative", `{"routes": [{"host": "a", "path": §"admin", "refuse": true}]}`, []string{
+			`route 1: path "admin": want an absolute path such as /admin`}},
+		{"path trailing slash", `{"routes": [{"host": "a", "path": §"/admin/", "refuse": true}]}`, []string{
+			`route 1: path "/admin/": no trailing '/': "/admin" matches /admin and everything under it`}},
+		{"path unclean", `{"routes": [{"host": "a", "path": §"/a/../b", "refuse": true}]}`, []string{
+			`route 1: path "/a/../b": not a clean path: requests are matched as "/b"`}},
+		{"path encoded unreserved", `{"routes": [{"host": "a", "path": §"/%61", "refuse": true}]}`, []string{
+			`route 1: path "/%61": not a clean path: requests are matched as "/a"`}},
+		{"path encoded slash", `{"routes": [{"host": "a", "path": §"/a%2Fb", "refuse": true}]}`, []string{
+			`route 1: path "/a%2Fb": an encoded '/' (%2F) in the path`}},
+		{"path query", `{"routes": [{"host": "a", "path": §"/a?b", "refuse": true}]}`, []string{
+			`route 1: path "/a?b": a path prefix has no query, fragment or ';'`}},
+		{"same route twice", "{\"routes\": [{\"host\": \"A.example\", \"refuse\": true},\n §{\"host\": \"a.example.\", \"refuse\": true}]}", []string{
+			`route 2: same host "a.example" and path "/" as route 1, which always matches first`}},
+		{"empty rule", `{"routes": [{"host": "a", ` + up + `, §"allow": {}}]}`, []string{
+			`route 1: allow: no clause: give at least one of any, cn, email, email_domain, o, ou, dns, uri, serial, issuer, issuer_sha256, min_days_left ("any": true lets every verified client through)`}},
+		{"empty list", `{"routes": [{"host": "a", ` + up + `, §"allow": {"cn": §[]}}]}`, []string{
+			`route 1: allow: no clause: give at least one of any, cn, email, email_domain, o, ou, dns, uri, serial, issuer, issuer_sha256, min_days_left ("any": true lets every verified client through)`,
+			`route 1: allow: cn: empty list (leave the field out instead)`}},
+		{"any with clauses", `{"routes": [{"host": "a", ` + up + `, §"allow": {"any": true, "cn": ["x"]}}]}`, []string{
+			`route 1: allow: "any": true and identity clauses exclude each other`}},
+		{"any false", `{"routes": [{"host": "a", ` + up + `, "allow": {"any": §false}}]}`, []string{`route 1: allow: any: want true or no field`}},
+		{"bad clause values", `{"routes": [{"host": "a", ` + up + `, "allow": {
+  "cn": [§""], "email": [§"simon"], "email_domain": [§"@x"], "serial": [§"xyz"], "issuer_sha256": [§"00"],
+  "uri": [§"spiffe://example.com/ns/*/x", §"spiffe://*"], "min_days_left": §1.5, "ou": ["a", §7], "o": §"x"}}]}`, []string{
+			`route 1: allow: cn "": empty value`,
+			`route 1: allow: email "simon": want LOCAL@DOMAIN`,
+			`route 1: allow: email_domain "@x": want a domain name such as example.com`,
+			`route 1: allow: serial "xyz": want a serial in hex, such as 5F3C09`,
+			`route 1: allow: issuer_sha256 "00": want the SHA-256 of the CA certificate, 64 hex digits`,
+			`route 1: allow: uri "spiffe://example.com/ns/*/x": '*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*`,
+			`route 1: allow: uri "spiffe://*": '*' only as the whole last path segment after SCHEME://AUTHORITY/, as in spiffe://example.com/ns/prod/*`,
+			`route 1: allow: min_days_left: want a whole number from 0 to 36500, got 1.5`,
+			`route 1: allow: ou: want a list of strings, got a number in it`,
+			`route 1: allow: o: want a list of strings, got a string`}},
+		{"unknown CA", `{"routes": [{"host": "a", ` + up + `, "allow": {"issuer": [§"CN=Other CA"], "issuer_sha256": [§"` + ab + `"]}}]}`, []string{
+			`route 1: allow: issuer "CN=Other CA": no CA of the bundle ` + bundle,
+			`route 1: allow: issuer_sha256 "` + ab + `": no CA of the bundle ` + bundle}},
+		{"bad rule name", `{"rules": {§"a b": {"any": true}}, "routes": [{"host": "a", "refuse": true}]}`, []string{
+			`rules: name "a b": want letters, digits, '-', '_' or '.'`}},
+		{"unknown rule field", // an unknown field of a named rule
+			`{"rules": {"ops": {"ou": ["Ops"], §"emial": ["x"]}}, "routes": [{"host": "a", "refuse": true}]}`, []string{
+				`rules.ops: unknown field "emial" (known: any, cn, email, email_domain, o, ou, dns, uri, serial, issuer, issuer_sha256, min_days_left)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The markers' positions, as LINE:COL, and the JSON without them.
+			var want []string
+			var clean strings.Builder
+			line, col := 1, 1
+			for _, c := range tt.json {
+				switch {
+				case c == '§':
+					want = append(want, fmt.Sprintf("p.json:%d:%d: %s", line, col, tt.want[len(want)]))
+					continue
+				case c == '\n':
+					line, col = line+1, 1
+				default:
+					col++
+				}
+				clean.WriteRune(c)
+			}
+			if len(want) != len(tt.want) {
+				t.Fatalf("%d markers for %d errors", len(want), len(tt.want))
+			}
+			_, err := ParsePolicy("p.json", []byte(clean.String()), PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: []*x509.Certificate{root.Cert}})
+			var pe PolicyErrors
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParsePolicy() error = %v; want PolicyErrors", err)
+			}
+			var got []string
+			for _, e := range pe {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+func TestParsePolicyUpstreamCA(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.json")
+	data := []byte(`{"routes": [{"host": "a", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"any": true}}]}`)
+	_, err := ParsePolicy(file, data, PolicyOptions{ParseCerts: formats.ParseCertificates})
+	if want := `reading upstream CA "` + filepath.Join(dir, "up.pem") + `": open `; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("ParsePolicy() error = %v; want %q...", err, want)
+	}
+	ca := testca.New(t, "Upstream CA")
+	os.WriteFile(filepath.Join(dir, "up.pem"), ca.PEM(), 0o644)
+	pol, err := ParsePolicy(file, data, PolicyOptions{ParseCerts: formats.ParseCertificates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Routes[0].upstreamPool == nil {
+		t.Error("no upstream pool")
+	}
+}
+
+func TestCleanPath(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{in: "", want: "/"},
+		{in: "/", want: "/"},
+		{in: "/a/b", want: "/a/b"},
+		{in: "/a/b/", want: "/a/b/"},
+		{in: "/a//b", want: "/a/b"},
+		{in: "//a", want: "/a"},
+		{in: "/a/./b", want: "/a/b"},
+		{in: "/a/.", want: "/a/"},
+		{in: "/a/..", want: "/"},
+		{in: "/a/b/..", want: "/a/"},
+		{in: "/..", want: "/"},
+		{in: "/../../a", want: "/a"},
+		{in: "/a/.b/..c", want: "/a/.b/..c"},
+		{in: "/%41%7e%2D%2e%5F", want: "/A~-._"},
+		{in: "/%2e%2e/a", want: "/a"},
+		{in: "/a%2fb", err: `an encoded '/' (%2F) in the path`},
+		{in: "/a%5Cb", err: `an encoded '\\' (%5C) in the path`},
+		{in: "/a\\b", err: `a '\' in the path`},
+		{in: "/a%00", err: "an encoded control character (%00) in the path"},
+		{in: "/a%7f", err: "an encoded control character (%7F) in the path"},
+		{in: "/a%", err: "'%' not followed by two hex digits"},
+		{in: "/a%zz", err: "'%' not followed by two hex digits"},
+		{in: "/a%3b%3D%40", want: "/a%3B%3D%40"},
+		{in: "/caf%c3%a9", want: "/caf%C3%A9"},
+		{in: "/café", want: "/caf%C3%A9"},
+		{in: "/a b", want: "/a%20b"},
+		{in: "/a;b=c:@!$&'()*+,", want: "/a;b=c:@!$&'()*+,"},
+		{in: "*", err: "the path is not absolute"},
+	}
+	for _, tt := range tests {
+		got, err := cleanPath(tt.in)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("cleanPath(%q) error = %v; want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("cleanPath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+		if again, _ := cleanPath(got); again != got {
+			t.Errorf("cleanPath(%q) = %q; not stable", got, again)
+		}
+	}
+}
+
+func TestNormHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"Wiki.Example.COM": "wiki.example.com", "wiki.example.com.": "wiki.example.com", "wiki.example.com:8443": "wiki.example.com",
+		"WIKI.example.com.:443": "wiki.example.com", "[::1]:443": "[::1]", "[::1]": "[::1]", "127.0.0.1:80": "127.0.0.1", "": "",
+		"ÄB.example": "Äb.example", // ASCII letters only
+	} {
+		if got := normHost(in); got != want {
+			t.Errorf("normHost(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// TestPolicyDecideAllocs: the decision for a clean path and lowercase names
+// allocates nothing.
+func TestPolicyDecideAllocs(t *testing.T) {
+	pol, err := ParsePolicy("p.json", []byte(`{"routes": [
+	  {"host": "a.example.com", "path": "/x", "upstream": "http://127.0.0.1:1", "allow": {"email_domain": ["example.com"], "min_days_left": 1}},
+	  {"host": "*.example.com", "upstream": "http://127.0.0.1:1", "allow": {"cn": ["alice"]}}]}`), PolicyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := &Identity{CN: "alice", Email: "a@example.com", Emails: []string{"a@example.com"}, NotAfter: time.Now().Add(48 * time.Hour)}
+	in := RouteRequest{Host: "a.example.com:443", SNI: "a.example.com", Path: "/x/y"} // lowercase: an upper-case host or email domain costs one copy
+	now := time.Now()
+	if d := pol.Decide(in, id, now); d.Reason != "" || d.Route.Index != 1 {
+		t.Fatalf("Decide() = %+v", d)
+	}
+	if n := testing.AllocsPerRun(100, func() { pol.Decide(in, id, now) }); n != 0 {
+		t.Errorf("Decide() allocates %v times; want 0", n)
+	}
+}
+
+// TestPolicyReload: a changed policy file is picked up by Reload (every
+// ReloadInterval and on SIGHUP) while a request is under way; a bad one
+// keeps the last good policy, is logged once and counted once.
+func TestPolicyReload(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy.json")
+	release, arrived := make(chan struct{}), make(chan string, 2)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- r.Header.Get("X-Ssl-Client-Cn")
+			<-release
+		}
+		io.WriteString(w, "up:"+r.URL.Path)
+	})
+	var upstream string
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(strings.ReplaceAll(body, "UP", upstream)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, func(c *Config) {
+		upstream = c.Upstream
+		c.Upstream, c.PolicyFile = "", file
+		write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["alice", "bob"]}}]}`)
+	})
+	e.upstream.Config.Handler = slow
+	alice, aliceKey := e.ca.Client(t, "alice")
+	bob, bobKey := e.ca.Client(t, "bob")
+	ca, cb := e.client(alice, aliceKey, false), e.client(bob, bobKey, true)
+	// Requests under way when the policy changes: bob's, still allowed,
+	// finishes; alice's, refused now, is closed as a revoked client's is.
+	type result struct {
+		cn   string
+		code int
+		err  error
+	}
+	done := make(chan result, 2)
+	for _, c := range []struct {
+		cn     string
+		client *http.Client
+	}{{"alice", e.client(alice, aliceKey, false)}, {"bob", e.client(bob, bobKey, true)}} {
+		go func() {
+			resp, err := c.client.Get(e.url("/slow"))
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				done <- result{c.cn, resp.StatusCode, nil}
+				return
+			}
+			done <- result{c.cn, 0, err}
+		}()
+	}
+	<-arrived
+	<-arrived
+	write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["bob"]}}]}`)
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() error = %v", err)
+	}
+	e.waitLog("policy-reload", "routes=1")
+	e.waitLog("exchange-closed", "cn=alice", "reason="+ReasonNotAllowed)
+	close(release)
+	for range 2 {
+		r := <-done
+		switch {
+		case r.cn == "bob" && (r.err != nil || r.code != 200):
+			t.Errorf("bob's request under way: %d %v; want 200", r.code, r.err)
+		case r.cn == "alice" && r.err == nil && r.code == 200:
+			t.Errorf("alice's request under way: 200; want it closed")
+		}
+	}
+	if code, _ := e.get(cb, "/", nil); code != 200 {
+		t.Fatalf("bob after the reload: %d; want 200", code)
+	}
+	if code, _ := e.get(ca, "/", nil); code != 403 {
+		t.Fatalf("alice after the reload: %d; want 403", code)
+	}
+	// A bad policy keeps the last good one: logged and counted once, however
+	// many reloads see it.
+	write(`{"routes": [{"host": "*", "upstream": "UP"}]}`)
+	for range 3 {
+		err := e.p.Reload()
+		var re *ReloadError
+		if err != nil && (!errors.As(err, &re) || re.File != "policy") {
+			t.Fatalf("Reload() error = %v; want a policy ReloadError", err)
+		}
+	}
+	if n := strings.Count(e.log.String(), "reload-failed file=policy"); n != 1 {
+		t.Errorf("%d reload-failed lines; want 1:\n%s", n, e.log.String())
+	}
+	e.waitLog("reload-failed file=policy", `route 1 (host \"*\", path \"/\"): no rule`)
+	var m bytes.Buffer
+	e.p.writeMetrics(&m)
+	if !strings.Contains(m.String(), `minica_proxy_reload_failures_total{file="policy"} 1`+"\n") {
+		t.Errorf("metrics:\n%s", m.String())
+	}
+	if code, _ := e.get(cb, "/", nil); code != 200 {
+		t.Fatalf("bob after the bad policy: %d; want 200 (the last good policy)", code)
+	}
+	// A missing file too; then a good one again.
+	os.Remove(file)
+	e.p.Reload()
+	e.waitLog("reload-failed file=policy", "no such file")
+	write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["alice"]}}]}`)
+	if err := e.p.Reload(); err != nil {
+		t.Fatalf("Reload() error = %v", err)
+	}
+	if code, _ := e.get(ca, "/", nil); code != 200 {
+		t.Fatalf("alice after the good policy: %d; want 200", code)
+	}
+}
+
+func TestPolicyConfigExcludesUpstream(t *testing.T) {
+	for _, cfg := range []Config{
+		{PolicyFile: "p.json", Upstream: "http://127.0.0.1:1"},
+		{PolicyFile: "p.json", AllowCN: []string{"a"}},
+	} {
+		if _, err := configUpstream(&cfg); err == nil || err.Error() != "config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists" {
+			t.Errorf("configUpstream(%+v) error = %v", cfg, err)
+		}
+	}
+}
+
+// TestPolicyReloadKeepsUpstreams: a reload keeps the ReverseProxy (and its
+// upstream connections) of an upstream it still has, with the same CA
+// bytes, and makes a new one when the CA file changed.
+func TestPolicyReloadKeepsUpstreams(t *testing.T) {
+	dir := t.TempDir()
+	file, caFile := filepath.Join(dir, "policy.json"), filepath.Join(dir, "up.pem")
+	os.WriteFile(caFile, testca.New(t, "Upstream CA").PEM(), 0o644)
+	write := func(cns string) {
+		os.WriteFile(file, []byte(`{"routes": [
+  {"host": "a.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"cn": [`+cns+`]}},
+  {"host": "b.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"any": true}}]}`), 0o644)
+	}
+	write(`"alice"`)
+	e := newEnv(t, func(c *Config) { c.Upstream, c.PolicyFile = "", file })
+	first := e.p.routing.Load()
+	if first.rps[0] != first.rps[1] {
+		t.Fatal("two routes of one upstream have two ReverseProxies")
+	}
+	write(`"bob"`)
+	e.p.Reload()
+	second := e.p.routing.Load()
+	if second == first || second.rps[0] != first.rps[0] {
+		t.Fatalf("after a rule change: routing %p -> %p, proxy %p -> %p; want a new routing, the same proxy", first, second, first.rps[0], second.rps[0])
+	}
+	os.WriteFile(caFile, testca.New(t, "Other Upstream CA").PEM(), 0o644)
+	e.p.Reload()
+	if third := e.p.routing.Load(); third.rps[0] == second.rps[0] {
+		t.Error("a changed upstream CA kept the old ReverseProxy")
+	}
+	// Nothing changed: the policy is not compiled again.
+	same := e.p.routing.Load()
+	e.p.Reload()
+	if e.p.routing.Load() != same {
+		t.Error("an unchanged policy was swapped")
+	}
+}

@@ -1,0 +1,533 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reasons of the policy's refusals, besides ReasonNotAllowed (the route's
+// rule does not let the client through, or the route refuses everyone).
+const (
+	// ReasonNoRoute: no route matches the request's host and path (404).
+	ReasonNoRoute = "no-route"
+	// ReasonMisdirected: the Host (HTTP/2 :authority) names another host
+	// than the TLS SNI of the connection (421, the client retries on a
+	// connection of its own for that host).
+	ReasonMisdirected = "misdirected"
+	// ReasonBadPath: an encoded '/' or '\', a raw '\', an encoded control
+	// character, or a bad percent-encoding in the path (400).
+	ReasonBadPath = "bad-path"
+	// ReasonDaysLeft: the route's rule wants more days left on the client
+	// certificate than it has (403).
+	ReasonDaysLeft = "too-few-days-left"
+)
+
+// Decision is the policy's answer for one request of a verified client.
+type Decision struct {
+	// Route is the route that matched, nil for ReasonNoRoute and the
+	// refusals before routing (ReasonMisdirected, ReasonBadPath).
+	Route *Route
+	// Reason is "" when the client may go through, else a Reason constant.
+	Reason string
+	// Status is the HTTP status of a refusal, 0 when allowed.
+	Status int
+	// Host is the request's host as matched: lowercase, no port, no
+	// trailing dot.
+	Host string
+	// Path is the clean path, percent-encoded: what routes match and what
+	// the upstream gets.
+	Path string
+	// Why says which clause let the client through or why it was refused,
+	// only when asked for (Policy.Explain).
+	Why string
+}
+
+// RouteRequest is what the policy routes by.
+type RouteRequest struct {
+	Host string // the Host header or HTTP/2 :authority, as received
+	SNI  string // the TLS server name of the connection, "" if none
+	Path string // the path as received, percent-encoded (URL.EscapedPath)
+}
+
+// Decide routes in and judges id (verified) by the rule of its route, at now.
+func (p *Policy) Decide(in RouteRequest, id *Identity, now time.Time) Decision {
+	return p.decide(in, id, now, false)
+}
+
+// Explain is Decide with Decision.Why filled in.
+func (p *Policy) Explain(in RouteRequest, id *Identity, now time.Time) Decision {
+	return p.decide(in, id, now, true)
+}
+
+func (p *Policy) decide(in RouteRequest, id *Identity, now time.Time, explain bool) Decision {
+	d := Decision{Host: normHost(in.Host)}
+	path, err := cleanPath(in.Path)
+	if err != nil {
+		d.Reason, d.Status = ReasonBadPath, http.StatusBadRequest
+		if explain {
+			d.Why = err.Error()
+		}
+		return d
+	}
+	d.Path = path
+	i := p.lookup(d.Host, path)
+	if i < 0 {
+		d.Reason, d.Status = ReasonNoRoute, http.StatusNotFound
+		if explain {
+			d.Why = fmt.Sprintf("no route matches host %q and path %q", d.Host, path)
+		}
+		return d
+	}
+	// A Host that names another host than the connection's SNI is
+	// refused when the SNI would take the request to another route (or
+	// none): the header alone never picks a route the connection was not
+	// opened for. With one route for both, as under a wildcard or "*",
+	// the request goes on.
+	if in.SNI != "" {
+		if sni := normHost(in.SNI); sni != d.Host && p.lookup(sni, path) != i {
+			d.Reason, d.Status = ReasonMisdirected, http.StatusMisdirectedRequest
+			if explain {
+				d.Why = fmt.Sprintf("the host %q takes another route than the TLS server name %q of the connection", d.Host, sni)
+			}
+			return d
+		}
+	}
+	d.Route = p.Routes[i]
+	d.Reason, d.Why = d.Route.Rule.judge(id, now, explain)
+	if d.Reason != "" {
+		d.Status = http.StatusForbidden
+	}
+	return d
+}
+
+// lookup returns the index of the first route matching host and the clean
+// path, or -1. Only the routes of the exact host, of its parent's wildcard
+// and of "*" are looked at, each by a map lookup per path segment, so that
+// the cost does not grow with the number of routes.
+func (p *Policy) lookup(host, path string) int {
+	best := -1
+	consider := func(i int) {
+		if i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	consider(p.exact[host].lookup(path))
+	if dot := strings.IndexByte(host, '.'); dot > 0 {
+		consider(p.wild[host[dot+1:]].lookup(path))
+	}
+	consider(p.any.lookup(path))
+	return best
+}
+
+// judge returns "" if the rule lets id through at now, else the reason.
+// With explain, why names the clause that decided.
+func (r *Rule) judge(id *Identity, now time.Time, explain bool) (reason, why string) {
+	if r.Refuse {
+		if explain {
+			why = "the route refuses every client"
+		}
+		return ReasonNotAllowed, why
+	}
+	if r.HasMinDays && now.Add(time.Duration(r.MinDaysLeft)*24*time.Hour).After(id.NotAfter) {
+		if explain {
+			why = fmt.Sprintf("the certificate has %s left, the rule wants at least %d days (min_days_left)", daysLeftText(id.NotAfter.Sub(now)), r.MinDaysLeft)
+		}
+		return ReasonDaysLeft, why
+	}
+	clause, value, ok := r.match(id)
+	if !ok {
+		if explain {
+			why = "no clause of the rule matches the certificate (" + identitySummary(id) + ")"
+		}
+		return ReasonNotAllowed, why
+	}
+	if explain {
+		why = "allowed by " + clause
+		if value != "" {
+			why += " " + strconv.Quote(value)
+		}
+		if r.HasMinDays {
+			why += fmt.Sprintf(", with %s left (min_days_left %d)", daysLeftText(id.NotAfter.Sub(now)), r.MinDaysLeft)
+		}
+	}
+	return "", why
+}
+
+func daysLeftText(d time.Duration) string {
+	return strconv.FormatFloat(d.Hours()/24, 'f', 1, 64) + " days"
+}
+
+func identitySummary(id *Identity) string {
+	parts := []string{"cn " + strconv.Quote(id.CN)}
+	add := func(name string, vals []string) {
+		for _, v := range vals {
+			parts = append(parts, name+" "+strconv.Quote(v))
+		}
+	}
+	if id.Email != "" {
+		add("email", []string{id.Email})
+	}
+	add("o", id.O)
+	add("ou", id.OU)
+	add("dns", id.DNSNames)
+	add("uri", id.URIs)
+	parts = append(parts, "serial "+id.SerialHex, "issuer "+strconv.Quote(id.IssuerDN))
+	return strings.Join(parts, ", ")
+}
+
+// match returns the first clause of r that id satisfies, in the documented
+// order, with the value that matched.
+func (r *Rule) match(id *Identity) (clause, value string, ok bool) {
+	if r.Any {
+		return "any", "", true
+	}
+	if r.cn.has(id.CN) {
+		return "cn", id.CN, true
+	}
+	if len(r.email)+len(r.emailDomain) > 0 {
+		for _, e := range emailsOf(id) {
+			n := normEmail(e)
+			if r.email.has(n) {
+				return "email", e, true
+			}
+			if at := strings.LastIndexByte(n, '@'); at >= 0 && r.emailDomain.has(n[at+1:]) {
+				return "email_domain", e, true
+			}
+		}
+	}
+	for _, v := range id.O {
+		if r.o.has(v) {
+			return "o", v, true
+		}
+	}
+	for _, v := range id.OU {
+		if r.ou.has(v) {
+			return "ou", v, true
+		}
+	}
+	for _, v := range id.DNSNames {
+		if r.dns.has(lowerASCII(strings.TrimSuffix(v, "."))) {
+			return "dns", v, true
+		}
+	}
+	for _, v := range id.URIs {
+		if r.uri.has(v) {
+			return "uri", v, true
+		}
+		for _, prefix := range r.uriPrefix {
+			if rest, ok := strings.CutPrefix(v, prefix); ok && globRest(rest) {
+				return "uri", v, true
+			}
+		}
+	}
+	if r.serial.has(id.SerialHex) {
+		return "serial", id.SerialHex, true
+	}
+	if r.issuer.has(id.IssuerDN) {
+		return "issuer", id.IssuerDN, true
+	}
+	if len(r.issuerSHA) > 0 && len(id.Chain) > 0 {
+		if fp := fingerprint(id.Chain[0]); r.issuerSHA.has(fp) {
+			return "issuer_sha256", fp, true
+		}
+	}
+	return "", "", false
+}
+
+// globRest reports whether rest, what follows the prefix of a uri clause
+// ending in "/*", may match: not empty, no dot segment, no query or
+// fragment.
+func globRest(rest string) bool {
+	if rest == "" || strings.ContainsAny(rest, "?#") {
+		return false
+	}
+	for seg := range strings.SplitSeq(rest, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// emailsOf is every address of id: Identity.Email, then the rfc822Name SANs.
+func emailsOf(id *Identity) []string {
+	if id.Email == "" || (len(id.Emails) > 0 && id.Emails[0] == id.Email) {
+		return id.Emails
+	}
+	return append([]string{id.Email}, id.Emails...)
+}
+
+// normEmail lowercases the ASCII letters of the domain of an address (after
+// its last '@'); the local part is kept as it is.
+func normEmail(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 || !hasUpperASCII(s[at+1:]) {
+		return s
+	}
+	return s[:at+1] + lowerASCII(s[at+1:])
+}
+
+func hasUpperASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII lowercases the ASCII letters of s, and only those.
+func lowerASCII(s string) string {
+	if !hasUpperASCII(s) {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// normHost is a Host header, :authority or SNI as routes match it: without
+// the port, without one trailing dot, ASCII letters lowercased.
+func normHost(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if end := strings.IndexByte(h, ']'); end > 0 {
+			h = h[:end+1]
+		}
+	} else if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h[:i], ':') < 0 {
+		h = h[:i]
+	}
+	return lowerASCII(strings.TrimSuffix(h, "."))
+}
+
+// parseHostPattern checks a route's host: "*", "*.DOMAIN" (exactly one
+// label in front of DOMAIN) or a name, ASCII only (IDNs in their xn--
+// form), returned lowercase without a trailing dot.
+func parseHostPattern(s string) (string, error) {
+	if s == "*" {
+		return s, nil
+	}
+	name, wild := strings.CutPrefix(s, "*.")
+	name = strings.TrimSuffix(name, ".")
+	if name == "" {
+		return "", errors.New("want NAME, *.DOMAIN or *")
+	}
+	if strings.Contains(name, "*") {
+		return "", errors.New("'*' only as the whole first label, as in *.example.com")
+	}
+	if strings.Contains(name, ":") && !wild && strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		return lowerASCII(name), nil // an IPv6 literal
+	}
+	for _, label := range strings.Split(name, ".") {
+		if label == "" || len(label) > 63 {
+			return "", errors.New("empty or over-long label")
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				if c == ':' {
+					return "", errors.New("no port: routes match the host whatever the port")
+				}
+				if c >= 0x80 {
+					return "", errors.New("ASCII only: write an internationalized name in its xn-- form")
+				}
+				return "", fmt.Errorf("%q is not allowed in a host name", c)
+			}
+		}
+	}
+	host := lowerASCII(name)
+	if wild {
+		return "*." + host, nil
+	}
+	return host, nil
+}
+
+// parsePathPrefix checks a route's path prefix: absolute, already clean
+// (cleanPath leaves it as it is, once its non-ASCII and other bytes are
+// percent-encoded), without a trailing '/' unless it is "/".
+func parsePathPrefix(s string) (string, error) {
+	if !strings.HasPrefix(s, "/") {
+		return "", errors.New("want an absolute path such as /admin")
+	}
+	if strings.ContainsAny(s, "?#;") {
+		return "", errors.New("a path prefix has no query, fragment or ';'")
+	}
+	p, err := cleanPath(s)
+	if err != nil {
+		return "", err
+	}
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		return "", fmt.Errorf("no trailing '/': %q matches %s and everything under it", strings.TrimSuffix(p, "/"), strings.TrimSuffix(p, "/"))
+	}
+	if p != encodePathBytes(s) {
+		return "", fmt.Errorf("not a clean path: requests are matched as %q", p)
+	}
+	return p, nil
+}
+
+// encodePathBytes percent-encodes the bytes of s that cleanPath would, and
+// uppercases the hex digits of its escapes, nothing else.
+func encodePathBytes(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' && !pathLiteral(c) {
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	return upperEscapes(string(b))
+}
+
+// upperEscapes uppercases the hex digits of percent-escapes.
+func upperEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = upperHex(b[i+1]), upperHex(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func upperHex(c byte) byte {
+	if 'a' <= c && c <= 'f' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// pathLiteral reports whether c stays as it is in a clean path: RFC 3986
+// pchar (unreserved, sub-delims, ':' and '@') or '/'.
+func pathLiteral(c byte) bool {
+	return unreserved(c) || c == '/' || c == ':' || c == '@' || strings.IndexByte("!$&'()*+,;=", c) >= 0
+}
+
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// cleanPath returns the path routes match and the upstream gets, from the
+// percent-encoded path of a request: percent-encoded unreserved characters
+// (RFC 3986 section 2.3) decoded, the other escapes kept with uppercase hex
+// (an encoded reserved character is not the character), other bytes
+// outside pchar encoded, then "." and ".." segments resolved (never above
+// "/") and empty segments ("//") removed; a trailing '/' stays. An encoded
+// '/' or '\', a raw '\', an encoded control character (%00 to %1F, %7F) or
+// a '%' not followed by two hex digits is an error: upstreams disagree on
+// what they mean.
+func cleanPath(p string) (string, error) {
+	if p == "" {
+		return "/", nil
+	}
+	if p[0] != '/' {
+		return "", errors.New("the path is not absolute")
+	}
+	if isClean(p) {
+		return p, nil
+	}
+	buf := make([]byte, 0, len(p)+8)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(p) {
+				return "", errors.New("'%' not followed by two hex digits")
+			}
+			hi, ok1 := unhex(p[i+1])
+			lo, ok2 := unhex(p[i+2])
+			if !ok1 || !ok2 {
+				return "", errors.New("'%' not followed by two hex digits")
+			}
+			v := hi<<4 | lo
+			switch {
+			case v == '/' || v == '\\':
+				return "", fmt.Errorf("an encoded %q (%%%02X) in the path", v, v)
+			case v < 0x20 || v == 0x7f:
+				return "", fmt.Errorf("an encoded control character (%%%02X) in the path", v)
+			case unreserved(v):
+				buf = append(buf, v)
+			default:
+				buf = append(buf, '%', "0123456789ABCDEF"[hi], "0123456789ABCDEF"[lo])
+			}
+			i += 2
+		case c == '\\':
+			return "", errors.New("a '\\' in the path")
+		case c < 0x20 || c == 0x7f:
+			return "", errors.New("a control character in the path")
+		case pathLiteral(c):
+			buf = append(buf, c)
+		default:
+			buf = append(buf, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		}
+	}
+	return removeDotSegments(string(buf)), nil
+}
+
+// isClean reports whether cleanPath would return p as it is, cheaply, so
+// that a clean path costs no allocation.
+func isClean(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '%' || !pathLiteral(c) {
+			return false
+		}
+		if c == '/' && i+1 < len(p) {
+			switch n := p[i+1]; {
+			case n == '/':
+				return false
+			case n == '.' && (i+2 == len(p) || p[i+2] == '/' || p[i+2] == '.' && (i+3 == len(p) || p[i+3] == '/')):
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// removeDotSegments resolves "." and ".." and drops empty segments of an
+// absolute path whose only separators are literal '/'.
+func removeDotSegments(p string) string {
+	segs := strings.Split(p[1:], "/")
+	out := make([]string, 0, len(segs))
+	trailing := false
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case "", ".":
+			trailing = last
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			trailing = last
+		default:
+			out = append(out, s)
+			trailing = false
+		}
+	}
+	clean := "/" + strings.Join(out, "/")
+	if trailing && len(out) > 0 {
+		clean += "/"
+	}
+	return clean
+}
