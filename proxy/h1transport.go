@@ -95,6 +95,10 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 	if maxHeader <= 0 {
 		maxHeader = defaultMaxResponseHeader
 	}
+	idle := tr.IdleConnTimeout
+	if idle <= 0 {
+		idle = 90 * time.Second // no connection stays idle for ever
+	}
 	return &h1Transport{
 		maxHeader: maxHeader,
 		next:      tr,
@@ -102,7 +106,7 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 			return tr.DialContext(ctx, "tcp", addr)
 		},
 		responseHeaderTimeout: tr.ResponseHeaderTimeout,
-		idleTimeout:           tr.IdleConnTimeout,
+		idleTimeout:           idle,
 		maxIdlePerHost:        tr.MaxIdleConnsPerHost,
 		maxIdle:               tr.MaxIdleConns,
 		idle:                  map[string][]*h1Conn{},
