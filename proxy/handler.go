@@ -259,7 +259,7 @@ func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.Rev
 	}
 	return &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
-		Transport:    tr,
+		Transport:    newH1Transport(tr),
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},

@@ -152,7 +152,7 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 	p.routing.Store(next)
 	for key, rp := range old.byKey {
 		if next.byKey[key] != rp {
-			if tr, ok := rp.Transport.(*http.Transport); ok {
+			if tr, ok := rp.Transport.(interface{ CloseIdleConnections() }); ok {
 				tr.CloseIdleConnections()
 			}
 		}

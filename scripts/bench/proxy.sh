@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of `minica proxy`, nginx and HAProxy as mTLS reverse
 # proxies on loopback, in one run, with the same ECDSA P-256 certificates and
-# the same CRL and the same identity headers, plus minica with a
-# 100,000-entry CRL, minica with its default header profile, and as a
-# reference a stock Go reverse proxy (proxy/plaingo: crypto/tls and
-# httputil, no CRL).
+# the same CRL and the same two identity headers (CN and email), plus minica
+# with a 100,000-entry CRL, minica with a policy of 1,000 routes and rules,
+# minica with its default header profile, and as a reference a stock Go
+# reverse proxy (proxy/plaingo: crypto/tls and httputil, no CRL).
 # See docs/performance.md ("## Proxy") for what it measures and the last
 # results.
 #
-#   scripts/bench/proxy.sh            full run (about 9 minutes)
+#   scripts/bench/proxy.sh            full run (about 11 minutes)
 #   BENCH_QUICK=1 scripts/bench/proxy.sh   smoke run (short durations)
 #
 # Needs: go, nginx, haproxy, wrk, ab (apache2-utils), gnuplot, cc with the
@@ -17,7 +17,7 @@
 # Settings (environment): BENCH_QUICK=1; BENCH_ROUNDS (5; the report
 # takes the median of the rounds); BENCH_DURATION (wrk and ab seconds, 6);
 # BENCH_CONNS (wrk connections, 64); BENCH_AB_N (handshakes per ab run,
-# 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 7 ports,
+# 5000); BENCH_AB_C (ab concurrency, 16); BENCH_PORT (first of 8 ports,
 # 18400); BENCH_PROXY_CPU (0) and BENCH_LOAD_CPU (1): the proxy under test
 # runs on the first core, wrk/ab and the upstream on the second;
 # BENCH_MINICA (a minica binary to use instead of building ./cmd/minica);
@@ -92,7 +92,8 @@ haproxy_port=$((port0 + 3))
 big_port=$((port0 + 4))
 plain_port=$((port0 + 5))
 default_port=$((port0 + 6))
-for p in $up_port $minica_port $nginx_port $haproxy_port $big_port $plain_port $default_port; do
+routes_port=$((port0 + 7))
+for p in $up_port $minica_port $nginx_port $haproxy_port $big_port $plain_port $default_port $routes_port; do
 	if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		die "port $p is in use (set BENCH_PORT)"
 	fi
@@ -141,6 +142,27 @@ big_entries=$(openssl crl -in "$work/ca-big/crl.pem" -noout -text | grep -c 'Ser
 ((big_entries > 100000)) || die "big CRL has $big_entries entries"
 log "big CRL: $big_entries entries, $(stat -c %s "$work/ca-big/crl.pem") bytes PEM"
 
+# A policy of 1,000 routes, each with a rule of several clauses: exact
+# hosts, wildcards, other paths of the benchmark's host and paths of other
+# hosts; the last one is the route the requests take (host 127.0.0.1, as
+# wrk and ab send it), so that no route is skipped unseen.
+log "policy of 1,000 routes"
+{
+	printf '{"routes": [\n'
+	other='"allow": {"cn": ["bob", "carol", "dave"], "ou": ["Ops"], "email_domain": ["example.org"], "uri": ["spiffe://example.com/ns/prod/*"]}'
+	up="\"upstream\": \"http://127.0.0.1:$up_port\""
+	for i in $(seq 0 998); do
+		case $((i % 4)) in
+		0) printf '{"host": "app%d.example.com", %s, %s},\n' "$i" "$up" "$other" ;;
+		1) printf '{"host": "*.team%d.example.com", %s, %s},\n' "$i" "$up" "$other" ;;
+		2) printf '{"host": "127.0.0.1", "path": "/api/v%d", %s, %s},\n' "$i" "$up" "$other" ;;
+		3) printf '{"host": "svc%d.internal", "path": "/admin", %s, %s},\n' "$i" "$up" "$other" ;;
+		esac
+	done
+	printf '{"host": "127.0.0.1", %s, "allow": {"cn": ["bob", "bench-client"], "min_days_left": 1}}\n]}\n' "$up"
+} >"$work/policy-1000.json"
+MINICA_DIR=$work/ca minica proxy policy check "$work/policy-1000.json" >/dev/null
+
 # --- servers ---------------------------------------------------------------
 fill() { # TEMPLATE PORT > config
 	sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$2|g" -e "s|@UPSTREAM_PORT@|$up_port|g" \
@@ -160,11 +182,11 @@ wait_port() { # PORT
 	die "nothing listens on port $1"
 }
 
-# minica and minica-100k forward the five identity headers nginx.conf sets
-# (the same work); minica-default its default profile, which adds the
-# fingerprint, notAfter and the escaped certificate (about 1.2 KB).
-nginx_headers=(--headers none --header X-SSL-Client-CN=cn --header X-SSL-Client-Email=email
-	--header X-SSL-Client-DN=dn --header X-SSL-Client-Serial=serial --header X-SSL-Client-Verify=verify)
+# minica, minica-100k and minica-1000 forward the two identity headers
+# nginx.conf sets (the same work); minica-default its default profile (CN,
+# email, DN, serial, fingerprint, notBefore, notAfter, verify and the
+# escaped certificate: about 1.3 KB).
+nginx_headers=(--headers none --header X-SSL-Client-CN=cn --header X-SSL-Client-Email=email)
 
 server_pid=
 start_server() { # NAME: starts it on the proxy core, sets server_pid and server_port
@@ -181,6 +203,12 @@ start_server() { # NAME: starts it on the proxy core, sets server_pid and server
 			--listen "127.0.0.1:$server_port" --upstream "http://127.0.0.1:$up_port" \
 			--server-cert bench-server "${nginx_headers[@]}" --access-log "$work/minica-100k-access.log" \
 			2>"$out/minica-100k.log" &
+		;;
+	minica-1000)
+		server_port=$routes_port
+		taskset -c "$proxy_cpu" "$work/bin/minica" proxy --listen "127.0.0.1:$server_port" \
+			--policy "$work/policy-1000.json" --server-cert bench-server "${nginx_headers[@]}" \
+			--access-log "$work/minica-1000-access.log" 2>"$out/minica-1000.log" &
 		;;
 	minica-default)
 		server_port=$default_port
@@ -297,9 +325,9 @@ wait_port "$up_port"
 # Each round runs every server once, in turn, so that a slow spell of the
 # machine hits all of them; the report takes the median of the rounds, and
 # its target checks compare servers that ran one after the other: minica
-# runs between minica-100k and nginx.
-servers="minica nginx haproxy plain-go minica-100k minica-default" # report order
-run_order="minica-100k minica nginx haproxy plain-go minica-default"
+# runs between minica-1000 and nginx, and minica-default right after nginx.
+servers="minica nginx haproxy plain-go minica-100k minica-1000 minica-default" # report order
+run_order="minica-100k minica-1000 minica nginx minica-default haproxy plain-go"
 raw=$out/rounds.tsv
 printf 'server\tround\trps\tp99_ms\tcpu_us_req\thps\ths_p99_ms\tcpu_us_hs\n' >"$raw"
 for round in $(seq "$rounds"); do
