@@ -21,7 +21,7 @@
 # BENCH_CONNS (clients, 16), BENCH_PORT (first of 4 ports, 18700),
 # BENCH_SERVER_CPU (0) and BENCH_LOAD_CPU (1): the server under test runs on
 # the first core, wrk and the OCSP client on the second; BENCH_OSSL_MULTI
-# (2: the -multi of the second openssl ocsp run, its processes on the same
+# (4: the -multi of the second openssl ocsp run, its processes on the same
 # core); BENCH_MINICA (a minica binary to use instead of building
 # ./cmd/minica).
 set -euo pipefail
@@ -45,7 +45,7 @@ part rss || big=0
 conns=${BENCH_CONNS:-16}
 port0=${BENCH_PORT:-18700}
 server_cpu=${BENCH_SERVER_CPU:-0} load_cpu=${BENCH_LOAD_CPU:-1}
-multi=${BENCH_OSSL_MULTI:-2}
+multi=${BENCH_OSSL_MULTI:-4}
 [[ $multi =~ ^([2-9]|1[0-6])$ ]] || bench_die "BENCH_OSSL_MULTI must be between 2 and 16, not \"$multi\""
 [[ $entries =~ ^[1-9][0-9]{0,7}$ ]] || bench_die "BENCH_ENTRIES must be between 1 and 99999999, not \"$entries\""
 [[ $big =~ ^(0|[1-9][0-9]{0,7})$ ]] || bench_die "BENCH_BIG must be between 0 and 99999999, not \"$big\""
