@@ -228,9 +228,13 @@ fi
 # generator used shows whether it set the rate; and the time the server's
 # threads spent runnable but waiting for their core (schedstat), which is
 # what the machine's other jobs took from it.
-cpu_ticks() { # PID...
-	local p t=0
-	for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+cpu_ticks() { # PID...: the first with the children it has waited for (openssl -multi replaces a child that exits), then the others
+	local p t f=1
+	t=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+	for p in "$@"; do
+		[ -n "$f" ] && { f=; continue; }
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
 	echo "$t"
 }
 run_wait_ns() { # PID...: nanoseconds their threads waited on a run queue
@@ -251,18 +255,22 @@ tck=$(getconf CLK_TCK)
 ocsp_load() {
 	local run=$1 key=$2 who=$3 url=$4 req=$5 out before after us wait0 wait1 waited
 	shift 5
-	local procs
-	procs=$(server_pids "$who")
+	local procs procs0
+	procs=$(server_pids "$who") procs0=$procs
 	# shellcheck disable=SC2086 # a list of pids
 	before=$(cpu_ticks $procs) wait0=$(run_wait_ns $procs)
 	local rt=()
 	[ -n "${RT:-}" ] && rt=(chrt -f 10)
 	out=$("${rt[@]}" taskset -c "$load_cpu" "$work/rate" -body "$req" -d "${dur}s" "$@" "$url") || bench_die "$key: the OCSP client failed"
+	# Children of openssl -multi that exited meanwhile are in the parent's
+	# counts; their replacements are new processes.
+	procs=$(server_pids "$who")
 	# shellcheck disable=SC2086
 	after=$(cpu_ticks $procs) wait1=$(run_wait_ns $procs)
 	# The warm-up second is inside the CPU time: charged to the measured answers, against each server alike.
 	us=$(awk -v n="$(cut -f1 <<<"$out")" -v t=$((after - before)) -v k="$tck" -v d="$dur" 'BEGIN { printf "%.1f", t / k * 1e6 / (n * (d + 1) / d) }')
 	waited=$(awk -v w=$((wait1 - wait0)) -v d="$dur" 'BEGIN { printf "%.0f", w / 1e9 / (d + 1) * 100 }')
+	[ "$procs" = "$procs0" ] || waited=- # a process left: its wait is lost
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$key" "$(cut -f1-6 <<<"$out")" "$us" "$(cut -f7 <<<"$out")" "$waited" >>"$work/ocsp.tsv"
 	bench_log "run $run, $key: $(cut -f3 <<<"$out") answers/s, p99 $(cut -f5 <<<"$out") ms, $(cut -f2 <<<"$out") failed, $us µs CPU an answer (client $(cut -f7 <<<"$out") µs), waited for the core ${waited}%"
 }
@@ -396,7 +404,7 @@ if part ocsp; then
 				"$(ov "$run" "$key" 10)" "$(busy "$(ov "$run" "$key" 5)" "$(ov "$run" "$key" 10)")" "$(ov "$run" "$key" 11)%" "$r" "$c"
 		done
 	done
-	echo "(busy: the share of one core the server, then the client, used; waited: the share of the time the server's threads were runnable but another job had the core)"
+	echo "(busy: the share of one core the server, then the client, used; waited: the time the server's threads were runnable but another job had the core, summed over its threads, so above 100% when several wait at once; -% when a -multi child was replaced)"
 	echo
 	printf '%-5s %-36s %10s %8s %9s %9s %9s\n' run "200 OCSP requests/s, ${dur}s, open loop${rt:+, SCHED_FIFO except \"other\"}" requests failed "p50 ms" "p99 ms" "max ms"
 	for run in $(seq "$runs"); do
