@@ -57,7 +57,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
 
 // dispatch answers r and returns its endpoint label.
 func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header()["X-Content-Type-Options"] = hdrNosniff
 	path := r.URL.Path
 	// Whatever answers a path under /enroll (the Enroller, or a refusal
 	// below), its URL may hold a token: never cached, never a referrer.
@@ -154,6 +154,10 @@ func badTarget(r *http.Request) string {
 	}
 	return ""
 }
+
+// hdrNosniff is the value of X-Content-Type-Options on every answer,
+// shared: net/http only reads it.
+var hdrNosniff = []string{"nosniff"}
 
 // plain writes a short text answer.
 func plain(w http.ResponseWriter, code int, msg string) {

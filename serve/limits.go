@@ -111,12 +111,17 @@ func (l *limitListener) connContext(ctx context.Context, c net.Conn) context.Con
 // the reading of a request body (OCSP POST) by readTimeout.
 func (l *limitListener) track(h http.Handler, readTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
+		t, ok := r.Context().Value(connKey{}).(*trackedConn)
+		if ok {
 			t.busy.Add(1)
 			defer t.busy.Add(-1)
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.NewResponseController(w).SetReadDeadline(time.Now().Add(readTimeout))
+			if ok { // what the ResponseController does, without making one
+				t.Conn.SetReadDeadline(time.Now().Add(readTimeout))
+			} else {
+				http.NewResponseController(w).SetReadDeadline(time.Now().Add(readTimeout))
+			}
 		}
 		h.ServeHTTP(w, r)
 	})

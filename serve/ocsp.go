@@ -143,6 +143,9 @@ type OCSPResponder struct {
 	signSlots chan struct{}
 	signWait  time.Duration
 	maxCache  int
+	// bodyTimeout bounds the reading of a POST body when no Server does.
+	bodyTimeout time.Duration
+	date        dateCache
 }
 
 // signingKey signs responses: a delegated responder certificate and its
@@ -208,7 +211,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 		cfg.Now = cfg.CA.Now
 	}
 	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
-		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second}
+		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second, bodyTimeout: ocspBodyTimeout}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -301,8 +304,7 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch req.Method {
 	case http.MethodPost:
 		// Bounded in time as in size, whatever the server's timeouts.
-		http.NewResponseController(w).SetReadDeadline(time.Now().Add(10 * time.Second))
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxOCSPRequest))
+		body, err := r.readPOST(w, req)
 		if err != nil {
 			r.fail(w, outMalformed)
 			return
@@ -328,6 +330,7 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.counts[out].Add(1)
 	h := w.Header()
 	h["Content-Type"] = hdrOCSPResponse
+	h["Date"] = r.date.header(time.Now())
 	switch {
 	case resp.nonce:
 		h["Cache-Control"] = hdrNoStore
@@ -373,16 +376,11 @@ func etagListed(values []string, etag string) bool {
 // fail writes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
 func (r *OCSPResponder) fail(w http.ResponseWriter, out outcome) {
 	r.counts[out].Add(1)
-	body := map[outcome][]byte{
-		outMalformed:    ocsp.MalformedRequestErrorResponse,
-		outUnauthorized: ocsp.UnauthorizedErrorResponse,
-		outInternal:     ocsp.InternalErrorErrorResponse,
-		outTryLater:     ocsp.TryLaterErrorResponse,
-	}[out]
+	body := ocspErrorBodies[out]
 	h := w.Header()
-	h.Set("Content-Type", "application/ocsp-response")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = hdrOCSPResponse
+	h["Cache-Control"] = hdrNoStore
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.Write(body)
 }
 

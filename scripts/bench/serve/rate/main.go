@@ -21,7 +21,10 @@
 // way, unmeasured: connections are open and the server has answered once.
 //
 // It prints one line, tab-separated: requests, failures, requests a second,
-// and the latency median, p99 and max in milliseconds.
+// the latency median, p99 and max in milliseconds, and the client's own CPU
+// time (user + system, getrusage) over the measured period in microseconds
+// per request: what the load generator spends, to tell whether it, rather
+// than the server, set the rate.
 package main
 
 import (
@@ -37,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -77,14 +81,37 @@ func main() {
 	n := len(res.lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	rank := func(p float64) time.Duration { return res.lat[min(n-1, max(0, int(p*float64(n)+0.999)-1))] }
-	fmt.Printf("%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\n", n, res.failed, float64(n)/res.elapsed.Seconds(),
-		ms(rank(0.5)), ms(rank(0.99)), ms(res.lat[n-1]))
+	fmt.Printf("%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\n", n, res.failed, float64(n)/res.elapsed.Seconds(),
+		ms(rank(0.5)), ms(rank(0.99)), ms(res.lat[n-1]), float64(res.cpu.Microseconds())/float64(n))
 }
 
 type result struct {
 	lat     []time.Duration // of every request, failed ones too
 	failed  int
 	elapsed time.Duration
+	cpu     time.Duration // the process's CPU time over the measured period
+}
+
+// cpuTime is the CPU time (user + system) the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuOver returns a channel that yields the CPU time used between from and
+// to, measured at those times.
+func cpuOver(from, to time.Time) <-chan time.Duration {
+	c := make(chan time.Duration, 1)
+	go func() {
+		time.Sleep(time.Until(from))
+		t0 := cpuTime()
+		time.Sleep(time.Until(to))
+		c <- cpuTime() - t0
+	}()
+	return c
 }
 
 // closedLoop runs c clients for warmup, then for d, and returns what the
@@ -92,6 +119,7 @@ type result struct {
 func closedLoop(cl *client, c int, warmup, d time.Duration) result {
 	start := time.Now()
 	measureFrom, end := start.Add(warmup), start.Add(warmup+d)
+	cpu := cpuOver(measureFrom, end)
 	parts := make([]result, c)
 	var wg sync.WaitGroup
 	for i := range parts {
@@ -122,7 +150,7 @@ func closedLoop(cl *client, c int, warmup, d time.Duration) result {
 		all.lat = append(all.lat, p.lat...)
 		all.failed += p.failed
 	}
-	all.elapsed = d
+	all.elapsed, all.cpu = d, <-cpu
 	return all
 }
 
@@ -137,6 +165,7 @@ func openLoop(cl *client, rate int, warmup, d time.Duration) result {
 	pool := make(chan *conn, 1024)
 	var wg sync.WaitGroup
 	start := time.Now()
+	cpu := cpuOver(start.Add(time.Duration(skip)*interval), start.Add(time.Duration(n)*interval))
 	for i := range n {
 		at := start.Add(time.Duration(i) * interval)
 		time.Sleep(time.Until(at))
@@ -160,7 +189,7 @@ func openLoop(cl *client, rate int, warmup, d time.Duration) result {
 	for len(pool) > 0 {
 		(<-pool).close()
 	}
-	res := result{lat: lat[skip:], elapsed: d}
+	res := result{lat: lat[skip:], elapsed: d, cpu: <-cpu}
 	for _, f := range failed[skip:] {
 		if f {
 			res.failed++
