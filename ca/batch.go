@@ -344,6 +344,9 @@ func (s *serialSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpt
 // ensureNameIndex builds the name index of a CA directory that has none
 // (made by an older minica) before concurrent issuances append to it.
 func (c *CA) ensureNameIndex() error {
+	if c.db != nil {
+		return nil
+	}
 	if _, err := c.dir.Stat(nameIndexDir); errors.Is(err, fs.ErrNotExist) {
 		return c.rebuildNameIndex()
 	}

@@ -89,6 +89,14 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 // file with the higher CRL number wins, and a missing or unreadable one is
 // rewritten from the other.
 func (c *CA) checkCRLFiles(rep *CheckReport) (*revoke.CRL, error) {
+	if c.db != nil {
+		crl, err := c.LoadCRL()
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
+			return nil, nil
+		}
+		return crl, nil
+	}
 	derCRL, derErr := c.LoadCRL()
 	derData, _ := c.dir.ReadFile(CRLDERFile)
 	var pemCRL *revoke.CRL
@@ -239,9 +247,12 @@ func (c *CA) readCert(file string) (*x509.Certificate, error) {
 
 // checkRecords finishes or voids pending records and counts the rest.
 func (c *CA) checkRecords(rep *CheckReport) error {
-	shards, err := fs.ReadDir(c.dir.root.FS(), "db")
-	if err != nil {
-		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+	var shards []fs.DirEntry
+	if c.db == nil {
+		var err error
+		if shards, err = fs.ReadDir(c.dir.root.FS(), "db"); err != nil {
+			return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+		}
 	}
 	for _, s := range shards {
 		if s.Name() == path.Base(revlogFile) || s.Name() == path.Base(nameIndexDir) {
@@ -316,6 +327,10 @@ func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Reco
 		}
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the unreadable record of %s (serial %s) from its certificate", name, rec.Serial))
 		return rec, nil
+	}
+	if c.db != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%v, and no certificate with serial %s exists: correct or delete the row by hand", corrupt, corrupt.Serial))
+		return nil, nil
 	}
 	file := recordPath(corrupt.Serial)
 	if err := c.dir.root.Remove(file); err != nil {

@@ -39,6 +39,9 @@ var errWouldBlock = errors.New("lock held elsewhere")
 // (LockFileEx on Windows), so the operating system releases it when its
 // holder dies, even by SIGKILL. The returned function releases it.
 func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
+	if c.db != nil {
+		return c.db.lock(timeout)
+	}
 	f, err := c.dir.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", c.dir.Join(lockFile), err)
