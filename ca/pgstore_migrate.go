@@ -141,4 +141,3 @@ func (s *pgStore) migrate() (from, to int, err error) {
 	}
 	return from, len(files), nil
 }
-
