@@ -69,7 +69,7 @@ type pgStore struct {
 	retries atomic.Int64
 	// beforeCommit, set only by tests, runs inside a write transaction
 	// before it commits, with the attempt number (from 0).
-	beforeCommit func(attempt int)
+	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
 }
 
 // openPGStore connects to the database at url, checks that its schema is
@@ -211,7 +211,7 @@ func (s *pgStore) writeOnce(attempt int, fn func(ctx context.Context, tx pgx.Tx)
 			return err
 		}
 		if s.beforeCommit != nil {
-			s.beforeCommit(attempt)
+			return s.beforeCommit(ctx, tx, attempt)
 		}
 		return nil
 	})

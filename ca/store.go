@@ -162,3 +162,29 @@ func (c *CA) Store() string {
 	}
 	return c.db.String()
 }
+
+// SetStore records store in the CA settings as the CA's database ("" or
+// "file": the directory's files). It moves nothing: copy the database
+// first (CopyStore). The caller must hold the lock (see Lock).
+func (c *CA) SetStore(store string) error {
+	if err := CheckStore(store); err != nil {
+		return err
+	}
+	if store == StoreFile {
+		store = ""
+	}
+	s := c.Settings
+	s.Store = store
+	return c.saveSettings(s)
+}
+
+// SettingsStore returns the store the CA settings name, "" for the files,
+// for `minica store migrate` without --store.
+func SettingsStore(dir string) (string, error) {
+	c, err := openDir(dir)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return c.Settings.Store, nil
+}

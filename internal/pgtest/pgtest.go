@@ -9,11 +9,13 @@
 // given to nobody. Without the binaries, or as root without nobody, New
 // skips the test and says why.
 //
-// A package uses it from TestMain:
+// A package uses it from TestMain, which stops the server:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
-// and a test calls pgtest.New(t) for the URL of its own database.
+// and a test calls pgtest.New(t) for the URL of its own database; the
+// server starts with the first such call, so that a run of other tests
+// costs nothing.
 package pgtest
 
 import (
@@ -26,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -43,37 +46,43 @@ type Server struct {
 }
 
 var (
+	once    sync.Once
 	server  *Server
 	skipWhy string
 )
 
-// Main starts a server, runs the package's tests and stops it. When no
-// server can be started the tests still run: New skips each one, saying
-// why.
-func Main(m *testing.M) int {
-	s, err := Start()
-	if err != nil {
-		skipWhy = err.Error()
-	}
-	server = s
-	code := m.Run()
-	if s != nil {
-		s.Stop()
+// Main runs the package's tests and then stops the server, if one of them
+// started it (see New).
+func Main(m interface{ Run() int }) int { return Run(m.Run) }
+
+// Run calls run (a TestingM's Run, for a TestMain that has its own
+// wrapper, such as testscript.Main) and then stops the server, if a test
+// started it.
+func Run(run func() int) int {
+	code := run()
+	if server != nil {
+		server.Stop()
 	}
 	return code
 }
 
-// New creates a fresh database on the package's server and returns its URL,
-// with the socket directory as host and no password (the server trusts
-// local connections). Without a server it skips t with the reason.
+// New creates a fresh database on the package's server, starting the
+// server on first use, and returns its URL, with the socket directory as
+// host and no password (the server trusts local connections). Without a
+// server it skips t, saying why. The package's TestMain must call Main
+// (or Run), which stops the server.
 func New(t testing.TB) string {
 	t.Helper()
-	if server == nil {
-		why := skipWhy
-		if why == "" {
-			why = "pgtest.Main was not called from TestMain"
+	once.Do(func() {
+		s, err := Start()
+		if err != nil {
+			skipWhy = err.Error()
+			return
 		}
-		t.Skipf("no PostgreSQL server for this test: %s", why)
+		server = s
+	})
+	if server == nil {
+		t.Skipf("no PostgreSQL server for this test: %s", skipWhy)
 	}
 	url, err := server.CreateDatabase()
 	if err != nil {
