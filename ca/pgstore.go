@@ -466,16 +466,21 @@ func (s *pgStore) nextCRLNumber(now time.Time) (*big.Int, error) {
 
 // saveCRL stores der as the current CRL unless a higher number is current,
 // and notifies channel minica_crl with the number.
-func (s *pgStore) saveCRL(number *big.Int, der []byte) error {
-	return s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
+func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
+	saved := false
+	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
 			WHERE id = 1 AND (number IS NULL OR number < $1::numeric)`, number.String(), der)
-		if err != nil || tag.RowsAffected() == 0 {
+		if err != nil {
 			return err
+		}
+		if saved = tag.RowsAffected() == 1; !saved {
+			return nil
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify('minica_crl', $1)", number.String())
 		return err
 	})
+	return saved && err == nil, err
 }
 
 func (s *pgStore) loadCRL() ([]byte, error) {

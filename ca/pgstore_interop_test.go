@@ -3,6 +3,7 @@
 package ca
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"errors"
@@ -103,10 +104,24 @@ func TestPGStoreLifecycle(t *testing.T) {
 	if err != nil || len(rep.Problems) != 0 || len(rep.Repaired) != 0 || rep.Records != 2 {
 		t.Fatalf("Check = %+v, %v", rep, err)
 	}
-	for _, f := range []string{revlogFile, crlNumberFile, CRLDERFile, CRLPEMFile} {
+	for _, f := range []string{revlogFile, crlNumberFile} {
 		if _, err := c.dir.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists in the CA directory of a PostgreSQL CA (%v)", f, err)
 		}
+	}
+	// crl.der is the published copy of the database's CRL; check restores it.
+	if der, err := c.dir.ReadFile(CRLDERFile); err != nil || !bytes.Equal(der, info.DER) {
+		t.Fatalf("crl.der is not the published CRL (%v)", err)
+	}
+	if err := c.dir.root.Remove(CRLPEMFile); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = c.Check()
+	if err != nil || len(rep.Problems) != 0 || len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], "from the store (CRL "+info.Number.String()+")") {
+		t.Fatalf("Check without crl.pem = %+v, %v", rep, err)
+	}
+	if _, err := c.dir.Stat(CRLPEMFile); err != nil {
+		t.Fatal(err)
 	}
 	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_records"); got != 2 {
 		t.Errorf("minica_records has %d rows; want 2", got)

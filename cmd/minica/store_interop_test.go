@@ -297,7 +297,7 @@ func TestStoreMigrateAndInit(t *testing.T) {
 	if recs := recordsEnv(t, plain); len(recs) != 1 || recs[0].Name != "alice" {
 		t.Fatalf("records through the settings' store: %v", recs)
 	}
-	for _, f := range []string{"crl.der", "crl.pem", "crlnumber", "db/revoked.log"} {
+	for _, f := range []string{"crlnumber", "db/revoked.log"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s in the directory of a CA on PostgreSQL", f)
 		}
