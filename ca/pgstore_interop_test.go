@@ -366,3 +366,50 @@ func TestPGLock(t *testing.T) {
 	}
 	unlock2()
 }
+
+// The password comes from libpq's sources (PGPASSFILE, PGPASSWORD), never
+// the URL, and TLS follows sslmode: verify-full checks the server against
+// sslrootcert, and the server here refuses connections without TLS.
+func TestPGPasswordSourcesAndTLS(t *testing.T) {
+	c, _ := newTestCA(t, InitOptions{})
+	url := pgtest.New(t)
+	pgtest.Exec(t, url, "CREATE ROLE minica LOGIN PASSWORD 'pw-of-the-test'")
+	pgtest.Exec(t, url, "GRANT CREATE ON SCHEMA public TO minica")
+	tcp := pgtest.TCP(url, "minica")
+	passfile := t.TempDir() + "/pgpass"
+	if err := os.WriteFile(passfile, []byte("127.0.0.1:*:*:minica:pw-of-the-test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGPASSWORD", "")
+	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
+	if _, _, err := MigrateStore(tcp); err == nil || !strings.Contains(err.Error(), "connecting to the store") {
+		t.Fatalf("MigrateStore without a password: %v", err)
+	}
+	t.Setenv("PGPASSFILE", passfile)
+	if _, _, err := MigrateStore(tcp); err != nil {
+		t.Fatalf("MigrateStore with PGPASSFILE: %v", err)
+	}
+	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
+	t.Setenv("PGPASSWORD", "pw-of-the-test")
+	db, err := OpenWith(c.dir.Path(), OpenOptions{Store: tcp})
+	if err != nil {
+		t.Fatalf("OpenWith with PGPASSWORD: %v", err)
+	}
+	db.Close()
+	if err := CheckStore(strings.Replace(tcp, "minica@", "minica:pw-of-the-test@", 1)); !errors.Is(err, ErrStorePassword) {
+		t.Fatalf("CheckStore(URL with a password) = %v", err)
+	}
+	other := t.TempDir() + "/other.crt"
+	otherCA, _ := newTestCA(t, InitOptions{CommonName: "Not the server"})
+	if err := os.WriteFile(other, pemCert(otherCA.Cert), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrongRoot := strings.Replace(tcp, "sslrootcert="+pgtest.RootCert(), "sslrootcert="+other, 1)
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: wrongRoot}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("OpenWith(verify-full against another root) = %v; want a certificate error", err)
+	}
+	noTLS := strings.Replace(tcp, "sslmode=verify-full", "sslmode=disable", 1)
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: noTLS}); err == nil || !strings.Contains(err.Error(), "no encryption") {
+		t.Fatalf("OpenWith(sslmode=disable) against a TLS-only server = %v", err)
+	}
+}
