@@ -105,6 +105,9 @@ func connectPG(url string) (*pgStore, error) {
 	// Names the holder of the advisory lock in other processes' errors.
 	cfg.ConnConfig.RuntimeParams["application_name"] = "minica/" + strconv.Itoa(os.Getpid())
 	cfg.MaxConns = 8
+	// A command runs each statement a few times at most: preparing it
+	// first would cost a round trip more than it saves.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -157,9 +160,13 @@ func (s *pgStore) checkOpen(cert *x509.Certificate) error {
 func (s *pgStore) bind(ctx context.Context, cert *x509.Certificate) error {
 	sum := sha256.Sum256(cert.Raw)
 	want := hex.EncodeToString(sum[:])
+	// Read first: every open would otherwise be a write, and a commit.
 	var got string
-	err := s.pool.QueryRow(ctx, `INSERT INTO minica_meta (key, value) VALUES ('ca_sha256', $1)
-		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value`, want).Scan(&got)
+	err := s.pool.QueryRow(ctx, "SELECT value FROM minica_meta WHERE key = 'ca_sha256'").Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = s.pool.QueryRow(ctx, `INSERT INTO minica_meta (key, value) VALUES ('ca_sha256', $1)
+			ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value`, want).Scan(&got)
+	}
 	if err != nil {
 		return fmt.Errorf("store %q: reading its CA: %w", s.url, err)
 	}
