@@ -413,3 +413,61 @@ func TestPGPasswordSourcesAndTLS(t *testing.T) {
 		t.Fatalf("OpenWith(sslmode=disable) against a TLS-only server = %v", err)
 	}
 }
+
+// Enrollments on PostgreSQL: one pending link per name, the token redeemed
+// once, the latest link of a name found by it, a cancelled one spent.
+func TestPGEnrollments(t *testing.T) {
+	c, signer, url := newPGCA(t)
+	link, err := c.CreateEnrollment("simon", EnrollIdentity{Emails: []string{"simon@example.com"}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour); !errors.Is(err, ErrEnrollmentPending) {
+		t.Fatalf("second link for simon: %v; want ErrEnrollmentPending", err)
+	}
+	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_enrollments WHERE strpos(data, $1) > 0", link.Token); got != 0 {
+		t.Fatal("the database holds the token itself")
+	}
+	key, err := ECDSAP256.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, e, err := c.Enroll(signer, link.Token, "127.0.0.1", key.Public())
+	if err != nil || e.Status != EnrollUsed || e.Serial != is.Record.Serial {
+		t.Fatalf("Enroll = %+v, %v", e, err)
+	}
+	var spent *EnrollmentSpentError
+	if _, _, err := c.Enroll(signer, link.Token, "127.0.0.1", key.Public()); !errors.As(err, &spent) || spent.Status != EnrollUsed {
+		t.Fatalf("second Enroll: %v; want the link spent (used)", err)
+	}
+	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.Superseded); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := c.EnrollmentByName("simon")
+	if err != nil || latest.ID != second.Enrollment.ID {
+		t.Fatalf("EnrollmentByName = %+v, %v; want %s", latest, err, second.Enrollment.ID)
+	}
+	if _, err := c.CancelEnrollment("simon"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LookupEnrollment(second.Token); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for e, err := range c.Enrollments() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ID == second.Enrollment.ID && e.Status != EnrollCancelled {
+			t.Errorf("cancelled link is %s", e.Status)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d enrollments; want 2", n)
+	}
+}
