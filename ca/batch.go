@@ -506,21 +506,25 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	return len(group), nil
 }
 
-// completeBatchCert completes the record of a durable certificate and
-// points its name's current.* links at it.
+// completeBatchCert completes the record of a durable certificate, points
+// its name's current.* links at it and, for a renewal, links its
+// predecessor to it.
 func (c *CA) completeBatchCert(p *batchCert) error {
+	defer p.release()
 	var err error
 	if c.db == nil {
 		fillRecord(p.rec, p.cert)
 		err = c.completeRecord(p.recFile, p.rec)
 	}
 	p.recFile.Close()
-	p.release()
 	if err != nil {
 		return fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
 	}
-	if err := c.linkCurrent(p.rec); err != nil {
+	if err := linkCurrentIn(p.dir, p.rec, p.newDir); err != nil {
 		return fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, err)
+	}
+	if p.req.renews != nil {
+		return c.linkTo(p.req.renews, p.rec)
 	}
 	return nil
 }

@@ -86,43 +86,55 @@ func currentLinks(rec *Record) [][2]string {
 // is not synced: after a power loss Check points the links again.
 func (c *CA) linkCurrent(rec *Record) error {
 	dir := certDir(rec.Name)
+	d, err := c.dir.root.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("opening %q: %w", c.dir.Join(dir), err)
+	}
+	defer d.Close()
+	return linkCurrentIn(&Dir{root: d, fs: atomicfile.Root(d, c.dir.Join(dir)), path: c.dir.Join(dir)}, rec, true)
+}
+
+// linkCurrentIn is linkCurrent in d, rec's certs/NAME, open: each link then
+// costs a system call or two, not one per path element. With fresh (a
+// name's first certificate, probably) a link is first made in place,
+// saving the temporary name and the rename when there is nothing to
+// replace; a batch knows whether it created the directory, so a renewal
+// goes straight to the temporary name.
+func linkCurrentIn(d *Dir, rec *Record, fresh bool) error {
 	for _, l := range currentLinks(rec) {
-		name := path.Join(dir, l[0])
 		if l[1] == "" {
-			if err := c.dir.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("removing %q: %w", c.dir.Join(name), err)
+			if err := d.root.Remove(l[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing %q: %w", d.Join(l[0]), err)
 			}
 			continue
 		}
-		if err := c.replaceLink(dir, l[0], l[1]); err != nil {
+		if err := replaceLink(d, l[0], l[1], fresh); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replaceLink makes dir/link a link to target (in dir), atomically.
-func (c *CA) replaceLink(dir, link, target string) error {
-	// A name's first certificate: nothing to replace, so the link is made
-	// in place, saving the temporary name and the rename.
-	if c.dir.root.Symlink(target, path.Join(dir, link)) == nil {
+// replaceLink makes link a link to target, both in d, atomically.
+func replaceLink(d *Dir, link, target string, fresh bool) error {
+	if fresh && d.root.Symlink(target, link) == nil {
 		return nil
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	tmp := path.Join(dir, atomicfile.TempPrefix+link+"-"+hex.EncodeToString(b[:]))
-	err := c.dir.root.Symlink(target, tmp)
+	tmp := atomicfile.TempPrefix + link + "-" + hex.EncodeToString(b[:])
+	err := d.root.Symlink(target, tmp)
 	if err != nil {
 		// No symbolic links here (Windows without privilege): a hard link
 		// serves a reader the same.
-		err = c.dir.root.Link(path.Join(dir, target), tmp)
+		err = d.root.Link(target, tmp)
 	}
 	if err != nil {
-		return fmt.Errorf("linking %q: %w", c.dir.Join(path.Join(dir, link)), err)
+		return fmt.Errorf("linking %q: %w", d.Join(link), err)
 	}
-	if err := c.dir.root.Rename(tmp, path.Join(dir, link)); err != nil {
-		c.dir.root.Remove(tmp)
-		return fmt.Errorf("linking %q: %w", c.dir.Join(path.Join(dir, link)), err)
+	if err := d.root.Rename(tmp, link); err != nil {
+		d.root.Remove(tmp)
+		return fmt.Errorf("linking %q: %w", d.Join(link), err)
 	}
 	return nil
 }

@@ -70,7 +70,13 @@ func TestCurrentLinksFollowReissue(t *testing.T) {
 
 	// A crash between the renames: the certificate link still on the
 	// old serial, the key link gone.
-	if err := c.replaceLink("certs/web", CurrentCertFile, first.Record.Serial+".crt"); err != nil {
+	web, _, err := c.dir.MkdirSub(certDir("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = replaceLink(web, CurrentCertFile, first.Record.Serial+".crt", false)
+	web.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(c.Path(CurrentKeyPath("web")))

@@ -310,8 +310,7 @@ func (s *pgStore) putRecords(rs []*Record) error {
 
 // decode decodes a record's data, checking it as decodeRecord does.
 func (s *pgStore) decode(serial, data string) (*Record, error) {
-	var r Record
-	err := json.Unmarshal([]byte(data), &r)
+	r, err := decodeRecordJSON([]byte(data))
 	if err == nil && r.Serial != serial {
 		err = fmt.Errorf("serial %q does not match the row's %q", r.Serial, serial)
 	}
@@ -321,7 +320,7 @@ func (s *pgStore) decode(serial, data string) (*Record, error) {
 	if err != nil {
 		return nil, &CorruptRecordError{File: s.url + " record " + serial, Serial: serial, Err: err}
 	}
-	return &r, nil
+	return r, nil
 }
 
 func (s *pgStore) record(serial string) (*Record, error) {

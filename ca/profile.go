@@ -99,6 +99,9 @@ type Request struct {
 	// rawSubject, for a renewal, is the predecessor's subject, copied as
 	// it was encoded so that the identity cannot drift.
 	rawSubject []byte
+	// renews, in a batch renewal, is the predecessor's record: IssueBatch
+	// links it to the successor once that is durable (see linkTo).
+	renews *Record
 }
 
 // normalize validates every field of r and fills defaults; it returns the

@@ -130,8 +130,8 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 	corrupt := func(err error) error {
 		return &CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
 	}
-	var r Record
-	if err := json.Unmarshal(currentLine(data), &r); err != nil {
+	r, err := decodeRecordJSON(currentLine(data))
+	if err != nil {
 		return nil, corrupt(err)
 	}
 	if len(r.Serial) != 32 || path.Base(file) != r.Serial+".json" {
@@ -140,7 +140,7 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 	if ValidateName(r.Name) != nil {
 		return nil, corrupt(fmt.Errorf("invalid name %q", r.Name))
 	}
-	return &r, nil
+	return r, nil
 }
 
 // reserve creates the pending record of a new serial and returns its file

@@ -235,41 +235,67 @@ func serialKey(s string) ([16]byte, bool) {
 // returning how many were renewed; a certificate that can no longer be
 // renewed (RenewalRequest) stops it too, and so does ctx: the successors
 // issued until then are reported first.
+//
+// The predecessors are read and checked (RenewalRequest) by a goroutine
+// up to a group ahead of the one being issued, so that reading them
+// overlaps with making and syncing the successors; each is linked to its
+// successor (linkTo) by the workers that complete the group.
 func (c *CA) RenewBatch(ctx context.Context, signer crypto.Signer, serials []string, opts RenewOptions, o BatchOptions, report func(*Renewed) error) (int, error) {
-	var reqErr error
-	yielded := 0
-	// The predecessors of the requests yielded and not yet reported, by
-	// request index: IssueBatch reports a group after it is written, so
-	// this holds about a group.
-	preds := map[int]*Record{}
-	reqs := func(yield func(Request) bool) {
+	ahead := o.GroupSize
+	if ahead <= 0 {
+		ahead = BatchGroupSize
+	}
+	type renewal struct {
+		req  Request
+		pred *Record
+		err  error
+	}
+	next := make(chan renewal, ahead)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(next)
 		for _, serial := range serials {
 			if ctx.Err() != nil {
 				return
 			}
 			rec, err := c.recordHex(serial)
+			var req Request
 			if err == nil {
-				var req Request
-				if req, err = c.RenewalRequest(rec, opts); err == nil {
-					preds[yielded] = rec
-					yielded++
-					if !yield(req) {
-						return
-					}
-					continue
-				}
+				req, err = c.RenewalRequest(rec, opts)
 			}
-			reqErr = err
-			return
+			select {
+			case next <- renewal{req, rec, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	var reqErr error
+	reqs := func(yield func(Request) bool) {
+		for rn := range next {
+			if ctx.Err() != nil {
+				return
+			}
+			if rn.err != nil {
+				reqErr = rn.err
+				return
+			}
+			rn.req.renews = rn.pred
+			if !yield(rn.req) {
+				return
+			}
 		}
 	}
 	n, err := c.IssueBatch(signer, iter.Seq[Request](reqs), o, func(r BatchResult) error {
-		pred := preds[r.Index]
-		delete(preds, r.Index)
-		if err := c.linkTo(pred, r.Issued.Record); err != nil {
-			return err
-		}
-		return report(&Renewed{Issued: r.Issued, Predecessor: pred})
+		return report(&Renewed{Issued: r.Issued, Predecessor: r.Request.renews})
 	})
 	return n, errors.Join(err, reqErr)
 }

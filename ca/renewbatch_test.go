@@ -74,6 +74,12 @@ func TestPlanAndRenewBatch(t *testing.T) {
 		if rn.Predecessor.RenewedBy != rn.Record.Serial || rn.Record.RenewalOf != rn.Predecessor.Serial {
 			t.Errorf("links of %s: %+v / %+v", rn.Record.Name, rn.Predecessor, rn.Record)
 		}
+		// A renewal replaces the current.* links its predecessor left.
+		for _, l := range currentLinks(rn.Record) {
+			if !c.linkCurrentOK(certDir(rn.Record.Name), l[0], l[1]) {
+				t.Errorf("%s of %s does not point at %q", l[0], rn.Record.Name, l[1])
+			}
+		}
 		got = append(got, rn.Predecessor.Serial)
 		return nil
 	})

@@ -156,21 +156,9 @@ func lowerHexDigit(c byte) (byte, bool) {
 // a UTC time without fraction, to Unix seconds. It reports false for any
 // other form, and for fields out of range (time.Parse would refuse them).
 func parseUTCSecond(s []byte) (int64, bool) {
-	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+	if len(s) != 20 {
 		return 0, false
 	}
-	var f [6]int
-	for i, pos := range [6][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}} {
-		for _, c := range s[pos[0]:pos[1]] {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			f[i] = 10*f[i] + int(c-'0')
-		}
-	}
-	t := time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], 0, time.UTC)
-	if t.Month() != time.Month(f[1]) || t.Day() != f[2] || t.Hour() != f[3] || t.Minute() != f[4] || t.Second() != f[5] {
-		return 0, false // time.Date normalized it: out of range
-	}
-	return t.Unix(), true
+	t, ok := parseRecordTime(s)
+	return t.Unix(), ok
 }
