@@ -344,6 +344,9 @@ func (s *serialSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpt
 // ensureNameIndex builds the name index of a CA directory that has none
 // (made by an older minica) before concurrent issuances append to it.
 func (c *CA) ensureNameIndex() error {
+	if c.db != nil {
+		return nil
+	}
 	if _, err := c.dir.Stat(nameIndexDir); errors.Is(err, fs.ErrNotExist) {
 		return c.rebuildNameIndex()
 	}
@@ -469,6 +472,10 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	// are independent: they run on the workers, the reports in order.
 	group := g.pending
 	g.pending = nil
+	if err := g.c.completeInDatabase(group); err != nil {
+		g.pending = group
+		return 0, err
+	}
 	errs := make([]error, len(group))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -504,8 +511,11 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 // predecessor to it.
 func (c *CA) completeBatchCert(p *batchCert) error {
 	defer p.release()
-	fillRecord(p.rec, p.cert)
-	err := c.completeRecord(p.recFile, p.rec)
+	var err error
+	if c.db == nil {
+		fillRecord(p.rec, p.cert)
+		err = c.completeRecord(p.recFile, p.rec)
+	}
 	p.recFile.Close()
 	if err != nil {
 		return fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
@@ -601,4 +611,22 @@ func (c *CA) syncFiles(files []*os.File, dirs []*Dir, certsDir bool) error {
 	default:
 		return nil
 	}
+}
+
+// completeInDatabase completes the records of a durable group in one
+// transaction of the database store, where one commit per record would
+// cost a WAL flush each; the file store completes them one by one.
+func (c *CA) completeInDatabase(group []*batchCert) error {
+	if c.db == nil {
+		return nil
+	}
+	recs := make([]*Record, len(group))
+	for i, p := range group {
+		fillRecord(p.rec, p.cert)
+		recs[i] = p.rec
+	}
+	if err := c.db.putRecords(recs); err != nil {
+		return fmt.Errorf("completing %d records (run minica check): %w", len(recs), err)
+	}
+	return nil
 }

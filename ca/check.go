@@ -89,6 +89,9 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 // file with the higher CRL number wins, and a missing or unreadable one is
 // rewritten from the other.
 func (c *CA) checkCRLFiles(rep *CheckReport) (*revoke.CRL, error) {
+	if c.db != nil {
+		return c.checkPublishedCopy(rep)
+	}
 	derCRL, derErr := c.LoadCRL()
 	derData, _ := c.dir.ReadFile(CRLDERFile)
 	var pemCRL *revoke.CRL
@@ -239,9 +242,12 @@ func (c *CA) readCert(file string) (*x509.Certificate, error) {
 
 // checkRecords finishes or voids pending records and counts the rest.
 func (c *CA) checkRecords(rep *CheckReport) error {
-	shards, err := fs.ReadDir(c.dir.root.FS(), "db")
-	if err != nil {
-		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+	var shards []fs.DirEntry
+	if c.db == nil {
+		var err error
+		if shards, err = fs.ReadDir(c.dir.root.FS(), "db"); err != nil {
+			return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+		}
 	}
 	for _, s := range shards {
 		if s.Name() == path.Base(revlogFile) || s.Name() == path.Base(nameIndexDir) {
@@ -316,6 +322,10 @@ func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Reco
 		}
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the unreadable record of %s (serial %s) from its certificate", name, rec.Serial))
 		return rec, nil
+	}
+	if c.db != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%v, and no certificate with serial %s exists: correct or delete the row by hand", corrupt, corrupt.Serial))
+		return nil, nil
 	}
 	file := recordPath(corrupt.Serial)
 	if err := c.dir.root.Remove(file); err != nil {
@@ -467,4 +477,31 @@ func (c *CA) removeTemps(dir string) error {
 		}
 	}
 	return nil
+}
+
+// checkPublishedCopy, for a CA whose CRL is kept in its database, makes
+// crl.pem and crl.der hold the database's current CRL (what a crash after
+// the database saved it, or a CRL published on another host, leaves
+// stale), and returns that CRL, or nil (reported) when there is none.
+func (c *CA) checkPublishedCopy(rep *CheckReport) (*revoke.CRL, error) {
+	crl, err := c.LoadCRL()
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
+		return nil, nil
+	}
+	der, err := c.readCRLDER()
+	if err != nil {
+		return nil, err
+	}
+	fileDER, _ := c.dir.ReadFile(CRLDERFile)
+	pemData, _ := c.dir.ReadFile(CRLPEMFile)
+	block, _ := pem.Decode(pemData)
+	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
+		return crl, nil
+	}
+	if err := c.writeCRLFiles(der); err != nil {
+		return nil, err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", CRLPEMFile, CRLDERFile, crl.Number()))
+	return crl, nil
 }

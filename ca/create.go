@@ -74,6 +74,10 @@ type InitOptions struct {
 	// FirstCRL publishes the empty CRL number 1 before the CA certificate
 	// is written, so that the CA exists with its CRL or not at all.
 	FirstCRL bool
+	// Store is the CA's issuance database, kept in its settings: "" for
+	// the directory's files, or a postgres:// URL (see CheckStore), which
+	// is migrated and must belong to no CA before anything is written.
+	Store string
 }
 
 // Init creates a CA in the directory dir, which must not exist or be empty.
@@ -104,12 +108,26 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Store != "" && o.Store != StoreFile {
+		if err := prepareInitStore(o.Store); err != nil {
+			return nil, err
+		}
+		o.Settings.Store = o.Store
+	}
 	if err := createCADir(dir, &o, func(d *Dir, tok *tokenInit) (bool, error) {
 		return writeCA(d, subject, o, tok)
 	}); err != nil {
 		return nil, err
 	}
-	return Open(dir)
+	c, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.adoptFirstCRL(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("saving the first CRL in the store: %w", err)
+	}
+	return c, nil
 }
 
 // createCADir makes a CA directory: it opens the token that o names (first,

@@ -64,8 +64,8 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err != nil {
 		return nil, err
 	}
-	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("saving the CRL number: %w", err)
+	if err := c.saveCRLNumber(number); err != nil {
+		return nil, err
 	}
 	if err := c.crashed(crlNumberFile); err != nil {
 		return nil, err
@@ -82,23 +82,56 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err != nil {
 		return nil, err
 	}
-	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
-		return nil, err
+	if c.db != nil {
+		saved, err := c.db.saveCRL(number, der)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.crashed("store"); err != nil {
+			return nil, err
+		}
+		// The files are the published copy: one that lost the race to a
+		// higher number leaves them to its winner.
+		if !saved {
+			return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
+				PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
+		}
 	}
-	if err := c.crashed(CRLPEMFile); err != nil {
-		return nil, err
-	}
-	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
-		return nil, err
-	}
-	if err := c.crashed(CRLDERFile); err != nil {
-		return nil, err
-	}
-	if err := c.writeCRLChain(); err != nil {
+	if err := c.writeCRLFiles(der); err != nil {
 		return nil, err
 	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
+}
+
+// saveCRLNumber makes number the last CRL number used, durably. The
+// database reserved it already (see database.nextCRLNumber).
+func (c *CA) saveCRLNumber(number *big.Int) error {
+	if c.db != nil {
+		return nil
+	}
+	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
+		return fmt.Errorf("saving the CRL number: %w", err)
+	}
+	return nil
+}
+
+// writeCRLFiles writes crl.pem, then crl.der, then (in an intermediate)
+// crl-chain.pem.
+func (c *CA) writeCRLFiles(der []byte) error {
+	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
+		return err
+	}
+	if err := c.crashed(CRLPEMFile); err != nil {
+		return err
+	}
+	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
+		return err
+	}
+	if err := c.crashed(CRLDERFile); err != nil {
+		return err
+	}
+	return c.writeCRLChain()
 }
 
 // crlEntries yields the entries of the next CRL from the revoked events of
@@ -157,6 +190,9 @@ func (c *CA) crashed(file string) error {
 // becomes a float64 (Prometheus metrics, JSON readers), and within 6 octets
 // for ages, well within the 20 allowed.
 func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
+	if c.db != nil {
+		return c.db.nextCRLNumber(now)
+	}
 	last := new(big.Int)
 	data, err := c.dir.ReadFile(crlNumberFile)
 	switch {
@@ -184,16 +220,16 @@ func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
 // publishedCRLNumber returns the number of the published CRL, verified as
 // LoadCRL does but without reading its entries, or nil when there is none.
 func (c *CA) publishedCRLNumber() (*big.Int, error) {
-	data, err := c.dir.ReadFile(CRLDERFile)
+	data, err := c.readCRLDER()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
 	n, err := revoke.CRLNumber(data, c.Cert)
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
 	return n, nil
 }
@@ -203,18 +239,47 @@ func (c *CA) publishedCRLNumber() (*big.Int, error) {
 // the revoke package's sentinels for a corrupt or foreign one. Its dates are
 // not checked; see revoke.CRL.CheckTime.
 func (c *CA) LoadCRL() (*revoke.CRL, error) {
-	data, err := c.dir.ReadFile(CRLDERFile)
+	data, err := c.readCRLDER()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.dir.Path())
+		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
 	crl, err := revoke.ParseCRL(data, c.Cert)
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.dir.Join(CRLDERFile), err)
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
 	return crl, nil
+}
+
+// readCRLDER reads the current CRL, DER; an error matching fs.ErrNotExist
+// when none was published.
+func (c *CA) readCRLDER() ([]byte, error) {
+	if c.db == nil {
+		return c.dir.ReadFile(CRLDERFile)
+	}
+	der, err := c.db.loadCRL()
+	if err == nil && der == nil {
+		err = fs.ErrNotExist
+	}
+	return der, err
+}
+
+// crlName names the current CRL, for messages.
+func (c *CA) crlName() string {
+	if c.db != nil {
+		return c.db.String()
+	}
+	return c.dir.Join(CRLDERFile)
+}
+
+// crlWhere names where the current CRL is kept, for messages.
+func (c *CA) crlWhere() string {
+	if c.db != nil {
+		return c.db.String()
+	}
+	return c.dir.Path()
 }
 
 // Unpublished returns, in serial order, the serials of the certificates

@@ -230,7 +230,7 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
-	if err := c.dir.MkdirAll(enrollNamesDir); err != nil {
+	if err := c.mkEnrollDirs(); err != nil {
 		return nil, fmt.Errorf("creating %q: %w", c.dir.Join(enrollNamesDir), err)
 	}
 	for range 8 {
@@ -259,6 +259,14 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 	return nil, errors.New("writing enrollment: 8 random tokens in a row had taken IDs")
 }
 
+// mkEnrollDirs creates the directories of the file store's enrollments.
+func (c *CA) mkEnrollDirs() error {
+	if c.db != nil {
+		return nil
+	}
+	return c.dir.MkdirAll(enrollNamesDir)
+}
+
 // createEnrollmentFiles writes the file of a new enrollment (failing with
 // an error matching fs.ErrExist when its ID is taken) and points the name
 // index at it. Each file is written whole under a temporary name, then
@@ -269,6 +277,9 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 // tore was never handed out: it reads as corrupt and counts as no link
 // (see CreateEnrollment and Enrollments).
 func (c *CA) createEnrollmentFiles(e *Enrollment) error {
+	if c.db != nil {
+		return c.db.createEnrollment(e)
+	}
 	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
 	rec, recTmp, err := atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), false)
 	if err != nil {
@@ -351,6 +362,9 @@ func (c *CA) readEnrollment(id string) (*Enrollment, error) {
 	if !isEnrollmentID(id) {
 		return nil, fmt.Errorf("%w: %q", ErrEnrollmentUnknown, id)
 	}
+	if c.db != nil {
+		return c.db.enrollment(id)
+	}
 	data, err := c.dir.ReadFile(enrollPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
@@ -403,6 +417,9 @@ func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
+	if c.db != nil {
+		return c.db.enrollmentByName(name)
+	}
 	data, err := c.dir.ReadFile(path.Join(enrollNamesDir, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
@@ -418,6 +435,9 @@ func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
 // yielded as an error matching ErrCorruptEnrollment, and iteration goes on
 // if the consumer does.
 func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
+	if c.db != nil {
+		return c.db.enrollments()
+	}
 	return func(yield func(*Enrollment, error) bool) {
 		entries, err := fs.ReadDir(c.dir.root.FS(), enrollDir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -468,6 +488,9 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 }
 
 func (c *CA) writeEnrollment(e *Enrollment) error {
+	if c.db != nil {
+		return c.db.putEnrollment(e)
+	}
 	if err := c.dir.WriteAtomic(enrollPath(e.ID), encodeEnrollment(e), 0o600); err != nil {
 		return fmt.Errorf("writing enrollment %s: %w", e.ID, err)
 	}

@@ -20,6 +20,12 @@ type LockError struct {
 }
 
 func (e *LockError) Error() string {
+	if IsPostgresStore(e.Path) {
+		if e.PID == 0 {
+			return fmt.Sprintf("CA %s (the advisory lock of the store %q)", ErrLocked, e.Path)
+		}
+		return fmt.Sprintf("CA %s (pid %d, the advisory lock of the store %q)", ErrLocked, e.PID, e.Path)
+	}
 	if e.PID == 0 {
 		return fmt.Sprintf("CA %s (lock file %q)", ErrLocked, e.Path)
 	}
@@ -39,6 +45,9 @@ var errWouldBlock = errors.New("lock held elsewhere")
 // (LockFileEx on Windows), so the operating system releases it when its
 // holder dies, even by SIGKILL. The returned function releases it.
 func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
+	if c.db != nil {
+		return c.db.lock(timeout)
+	}
 	f, err := c.dir.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", c.dir.Join(lockFile), err)

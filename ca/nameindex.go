@@ -28,6 +28,9 @@ func nameIndexPath(name string) string { return path.Join(nameIndexDir, name) }
 // damaged. A CA directory without an index (made by an older minica) gets
 // one first. The caller holds the lock.
 func (c *CA) indexName(name, serial string) error {
+	if c.db != nil {
+		return nil // the database indexes the names itself
+	}
 	err := c.appendIndex(nameIndexPath(name), serial)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = c.rebuildNameIndex(); err == nil {
@@ -102,6 +105,9 @@ func isSerialHex(s string) bool {
 // that do not decode are left out: Check rebuilds them first. The caller
 // holds the lock.
 func (c *CA) rebuildNameIndex() error {
+	if c.db != nil {
+		return nil
+	}
 	entries, err := fs.ReadDir(c.dir.root.FS(), "db")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)

@@ -30,6 +30,9 @@ var ErrNoCA = errors.New("no CA found")
 // by a rename or appended to, so a reader sees a state before or after.
 type CA struct {
 	dir *Dir
+	// db is the issuance database when it is not the file store (see
+	// database); nil for the CA directory's own files.
+	db database
 	// Cert is the issuing CA certificate.
 	Cert *x509.Certificate
 	// Chain is what is handed out after a leaf: the issuing CA certificate
@@ -59,8 +62,12 @@ type CA struct {
 }
 
 // Open opens the CA in directory dir and checks its certificate, chain and
-// settings. The key is loaded separately, by LoadSigner.
-func Open(dir string) (*CA, error) {
+// settings; its database is the store the settings name (see OpenWith).
+// The key is loaded separately, by LoadSigner.
+func Open(dir string) (*CA, error) { return OpenWith(dir, OpenOptions{}) }
+
+// openDir is Open without connecting to the store of the settings.
+func openDir(dir string) (*CA, error) {
 	d, err := OpenDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w in %q", ErrNoCA, dir)
@@ -144,6 +151,10 @@ func (c *CA) Close() error {
 		t.close()
 	}
 	c.tokens = nil
+	if c.db != nil {
+		c.db.close()
+		c.db = nil
+	}
 	return c.dir.Close()
 }
 

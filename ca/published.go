@@ -41,7 +41,12 @@ type PublishedCRL struct {
 // long-running reader polls for a CRL published by another process at the
 // cost of one lstat. A symlink gives an error matching ErrNotRegular, with
 // the stamp of the link itself; a missing file one matching ErrNoCRL.
-func (c *CA) CRLStamp() (FileStamp, error) { return c.crlStamp(CRLDERFile, ErrNoCRL) }
+func (c *CA) CRLStamp() (FileStamp, error) {
+	if c.db != nil {
+		return c.db.crlStamp()
+	}
+	return c.crlStamp(CRLDERFile, ErrNoCRL)
+}
 
 func (c *CA) crlStamp(file string, missing error) (FileStamp, error) {
 	info, err := c.dir.root.Lstat(file)
@@ -63,6 +68,9 @@ func (c *CA) crlStamp(file string, missing error) (FileStamp, error) {
 // matching ErrNotRegular otherwise), so that nothing but a CRL signed by
 // the CA ever comes out of it.
 func (c *CA) ReadPublishedCRL() (*PublishedCRL, error) {
+	if c.db != nil {
+		return c.readStoredCRL()
+	}
 	return c.readCRLFile(CRLDERFile, ErrNoCRL, c.Cert)
 }
 
@@ -77,6 +85,26 @@ func (c *CA) ReadRootCRL() (*PublishedCRL, error) {
 		return nil, fmt.Errorf("%w: %q is not an intermediate CA", ErrNoRootCRL, c.dir.Path())
 	}
 	return c.readCRLFile(RootCRLDERFile, ErrNoRootCRL, c.Root())
+}
+
+// readStoredCRL is ReadPublishedCRL for a CRL kept in the database.
+func (c *CA) readStoredCRL() (*PublishedCRL, error) {
+	stamp, err := c.db.crlStamp()
+	if err != nil {
+		return nil, err
+	}
+	der, err := c.readCRLDER()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
+	}
+	crl, err := revoke.ParseCRL(der, c.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
+	}
+	return &PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
 }
 
 func (c *CA) readCRLFile(file string, missing error, issuer *x509.Certificate) (*PublishedCRL, error) {

@@ -150,6 +150,9 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 // unreadable one from the certificate files, which are synced before
 // issuance reports success.
 func (c *CA) reserve(r *Record) (*os.File, error) {
+	if c.db != nil {
+		return nil, c.db.reserve(r)
+	}
 	shard, err := c.shard(r.Serial)
 	if err != nil {
 		return nil, err
@@ -167,6 +170,9 @@ func (c *CA) shard(serial string) (*Dir, error) {
 
 // putRecord replaces an existing record atomically and durably.
 func (c *CA) putRecord(r *Record) error {
+	if c.db != nil {
+		return c.db.putRecord(r)
+	}
 	return c.dir.WriteAtomic(recordPath(r.Serial), encodeRecord(r), 0o644)
 }
 
@@ -177,6 +183,9 @@ func (c *CA) putRecord(r *Record) error {
 // ext4 without a journal then skips every recently freed inode when it
 // allocates the next, a cost that grows with the issuance rate.
 func (c *CA) completeRecord(f *os.File, r *Record) error {
+	if c.db != nil {
+		return c.db.putRecord(r)
+	}
 	if _, err := f.Write(encodeRecord(r)); err != nil {
 		return fmt.Errorf("writing %q: %w", c.dir.Join(recordPath(r.Serial)), err)
 	}
@@ -195,6 +204,9 @@ func (c *CA) Record(serial *big.Int) (*Record, error) {
 
 // recordHex is Record for a serial as record files name it.
 func (c *CA) recordHex(hex string) (*Record, error) {
+	if c.db != nil {
+		return c.db.record(hex)
+	}
 	file := recordPath(hex)
 	data, err := c.dir.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -215,6 +227,9 @@ func (c *CA) recordHex(hex string) (*Record, error) {
 func (c *CA) RecordsByName(name string) ([]*Record, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
+	}
+	if c.db != nil {
+		return c.db.recordsByName(name)
 	}
 	serials, indexed, err := c.indexedSerials(name)
 	if err != nil {
@@ -258,6 +273,9 @@ func sortByIssued(recs []*Record) {
 // *CorruptRecordError with a nil record, and iteration goes on if the
 // consumer does; any other error ends it.
 func (c *CA) Records() iter.Seq2[*Record, error] {
+	if c.db != nil {
+		return c.db.records()
+	}
 	return func(yield func(*Record, error) bool) {
 		shards, err := fs.ReadDir(c.dir.root.FS(), "db")
 		if err != nil {

@@ -345,6 +345,9 @@ func (c *CA) linkTo(pred, successor *Record) error {
 
 // appendRecord appends r's new state to its record file (see currentLine).
 func (c *CA) appendRecord(r *Record) error {
+	if c.db != nil {
+		return c.db.putRecord(r)
+	}
 	file := recordPath(r.Serial)
 	f, err := c.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

@@ -48,6 +48,9 @@ func eventOf(r *Record) revEvent {
 // run on from half a line. An unfinished last line left by a crash, which
 // no one was told had landed, is cut off first.
 func (c *CA) appendRevEvent(ev revEvent) error {
+	if c.db != nil {
+		return c.db.appendRevEvent(ev)
+	}
 	line, _ := json.Marshal(ev) // a revEvent always marshals
 	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -152,6 +155,9 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 // serial, in serial order. A last line without its newline is what an
 // interrupted append leaves: it is ignored (Check removes it).
 func (c *CA) latestLogEvents() ([]logEvent, error) {
+	if c.db != nil {
+		return c.db.latestLogEvents()
+	}
 	f, err := c.dir.root.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -222,6 +228,9 @@ var eventStart = []byte(`{"serial":"`)
 //     was written after every acknowledged append of that serial;
 //   - a line naming no record is reported, and kept.
 func (c *CA) repairRevlog(rep *CheckReport) error {
+	if c.db != nil {
+		return nil // appends are transactions: nothing half-written
+	}
 	f, err := c.dir.root.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -11,6 +11,9 @@ import (
 // made by another process at the cost of one lstat. A CA that never revoked
 // anything has no log: the zero stamp and no error.
 func (c *CA) RevocationLogStamp() (FileStamp, error) {
+	if c.db != nil {
+		return c.db.revocationStamp()
+	}
 	info, err := c.dir.root.Lstat(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileStamp{}, nil

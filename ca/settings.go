@@ -29,6 +29,9 @@ type Settings struct {
 	EnrollURL      string   `json:"enroll_url,omitempty"` // base of enrollment links (serve's HTTPS address)
 	// Role is the CA's place in a hierarchy; "" for a CA of its own.
 	Role Role `json:"role,omitempty"`
+	// Store is the issuance database: "" for the CA directory's files,
+	// or a postgres:// URL without a password (see CheckStore).
+	Store string `json:"store,omitempty"`
 }
 
 // DefaultSettings returns the settings of a new CA.

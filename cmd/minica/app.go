@@ -37,6 +37,7 @@ func newApp(e *env) *cli.App {
 			&cli.StringFlag{Name: "dir", EnvVars: []string{"MINICA_DIR"}, Usage: "the CA directory (default: ~/.minica)"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, Usage: "how long a change waits for another minica process to release the CA"},
 			versionFlag(),
+			storeFlag(),
 			// urfave/cli adds --help itself only when no command is
 			// named help, and minica has its own help command.
 			cli.HelpFlag,
@@ -65,6 +66,7 @@ func newApp(e *env) *cli.App {
 			enrollCommand(e),
 			agentCommand(e),
 			configCommand(e),
+			storeCommand(e),
 			completionCommand(e),
 			versionCommand(e),
 			helpCommand(e),
@@ -161,7 +163,7 @@ func openCA(c *cli.Context, e *env) (*ca.CA, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, fmt.Errorf("resolving the CA directory: %w", err)
 	}
-	authority, err := ca.Open(dir)
+	authority, err := ca.OpenWith(dir, ca.OpenOptions{Store: c.String("store")})
 	if err != nil {
 		return nil, err
 	}

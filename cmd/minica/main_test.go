@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"minica/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testscript files with the actual output")
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MINICA_TEST_REAL") == "1" {
 		os.Exit(run(context.Background(), append([]string{"minica"}, os.Args[1:]...), newEnv()))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pgMain{m}, map[string]func(){
 		"minica": func() { os.Exit(run(context.Background(), os.Args, testEnv())) },
 	})
 }
@@ -121,3 +123,9 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// pgMain stops the PostgreSQL server of the tests that started one (see
+// internal/pgtest) once every test has run.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Run(p.m.Run) }

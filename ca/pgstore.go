@@ -1,0 +1,608 @@
+package ca
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"math/big"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The PostgreSQL store keeps the issuance database of one CA in one
+// database (tables minica_*, see pgschema/). Its invariants are those of the
+// file store, held by the database instead of by files:
+//
+//   - a serial is a primary key, and its pending row is committed before
+//     the certificate is signed;
+//   - a revocation is a committed row of minica_revocations before the
+//     record changes and before the CRL is built;
+//   - CRL numbers are reserved under SELECT ... FOR UPDATE of the one row
+//     of minica_crl, so they strictly increase across every writer;
+//   - every mutation holds a session advisory lock (PGLockClass,
+//     PGLockCA) instead of the lock file: PostgreSQL releases it when the
+//     holder's connection dies, even by SIGKILL.
+//
+// A transaction that fails for serialization (SQLSTATE 40001) or a
+// deadlock (40P01) is retried, at most pgMaxAttempts times.
+
+// Advisory locks of the store, pg_advisory_lock(PGLockClass, key): PGLockCA
+// is the lock every mutation holds. Other keys of the class are free for
+// other leases (a CRL signer, say).
+const (
+	PGLockClass int32 = 0x6d6e6361 // "mnca"
+	PGLockCA    int32 = 1
+)
+
+// pgMaxAttempts bounds the retries of a transaction that failed for
+// serialization; pgOpTimeout bounds every statement but streaming reads.
+const (
+	pgMaxAttempts = 8
+	pgOpTimeout   = 30 * time.Second
+)
+
+// ErrForeignStore is returned when the database holds another CA's records.
+var ErrForeignStore = errors.New("the store belongs to another CA")
+
+// ErrReadOnlyStore is returned for a database that takes no writes (a hot
+// standby): a CA cannot reserve a serial there.
+var ErrReadOnlyStore = errors.New("the store is read-only")
+
+// pgStore is the PostgreSQL store.
+type pgStore struct {
+	url  string
+	pool *pgxpool.Pool
+	// retries counts transactions retried after a serialization failure.
+	retries atomic.Int64
+	// beforeCommit, set only by tests, runs inside a write transaction
+	// before it commits, with the attempt number (from 0).
+	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
+}
+
+// openPGStore connects to the database at url, checks that its schema is
+// the one this binary knows, and that it belongs to the CA cert (binding
+// an empty store to it).
+func openPGStore(url string, cert *x509.Certificate) (*pgStore, error) {
+	s, err := connectPG(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkOpen(cert); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// connectPG opens a pool on url and pings it. The password comes from
+// libpq's sources, as pgx reads them: PGPASSWORD, PGPASSFILE or ~/.pgpass,
+// a service file (PGSERVICEFILE, ?service=NAME); sslmode and the other
+// connection parameters are libpq's too.
+func connectPG(url string) (*pgStore, error) {
+	if err := CheckStore(url); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", printable(url), err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	// Names the holder of the advisory lock in other processes' errors.
+	cfg.ConnConfig.RuntimeParams["application_name"] = "minica/" + strconv.Itoa(os.Getpid())
+	cfg.MaxConns = 8
+	// A command runs each statement a few times at most: preparing it
+	// first would cost a round trip more than it saves.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx)
+		if err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the store %q: %w", url, err)
+	}
+	return &pgStore{url: url, pool: pool}, nil
+}
+
+func (s *pgStore) String() string { return s.url }
+
+func (s *pgStore) close() error {
+	s.pool.Close()
+	return nil
+}
+
+// checkOpen refuses a standby, a schema other than this binary's, and the
+// records of another CA.
+func (s *pgStore) checkOpen(cert *x509.Certificate) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var standby bool
+	if err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
+		return fmt.Errorf("store %q: %w", s.url, err)
+	}
+	if standby {
+		return fmt.Errorf("%w: %q is a standby server in recovery; point --store at the primary", ErrReadOnlyStore, s.url)
+	}
+	v, err := s.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case v > PGSchemaVersion:
+		return &SchemaError{Store: s.url, Found: v}
+	case v < PGSchemaVersion:
+		return &SchemaError{Store: s.url, Found: v}
+	}
+	return s.bind(ctx, cert)
+}
+
+// bind records the CA certificate's fingerprint in a store that has none,
+// and refuses a store that records another one.
+func (s *pgStore) bind(ctx context.Context, cert *x509.Certificate) error {
+	sum := sha256.Sum256(cert.Raw)
+	want := hex.EncodeToString(sum[:])
+	// Read first: every open would otherwise be a write, and a commit.
+	var got string
+	err := s.pool.QueryRow(ctx, "SELECT value FROM minica_meta WHERE key = 'ca_sha256'").Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = s.pool.QueryRow(ctx, `INSERT INTO minica_meta (key, value) VALUES ('ca_sha256', $1)
+			ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value`, want).Scan(&got)
+	}
+	if err != nil {
+		return fmt.Errorf("store %q: reading its CA: %w", s.url, err)
+	}
+	if got != want {
+		return fmt.Errorf("%w: %q holds the records of the CA whose certificate has SHA-256 %s, not of this one (%s)", ErrForeignStore, s.url, got, want)
+	}
+	return nil
+}
+
+// retryable reports whether err is a serialization failure or a deadlock,
+// which PostgreSQL asks the client to retry.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// isUniqueViolation reports whether err is SQLSTATE 23505.
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// write runs fn in a serializable transaction, retrying it when it fails
+// for serialization, at most pgMaxAttempts times with a growing pause.
+func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	var err error
+	for attempt := range pgMaxAttempts {
+		err = s.writeOnce(attempt, fn)
+		if !retryable(err) {
+			break
+		}
+		s.retries.Add(1)
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
+	if retryable(err) {
+		return fmt.Errorf("%s in %q: still failing for serialization after %d attempts: %w", what, s.url, pgMaxAttempts, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s in %q: %w", what, s.url, err)
+	}
+	return nil
+}
+
+func (s *pgStore) writeOnce(attempt int, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, func(tx pgx.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		if s.beforeCommit != nil {
+			return s.beforeCommit(ctx, tx, attempt)
+		}
+		return nil
+	})
+}
+
+// lock takes the advisory lock (PGLockClass, PGLockCA) on a connection of
+// its own, polling as the lock file does; the holder's pid comes from its
+// application_name.
+func (s *pgStore) lock(timeout time.Duration) (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+pgOpTimeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockCA).Scan(&ok); err != nil {
+			conn.Release()
+			return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
+		}
+		if ok {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			pid := s.lockHolder(ctx, conn)
+			conn.Release()
+			return nil, &LockError{Path: s.url, PID: pid}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+		defer cancel()
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", PGLockClass, PGLockCA); err != nil {
+			// Closing the session releases the lock as surely.
+			conn.Conn().Close(ctx)
+		}
+		conn.Release()
+	}, nil
+}
+
+// lockHolder returns the pid of the minica process holding the lock, 0
+// when unknown.
+func (s *pgStore) lockHolder(ctx context.Context, conn *pgxpool.Conn) int {
+	var app string
+	conn.QueryRow(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+		uint32(PGLockClass), uint32(PGLockCA)).Scan(&app)
+	pid, _ := strconv.Atoi(strings.TrimPrefix(app, "minica/"))
+	return pid
+}
+
+// Records.
+
+func (s *pgStore) reserve(r *Record) error {
+	err := s.write("reserving serial "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`,
+			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		return err
+	})
+	if isUniqueViolation(err) {
+		return fmt.Errorf("serial %s: %w", r.Serial, fs.ErrExist)
+	}
+	return err
+}
+
+func (s *pgStore) putRecord(r *Record) error {
+	return s.write("writing record "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`,
+			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		return err
+	})
+}
+
+func (s *pgStore) putRecords(rs []*Record) error {
+	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range rs {
+			b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
+				r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// decode decodes a record's data, checking it as decodeRecord does.
+func (s *pgStore) decode(serial, data string) (*Record, error) {
+	r, err := decodeRecordJSON([]byte(data))
+	if err == nil && r.Serial != serial {
+		err = fmt.Errorf("serial %q does not match the row's %q", r.Serial, serial)
+	}
+	if err == nil && ValidateName(r.Name) != nil {
+		err = fmt.Errorf("invalid name %q", r.Name)
+	}
+	if err != nil {
+		return nil, &CorruptRecordError{File: s.url + " record " + serial, Serial: serial, Err: err}
+	}
+	return r, nil
+}
+
+func (s *pgStore) record(serial string) (*Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var data string
+	err := s.pool.QueryRow(ctx, "SELECT data FROM minica_records WHERE serial = $1", serial).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("serial %s: %w", serial, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading record %s from %q: %w", serial, s.url, err)
+	}
+	return s.decode(serial, data)
+}
+
+func (s *pgStore) recordsByName(name string) ([]*Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT serial, data FROM minica_records WHERE name = $1 AND status <> 'void' ORDER BY issued_at, serial`, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the records of %q from %q: %w", name, s.url, err)
+	}
+	defer rows.Close()
+	var recs []*Record
+	for rows.Next() {
+		var serial, data string
+		if err := rows.Scan(&serial, &data); err != nil {
+			return nil, fmt.Errorf("reading the records of %q from %q: %w", name, s.url, err)
+		}
+		r, err := s.decode(serial, data)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the records of %q from %q: %w", name, s.url, err)
+	}
+	sortByIssued(recs) // timestamptz keeps microseconds: the same order as the file store's
+	return recs, nil
+}
+
+// records streams the rows in serial order: pgx reads them as they come,
+// so a million records take constant memory.
+func (s *pgStore) records() iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rows, err := s.pool.Query(ctx, "SELECT serial, data FROM minica_records ORDER BY serial")
+		if err != nil {
+			yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var serial, data string
+			if err := rows.Scan(&serial, &data); err != nil {
+				yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+				return
+			}
+			if !yield(s.decode(serial, data)) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+		}
+	}
+}
+
+// The revocation log.
+
+// nullTime is t, or NULL for the zero time.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+func (s *pgStore) appendRevEvent(ev revEvent) error {
+	return s.write("appending to the revocation log", func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO minica_revocations (serial, revoked_at, reason, not_after, lifted) VALUES ($1, $2, $3, $4, $5)`,
+			ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted)
+		return err
+	})
+}
+
+func (s *pgStore) latestLogEvents() ([]logEvent, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (serial) serial, revoked_at, reason, not_after, lifted
+		FROM minica_revocations ORDER BY serial, id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
+	}
+	defer rows.Close()
+	var out []logEvent
+	for rows.Next() {
+		var je revEvent
+		var at, notAfter *time.Time
+		if err := rows.Scan(&je.Serial, &at, &je.Reason, &notAfter, &je.Lifted); err != nil {
+			return nil, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
+		}
+		if at != nil {
+			je.RevokedAt = at.UTC()
+		}
+		if notAfter != nil {
+			je.NotAfter = notAfter.UTC()
+		}
+		ev, err := compactEvent(je)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: serial %s: %w", ErrCorruptRevocationLog, s.url, je.Serial, err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
+	}
+	return out, nil
+}
+
+func (s *pgStore) revocationStamp() (FileStamp, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var id int64
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM minica_revocations").Scan(&id); err != nil {
+		return FileStamp{}, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
+	}
+	return FileStamp{Ino: uint64(id)}, nil
+}
+
+// The CRL.
+
+func (s *pgStore) nextCRLNumber(now time.Time) (*big.Int, error) {
+	var next *big.Int
+	err := s.write("reserving a CRL number", func(ctx context.Context, tx pgx.Tx) error {
+		var lastText, publishedText string
+		if err := tx.QueryRow(ctx, "SELECT last_number::text, coalesce(number, 0)::text FROM minica_crl WHERE id = 1 FOR UPDATE").Scan(&lastText, &publishedText); err != nil {
+			return err
+		}
+		last, ok1 := new(big.Int).SetString(lastText, 10)
+		published, ok2 := new(big.Int).SetString(publishedText, 10)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("corrupt CRL number %q", lastText)
+		}
+		if published.Cmp(last) > 0 {
+			last = published
+		}
+		next = last.Add(last, big.NewInt(1))
+		if fromClock := big.NewInt(now.UnixMilli()); fromClock.Cmp(next) > 0 {
+			next = fromClock
+		}
+		_, err := tx.Exec(ctx, "UPDATE minica_crl SET last_number = $1::numeric WHERE id = 1", next.String())
+		return err
+	})
+	return next, err
+}
+
+// saveCRL stores der as the current CRL unless a higher number is current,
+// and notifies channel minica_crl with the number.
+func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
+	saved := false
+	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
+			WHERE id = 1 AND (number IS NULL OR number < $1::numeric)`, number.String(), der)
+		if err != nil {
+			return err
+		}
+		if saved = tag.RowsAffected() == 1; !saved {
+			return nil
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify('minica_crl', $1)", number.String())
+		return err
+	})
+	return saved && err == nil, err
+}
+
+func (s *pgStore) loadCRL() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var der []byte
+	if err := s.pool.QueryRow(ctx, "SELECT der FROM minica_crl WHERE id = 1").Scan(&der); err != nil {
+		return nil, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
+	}
+	return der, nil
+}
+
+func (s *pgStore) crlStamp() (FileStamp, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var version int64
+	var size *int64
+	if err := s.pool.QueryRow(ctx, "SELECT version, length(der) FROM minica_crl WHERE id = 1").Scan(&version, &size); err != nil {
+		return FileStamp{}, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
+	}
+	if size == nil {
+		return FileStamp{}, fmt.Errorf("%w in %q", ErrNoCRL, s.url)
+	}
+	return FileStamp{Ino: uint64(version), Size: *size}, nil
+}
+
+// Enrollments.
+
+func (s *pgStore) createEnrollment(e *Enrollment) error {
+	err := s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(encodeEnrollment(e)))
+		return err
+	})
+	if isUniqueViolation(err) {
+		return fmt.Errorf("enrollment %s: %w", e.ID, fs.ErrExist)
+	}
+	return err
+}
+
+func (s *pgStore) putEnrollment(e *Enrollment) error {
+	return s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data`, e.ID, e.Name, string(encodeEnrollment(e)))
+		return err
+	})
+}
+
+func (s *pgStore) decodeEnrollment(id, data string) (*Enrollment, error) {
+	var e Enrollment
+	if err := json.Unmarshal([]byte(data), &e); err != nil || e.Version != 1 || e.ID != id || ValidateName(e.Name) != nil {
+		return nil, fmt.Errorf("%w %s in %q", ErrCorruptEnrollment, id, s.url)
+	}
+	return &e, nil
+}
+
+func (s *pgStore) enrollment(id string) (*Enrollment, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var data string
+	err := s.pool.QueryRow(ctx, "SELECT data FROM minica_enrollments WHERE id = $1", id).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading enrollment %s from %q: %w", id, s.url, err)
+	}
+	return s.decodeEnrollment(id, data)
+}
+
+func (s *pgStore) enrollmentByName(name string) (*Enrollment, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var id, data string
+	err := s.pool.QueryRow(ctx, "SELECT id, data FROM minica_enrollments WHERE name = $1 ORDER BY seq DESC LIMIT 1", name).Scan(&id, &data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+	}
+	return s.decodeEnrollment(id, data)
+}
+
+func (s *pgStore) enrollments() iter.Seq2[*Enrollment, error] {
+	return func(yield func(*Enrollment, error) bool) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rows, err := s.pool.Query(ctx, "SELECT id, data FROM minica_enrollments ORDER BY id")
+		if err != nil {
+			yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, data string
+			if err := rows.Scan(&id, &data); err != nil {
+				yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
+				return
+			}
+			if !yield(s.decodeEnrollment(id, data)) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
+		}
+	}
+}
