@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"minica/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testscript files with the actual output")
@@ -28,10 +30,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MINICA_TEST_REAL") == "1" {
 		os.Exit(run(context.Background(), append([]string{"minica"}, os.Args[1:]...), newEnv()))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopsPG{m}, map[string]func(){
 		"minica": func() { os.Exit(run(context.Background(), os.Args, testEnv())) },
 	})
 }
+
+// stopsPG runs the tests and then stops the PostgreSQL server that tests
+// of the store started (see internal/pgtest).
+type stopsPG struct{ m *testing.M }
+
+func (s stopsPG) Run() int { return pgtest.Run(s.m.Run) }
 
 // testEnv is newEnv plus test-only hooks, read from variables that only the
 // test binary honours: MINICA_TEST_NOW (RFC 3339) fixes the clock, and
