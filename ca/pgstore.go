@@ -106,6 +106,10 @@ func connectPG(url string) (*pgStore, error) {
 	}
 	// Names the holder of the advisory lock in other processes' errors.
 	cfg.ConnConfig.RuntimeParams["application_name"] = "minica/" + strconv.Itoa(os.Getpid())
+	// Every query of the store is short or streams; compiling one with
+	// LLVM (a plan over 10^6 rows passes jit_above_cost) only delays its
+	// first row.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.MaxConns = 8
 	// A command runs each statement a few times at most: preparing it
 	// first would cost a round trip more than it saves.
