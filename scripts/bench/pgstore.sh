@@ -199,7 +199,9 @@ if part issue; then
 		# The order alternates, so that neither store always runs second.
 		if ((round % 2)); then order="empty full"; else order="full empty"; fi
 		for which in $order; do
+			before=$(pg_cpu)
 			bench_measure "issue-$which-$round" "issue, $which store" "$n" issue_loop "$work/ca-$which" "r$round" "$n"
+			echo "$(($(pg_cpu) - before))" >"$work/issue-$which-$round.pgcpu"
 		done
 	done
 fi
@@ -321,7 +323,19 @@ if part issue; then
 		echo
 	done >"$work/issue.ratios"
 	r=$(median <"$work/issue.ratios")
-	printf '\nissue, %d records / none, wall per certificate: median %sx (%s)\n\n' "$records" "$r" "$(spread <"$work/issue.ratios")"
+	printf '\nissue, %d records / none, wall per certificate: median %sx (%s)\n' "$records" "$r" "$(spread <"$work/issue.ratios")"
+	# CPU per certificate, minica's and the server's: what the load on the machine disturbs least.
+	for round in $(seq "$rounds"); do
+		awk -v a="$(bench_get "issue-full-$round" cpu)" -v b="$(bench_get "issue-empty-$round" cpu)" \
+			-v pa="$(cat "$work/issue-full-$round.pgcpu")" -v pb="$(cat "$work/issue-empty-$round.pgcpu")" -v hz="$tck" \
+			'BEGIN { printf "%.3f\n", (a + pa / hz) / (b + pb / hz) }'
+	done >"$work/issue.cpuratios"
+	for which in empty full; do
+		for round in $(seq "$rounds"); do awk -v t="$(cat "$work/issue-$which-$round.pgcpu")" -v hz="$tck" -v n="$n" 'BEGIN { printf "%.2f\n", 1000 * t / hz / n }'; done |
+			median | xargs printf 'issue, %s store: the server'"'"'s CPU median %s ms a certificate\n' "$which"
+	done
+	printf 'issue, %d records / none, CPU (minica + server) per certificate: median %sx (%s)\n\n' "$records" \
+		"$(median <"$work/issue.cpuratios")" "$(spread <"$work/issue.cpuratios")"
 	verdicts+=("issue with $records records within 10% of none: $(bench_verdict "$r" "<=" 1.10)")
 fi
 if part batch; then
