@@ -307,6 +307,17 @@ func (s *pgStore) putRecord(r *Record) error {
 	})
 }
 
+func (s *pgStore) putRecords(rs []*Record) error {
+	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range rs {
+			b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
+				r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
 // decode decodes a record's data, checking it as decodeRecord does.
 func (s *pgStore) decode(serial, data string) (*Record, error) {
 	var r Record

@@ -37,6 +37,8 @@ type database interface {
 	// putRecord replaces an existing record (completion, void, revocation
 	// state, renewal link) durably.
 	putRecord(r *Record) error
+	// putRecords is putRecord for several records, all or none.
+	putRecords(rs []*Record) error
 	// record returns the record of a 32-digit serial, or ErrNotFound.
 	record(serial string) (*Record, error)
 	// recordsByName returns name's records but the void ones, oldest first.
