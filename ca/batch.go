@@ -487,11 +487,20 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 		return 0, err
 	}
 	errs := make([]error, len(group))
-	if gs, ok := g.c.db.(groupStore); ok {
-		g.c.completeGroupStore(gs, group, errs) // pgbatch.go
-	} else {
-		inParallel(len(group), g.workers, func(i int) { errs[i] = g.c.completeBatchCert(group[i]) })
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(g.workers, len(group)) {
+		wg.Go(func() {
+			for i := range jobs {
+				errs[i] = g.c.completeBatchCert(group[i])
+			}
+		})
 	}
+	for i := range group {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
 	for i, p := range group {
 		if errs[i] != nil {
 			return i, errs[i]

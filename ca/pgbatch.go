@@ -11,17 +11,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// groupStore is a store that commits the records of a batch's group
+// groupStore is a store that reserves the serials of a batch's group
 // together (see IssueBatch): on PostgreSQL each commit waits for the WAL
-// to reach the disk, as each sync of the file store does, so a group of 64
-// certificates costs two commits instead of 128.
+// to reach the disk, as each sync of the file store does, so with the
+// group's completion in one transaction too (completeInDatabase) a group
+// of 64 certificates costs two commits instead of 128.
 type groupStore interface {
 	// reserveGroup creates the pending records of rs in one transaction:
 	// all of them or none. A taken serial gives an error matching
 	// fs.ErrExist.
 	reserveGroup(rs []*Record) error
-	// putRecords replaces existing records in one transaction.
-	putRecords(rs []*Record) error
 }
 
 // writeGroupStore is writeGroup on a groupStore. The invariant is the one
@@ -81,33 +80,6 @@ func (c *CA) reserveGroup(gs groupStore, reqs []Request, preps []*prepared, todo
 	return nil, errors.New("reserving serial: 8 random serials in a row were taken")
 }
 
-// completeGroupStore is the completion of a group (see batchGroup.commit)
-// on a groupStore, its files already durable: one transaction completes
-// every record, then each certificate's current links follow. errs gets
-// each certificate's error.
-func (c *CA) completeGroupStore(gs groupStore, group []*batchCert, errs []error) {
-	recs := make([]*Record, len(group))
-	for i, p := range group {
-		fillRecord(p.rec, p.cert)
-		recs[i] = p.rec
-	}
-	err := gs.putRecords(recs)
-	for i, p := range group {
-		if p.recFile != nil {
-			p.recFile.Close()
-		}
-		p.release()
-		switch {
-		case err != nil:
-			errs[i] = fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
-		default:
-			if lerr := c.linkCurrent(p.rec); lerr != nil {
-				errs[i] = fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, lerr)
-			}
-		}
-	}
-}
-
 // inParallel runs fn(0) to fn(n-1) on at most workers goroutines.
 func inParallel(n, workers int, fn func(i int)) {
 	jobs := make(chan int)
@@ -126,11 +98,9 @@ func inParallel(n, workers int, fn func(i int)) {
 	wg.Wait()
 }
 
-const (
-	pgInsertRecord = `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`
-	pgUpsertRecord = pgInsertRecord + `
-		ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`
-)
+// pgInsertRecord is the statement of a reservation, as pgStore.reserve
+// sends it.
+const pgInsertRecord = `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`
 
 // queueRecords sends one statement per record in one round trip.
 func queueRecords(ctx context.Context, tx pgx.Tx, sql string, rs []*Record) error {
@@ -149,10 +119,4 @@ func (s *pgStore) reserveGroup(rs []*Record) error {
 		return fmt.Errorf("reserving %d serials: %w", len(rs), fs.ErrExist)
 	}
 	return err
-}
-
-func (s *pgStore) putRecords(rs []*Record) error {
-	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
-		return queueRecords(ctx, tx, pgUpsertRecord, rs)
-	})
 }
