@@ -307,6 +307,9 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 // writeGroup writes the certificates of reqs with up to workers goroutines;
 // it returns, by request, the certificate written or why it was not.
 func (c *CA) writeGroup(signer crypto.Signer, reqs []Request, workers int) ([]*batchCert, []error) {
+	if gs, ok := c.db.(groupStore); ok {
+		return c.writeGroupStore(gs, signer, reqs, workers) // pgbatch.go
+	}
 	written := make([]*batchCert, len(reqs))
 	errs := make([]error, len(reqs))
 	jobs := make(chan int)
@@ -373,11 +376,18 @@ func (c *CA) writeBatchCert(signer crypto.Signer, req Request) (*batchCert, erro
 	if err != nil {
 		return nil, err
 	}
-	tmpl, pub, key, now := prep.tmpl, prep.pub, prep.key, prep.now
-	rec, recFile, err := c.reserveSerial(req, now)
+	rec, recFile, err := c.reserveSerial(req, prep.now)
 	if err != nil {
 		return nil, err
 	}
+	return c.signBatchCert(signer, req, prep, rec, recFile)
+}
+
+// signBatchCert signs the certificate of a reserved serial and writes its
+// files, not synced; on failure the serial is voided.
+func (c *CA) signBatchCert(signer crypto.Signer, req Request, prep *prepared, rec *Record, recFile *os.File) (*batchCert, error) {
+	tmpl, pub, key := prep.tmpl, prep.pub, prep.key
+	var err error
 	p := &batchCert{req: req, rec: rec, recFile: recFile, key: key}
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
 	if p.cert, err = c.sign(tmpl, pub, signer); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path"
 	"sync"
@@ -224,15 +225,7 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error
 		if err != nil {
 			return nil, nil, err
 		}
-		rec := &Record{
-			Serial:    SerialHex(n),
-			Name:      req.Name,
-			Profile:   req.Profile,
-			Status:    StatusPending,
-			HasKey:    req.PublicKey == nil,
-			IssuedAt:  now,
-			RenewalOf: req.RenewalOf,
-		}
+		rec := pendingRecord(req, now, n)
 		f, err := c.reserve(rec)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -249,6 +242,19 @@ func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error
 		return rec, f, nil
 	}
 	return nil, nil, errors.New("reserving serial: 8 random serials in a row were taken")
+}
+
+// pendingRecord is the record that reserves serial n for req.
+func pendingRecord(req Request, now time.Time, n *big.Int) *Record {
+	return &Record{
+		Serial:    SerialHex(n),
+		Name:      req.Name,
+		Profile:   req.Profile,
+		Status:    StatusPending,
+		HasKey:    req.PublicKey == nil,
+		IssuedAt:  now,
+		RenewalOf: req.RenewalOf,
+	}
 }
 
 // void marks a reserved serial as never used and returns cause.

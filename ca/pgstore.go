@@ -70,6 +70,8 @@ type pgStore struct {
 	// beforeCommit, set only by tests, runs inside a write transaction
 	// before it commits, with the attempt number (from 0).
 	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
+	// lease is the CRL signer's lease (see pglease.go).
+	lease pgLease
 }
 
 // openPGStore connects to the database at url, checks that its schema is
@@ -104,6 +106,10 @@ func connectPG(url string) (*pgStore, error) {
 	}
 	// Names the holder of the advisory lock in other processes' errors.
 	cfg.ConnConfig.RuntimeParams["application_name"] = "minica/" + strconv.Itoa(os.Getpid())
+	// Every query of the store is short or streams; compiling one with
+	// LLVM (a plan over 10^6 rows passes jit_above_cost) only delays its
+	// first row.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.MaxConns = 8
 	// A command runs each statement a few times at most: preparing it
 	// first would cost a round trip more than it saves.
@@ -126,6 +132,7 @@ func connectPG(url string) (*pgStore, error) {
 func (s *pgStore) String() string { return s.url }
 
 func (s *pgStore) close() error {
+	s.releaseLease()
 	s.pool.Close()
 	return nil
 }
@@ -141,6 +148,9 @@ func (s *pgStore) checkOpen(cert *x509.Certificate) error {
 	}
 	if standby {
 		return fmt.Errorf("%w: %q is a standby server in recovery; point --store at the primary", ErrReadOnlyStore, s.url)
+	}
+	if err := s.checkWritable(ctx); err != nil {
+		return err
 	}
 	v, err := s.schemaVersion(ctx)
 	if err != nil {

@@ -97,6 +97,9 @@ func (s *pgStore) migrate() (from, to int, err error) {
 	if standby {
 		return 0, 0, fmt.Errorf("%w: %q is a standby server in recovery; migrate the primary", ErrReadOnlyStore, s.url)
 	}
+	if err := s.checkWritable(ctx); err != nil {
+		return 0, 0, err
+	}
 	files := migrationFiles()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", PGLockClass); err != nil {

@@ -81,6 +81,7 @@ type metrics struct {
 	loadFailures   atomic.Uint64
 	resigns        atomic.Uint64
 	resignFailures atomic.Uint64
+	signer         atomic.Bool // holds the CRL signer's lease (see lease.go)
 	waitersRefused atomic.Uint64
 	conns          atomic.Int64
 	connsEvicted   atomic.Uint64
@@ -134,6 +135,7 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
 	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
 	gauge("minica_serve_can_sign", "1 when serve holds the CA key and re-signs the CRL at half its lifetime.", b(h.CanSign))
+	gauge("minica_serve_crl_signer", "1 when this replica is the one that signs CRLs (always, on the file store, with the CA key).", b(s.m.signer.Load()))
 	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
 	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))
 	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Load())

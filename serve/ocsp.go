@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -722,6 +723,11 @@ func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
 			break // due: issue a new one
 		}
 		leaf, err := c.LoadLeaf(rec)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Issued by a replica on another host (one database, a CA
+			// directory each): its key never leaves that host.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("loading the OCSP responder certificate: %w", err)
 		}

@@ -122,6 +122,8 @@ type Server struct {
 	backoff    time.Duration
 	warned     string // the CRL number whose lapse was warned of
 	rev        revWatch
+	leaseSeen  bool   // the signer's role was logged once
+	leaseErr   string // the last lease error logged, not repeated
 
 	srvMu   sync.Mutex
 	servers []*http.Server
@@ -291,7 +293,12 @@ func (s *Server) CRL() *revoke.CRL { return s.cur.Load().crl }
 // Watch polls crl.der and the revocation log every PollInterval, publishes
 // revocations the CRL lacks and re-signs the CRL at half its lifetime, until
 // ctx is done.
+//
+// On PostgreSQL a CRL saved by any process is also notified (LISTEN), and
+// a round runs at once: the replicas serve it within milliseconds, not a
+// PollInterval.
 func (s *Server) Watch(ctx context.Context) {
+	notes := s.cfg.CA.CRLNotifications(ctx) // nil on the file store
 	for {
 		s.check()
 		c, stop := s.cfg.NewTimer(s.cfg.PollInterval)
@@ -302,6 +309,8 @@ func (s *Server) Watch(ctx context.Context) {
 		case <-s.done:
 			stop()
 			return
+		case <-notes:
+			stop()
 		case <-c:
 		}
 	}
@@ -313,11 +322,16 @@ func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
 	s.loadNewer()
-	s.noticeRevocations()
+	// Of several replicas on one database, only the lease holder signs.
+	signer := s.cfg.Signer != nil && s.holdsLease()
+	s.noticeRevocations(signer)
 	cur := s.cur.Load()
 	now := s.cfg.Now()
 	if !pastHalfLife(cur.crl, now) {
 		return
+	}
+	if s.cfg.Signer != nil && !signer {
+		return // another replica re-signs; its CRL is loaded when it lands
 	}
 	if s.cfg.Signer == nil {
 		if n := cur.crl.Number().String(); s.warned != n {

@@ -31,8 +31,9 @@ type revWatch struct {
 // and revocations the served CRL lacks ("unpublished": `minica revoke
 // --no-crl`, or a revoke whose publishing failed) are published at once
 // rather than at the next half-life re-sign. Without the Signer they are
-// logged. The caller holds caMu.
-func (s *Server) noticeRevocations() {
+// logged. Only the signer (see holdsLease) publishes. The caller holds
+// caMu.
+func (s *Server) noticeRevocations(signer bool) {
 	stamp, err := s.cfg.CA.RevocationLogStamp()
 	if err != nil {
 		if msg := err.Error(); msg != s.rev.lastErr {
@@ -63,6 +64,9 @@ func (s *Server) noticeRevocations() {
 	if cur.stamp.MTime > stamp.MTime {
 		s.rev.pending = false
 		return
+	}
+	if s.cfg.Signer != nil && !signer {
+		return // the signing replica publishes them
 	}
 	// Held by another process (a revoke publishing its own CRL, as a
 	// rule): look again next round.
