@@ -472,6 +472,10 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	// are independent: they run on the workers, the reports in order.
 	group := g.pending
 	g.pending = nil
+	if err := g.c.completeInDatabase(group); err != nil {
+		g.pending = group
+		return 0, err
+	}
 	errs := make([]error, len(group))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -505,8 +509,11 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 // completeBatchCert completes the record of a durable certificate and
 // points its name's current.* links at it.
 func (c *CA) completeBatchCert(p *batchCert) error {
-	fillRecord(p.rec, p.cert)
-	err := c.completeRecord(p.recFile, p.rec)
+	var err error
+	if c.db == nil {
+		fillRecord(p.rec, p.cert)
+		err = c.completeRecord(p.recFile, p.rec)
+	}
 	p.recFile.Close()
 	p.release()
 	if err != nil {
@@ -600,4 +607,22 @@ func (c *CA) syncFiles(files []*os.File, dirs []*Dir, certsDir bool) error {
 	default:
 		return nil
 	}
+}
+
+// completeInDatabase completes the records of a durable group in one
+// transaction of the database store, where one commit per record would
+// cost a WAL flush each; the file store completes them one by one.
+func (c *CA) completeInDatabase(group []*batchCert) error {
+	if c.db == nil {
+		return nil
+	}
+	recs := make([]*Record, len(group))
+	for i, p := range group {
+		fillRecord(p.rec, p.cert)
+		recs[i] = p.rec
+	}
+	if err := c.db.putRecords(recs); err != nil {
+		return fmt.Errorf("completing %d records (run minica check): %w", len(recs), err)
+	}
+	return nil
 }

@@ -90,12 +90,7 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 // rewritten from the other.
 func (c *CA) checkCRLFiles(rep *CheckReport) (*revoke.CRL, error) {
 	if c.db != nil {
-		crl, err := c.LoadCRL()
-		if err != nil {
-			rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
-			return nil, nil
-		}
-		return crl, nil
+		return c.checkPublishedCopy(rep)
 	}
 	derCRL, derErr := c.LoadCRL()
 	derData, _ := c.dir.ReadFile(CRLDERFile)
@@ -482,4 +477,31 @@ func (c *CA) removeTemps(dir string) error {
 		}
 	}
 	return nil
+}
+
+// checkPublishedCopy, for a CA whose CRL is kept in its database, makes
+// crl.pem and crl.der hold the database's current CRL (what a crash after
+// the database saved it, or a CRL published on another host, leaves
+// stale), and returns that CRL, or nil (reported) when there is none.
+func (c *CA) checkPublishedCopy(rep *CheckReport) (*revoke.CRL, error) {
+	crl, err := c.LoadCRL()
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
+		return nil, nil
+	}
+	der, err := c.readCRLDER()
+	if err != nil {
+		return nil, err
+	}
+	fileDER, _ := c.dir.ReadFile(CRLDERFile)
+	pemData, _ := c.dir.ReadFile(CRLPEMFile)
+	block, _ := pem.Decode(pemData)
+	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
+		return crl, nil
+	}
+	if err := c.writeCRLFiles(der); err != nil {
+		return nil, err
+	}
+	rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", CRLPEMFile, CRLDERFile, crl.Number()))
+	return crl, nil
 }

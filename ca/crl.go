@@ -83,11 +83,19 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 		return nil, err
 	}
 	if c.db != nil {
-		if err := c.db.saveCRL(number, der); err != nil {
+		saved, err := c.db.saveCRL(number, der)
+		if err != nil {
 			return nil, err
 		}
-		return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
-			PEMFile: c.db.String(), DERFile: c.db.String()}, nil
+		if err := c.crashed("store"); err != nil {
+			return nil, err
+		}
+		// The files are the published copy: one that lost the race to a
+		// higher number leaves them to its winner.
+		if !saved {
+			return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
+				PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
+		}
 	}
 	if err := c.writeCRLFiles(der); err != nil {
 		return nil, err

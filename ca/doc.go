@@ -70,6 +70,18 @@
 // renewed and whether a request is a renewal of it; [CA.RenewalRequest]
 // builds the request that batch renewal issues.
 //
+// # Stores
+//
+// The issuance database (records, revocation log, CRL number and current
+// CRL, enrollments, renewal links) is the directory's files above, or a
+// PostgreSQL database (pgstore.go, schema in pgschema/, [MigrateStore]):
+// [OpenWith] and the settings' store choose, and every function that
+// touches the database asks the seam (store.go) which one is in use, so
+// callers never know. On PostgreSQL the lock is an advisory lock, a
+// reservation and a revocation are committed rows, and crl.pem and
+// crl.der are the published copy of the database's CRL. [CA.CopyStore]
+// moves a database between stores.
+//
 // # Revocation and CRLs
 //
 // [CA.Revoke] appends to the revocation log (db/revoked.log) before it

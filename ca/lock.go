@@ -20,6 +20,12 @@ type LockError struct {
 }
 
 func (e *LockError) Error() string {
+	if IsPostgresStore(e.Path) {
+		if e.PID == 0 {
+			return fmt.Sprintf("CA %s (the advisory lock of the store %q)", ErrLocked, e.Path)
+		}
+		return fmt.Sprintf("CA %s (pid %d, the advisory lock of the store %q)", ErrLocked, e.PID, e.Path)
+	}
 	if e.PID == 0 {
 		return fmt.Sprintf("CA %s (lock file %q)", ErrLocked, e.Path)
 	}

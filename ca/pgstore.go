@@ -107,6 +107,9 @@ func connectPG(url string) (*pgStore, error) {
 	// Names the holder of the advisory lock in other processes' errors.
 	cfg.ConnConfig.RuntimeParams["application_name"] = "minica/" + strconv.Itoa(os.Getpid())
 	cfg.MaxConns = 8
+	// A command runs each statement a few times at most: preparing it
+	// first would cost a round trip more than it saves.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -163,9 +166,13 @@ func (s *pgStore) checkOpen(cert *x509.Certificate) error {
 func (s *pgStore) bind(ctx context.Context, cert *x509.Certificate) error {
 	sum := sha256.Sum256(cert.Raw)
 	want := hex.EncodeToString(sum[:])
+	// Read first: every open would otherwise be a write, and a commit.
 	var got string
-	err := s.pool.QueryRow(ctx, `INSERT INTO minica_meta (key, value) VALUES ('ca_sha256', $1)
-		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value`, want).Scan(&got)
+	err := s.pool.QueryRow(ctx, "SELECT value FROM minica_meta WHERE key = 'ca_sha256'").Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = s.pool.QueryRow(ctx, `INSERT INTO minica_meta (key, value) VALUES ('ca_sha256', $1)
+			ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value`, want).Scan(&got)
+	}
 	if err != nil {
 		return fmt.Errorf("store %q: reading its CA: %w", s.url, err)
 	}
@@ -293,6 +300,17 @@ func (s *pgStore) putRecord(r *Record) error {
 			ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`,
 			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
 		return err
+	})
+}
+
+func (s *pgStore) putRecords(rs []*Record) error {
+	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range rs {
+			b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
+				r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		}
+		return tx.SendBatch(ctx, b).Close()
 	})
 }
 
@@ -472,16 +490,21 @@ func (s *pgStore) nextCRLNumber(now time.Time) (*big.Int, error) {
 
 // saveCRL stores der as the current CRL unless a higher number is current,
 // and notifies channel minica_crl with the number.
-func (s *pgStore) saveCRL(number *big.Int, der []byte) error {
-	return s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
+func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
+	saved := false
+	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
 			WHERE id = 1 AND (number IS NULL OR number < $1::numeric)`, number.String(), der)
-		if err != nil || tag.RowsAffected() == 0 {
+		if err != nil {
 			return err
+		}
+		if saved = tag.RowsAffected() == 1; !saved {
+			return nil
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify('minica_crl', $1)", number.String())
 		return err
 	})
+	return saved && err == nil, err
 }
 
 func (s *pgStore) loadCRL() ([]byte, error) {

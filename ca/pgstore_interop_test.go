@@ -3,6 +3,7 @@
 package ca
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"errors"
@@ -103,10 +104,24 @@ func TestPGStoreLifecycle(t *testing.T) {
 	if err != nil || len(rep.Problems) != 0 || len(rep.Repaired) != 0 || rep.Records != 2 {
 		t.Fatalf("Check = %+v, %v", rep, err)
 	}
-	for _, f := range []string{revlogFile, crlNumberFile, CRLDERFile, CRLPEMFile} {
+	for _, f := range []string{revlogFile, crlNumberFile} {
 		if _, err := c.dir.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists in the CA directory of a PostgreSQL CA (%v)", f, err)
 		}
+	}
+	// crl.der is the published copy of the database's CRL; check restores it.
+	if der, err := c.dir.ReadFile(CRLDERFile); err != nil || !bytes.Equal(der, info.DER) {
+		t.Fatalf("crl.der is not the published CRL (%v)", err)
+	}
+	if err := c.dir.root.Remove(CRLPEMFile); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = c.Check()
+	if err != nil || len(rep.Problems) != 0 || len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], "from the store (CRL "+info.Number.String()+")") {
+		t.Fatalf("Check without crl.pem = %+v, %v", rep, err)
+	}
+	if _, err := c.dir.Stat(CRLPEMFile); err != nil {
+		t.Fatal(err)
 	}
 	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_records"); got != 2 {
 		t.Errorf("minica_records has %d rows; want 2", got)
@@ -350,4 +365,109 @@ func TestPGLock(t *testing.T) {
 		t.Fatalf("Lock after unlock: %v", err)
 	}
 	unlock2()
+}
+
+// The password comes from libpq's sources (PGPASSFILE, PGPASSWORD), never
+// the URL, and TLS follows sslmode: verify-full checks the server against
+// sslrootcert, and the server here refuses connections without TLS.
+func TestPGPasswordSourcesAndTLS(t *testing.T) {
+	c, _ := newTestCA(t, InitOptions{})
+	url := pgtest.New(t)
+	pgtest.Exec(t, url, "CREATE ROLE minica LOGIN PASSWORD 'pw-of-the-test'")
+	pgtest.Exec(t, url, "GRANT CREATE ON SCHEMA public TO minica")
+	tcp := pgtest.TCP(url, "minica")
+	passfile := t.TempDir() + "/pgpass"
+	if err := os.WriteFile(passfile, []byte("127.0.0.1:*:*:minica:pw-of-the-test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGPASSWORD", "")
+	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
+	if _, _, err := MigrateStore(tcp); err == nil || !strings.Contains(err.Error(), "connecting to the store") {
+		t.Fatalf("MigrateStore without a password: %v", err)
+	}
+	t.Setenv("PGPASSFILE", passfile)
+	if _, _, err := MigrateStore(tcp); err != nil {
+		t.Fatalf("MigrateStore with PGPASSFILE: %v", err)
+	}
+	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
+	t.Setenv("PGPASSWORD", "pw-of-the-test")
+	db, err := OpenWith(c.dir.Path(), OpenOptions{Store: tcp})
+	if err != nil {
+		t.Fatalf("OpenWith with PGPASSWORD: %v", err)
+	}
+	db.Close()
+	if err := CheckStore(strings.Replace(tcp, "minica@", "minica:pw-of-the-test@", 1)); !errors.Is(err, ErrStorePassword) {
+		t.Fatalf("CheckStore(URL with a password) = %v", err)
+	}
+	other := t.TempDir() + "/other.crt"
+	otherCA, _ := newTestCA(t, InitOptions{CommonName: "Not the server"})
+	if err := os.WriteFile(other, pemCert(otherCA.Cert), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrongRoot := strings.Replace(tcp, "sslrootcert="+pgtest.RootCert(), "sslrootcert="+other, 1)
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: wrongRoot}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("OpenWith(verify-full against another root) = %v; want a certificate error", err)
+	}
+	noTLS := strings.Replace(tcp, "sslmode=verify-full", "sslmode=disable", 1)
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: noTLS}); err == nil || !strings.Contains(err.Error(), "no encryption") {
+		t.Fatalf("OpenWith(sslmode=disable) against a TLS-only server = %v", err)
+	}
+}
+
+// Enrollments on PostgreSQL: one pending link per name, the token redeemed
+// once, the latest link of a name found by it, a cancelled one spent.
+func TestPGEnrollments(t *testing.T) {
+	c, signer, url := newPGCA(t)
+	link, err := c.CreateEnrollment("simon", EnrollIdentity{Emails: []string{"simon@example.com"}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour); !errors.Is(err, ErrEnrollmentPending) {
+		t.Fatalf("second link for simon: %v; want ErrEnrollmentPending", err)
+	}
+	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_enrollments WHERE strpos(data, $1) > 0", link.Token); got != 0 {
+		t.Fatal("the database holds the token itself")
+	}
+	key, err := ECDSAP256.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, e, err := c.Enroll(signer, link.Token, "127.0.0.1", key.Public())
+	if err != nil || e.Status != EnrollUsed || e.Serial != is.Record.Serial {
+		t.Fatalf("Enroll = %+v, %v", e, err)
+	}
+	var spent *EnrollmentSpentError
+	if _, _, err := c.Enroll(signer, link.Token, "127.0.0.1", key.Public()); !errors.As(err, &spent) || spent.Status != EnrollUsed {
+		t.Fatalf("second Enroll: %v; want the link spent (used)", err)
+	}
+	if _, err := c.Revoke(is.Cert.SerialNumber, revoke.Superseded); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateEnrollment("simon", EnrollIdentity{}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := c.EnrollmentByName("simon")
+	if err != nil || latest.ID != second.Enrollment.ID {
+		t.Fatalf("EnrollmentByName = %+v, %v; want %s", latest, err, second.Enrollment.ID)
+	}
+	if _, err := c.CancelEnrollment("simon"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LookupEnrollment(second.Token); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for e, err := range c.Enrollments() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ID == second.Enrollment.ID && e.Status != EnrollCancelled {
+			t.Errorf("cancelled link is %s", e.Status)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d enrollments; want 2", n)
+	}
 }

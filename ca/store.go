@@ -19,7 +19,9 @@ import (
 // knows which store is in use: they call CA's methods.
 //
 // The CA certificate, its key, chain.pem, settings.json and the issued
-// certificates' files (certs/) always stay in the CA directory.
+// certificates' files (certs/) always stay in the CA directory, and so do
+// crl.pem and crl.der as the published copy of the database's current CRL
+// (for web servers, the proxy and the configurations that read them).
 type database interface {
 	// String names the store for messages (a URL without a password).
 	String() string
@@ -35,6 +37,8 @@ type database interface {
 	// putRecord replaces an existing record (completion, void, revocation
 	// state, renewal link) durably.
 	putRecord(r *Record) error
+	// putRecords is putRecord for several records, all or none.
+	putRecords(rs []*Record) error
 	// record returns the record of a 32-digit serial, or ErrNotFound.
 	record(serial string) (*Record, error)
 	// recordsByName returns name's records but the void ones, oldest first.
@@ -54,8 +58,8 @@ type database interface {
 	// strictly greater than every number any writer reserved before.
 	nextCRLNumber(now time.Time) (*big.Int, error)
 	// saveCRL makes der (numbered number) the current CRL, unless a CRL
-	// with a higher number is current already.
-	saveCRL(number *big.Int, der []byte) error
+	// with a higher number is current already; saved tells which.
+	saveCRL(number *big.Int, der []byte) (saved bool, err error)
 	// loadCRL returns the current CRL's DER, nil when none was published.
 	loadCRL() ([]byte, error)
 	// crlStamp changes whenever the current CRL does; it gives an error

@@ -381,8 +381,8 @@ func prepareInitStore(store string) error {
 	return nil
 }
 
-// adoptFirstCRL moves the CRL that Init published into the files of the
-// new CA's directory into its PostgreSQL store.
+// adoptFirstCRL saves the CRL that Init published in the new CA's
+// directory into its PostgreSQL store.
 func (c *CA) adoptFirstCRL() error {
 	s, ok := c.db.(*pgStore)
 	if !ok {
@@ -406,10 +406,10 @@ func (c *CA) adoptFirstCRL() error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []string{CRLPEMFile, CRLDERFile, crlNumberFile} {
-		if err := c.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+	// crl.pem and crl.der stay, as the published copy; the number is the
+	// database's now.
+	if err := c.dir.root.Remove(crlNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return c.dir.SyncDir(".")
 }

@@ -20,7 +20,14 @@ declare -A packages=(
 	[systemd-analyze]=systemd
 	[chromium]=chromium
 	[softhsm2-util]=softhsm2
+	[initdb]=postgresql
 )
+
+# Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;
+# internal/pgtest looks there too.
+for bin in /usr/lib/postgresql/*/bin; do
+	[[ -x $bin/initdb ]] && PATH=$PATH:$bin
+done
 
 missing=()
 for cmd in "${!packages[@]}"; do

@@ -91,6 +91,10 @@ func runInit(c *cli.Context, e *env) error {
 		}
 	}
 	opts.Now = e.now
+	if c.Bool("intermediate") && ca.IsPostgresStore(c.String("store")) {
+		return withHint(errors.New("an intermediate CA starts with its database in files"),
+			"init it without --store (and MINICA_STORE), then move the database with 'minica store copy --to URL --use'")
+	}
 	if c.Bool("intermediate") {
 		return runInitIntermediate(c, e, dir, opts)
 	}

@@ -30,16 +30,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MINICA_TEST_REAL") == "1" {
 		os.Exit(run(context.Background(), append([]string{"minica"}, os.Args[1:]...), newEnv()))
 	}
-	testscript.Main(stopsPG{m}, map[string]func(){
+	testscript.Main(pgMain{m}, map[string]func(){
 		"minica": func() { os.Exit(run(context.Background(), os.Args, testEnv())) },
 	})
 }
-
-// stopsPG runs the tests and then stops the PostgreSQL server that tests
-// of the store started (see internal/pgtest).
-type stopsPG struct{ m *testing.M }
-
-func (s stopsPG) Run() int { return pgtest.Run(s.m.Run) }
 
 // testEnv is newEnv plus test-only hooks, read from variables that only the
 // test binary honours: MINICA_TEST_NOW (RFC 3339) fixes the clock, and
@@ -129,3 +123,9 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// pgMain stops the PostgreSQL server of the tests that started one (see
+// internal/pgtest) once every test has run.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Run(p.m.Run) }

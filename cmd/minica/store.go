@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -109,7 +110,7 @@ func runStoreCopy(c *cli.Context, e *env) error {
 	if to == "" {
 		return usagef(c, "--to is required: a postgres:// URL or the path of a CA directory")
 	}
-	if !ca.IsPostgresStore(to) {
+	if !strings.Contains(to, "://") && to != ca.StoreFile {
 		abs, err := filepath.Abs(to)
 		if err != nil {
 			return fmt.Errorf("resolving %q: %w", to, err)

@@ -20,14 +20,23 @@ package pgtest
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +51,7 @@ type Server struct {
 	dir   string // the temporary directory: data/, the socket, the log
 	bin   string // the directory of initdb and pg_ctl
 	cred  *syscall.Credential
+	port  int // on 127.0.0.1, TLS only
 	count atomic.Int64
 }
 
@@ -144,7 +154,15 @@ func Start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	opts := fmt.Sprintf("-c listen_addresses='' -k %s -c fsync=off -c full_page_writes=off -c max_connections=200", dir)
+	// Loopback TCP with TLS and passwords (hostssl, SCRAM), for tests of
+	// sslmode and of libpq's password sources; the socket trusts.
+	if err := s.setupTCP(data); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c ssl=on -c ssl_cert_file=%s -c ssl_key_file=%s "+
+		"-c fsync=off -c full_page_writes=off -c max_connections=200",
+		s.port, dir, filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"))
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)
@@ -162,9 +180,66 @@ func (s *Server) run(name string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
+// setupTCP picks a free loopback port, writes a self-signed server
+// certificate for 127.0.0.1 and replaces pg_hba.conf: trust on the socket,
+// hostssl with SCRAM passwords on 127.0.0.1, nothing without TLS.
+func (s *Server) setupTCP(data string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return err
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		filepath.Join(s.dir, "server.crt"): pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		filepath.Join(s.dir, "server.key"): pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}),
+		filepath.Join(data, "pg_hba.conf"): []byte("local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n"),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			return err
+		}
+		if s.cred != nil {
+			if err := os.Chown(name, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TCP returns the URL of the database of url (from New) over TLS on
+// 127.0.0.1 as user, with no password in it: the server asks for one.
+// sslmode verify-full checks the server's certificate against RootCert.
+func TCP(url, user string) string {
+	db := strings.TrimPrefix(url[:strings.Index(url, "?")], "postgres://postgres@/")
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=verify-full&sslrootcert=%s", user, server.port, db, RootCert())
+}
+
+// RootCert returns the file of the server's self-signed certificate.
+func RootCert() string { return filepath.Join(server.dir, "server.crt") }
+
 // URL returns the URL of database db on the server.
 func (s *Server) URL(db string) string {
-	return fmt.Sprintf("postgres://postgres@/%s?host=%s&sslmode=disable", db, s.dir)
+	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=%d&sslmode=disable", db, s.dir, s.port)
 }
 
 // CreateDatabase creates a new empty database and returns its URL.
