@@ -159,3 +159,13 @@ func (s *pgStore) raiseCRLNumber(n *big.Int) (bool, error) {
 	})
 	return raised, err
 }
+
+// Reconcile re-applies the revocations that sources list and the store
+// lost, as Check does (see reconcile), and says what it did: for `minica
+// serve`, whose served CRL is newer than a store restored from a backup.
+// The caller holds the lock.
+func (c *CA) Reconcile(sources []ReconcileSource) (repaired, problems []string, err error) {
+	rep := &CheckReport{}
+	err = c.reconcile(rep, sources)
+	return rep.Repaired, rep.Problems, err
+}

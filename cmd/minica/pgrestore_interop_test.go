@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"minica/internal/pgtest"
 	"minica/revoke"
@@ -135,4 +136,50 @@ func pgTool(t *testing.T, name string) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// A serve replica whose store is restored from a backup taken before a
+// revocation keeps serving the revocation: the signer re-applies what its
+// served CRL lists to the store before it publishes again, and every CRL
+// after lists it.
+func TestServeRestoredBackupPG(t *testing.T) {
+	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
+	dir, store := newPGCADir(t, "4s")
+	mustMinica(t, dir, "issue", "client", "simon")
+	simon := serialOf(t, dir, "simon")
+	dump := filepath.Join(t.TempDir(), "backup.dump")
+	if out, err := exec.Command(pgDump, "-Fc", "-f", dump, store).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	p := startServe(t, replicaDir(t, dir))
+	mustMinica(t, dir, "revoke", "simon")
+	eventually(t, "simon on the served CRL", func() string {
+		if crl, _ := p.servedCRL(t, dir); !listed(crl, simon) {
+			return "not listed"
+		}
+		return ""
+	})
+	if out, err := exec.Command(pgRestore, "--clean", "--if-exists", "--single-transaction", "-d", store, dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, out)
+	}
+	eventually(t, "the replica reconciling the store", func() string {
+		if !strings.Contains(p.stderr.String(), "store-reconciled") {
+			return "not reconciled"
+		}
+		return ""
+	})
+	if got := statusOf(t, dir, "simon"); got != "revoked" {
+		t.Errorf("simon in the store after the replica reconciled: %s; want revoked\nserve: %s", got, p.stderr)
+	}
+	first, _ := p.servedCRL(t, dir)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		crl, _ := p.servedCRL(t, dir)
+		if !listed(crl, simon) {
+			t.Fatalf("CRL %s, served after the restore, does not list simon", crl.Number())
+		}
+		if crl.Number().Cmp(first.Number()) > 0 {
+			return // a CRL signed from the reconciled store
+		}
+	}
+	t.Errorf("no new CRL within 10s of the restore (lifetime 4s)\nserve: %s", p.stderr)
 }
