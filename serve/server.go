@@ -376,8 +376,10 @@ func (s *Server) loadNewer() {
 	}
 	if err == nil {
 		err = pub.CRL.CheckNewer(cur.crl)
-		if err != nil && pub.CRL.Number().Cmp(cur.crl.Number()) < 0 {
-			s.storeBehind = true // restored from a backup, as a rule
+		if err != nil && pub.CRL.Number().Cmp(cur.crl.Number()) < 0 && s.cfg.CA.Store() != ca.StoreFile {
+			// A database restored from a backup, as a rule (a crl.der
+			// replayed on the file store is not its database).
+			s.storeBehind = true
 		}
 	}
 	if err != nil {
