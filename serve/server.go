@@ -122,11 +122,11 @@ type Server struct {
 	backoff    time.Duration
 	warned     string // the CRL number whose lapse was warned of
 	rev        revWatch
-	leaseSeen  bool   // the signer's role was logged once
+	leaseSeen  bool // the signer's role was logged once
 	// storeBehind is set when the store's CRL is older than the served
 	// one: the signer reconciles before it publishes (see reconcile.go).
 	storeBehind bool
-	leaseErr   string // the last lease error logged, not repeated
+	leaseErr    string // the last lease error logged, not repeated
 
 	srvMu   sync.Mutex
 	servers []*http.Server
