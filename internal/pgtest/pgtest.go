@@ -32,14 +32,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +48,7 @@ import (
 type Server struct {
 	dir   string // the temporary directory: data/, the socket, the log
 	bin   string // the directory of initdb and pg_ctl
-	cred  *syscall.Credential
+	cred  *credential
 	port  int // on 127.0.0.1, TLS only
 	count atomic.Int64
 }
@@ -136,18 +134,16 @@ func Start() (*Server, error) {
 	}
 	s := &Server{dir: dir, bin: bin}
 	if os.Geteuid() == 0 {
-		u, err := user.Lookup("nobody")
+		cred, err := nobody()
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("running as root, and no user nobody to run PostgreSQL as: %w", err)
 		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		s.cred = cred
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := s.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
@@ -174,9 +170,7 @@ func Start() (*Server, error) {
 func (s *Server) run(name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(s.bin, name), args...)
 	cmd.Dir = s.dir
-	if s.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	}
+	runAs(cmd, s.cred)
 	return cmd.CombinedOutput()
 }
 
