@@ -29,6 +29,10 @@ type CheckOptions struct {
 	// revocations that the revocation log holds; a CRL is then published.
 	// Without it, or when it fails, they are reported as a problem.
 	Signer func() (crypto.Signer, error)
+	// Reconcile are CRLs of the CA known outside the store (copies that
+	// proxies or replicas hold): revocations they list and the store lost
+	// (a restored backup) are re-applied (see reconcile.go).
+	Reconcile []ReconcileSource
 }
 
 // Check is CheckWith without a signer: it reports revocations missing from
@@ -62,6 +66,9 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 		return nil, err
 	}
 	if err := c.checkCurrent(rep); err != nil {
+		return nil, err
+	}
+	if err := c.reconcile(rep, o.Reconcile); err != nil {
 		return nil, err
 	}
 	crl, err := c.checkCRLFiles(rep)

@@ -59,6 +59,13 @@ func (c *CA) appendIndex(file, serial string) error {
 // ok is false when the CA directory has no index at all. A line cut short
 // by a crash is skipped.
 func (c *CA) indexedSerials(name string) (serials []string, ok bool, err error) {
+	if c.db != nil { // the database indexes the names itself
+		recs, err := c.db.recordsByName(name)
+		for _, r := range recs {
+			serials = append(serials, r.Serial)
+		}
+		return serials, true, err
+	}
 	data, err := c.dir.ReadFile(nameIndexPath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := c.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {

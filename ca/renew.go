@@ -7,8 +7,10 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/asn1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -67,6 +69,12 @@ type RenewOptions struct {
 	// allows it (the operator knows who holds it); online renewal, where
 	// the certificate is the proof of identity, does not.
 	AllowExpired bool
+	// Presented, when set, is the predecessor's certificate as its holder
+	// presented it (online renewal): used in place of the file in certs/
+	// when it is the record's certificate (same serial and SHA-256, signed
+	// by this CA), so that a replica on another host, where the file is
+	// not, renews it too.
+	Presented *x509.Certificate
 }
 
 // Renewed is the result of CA.Renew.
@@ -235,6 +243,8 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 			return Request{}, err
 		}
 		old, oldKey = leaf.Cert, leaf.Key
+	} else if presentedIs(opts.Presented, rec, c.Cert) {
+		old = opts.Presented
 	} else if old, err = c.Certificate(rec); err != nil {
 		return Request{}, err
 	}
@@ -513,4 +523,13 @@ func keyTypeOf(pub crypto.PublicKey) KeyType {
 		return Ed25519
 	}
 	return ""
+}
+
+// presentedIs reports whether cert is rec's certificate, signed by ca.
+func presentedIs(cert *x509.Certificate, rec *Record, ca *x509.Certificate) bool {
+	if cert == nil || SerialHex(cert.SerialNumber) != rec.Serial {
+		return false
+	}
+	sum := sha256.Sum256(cert.Raw)
+	return hex.EncodeToString(sum[:]) == rec.Fingerprint && cert.CheckSignatureFrom(ca) == nil
 }

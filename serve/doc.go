@@ -77,6 +77,14 @@
 // left). Without a Signer (serve --no-sign) it warns in the log, /healthz
 // and /metrics from the half-life on that the CRL will lapse at nextUpdate.
 //
+// On a PostgreSQL store several Servers (replicas on several hosts) share
+// one database: only the one holding the CRL signer's lease
+// (ca.CA.HoldCRLSigner, an advisory lock) re-signs and publishes; every
+// one also wakes at a CRL saved by any process (ca.CA.CRLNotifications,
+// LISTEN minica_crl). A signer whose database holds an older CRL than the
+// one it serves (restored from a backup) re-applies the served CRL's
+// revocations first (ca.CA.Reconcile).
+//
 // Watch also stats the revocation log (db/revoked.log): when it changed
 // after the served CRL was written, the revocations that CRL lacks
 // (ca.CA.Unpublished) are published a round later, under the CA lock, and

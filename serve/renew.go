@@ -271,7 +271,7 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 	}
 	// A certificate with a successor may renew again (Force): the client
 	// may have lost the answer. Interval bounds how often.
-	opts := ca.RenewOptions{CSR: csr, Force: true, AllowExpired: inGrace}
+	opts := ca.RenewOptions{CSR: csr, Force: true, AllowExpired: inGrace, Presented: cert}
 	if err := ca.CheckRenewable(rec, now, opts); err != nil {
 		return nil, cert, renewRefusal(err)
 	}

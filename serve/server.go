@@ -122,8 +122,11 @@ type Server struct {
 	backoff    time.Duration
 	warned     string // the CRL number whose lapse was warned of
 	rev        revWatch
-	leaseSeen  bool   // the signer's role was logged once
-	leaseErr   string // the last lease error logged, not repeated
+	leaseSeen  bool // the signer's role was logged once
+	// storeBehind is set when the store's CRL is older than the served
+	// one: the signer reconciles before it publishes (see reconcile.go).
+	storeBehind bool
+	leaseErr    string // the last lease error logged, not repeated
 
 	srvMu   sync.Mutex
 	servers []*http.Server
@@ -327,6 +330,10 @@ func (s *Server) check() {
 	s.noticeRevocations(signer)
 	cur := s.cur.Load()
 	now := s.cfg.Now()
+	if s.storeBehind && signer && !now.Before(s.nextResign) {
+		s.resignLocked(cur) // reconciles first: see reconcile.go
+		return
+	}
 	if !pastHalfLife(cur.crl, now) {
 		return
 	}
@@ -369,6 +376,11 @@ func (s *Server) loadNewer() {
 	}
 	if err == nil {
 		err = pub.CRL.CheckNewer(cur.crl)
+		if err != nil && pub.CRL.Number().Cmp(cur.crl.Number()) < 0 && s.cfg.CA.Store() != ca.StoreFile {
+			// A database restored from a backup, as a rule (a crl.der
+			// replayed on the file store is not its database).
+			s.storeBehind = true
+		}
 	}
 	if err != nil {
 		msg := err.Error()
@@ -420,6 +432,9 @@ func (s *Server) resignLocked(cur *published) {
 // publishLocked signs and writes a new CRL with ca.CA.PublishCRL and reads
 // it back. The caller holds the CA lock (or is New, before serving).
 func (s *Server) publishLocked() (*ca.PublishedCRL, error) {
+	if err := s.reconcileLocked(); err != nil {
+		return nil, err
+	}
 	info, err := s.cfg.CA.PublishCRL(s.cfg.Signer, 0)
 	if err != nil {
 		return nil, fmt.Errorf("publishing the CRL: %w", err)

@@ -18,9 +18,12 @@ func checkCommand(e *env) *cli.Command {
 			"recreates missing records. It makes crl.pem and crl.der hold the same CRL, and\n" +
 			"when the CRL lacks revocations (a revoke could not publish) it publishes one,\n" +
 			"asking for the CA key password only then. It never deletes a record or a\n" +
-			"certificate. Exit status 1 when a problem remains that it cannot repair.\n\n" +
+			"certificate. Revocations that the CRLs published by the CA list and the store\n" +
+			"lacks (a store restored from a backup) are re-applied: the CA directory's\n" +
+			"published copy on PostgreSQL, and each --crl FILE (see docs/scaling.md).\n" +
+			"Exit status 1 when a problem remains that it cannot repair.\n\n" +
 			"Example:\n   minica check\n   minica check --password-file /run/secrets/ca",
-		Flags:  []cli.Flag{passwordFileFlag(), pinFileFlag(), jsonFlag()},
+		Flags:  []cli.Flag{passwordFileFlag(), pinFileFlag(), jsonFlag(), checkCRLFlag()},
 		Action: func(c *cli.Context) error { return runCheck(c, e) },
 	}
 }
@@ -34,7 +37,11 @@ func runCheck(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	rep, err := authority.CheckWith(ca.CheckOptions{Signer: func() (crypto.Signer, error) { return loadSigner(c, e, authority) }})
+	sources, err := reconcileSources(c, authority)
+	if err != nil {
+		return err
+	}
+	rep, err := authority.CheckWith(ca.CheckOptions{Signer: func() (crypto.Signer, error) { return loadSigner(c, e, authority) }, Reconcile: sources})
 	if err != nil {
 		return err
 	}
