@@ -40,7 +40,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -90,15 +89,6 @@ type result struct {
 	failed  int
 	elapsed time.Duration
 	cpu     time.Duration // the process's CPU time over the measured period
-}
-
-// cpuTime is the CPU time (user + system) the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuOver returns a channel that yields the CPU time used between from and
