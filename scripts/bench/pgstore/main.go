@@ -22,7 +22,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -93,8 +92,6 @@ func run(timeout time.Duration, argv []string) (result, error) {
 		return result{}, fmt.Errorf("%s printed no line", argv[0])
 	}
 	res.total = time.Since(start)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.rssKiB = ru.Maxrss
-	}
+	res.rssKiB = maxRSSKiB(cmd.ProcessState)
 	return res, nil
 }
