@@ -377,27 +377,35 @@ func (s *pgStore) recordsByName(name string) ([]*Record, error) {
 // records streams the rows in serial order: pgx reads them as they come,
 // so a million records take constant memory.
 func (s *pgStore) records() iter.Seq2[*Record, error] {
-	return func(yield func(*Record, error) bool) {
+	return streamRows(s, "records", "SELECT serial, data FROM minica_records ORDER BY serial", s.decode)
+}
+
+// streamRows runs query, whose rows are (key, data) pairs, and yields each
+// decoded as it arrives; what names the rows in errors.
+func streamRows[T any](s *pgStore, what, query string, decode func(key, data string) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		fail := func(err error) { yield(zero, fmt.Errorf("listing the %s of %q: %w", what, s.url, err)) }
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		rows, err := s.pool.Query(ctx, "SELECT serial, data FROM minica_records ORDER BY serial")
+		rows, err := s.pool.Query(ctx, query)
 		if err != nil {
-			yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+			fail(err)
 			return
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var serial, data string
-			if err := rows.Scan(&serial, &data); err != nil {
-				yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+			var key, data string
+			if err := rows.Scan(&key, &data); err != nil {
+				fail(err)
 				return
 			}
-			if !yield(s.decode(serial, data)) {
+			if !yield(decode(key, data)) {
 				return
 			}
 		}
 		if err := rows.Err(); err != nil {
-			yield(nil, fmt.Errorf("listing the records of %q: %w", s.url, err))
+			fail(err)
 		}
 	}
 }
@@ -592,27 +600,5 @@ func (s *pgStore) enrollmentByName(name string) (*Enrollment, error) {
 }
 
 func (s *pgStore) enrollments() iter.Seq2[*Enrollment, error] {
-	return func(yield func(*Enrollment, error) bool) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		rows, err := s.pool.Query(ctx, "SELECT id, data FROM minica_enrollments ORDER BY id")
-		if err != nil {
-			yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id, data string
-			if err := rows.Scan(&id, &data); err != nil {
-				yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
-				return
-			}
-			if !yield(s.decodeEnrollment(id, data)) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(nil, fmt.Errorf("listing the enrollments of %q: %w", s.url, err))
-		}
-	}
+	return streamRows(s, "enrollments", "SELECT id, data FROM minica_enrollments ORDER BY id", s.decodeEnrollment)
 }
