@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
@@ -19,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"minica/internal/pagesec"
 	"minica/revoke"
 )
 
@@ -409,11 +408,7 @@ func writeRefusal(w http.ResponseWriter, r *http.Request, pg *refusalPage) {
 	h.Set(RefusalHeader, pg.Reason)
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", refusalCSP)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	pagesec.SetHeaders(h, refusalCSP)
 	h.Set("Vary", "Accept")
 	w.WriteHeader(pg.Status)
 	w.Write(buf.Bytes())
@@ -444,11 +439,7 @@ a.help{display:inline-block;margin:.6rem 0;padding:.5rem 1rem;border-radius:6px;
 .note{color:#5a6270;font-size:.85rem;margin-top:1.4rem}code{font-family:ui-monospace,Menlo,Consolas,monospace}`
 
 // refusalCSP is the Content-Security-Policy of every refusal page.
-var refusalCSP = func() string {
-	sum := sha256.Sum256([]byte(refusalCSS))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
-}()
+var refusalCSP = pagesec.CSP(refusalCSS, "'none'")
 
 var refusalTemplate = template.Must(template.New("refusal").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -20,6 +20,7 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/internal/pagesec"
 )
 
 // Defaults of EnrollConfig.
@@ -129,12 +130,8 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 // cached, never a referrer (the URL holds the token), a strict CSP.
 func setEnrollHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Cache-Control", "no-store")
+	pagesec.SetHeaders(h, pageCSP)
 	h.Set("Pragma", "no-cache")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }

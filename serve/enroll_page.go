@@ -2,8 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"minica/ca"
+	"minica/internal/pagesec"
 )
 
 // pageCSS is the whole style of the enrollment pages, allowed by its hash
@@ -29,11 +28,7 @@ button.alt{background:#fff;color:#2456b3}
 .note{color:#5a6270;font-size:.9rem}ol{padding-left:1.3rem}details{margin-top:.6rem}summary{cursor:pointer}`
 
 // pageCSP is the Content-Security-Policy of every enrollment response.
-var pageCSP = func() string {
-	sum := sha256.Sum256([]byte(pageCSS))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-}()
+var pageCSP = pagesec.CSP(pageCSS, "'self'")
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

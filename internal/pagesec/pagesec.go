@@ -1,0 +1,31 @@
+// Package pagesec holds what every self-contained HTML page minica serves
+// (the proxy's refusal pages, serve's enrollment pages) sends to keep a
+// browser from loading, framing, caching or leaking anything: one place for
+// the Content-Security-Policy and the security headers.
+package pagesec
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+)
+
+// CSP is the Content-Security-Policy of a page whose only style is css,
+// inline and allowed by its hash: nothing else is loaded, no script runs,
+// no frame may hold it, and forms may post only to formAction ('none' or
+// 'self').
+func CSP(css, formAction string) string {
+	sum := sha256.Sum256([]byte(css))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; form-action " + formAction + "; frame-ancestors 'none'; base-uri 'none'"
+}
+
+// SetHeaders sets on h the headers every such page carries: never cached,
+// never sniffed, never framed, never a referrer, and csp.
+func SetHeaders(h http.Header, csp string) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+}
