@@ -239,18 +239,24 @@ func (c *CA) publishedCRLNumber() (*big.Int, error) {
 // the revoke package's sentinels for a corrupt or foreign one. Its dates are
 // not checked; see revoke.CRL.CheckTime.
 func (c *CA) LoadCRL() (*revoke.CRL, error) {
-	data, err := c.readCRLDER()
+	crl, _, err := c.loadCRL()
+	return crl, err
+}
+
+// loadCRL is LoadCRL that also gives the CRL's DER.
+func (c *CA) loadCRL() (*revoke.CRL, []byte, error) {
+	der, err := c.readCRLDER()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
+		return nil, nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
+		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
-	crl, err := revoke.ParseCRL(data, c.Cert)
+	crl, err := revoke.ParseCRL(der, c.Cert)
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
+		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
-	return crl, nil
+	return crl, der, nil
 }
 
 // readCRLDER reads the current CRL, DER; an error matching fs.ErrNotExist

@@ -93,16 +93,9 @@ func (c *CA) readStoredCRL() (*PublishedCRL, error) {
 	if err != nil {
 		return nil, err
 	}
-	der, err := c.readCRLDER()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
-	}
+	crl, der, err := c.loadCRL()
 	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
-	}
-	crl, err := revoke.ParseCRL(der, c.Cert)
-	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
+		return nil, err
 	}
 	return &PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
 }
