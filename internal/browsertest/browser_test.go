@@ -3,8 +3,6 @@
 package browsertest
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,12 +42,7 @@ func TestChromiumThroughProxy(t *testing.T) {
 	work := t.TempDir()
 	m := buildMinica(t)
 
-	suffix := make([]byte, 4)
-	if _, err := rand.Read(suffix); err != nil {
-		t.Fatal(err)
-	}
-	caCN := "minica browser test CA " + hex.EncodeToString(suffix)
-	m.run(t, work, "init", "--cn", caCN, "--no-password")
+	caCN := m.initCA(t, work, "minica browser test CA")
 	m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1")
 
 	users := []struct{ name, email, profile string }{

@@ -4,8 +4,6 @@ package browsertest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -176,12 +174,7 @@ func TestChromiumEnrollment(t *testing.T) {
 	shots := artifactDir(t)
 	work := t.TempDir()
 	m := buildMinica(t)
-	suffix := make([]byte, 4)
-	if _, err := rand.Read(suffix); err != nil {
-		t.Fatal(err)
-	}
-	caCN := "minica enrollment test CA " + hex.EncodeToString(suffix)
-	m.run(t, work, "init", "--cn", caCN, "--no-password")
+	caCN := m.initCA(t, work, "minica enrollment test CA")
 	m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1")
 	caCert := filepath.Join(m.dir, "ca.crt")
 

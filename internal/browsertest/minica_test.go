@@ -4,8 +4,10 @@ package browsertest
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +35,20 @@ func buildMinica(t *testing.T) *minica {
 	bin := filepath.Join(t.TempDir(), "minica")
 	run(t, nil, "go", "build", "-o", bin, "minica/cmd/minica")
 	return &minica{bin: bin, dir: filepath.Join(t.TempDir(), "ca")}
+}
+
+// initCA makes m's CA with a CN of label and a random suffix, so that the
+// browser's certificate picker and NSS never mix it up with an earlier
+// run's CA, and returns that CN.
+func (m *minica) initCA(t *testing.T, wd, label string) string {
+	t.Helper()
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		t.Fatal(err)
+	}
+	cn := label + " " + hex.EncodeToString(suffix)
+	m.run(t, wd, "init", "--cn", cn, "--no-password")
+	return cn
 }
 
 // run runs minica with args in the working directory wd and returns its

@@ -10,7 +10,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,12 +49,7 @@ func TestChromiumRefusalPages(t *testing.T) {
 	shots := artifactDir(t)
 	work := t.TempDir()
 	m := buildMinica(t)
-	suffix := make([]byte, 4)
-	if _, err := rand.Read(suffix); err != nil {
-		t.Fatal(err)
-	}
-	caCN := "minica refusal test CA " + hex.EncodeToString(suffix)
-	m.run(t, work, "init", "--cn", caCN, "--no-password")
+	caCN := m.initCA(t, work, "minica refusal test CA")
 	var server issued
 	if err := json.Unmarshal([]byte(m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1", "--json")), &server); err != nil {
 		t.Fatal(err)
