@@ -106,15 +106,19 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	return usagef(c, "%v", err)
 }
 
-// setupCommand sets the usage-error handler on cmd and its subcommands, and
-// takes urfave/cli's "help" (alias "h") subcommand away from every command
-// without subcommands: there the first argument is a NAME or a FILE, and a
+// setupCommand sets the usage-error handler on cmd and its subcommands,
+// gives a command that only groups others missingSubcommand as its action
+// (so "minica store bogus" is a usage error, exit 2), and takes urfave/cli's
+// "help" (alias "h") subcommand away from every command without
+// subcommands: there the first argument is a NAME or a FILE, and a
 // certificate named "help" must be revoked, not answered with usage. --help
 // and -h still ask for help; after "--" nothing does (see permute).
 func setupCommand(cmd *cli.Command) {
 	cmd.OnUsageError = onUsageError
 	if len(cmd.Subcommands) == 0 {
 		cmd.HideHelpCommand = true
+	} else if cmd.Action == nil {
+		cmd.Action = missingSubcommand
 	}
 	for _, sub := range cmd.Subcommands {
 		setupCommand(sub)

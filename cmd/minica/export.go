@@ -19,7 +19,6 @@ func exportCommand(e *env) *cli.Command {
 		Name:        "export",
 		Usage:       "export an issued certificate in another format",
 		Subcommands: []*cli.Command{exportP12Command(e)},
-		Action:      missingSubcommand,
 	}
 }
 

@@ -23,7 +23,6 @@ func issueCommand(e *env) *cli.Command {
 			issueProfileCommand(e, ca.Server),
 			issueProfileCommand(e, ca.Client),
 		},
-		Action: missingSubcommand,
 	}
 }
 

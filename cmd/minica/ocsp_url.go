@@ -11,7 +11,6 @@ func ocspCommand(e *env) *cli.Command {
 		Name:        "ocsp",
 		Usage:       "OCSP settings (minica serve answers OCSP requests)",
 		Subcommands: []*cli.Command{ocspURLCommand(e)},
-		Action:      missingSubcommand,
 	}
 }
 

@@ -45,9 +45,8 @@ func policyStartHint(err error) error {
 
 func proxyPolicyCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:   "policy",
-		Usage:  "check a policy file of the proxy",
-		Action: missingSubcommand,
+		Name:  "policy",
+		Usage: "check a policy file of the proxy",
 		Subcommands: []*cli.Command{{
 			Name:      "check",
 			Usage:     "validate a policy file; with --explain, say how it decides one request",
