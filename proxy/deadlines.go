@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -45,6 +46,9 @@ func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 			defer rc.SetWriteDeadline(time.Now().Add(p.cfg.WriteTimeout))
 			w = tw
 		}
+		if b, _ := r.Body.(*timedBody); b != nil {
+			defer b.handlerDone()
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -63,6 +67,30 @@ type timedBody struct {
 	err         error       // sticky, once out of time
 	late        atomic.Bool // read by bodyErrors, on another goroutine
 	client      clientBody  // read by upstreamError, on another goroutine
+
+	// The upstream Transport may still read the body on its own goroutine
+	// after the handler returned (an upstream that answered early), when
+	// the ResponseWriter, and so rc, must no longer be used.
+	mu   sync.Mutex
+	done bool // the handler returned
+}
+
+// handlerDone is called when the handler returns: from then on Read sets
+// no deadline.
+func (b *timedBody) handlerDone() {
+	b.mu.Lock()
+	b.done = true
+	b.mu.Unlock()
+}
+
+// setReadDeadline sets the client connection's read deadline, unless the
+// handler returned.
+func (b *timedBody) setReadDeadline(t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		b.rc.SetReadDeadline(t)
+	}
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
@@ -70,12 +98,12 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	start := time.Now()
-	b.rc.SetReadDeadline(start.Add(b.budget))
+	b.setReadDeadline(start.Add(b.budget))
 	n, err := b.ReadCloser.Read(p)
 	// Cleared at once, so that the deadline never fires while the
 	// upstream, not the client, is slow (or, on HTTP/1.1, on the read
 	// net/http starts after the body).
-	b.rc.SetReadDeadline(time.Time{})
+	b.setReadDeadline(time.Time{})
 	b.budget = min(b.max, b.budget-time.Since(start)+time.Duration(n)*time.Second/time.Duration(b.rate))
 	b.client.note(err)
 	switch {

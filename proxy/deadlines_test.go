@@ -132,3 +132,45 @@ func TestWriteTimeout(t *testing.T) {
 		e.waitLog("request ", "status=200")
 	})
 }
+
+// An upstream that answers before reading the body: the handler returns
+// while the upstream Transport still copies the client's HTTP/2 body on its
+// own goroutine, and the body's deadlines must then leave the finished
+// ResponseWriter alone (under -race this caught a data race and a nil
+// dereference in net/http's HTTP/2 server).
+func TestBodyReadAfterHandlerReturned(t *testing.T) {
+	e := newEnv(t, nil)
+	cert, key := e.ca.Client(t, "alice")
+	c := e.client(cert, key, true)
+	for range 3 {
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest("POST", e.url("/"), pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			chunk := bytes.Repeat([]byte("x"), 16<<10)
+			for range 40 {
+				if _, err := pw.Write(chunk); err != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+			pw.Close()
+		}()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "hello from upstream" {
+			t.Fatalf("POST = %d %q; want 200 from the upstream", resp.StatusCode, body)
+		}
+		pr.Close()
+	}
+	// The proxy still answers: the stream's end did not take it down.
+	if code, _ := e.get(c, "/", nil); code != http.StatusOK {
+		t.Fatalf("GET after the early answers = %d; want 200", code)
+	}
+}
