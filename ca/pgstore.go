@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +71,9 @@ type pgStore struct {
 	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
 	// lease is the CRL signer's lease (see pglease.go).
 	lease pgLease
+	// held is the session of the CA lock while the handle holds it
+	// (see pglock.go), nil otherwise.
+	held atomic.Pointer[pgLockSession]
 }
 
 // openPGStore connects to the database at url, checks that its schema is
@@ -201,16 +203,24 @@ func isUniqueViolation(err error) bool {
 
 // write runs fn in a serializable transaction, retrying it when it fails
 // for serialization, at most pgMaxAttempts times with a growing pause.
+// While the handle holds the CA lock, the transaction first checks that
+// the lock is still held (see pglock.go); once it is lost, write fails
+// with ErrStoreLockLost without a round trip, and never retries.
 func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	ls := s.held.Load()
+	if ls != nil && ls.lost.Load() {
+		return fmt.Errorf("%s in %q: %w", what, s.url, ls.lostError())
+	}
 	var err error
 	for attempt := range pgMaxAttempts {
-		err = s.writeOnce(attempt, fn)
+		err = s.writeOnce(attempt, ls, fn)
 		if !retryable(err) {
 			break
 		}
 		s.retries.Add(1)
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}
+	err = ls.lockLost(err)
 	if retryable(err) {
 		return fmt.Errorf("%s in %q: still failing for serialization after %d attempts: %w", what, s.url, pgMaxAttempts, err)
 	}
@@ -220,68 +230,28 @@ func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) err
 	return nil
 }
 
-func (s *pgStore) writeOnce(attempt int, fn func(ctx context.Context, tx pgx.Tx) error) error {
+func (s *pgStore) writeOnce(attempt int, ls *pgLockSession, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, func(tx pgx.Tx) error {
+		var g *guardTx
+		if ls != nil {
+			g = &guardTx{Tx: tx, ls: ls}
+			tx = g
+		}
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}
 		if s.beforeCommit != nil {
-			return s.beforeCommit(ctx, tx, attempt)
+			if err := s.beforeCommit(ctx, tx, attempt); err != nil {
+				return err
+			}
+		}
+		if g != nil {
+			return g.guard(ctx)
 		}
 		return nil
 	})
-}
-
-// lock takes the advisory lock (PGLockClass, PGLockCA) on a connection of
-// its own, polling as the lock file does; the holder's pid comes from its
-// application_name.
-func (s *pgStore) lock(timeout time.Duration) (func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+pgOpTimeout)
-	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		var ok bool
-		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockCA).Scan(&ok); err != nil {
-			conn.Release()
-			return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
-		}
-		if ok {
-			break
-		}
-		if !time.Now().Before(deadline) {
-			pid := s.lockHolder(ctx, conn)
-			conn.Release()
-			return nil, &LockError{Path: s.url, PID: pid}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
-		defer cancel()
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", PGLockClass, PGLockCA); err != nil {
-			// Closing the session releases the lock as surely.
-			conn.Conn().Close(ctx)
-		}
-		conn.Release()
-	}, nil
-}
-
-// lockHolder returns the pid of the minica process holding the lock, 0
-// when unknown.
-func (s *pgStore) lockHolder(ctx context.Context, conn *pgxpool.Conn) int {
-	var app string
-	conn.QueryRow(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
-		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-		uint32(PGLockClass), uint32(PGLockCA)).Scan(&app)
-	pid, _ := strconv.Atoi(strings.TrimPrefix(app, "minica/"))
-	return pid
 }
 
 // Records.
