@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"minica/ca"
 	"minica/internal/pgtest"
 )
 
@@ -89,12 +90,42 @@ func TestPGStoreReadOnly(t *testing.T) {
 	}
 }
 
-// PostgreSQL restarted (pg_ctl restart) in the middle of a batch: the
-// batch fails with an error naming the store, or finishes; the same
-// command again completes it; every row then has exactly one valid record
-// and its certificate, and check finds nothing to repair.
-func TestPGStoreRestartDuringBatch(t *testing.T) {
+// The CA lock's session ends in the middle of a batch: PostgreSQL
+// restarted (pg_ctl restart), or the session terminated
+// (pg_terminate_backend). The batch stops with exit 1 and an error saying
+// the lock was lost and what to do; check passes or repairs; the same
+// command again issues exactly the rows left: every row then has exactly
+// one valid record and its certificate, and check finds nothing to repair.
+func TestPGStoreLockLostDuringBatch(t *testing.T) {
 	srv := pgtest.Own(t)
+	for _, tt := range []struct {
+		name  string
+		fault func(t *testing.T, store string)
+	}{
+		{name: "restart", fault: func(t *testing.T, _ string) {
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "terminate", fault: func(t *testing.T, store string) {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var ok bool
+			if err := conn.QueryRow(ctx, `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks
+				WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2`, uint32(ca.PGLockClass), uint32(ca.PGLockCA)).Scan(&ok); err != nil || !ok {
+				t.Fatalf("terminating the lock's session: %v, %v", ok, err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testLockLostDuringBatch(t, srv, tt.fault) })
+	}
+}
+
+func testLockLostDuringBatch(t *testing.T, srv *pgtest.Server, fault func(t *testing.T, store string)) {
 	store, err := srv.CreateDatabase()
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +151,7 @@ func TestPGStoreRestartDuringBatch(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// Restart once a tenth of the rows are in.
+	// The fault once a tenth of the rows are in.
 	count := func() int {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -140,9 +171,7 @@ func TestPGStoreRestartDuringBatch(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
+	fault(t, store)
 	restarted := count()
 	var code int
 	select {
@@ -152,14 +181,20 @@ func TestPGStoreRestartDuringBatch(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("the batch still runs 2 minutes after the restart\n%s", &stderr)
+		t.Fatalf("the batch still runs 2 minutes after the fault\n%s", &stderr)
 	}
-	t.Logf("restart with %d records in; the batch exited %d: %s", restarted, code, errorLine(stderr.String()))
+	t.Logf("fault with %d records in; the batch exited %d: %s", restarted, code, errorLine(stderr.String()))
 	if restarted >= rows {
-		t.Fatalf("the batch finished before the restart: make it longer")
+		t.Fatalf("the batch finished before the fault: make it longer")
 	}
-	if code != 0 && (code != 1 || !strings.Contains(stderr.String(), "minica: error: ") || !strings.Contains(stderr.String(), store)) {
-		t.Errorf("the interrupted batch: exit %d\n%s\nwant 0, or 1 with an error naming the store", code, &stderr)
+	if msg := errorLine(stderr.String()); code != 1 || !strings.Contains(msg, store) ||
+		!strings.Contains(msg, "the CA lock of the store was lost: its session (backend pid ") ||
+		!strings.Contains(msg, "this command wrote nothing more and stopped; run minica check") {
+		t.Errorf("the interrupted batch: exit %d\n%s\nwant 1 with an error naming the store and saying the lock was lost", code, &stderr)
+	}
+	// check passes or repairs what the batch left.
+	if out, stderr, code := minica(t, dir, "check"); code != 0 {
+		t.Errorf("check after the fault: exit %d\n%s%s", code, out, stderr)
 	}
 	if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "panic") {
 		t.Errorf("the batch panicked:\n%s", &stderr)
