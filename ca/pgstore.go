@@ -33,7 +33,9 @@ import (
 //     of minica_crl, so they strictly increase across every writer;
 //   - every mutation holds a session advisory lock (PGLockClass,
 //     PGLockCA) instead of the lock file: PostgreSQL releases it when the
-//     holder's connection dies, even by SIGKILL.
+//     holder's connection dies, even by SIGKILL; each write of a holder
+//     checks that its session still holds it (pglock.go), and fails with
+//     ErrStoreLockLost when it does not.
 //
 // A transaction that fails for serialization (SQLSTATE 40001) or a
 // deadlock (40P01) is retried, at most pgMaxAttempts times.
