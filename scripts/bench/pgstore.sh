@@ -27,7 +27,7 @@
 # Settings (environment): BENCH_PARTS (any of issue, batch, ocsp and list;
 # all by default), BENCH_RECORDS, BENCH_N (issuances a loop, 100),
 # BENCH_BATCH, BENCH_ROUNDS, BENCH_DURATION (seconds of each OCSP load, 10),
-# BENCH_CONNS (OCSP clients of each of the three load generators, 4),
+# BENCH_CONNS (OCSP clients of each of the three load generators, 12),
 # BENCH_REPLICA_QUOTA (each replica's CPU budget in cores, 0.25: three of
 # them, PostgreSQL and the load generators must fit in the machine),
 # BENCH_REPLICA_CPU (the CPU of the replicas, 0), BENCH_LOAD_CPUS (the CPUs
@@ -52,7 +52,7 @@ fi
 parts=" ${BENCH_PARTS:-issue batch ocsp list} "
 parts=${parts// replicas / ocsp }
 part() { [[ $parts == *" $1 "* ]]; }
-conns=${BENCH_CONNS:-4}
+conns=${BENCH_CONNS:-12}
 port0=${BENCH_PORT:-18800}
 quota=${BENCH_REPLICA_QUOTA:-0.25}
 ncpu=$(nproc)
