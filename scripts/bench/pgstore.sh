@@ -8,9 +8,11 @@
 #          and into an empty one: target within 10%
 #   batch  `issue client --from` of BENCH_BATCH rows (1,000) into
 #          PostgreSQL and into the CA directory's files: target within 2x
-#   ocsp   three `minica serve` replicas on one database against one
-#          replica, OCSP answers a second under the same bounded load:
-#          target 2.5x
+#   ocsp   (or replicas) three `minica serve` replicas on one database
+#          against one replica, OCSP answers a second under the same
+#          bounded load, each replica in a cgroup with a CPU quota of
+#          its own, as on a host of its own: target 2.5x. Needs root
+#          (the cgroups, v1 or v2, removed at exit) and 2 CPUs
 #   list   `minica list` over the BENCH_RECORDS records: first line under
 #          100 ms, peak RSS under 64 MiB
 #
@@ -19,12 +21,17 @@
 #
 #   scripts/bench/pgstore.sh                   full run (about 15 minutes on 2 loaded cores, 2 of them filling 10^6 rows)
 #   BENCH_PARTS="batch list" scripts/bench/pgstore.sh
+#   BENCH_PARTS=replicas BENCH_ROUNDS=5 scripts/bench/pgstore.sh   the replicas alone (about 4 minutes)
 #   BENCH_QUICK=1 scripts/bench/pgstore.sh     smoke run: 10^4 records, small loops
 #
 # Settings (environment): BENCH_PARTS (any of issue, batch, ocsp and list;
 # all by default), BENCH_RECORDS, BENCH_N (issuances a loop, 100),
 # BENCH_BATCH, BENCH_ROUNDS, BENCH_DURATION (seconds of each OCSP load, 10),
-# BENCH_CONNS (OCSP clients of each of the three load generators, 4),
+# BENCH_CONNS (OCSP clients of each of the three load generators, 12),
+# BENCH_REPLICA_QUOTA (each replica's CPU budget in cores, 0.25: three of
+# them, PostgreSQL and the load generators must fit in the machine),
+# BENCH_REPLICA_CPU (the CPU of the replicas, 0), BENCH_LOAD_CPUS (the CPUs
+# of the load generators and PostgreSQL during that part, the others),
 # BENCH_PORT (first of 3 loopback ports, 18800), BENCH_PG_BIN (the
 # directory of initdb, pg_ctl and postgres; found in PATH or
 # /usr/lib/postgresql/*/bin otherwise), BENCH_MINICA (a minica binary to use
@@ -43,16 +50,31 @@ else
 	records=${BENCH_RECORDS:-1000000} n=${BENCH_N:-100} batch=${BENCH_BATCH:-1000} rounds=${BENCH_ROUNDS:-3} dur=${BENCH_DURATION:-10}
 fi
 parts=" ${BENCH_PARTS:-issue batch ocsp list} "
+parts=${parts// replicas / ocsp }
 part() { [[ $parts == *" $1 "* ]]; }
-conns=${BENCH_CONNS:-4}
+conns=${BENCH_CONNS:-12}
 port0=${BENCH_PORT:-18800}
+quota=${BENCH_REPLICA_QUOTA:-0.25}
+ncpu=$(nproc)
+replica_cpu=${BENCH_REPLICA_CPU:-0}
+load_cpus=${BENCH_LOAD_CPUS:-1-$((ncpu - 1))}
+[ "$load_cpus" != 1-1 ] || load_cpus=1
 [[ $records =~ ^[1-9][0-9]{0,7}$ ]] || bench_die "BENCH_RECORDS must be between 1 and 99999999, not \"$records\""
 [[ $n =~ ^[1-9][0-9]{0,3}$ ]] || bench_die "BENCH_N must be between 1 and 9999, not \"$n\""
 [[ $batch =~ ^[1-9][0-9]{0,4}$ ]] || bench_die "BENCH_BATCH must be between 1 and 99999, not \"$batch\""
 [[ $rounds =~ ^[1-9]$ ]] || bench_die "BENCH_ROUNDS must be between 1 and 9, not \"$rounds\""
 [[ $dur =~ ^[1-9][0-9]{0,2}$ ]] || bench_die "BENCH_DURATION must be between 1 and 999, not \"$dur\""
 [[ $conns =~ ^[1-9][0-9]{0,2}$ ]] || bench_die "BENCH_CONNS must be between 1 and 999, not \"$conns\""
-for p in $parts; do [[ $p =~ ^(issue|batch|ocsp|list)$ ]] || bench_die "BENCH_PARTS takes issue, batch, ocsp and list, not \"$p\""; done
+for p in $parts; do [[ $p =~ ^(issue|batch|ocsp|list)$ ]] || bench_die "BENCH_PARTS takes issue, batch, ocsp (or replicas) and list, not \"$p\""; done
+if part ocsp; then
+	[[ $quota =~ ^0?\.[0-9]{1,3}$ ]] && awk -v q="$quota" 'BEGIN { exit !(q >= 0.05 && q <= 0.33) }' ||
+		bench_die "BENCH_REPLICA_QUOTA must be a share of a core between 0.05 and 0.33 (three of them share one CPU), not \"$quota\""
+	[ "$ncpu" -ge 2 ] || bench_die "the replicas part needs 2 CPUs at least: one for the replicas, one for the load and PostgreSQL"
+	[[ $replica_cpu =~ ^[0-9]+$ ]] && [ "$replica_cpu" -lt "$ncpu" ] || bench_die "BENCH_REPLICA_CPU must be one CPU number below $ncpu, not \"$replica_cpu\""
+	[[ $load_cpus =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || bench_die "BENCH_LOAD_CPUS must be a CPU list as taskset takes it (1 or 1-3), not \"$load_cpus\""
+	[ "$(id -u)" -eq 0 ] || bench_die "the replicas part gives each serve replica a CPU budget of its own, a cgroup CPU quota, which needs root: run it as root, or leave it out (BENCH_PARTS=\"issue batch list\")"
+	bench_require taskset:util-linux
+fi
 
 bench_require psql:postgresql-client openssl:openssl
 pgbin=${BENCH_PG_BIN:-}
@@ -77,9 +99,56 @@ cleanup() {
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 	[ -f "$pgdata/postmaster.pid" ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w -t 60 stop >/dev/null 2>&1
+	cg_remove
 	rm -rf "$work"
 }
 trap cleanup EXIT
+
+# --- CPU budgets: one cgroup with a CPU quota for each serve replica ---------
+# cg_setup finds a cpu controller this root can write, cgroup v2 (cpu.max)
+# first, then v1 (cpu.cfs_quota_us). cg_make NAME QUOTA_US makes a group
+# of QUOTA_US microseconds of CPU every cg_period microseconds, its path
+# in cg_new (not a subshell: the list of groups to remove is kept); cg_remove
+# (on exit, also after a failure) moves what is left in the groups back
+# to the root group and removes them.
+cg_kind= cg_root= cg_groups=() cg_period=100000
+cg_setup() {
+	local mnt
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$mnt" ] && grep -qw cpu "$mnt/cgroup.controllers" 2>/dev/null &&
+		{ grep -qw cpu "$mnt/cgroup.subtree_control" 2>/dev/null || echo +cpu 2>/dev/null >"$mnt/cgroup.subtree_control"; }; then
+		cg_kind=v2 cg_root=$mnt
+		return 0
+	fi
+	mnt=$(awk '$3 == "cgroup" && ("," $4 ",") ~ /,cpu,/ { print $2; exit }' /proc/mounts)
+	if [ -n "$mnt" ] && [ -w "$mnt/cgroup.procs" ] && [ -e "$mnt/cpu.cfs_quota_us" ]; then
+		cg_kind=v1 cg_root=$mnt
+		return 0
+	fi
+	bench_die "no writable cgroup cpu controller (cgroup v2 with cpu in cgroup.controllers, or v1 with cpu.cfs_quota_us, under /sys/fs/cgroup): the replicas need one for their CPU budgets"
+}
+cg_make() {
+	local g=$cg_root/minica-bench-$$-$1
+	mkdir "$g" 2>/dev/null || bench_die "cannot create the cgroup \"$g\""
+	cg_groups+=("$g")
+	if [ "$cg_kind" = v2 ]; then
+		echo "$2 $cg_period" 2>/dev/null >"$g/cpu.max" || bench_die "cannot write \"$g/cpu.max\""
+	else
+		{ echo "$cg_period" >"$g/cpu.cfs_period_us" && echo "$2" >"$g/cpu.cfs_quota_us"; } 2>/dev/null ||
+			bench_die "cannot write the CPU quota of \"$g\" (cpu.cfs_period_us, cpu.cfs_quota_us)"
+	fi
+	cg_new=$g
+}
+# cg_throttled GROUP: periods and periods throttled so far (cpu.stat).
+cg_throttled() { awk '$1 == "nr_periods" { p = $2 } $1 == "nr_throttled" { t = $2 } END { print p + 0, t + 0 }' "$1/cpu.stat"; }
+cg_remove() {
+	local g p
+	for g in "${cg_groups[@]}"; do
+		[ -d "$g" ] || continue
+		for p in $(cat "$g/cgroup.procs" 2>/dev/null); do echo "$p" 2>/dev/null >"$cg_root/cgroup.procs" || true; done
+		rmdir "$g" 2>/dev/null || bench_log "warning: could not remove the cgroup \"$g\""
+	done
+}
 
 bench_log "building"
 if [ -n "${BENCH_MINICA:-}" ]; then cp "$BENCH_MINICA" "$work/minica"; else go build -o "$work/minica" ./cmd/minica; fi
@@ -237,49 +306,97 @@ fi
 # from the database and is signed afresh). The load is the same in both
 # set-ups: three load generators of BENCH_CONNS clients each, for
 # BENCH_DURATION seconds; against one replica all three send to it.
+#
+# Replicas stand for hosts of their own: each runs in a cgroup of its own
+# with a CPU quota of BENCH_REPLICA_QUOTA of a core (0.25), all on
+# BENCH_REPLICA_CPU (0), so that three of them get three times the CPU of
+# one whatever the machine, and the load generators and PostgreSQL run on
+# the other CPUs (BENCH_LOAD_CPUS), out of the replicas' way. The figure
+# holds only when every replica that is sent requests used its whole quota:
+# the report says so for each load, with the CPU the generators and the
+# server used.
 if part ocsp; then
+	cg_setup
+	quota_us=$(awk -v q="$quota" -v p="$cg_period" 'BEGIN { printf "%d", q * p }')
 	init_ca "$work/ca-serve" pgserve
 	minica --dir "$work/ca-serve" issue client alice >/dev/null 2>&1
 	alice=$(ls "$work"/ca-serve/certs/alice/*.crt | head -1)
 	openssl ocsp -issuer "$work/ca-serve/ca.crt" -cert "$alice" -no_nonce -reqout "$work/cached.req" >/dev/null 2>&1
 	openssl ocsp -issuer "$work/ca-serve/ca.crt" -cert "$alice" -reqout "$work/nonce.req" >/dev/null 2>&1
 	bench_ports_free "$port0" 3
-	replica_pids=()
+	# PostgreSQL moves to the load's CPUs for this part (new backends
+	# inherit the postmaster's), and back at its end.
+	pg_pin() {
+		local p
+		for p in $(head -1 "$pgdata/postmaster.pid") $(pgrep -P "$(head -1 "$pgdata/postmaster.pid")" | tr '\n' ' '); do
+			taskset -a -p -c "$1" "$p" >/dev/null 2>&1 || true
+		done
+	}
+	pg_pin "$load_cpus"
+	replica_pids=() replica_cgs=()
 	for i in 0 1 2; do
-		"$work/minica" --dir "$work/ca-serve" serve --listen "127.0.0.1:$((port0 + i))" >/dev/null 2>"$work/serve-$i.log" &
+		cg_make "r$i" "$quota_us"
+		replica_cgs+=("$cg_new")
+		# The shell joins the group, then becomes minica: the process starts
+		# inside its budget (Go sizes GOMAXPROCS from it and the CPU set).
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg_new" \
+			taskset -c "$replica_cpu" "$work/minica" --dir "$work/ca-serve" serve --listen "127.0.0.1:$((port0 + i))" >/dev/null 2>"$work/serve-$i.log" &
 		pids+=($!)
 		replica_pids+=($!)
 	done
 	for i in 0 1 2; do bench_wait_port $((port0 + i)) 30; done
 	for i in 0 1 2; do
+		grep -qx "${replica_pids[$i]}" "${replica_cgs[$i]}/cgroup.procs" || bench_die "replica $i is not in its cgroup ${replica_cgs[$i]}"
 		out=$(openssl ocsp -issuer "$work/ca-serve/ca.crt" -cert "$alice" -url "http://127.0.0.1:$((port0 + i))/ocsp" \
 			-CAfile "$work/ca-serve/ca.crt" 2>&1) || true
 		grep -q ': good$' <<<"$out" || bench_die "replica $i does not answer good for alice: $out"
 	done
 	: >"$work/ocsp.tsv"
-	# ocsp_load ROUND KIND REPLICAS: three generators on replica 0, or one on each.
+	# ocsp_load ROUND KIND REPLICAS: three generators on replica 0, or one
+	# on each. Appends round, kind, replicas, answers/s, failed, the
+	# replicas' cores, answers per replica-core-second, the server's cores,
+	# the generators' cores, the least share of its quota an active
+	# replica used, the least share of its periods it was throttled in,
+	# and each replica's cores.
 	ocsp_load() {
-		local round=$1 kind=$2 replicas=$3 i gen=() before pgbefore total=0 failed=0 out
-		before=$(cpu_ticks "${replica_pids[@]}")
+		local round=$1 kind=$2 replicas=$3 i gen=() before=() thr=() pgbefore total=0 failed=0 gencpu=0
+		for i in 0 1 2; do
+			before+=("$(cpu_ticks "${replica_pids[$i]}")")
+			thr+=("$(cg_throttled "${replica_cgs[$i]}")")
+		done
 		pgbefore=$(pg_cpu)
 		for i in 0 1 2; do
 			local port=$port0
 			[ "$replicas" = 3 ] && port=$((port0 + i))
-			"$work/rate" -body "$work/$kind.req" -c "$conns" -d "${dur}s" "http://127.0.0.1:$port/ocsp" >"$work/rate-$i.out" &
+			taskset -c "$load_cpus" "$work/rate" -body "$work/$kind.req" -c "$conns" -d "${dur}s" "http://127.0.0.1:$port/ocsp" >"$work/rate-$i.out" &
 			gen+=($!)
 		done
 		for i in 0 1 2; do wait "${gen[$i]}" || bench_die "the OCSP client failed ($kind, $replicas replicas)"; done
-		local ticks pgticks
-		ticks=$(($(cpu_ticks "${replica_pids[@]}") - before))
+		local pgticks each=() used=() tfrac=() d
 		pgticks=$(($(pg_cpu) - pgbefore))
+		for i in 0 1 2; do
+			d=$(($(cpu_ticks "${replica_pids[$i]}") - before[i]))
+			# CPU over the warm-up second and the measured ones.
+			each+=("$(awk -v t="$d" -v hz="$tck" -v s="$dur" 'BEGIN { printf "%.3f", t / hz / (s + 1) }')")
+			tfrac+=("$(awk -v a="${thr[$i]}" -v b="$(cg_throttled "${replica_cgs[$i]}")" 'BEGIN { split(a, x, " "); split(b, y, " "); p = y[1] - x[1]; printf "%.2f", (p > 0 ? (y[2] - x[2]) / p : 0) }')")
+		done
 		for i in 0 1 2; do
 			total=$(awk -v t="$total" -v r="$(cut -f3 "$work/rate-$i.out")" 'BEGIN { print t + r }')
 			failed=$((failed + $(cut -f2 "$work/rate-$i.out")))
+			# requests x microseconds of the generator's CPU a request, over the measured seconds
+			gencpu=$(awk -v g="$gencpu" -v n="$(cut -f1 "$work/rate-$i.out")" -v us="$(cut -f7 "$work/rate-$i.out")" -v s="$dur" 'BEGIN { print g + n * us / 1e6 / s }')
 		done
-		# CPU per answer: the warm-up second is inside the CPU time, charged to the measured answers.
-		awk -v r="$round" -v k="$kind" -v n="$replicas" -v rate="$total" -v f="$failed" -v t="$ticks" -v p="$pgticks" -v hz="$tck" -v d="$dur" \
-			'BEGIN { cores = t / hz / (d + 1); printf "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.0f\t%.2f\n", r, k, n, rate, f, cores, rate / cores, p / hz / (d + 1) }' >>"$work/ocsp.tsv"
-		bench_log "round $round, $kind, $replicas replica(s): $total answers/s, $failed failed"
+		local active=1
+		[ "$replicas" = 3 ] && active=3
+		awk -v r="$round" -v k="$kind" -v n="$replicas" -v rate="$total" -v f="$failed" -v p="$pgticks" -v hz="$tck" -v s="$dur" \
+			-v g="$gencpu" -v q="$quota" -v a="$active" -v each="${each[*]}" -v tf="${tfrac[*]}" 'BEGIN {
+				split(each, e, " "); split(tf, t, " ")
+				cores = e[1] + e[2] + e[3]; minq = 9; mint = 9
+				for (i = 1; i <= a; i++) { if (e[i] / q < minq) minq = e[i] / q; if (t[i] < mint) mint = t[i] }
+				printf "%s\t%s\t%s\t%.0f\t%d\t%.3f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s %s %s\n", r, k, n, rate, f, cores, rate / cores,
+					p / hz / (s + 1), g, minq, mint, e[1], e[2], e[3]
+			}' >>"$work/ocsp.tsv"
+		bench_log "round $round, $kind, $replicas replica(s): $total answers/s, $failed failed, replicas at ${each[*]} of a core (quota $quota), throttled ${tfrac[*]}"
 	}
 	for round in $(seq "$rounds"); do
 		bench_log "OCSP round $round of $rounds: 3 x $conns clients, ${dur}s a load"
@@ -288,6 +405,7 @@ if part ocsp; then
 			for replicas in $order; do ocsp_load "$round" "$kind" "$replicas"; done
 		done
 	done
+	pg_pin "0-$((ncpu - 1))"
 fi
 
 # --- list over the filled store ----------------------------------------------
@@ -350,17 +468,39 @@ if part batch; then
 	verdicts+=("batch of $batch within 2x of the files: $(bench_verdict "$r" "<=" 2)")
 fi
 if part ocsp; then
-	printf '%-5s %-7s %8s %10s %7s %14s %16s %11s\n' round request replicas answers/s failed "replica cores" "answers/s/core" "server cores"
-	awk -F '\t' '{ printf "%-5s %-7s %8s %10s %7s %14s %16s %11s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$work/ocsp.tsv"
+	printf 'replicas: a cgroup (%s) each with a CPU quota of %s core (%s us every %s us), on CPU %s; load generators and PostgreSQL on CPUs %s\n\n' \
+		"$cg_kind" "$quota" "$quota_us" "$cg_period" "$replica_cpu" "$load_cpus"
+	printf '%-5s %-7s %8s %10s %7s %9s %14s %9s %9s %10s %10s  %s\n' round request replicas answers/s failed "replica" "answers/s" "server" "load gen" "least use" "least" "each replica's"
+	printf '%-5s %-7s %8s %10s %7s %9s %14s %9s %9s %10s %10s  %s\n' "" "" "" "" "" cores "/replica-core" cores cores "of quota" throttled cores
+	awk -F '\t' '{ printf "%-5s %-7s %8s %10s %7s %9s %14s %9s %9s %10s %10s  %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$work/ocsp.tsv"
 	ov() { awk -F '\t' -v r="$1" -v k="$2" -v n="$3" -v c="$4" '$1 == r && $2 == k && $3 == n { print $c }' "$work/ocsp.tsv"; }
 	echo
+	# A replica short of its quota was not the limit: the load, the server or
+	# the machine was, and the ratio says nothing of the replicas.
+	short=$(awk -F '\t' '$10 < 0.9 { printf "round %s %s with %s: %s of the quota; ", $1, $2, $3, $10 }' "$work/ocsp.tsv")
+	[ -z "$short" ] || printf 'WARNING: a replica sent requests used less than 0.9 of its CPU quota (%s): that ratio measures the load side or the machine, not the replicas\n\n' "${short%; }"
 	for kind in cached nonce; do
 		for round in $(seq "$rounds"); do ratio "$(ov "$round" "$kind" 3 4)" "$(ov "$round" "$kind" 1 4)"; echo; done >"$work/ocsp-$kind.ratios"
 		for round in $(seq "$rounds"); do ratio "$(ov "$round" "$kind" 3 7)" "$(ov "$round" "$kind" 1 7)"; echo; done >"$work/ocsp-$kind.core"
 		r=$(median <"$work/ocsp-$kind.ratios")
-		printf 'OCSP %-7s 3 replicas / 1: answers/s median %sx (%s); answers per replica-core-second median %sx (%s)\n' "$kind" \
-			"$r" "$(spread <"$work/ocsp-$kind.ratios")" "$(median <"$work/ocsp-$kind.core")" "$(spread <"$work/ocsp-$kind.core")"
-		verdicts+=("OCSP ($kind) 3 replicas >= 2.5x one: $(bench_verdict "$r" ">=" 2.5)")
+		printf 'OCSP %-7s 3 replicas / 1: answers/s by round %s, median %sx; answers per replica-core-second by round %s, median %sx\n' "$kind" \
+			"$(paste -sd' ' "$work/ocsp-$kind.ratios")" "$r" "$(paste -sd' ' "$work/ocsp-$kind.core")" "$(median <"$work/ocsp-$kind.core")"
+		v=$(bench_verdict "$r" ">=" 2.5)
+		if [ -n "$short" ]; then
+			# The rounds in which both loads of this kind kept their replicas at quota.
+			ok=$(for round in $(seq "$rounds"); do
+				[ "$(awk -F '\t' -v r="$round" -v k="$kind" '$1 == r && $2 == k && $10 < 0.9 { n++ } END { print n + 0 }' "$work/ocsp.tsv")" = 0 ] &&
+					sed -n "${round}p" "$work/ocsp-$kind.ratios"
+			done)
+			if [ -n "$ok" ]; then
+				r=$(median <<<"$ok")
+				printf 'OCSP %-7s over the %d round(s) with every replica at its quota: answers/s %s, median %sx\n' "$kind" "$(wc -l <<<"$ok")" "$(paste -sd' ' <<<"$ok")" "$r"
+				v="$(bench_verdict "$r" ">=" 2.5) over the rounds at quota ($(wc -l <<<"$ok") of $rounds)"
+			else
+				v="not valid: no round kept every replica at its quota"
+			fi
+		fi
+		verdicts+=("OCSP ($kind) 3 replicas >= 2.5x one, at $quota core each: $v")
 	done
 	echo
 fi
