@@ -166,7 +166,12 @@ func refuse(w http.ResponseWriter, reason string) {
 // refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w}
+	// The recorder and the exchange of the request in one allocation.
+	both := &struct {
+		rec recorder
+		x   exchange
+	}{rec: recorder{ResponseWriter: w}}
+	rec := &both.rec
 	reason := ""
 	var id *Identity
 	var x *exchange
@@ -192,7 +197,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "client certificate required", http.StatusForbidden)
 		return
 	}
-	x = &exchange{ci: ci, r: r}
+	x = &both.x
+	x.ci, x.r = ci, r
 	rec.x = x
 	p.exchanges.add(x)
 	defer p.exchanges.remove(x)
