@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,9 +14,11 @@ import (
 // checked, so that a sweep (see Proxy.sweep) either sees it or it is checked
 // against a trust at least as new as the sweep's.
 type exchange struct {
-	ci     *conn
-	r      *http.Request
-	cancel context.CancelFunc
+	ci *conn
+	r  *http.Request
+	// headers are the identity headers of the client's check at admission,
+	// which rewrite sets; only the handler's goroutine uses them.
+	headers []Header
 
 	mu       sync.Mutex // held while the client is checked, at admission and in sweeps
 	admitted bool       // the client passed the check; the exchange may be cut
@@ -27,8 +28,11 @@ type exchange struct {
 
 // exchanges is the registry of the open exchanges of a Proxy.
 type exchanges struct {
-	mu   sync.Mutex
-	open map[*exchange]struct{}
+	mu sync.Mutex
+	// open is keyed by the request ServeHTTP got, which ReverseProxy hands
+	// to Rewrite as ProxyRequest.In: rewrite finds its exchange there,
+	// with no context value per request.
+	open map[*http.Request]*exchange
 	// next is when (unix nanoseconds of the Config clock) the expiry
 	// watcher checks next; an exchange whose certificate ends sooner
 	// wakes it.
@@ -37,19 +41,27 @@ type exchanges struct {
 }
 
 func newExchanges() *exchanges {
-	return &exchanges{open: map[*exchange]struct{}{}, wake: make(chan struct{}, 1)}
+	return &exchanges{open: map[*http.Request]*exchange{}, wake: make(chan struct{}, 1)}
 }
 
 func (xs *exchanges) add(x *exchange) {
 	xs.mu.Lock()
-	xs.open[x] = struct{}{}
+	xs.open[x.r] = x
 	xs.mu.Unlock()
 }
 
 func (xs *exchanges) remove(x *exchange) {
 	xs.mu.Lock()
-	delete(xs.open, x)
+	delete(xs.open, x.r)
 	xs.mu.Unlock()
+}
+
+// get returns the open exchange of r, or nil.
+func (xs *exchanges) get(r *http.Request) *exchange {
+	xs.mu.Lock()
+	x := xs.open[r]
+	xs.mu.Unlock()
+	return x
 }
 
 // list returns the open exchanges, so that they can be locked one by one
@@ -58,7 +70,7 @@ func (xs *exchanges) list() []*exchange {
 	xs.mu.Lock()
 	defer xs.mu.Unlock()
 	l := make([]*exchange, 0, len(xs.open))
-	for x := range xs.open {
+	for _, x := range xs.open {
 		l = append(l, x)
 	}
 	return l
@@ -114,14 +126,18 @@ func (p *Proxy) sweep() {
 }
 
 // cut closes x, whose client is refused for reason; x.mu is held. Cancelling
-// the context ends the upstream side (the request, the response body, the
-// backend connection of a tunnel); closing the client's TCP connection ends
+// the client connection's context ends the upstream side of its exchanges
+// (the request, the response body, the backend connection of a tunnel):
+// every request context of the connection derives from it, so no context is
+// made per request for this; closing the client's TCP connection ends
 // the client's side at once, even while a write to it is blocked: the
 // hijacked tunnel, the HTTP/1.1 response, and over HTTP/2 every stream of
 // the connection, all of the same client.
 func (p *Proxy) cut(x *exchange, reason string) {
 	x.cut = reason
-	x.cancel()
+	if x.ci.cancel != nil {
+		x.ci.cancel()
+	}
 	if x.ci.raw != nil {
 		x.ci.raw.Close()
 	}

@@ -24,6 +24,9 @@ type conn struct {
 	// raw is the TCP connection under TLS, closed to cut the client off
 	// (see Proxy.cut).
 	raw net.Conn
+	// cancel ends the connection's context, and so those of all its
+	// requests, when the client is cut off (see Proxy.cut).
+	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	gen     uint64
@@ -54,6 +57,10 @@ func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	}
 	p.check(ci, t, chain)
 	p.idle.track(c, ci)
+	// Once per connection, not per request: the server's own context has
+	// no cancellation of its own, so this one holds no resource and needs
+	// no cancel when the connection ends.
+	ctx, ci.cancel = context.WithCancel(ctx)
 	return context.WithValue(ctx, connKey{}, ci)
 }
 
@@ -159,7 +166,12 @@ func refuse(w http.ResponseWriter, reason string) {
 // refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w}
+	// The recorder and the exchange of the request in one allocation.
+	both := &struct {
+		rec recorder
+		x   exchange
+	}{rec: recorder{ResponseWriter: w}}
+	rec := &both.rec
 	reason := ""
 	var id *Identity
 	var x *exchange
@@ -185,9 +197,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "client certificate required", http.StatusForbidden)
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	x = &exchange{ci: ci, r: r, cancel: cancel}
+	x = &both.x
+	x.ci, x.r = ci, r
 	rec.x = x
 	p.exchanges.add(x)
 	defer p.exchanges.remove(x)
@@ -215,7 +226,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "request headers with identity headers exceed the upstream budget of "+strconv.Itoa(p.cfg.UpstreamHeaderBytes)+" bytes", http.StatusRequestHeaderFieldsTooLarge)
 		return
 	}
-	r = withPath(r.WithContext(context.WithValue(ctx, headersKey{}, headers)), d.Path)
+	x.headers = headers
+	r = withPath(r, d.Path)
 	rec.forwarded = true
 	rp.ServeHTTP(rec, r)
 }
@@ -230,8 +242,6 @@ func headerBytes(h http.Header) int {
 	}
 	return n
 }
-
-type headersKey struct{}
 
 // newReverseProxy returns the ReverseProxy of the upstream up, an https one
 // verified against roots (nil: the system roots).
@@ -281,7 +291,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 	pr.SetURL(target)
 	pr.Out.Host = pr.In.Host
 	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
-	headers, _ := pr.In.Context().Value(headersKey{}).([]Header)
+	var headers []Header
+	if x := p.exchanges.get(pr.In); x != nil {
+		headers = x.headers
+	}
 	// The inbound headers but the reserved ones, in a map with room for the
 	// proxy's own, so that it does not grow (and copy itself) as they are set.
 	out := make(http.Header, len(pr.Out.Header)+len(headers)+3)

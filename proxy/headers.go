@@ -84,20 +84,28 @@ func parseCustom(c string) (spec, error) {
 	return spec{name: canon, field: fieldName, value: f}, nil
 }
 
-// validToken reports whether s is an RFC 9110 token.
+// validToken reports whether s is an RFC 9110 token. The proxy asks it of
+// every outbound header name on every request (see checkOutHeaders).
 func validToken(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
+		if !tokenByte[s[i]] {
+			return false
 		}
-		return false
 	}
 	return true
 }
+
+// tokenByte says which bytes an RFC 9110 token may hold.
+var tokenByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
 
 // Render returns the headers for id in a fixed order, leaving out those
 // whose value is empty. Every value is wire-safe: a value that somehow is

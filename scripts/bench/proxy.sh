@@ -11,6 +11,9 @@
 #   scripts/bench/proxy.sh            full run (about 11 minutes)
 #   BENCH_QUICK=1 scripts/bench/proxy.sh   smoke run (short durations)
 #
+# To compare two minica binaries with each other (paired, alternated), see
+# scripts/bench/proxy-ab.sh.
+#
 # Needs: go, nginx, haproxy, wrk, ab (apache2-utils), gnuplot, cc with the
 # OpenSSL headers (libssl-dev), curl, openssl, taskset.
 #
