@@ -284,4 +284,3 @@ func TestOCSPListenerShutdown(t *testing.T) {
 		t.Errorf("ServeOCSP() without a responder = %v; want an error naming it", err)
 	}
 }
-

@@ -80,8 +80,8 @@ func serveCommand(e *env) *cli.Command {
 // serveOptions are the flags of the serve command, checked.
 type serveOptions struct {
 	listen, listenTLS, metrics, listenOCSP string
-	shutdown                   time.Duration
-	cfg                        serve.Config
+	shutdown                               time.Duration
+	cfg                                    serve.Config
 	// renew is set when POST /renew is on; renewCfg is its configuration
 	// but for the CA, the key and the CRL.
 	renew    bool
