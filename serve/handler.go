@@ -67,7 +67,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
 	// `openssl ocsp -url http://HOST:PORT` posts to "/".
-	if s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) || (path == "/" && r.Method == http.MethodPost) {
+	if s.isOCSP(r.Method, path) {
 		if s.cfg.OCSP == nil {
 			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
 		} else {
@@ -104,6 +104,12 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	}
 	serve(w, r)
 	return ep
+}
+
+// isOCSP reports whether a request of method to path goes to the OCSP
+// responder, on the main listeners as on the dedicated one.
+func (s *Server) isOCSP(method, path string) bool {
+	return s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) || (path == "/" && method == http.MethodPost)
 }
 
 // lookup returns the endpoint label and the handler of path, or nil.

@@ -300,59 +300,104 @@ func (r *OCSPResponder) WriteMetrics(w io.Writer) {
 // ServeHTTP answers POST with a DER request body, and GET and HEAD with the
 // request in the path; other methods get 405.
 func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var body []byte
+	var bodyErr error
+	if req.Method == http.MethodPost {
+		// Bounded in time as in size, whatever the server's timeouts.
+		body, bodyErr = r.readPOST(w, req)
+	}
+	var a ocspReply
+	r.answer(&a, req.Method, req.URL.Path, body, bodyErr, req.Header["If-None-Match"])
+	h := w.Header()
+	for _, f := range a.hdr[:a.n] {
+		h[f.name] = f.vals
+	}
+	w.WriteHeader(a.status)
+	if a.status != http.StatusNotModified {
+		w.Write(a.body)
+	}
+}
+
+// ocspReply is the answer to one OCSP request, whichever HTTP server
+// carries it: the status, the header fields (values shared between
+// responses: the writer only reads them) and the body.
+type ocspReply struct {
+	status int
+	hdr    [8]ocspField
+	n      int
+	body   []byte
+}
+
+type ocspField struct {
+	name string
+	vals []string
+}
+
+func (a *ocspReply) set(name string, vals []string) {
+	a.hdr[a.n] = ocspField{name, vals}
+	a.n++
+}
+
+// answer is the responder behind both front ends (ServeHTTP and the
+// dedicated listener of ocsp_fast.go): method, the unescaped path, the
+// body of a POST as read (bodyErr when its reading failed, too large
+// included) and the If-None-Match values; it counts the outcome.
+func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, bodyErr error, inm []string) {
 	var der []byte
 	get := false
-	switch req.Method {
+	switch method {
 	case http.MethodPost:
-		// Bounded in time as in size, whatever the server's timeouts.
-		body, err := r.readPOST(w, req)
-		if err != nil {
-			r.fail(w, outMalformed)
+		if bodyErr != nil {
+			r.fail(a, outMalformed)
 			return
 		}
 		der = body
 	case http.MethodGet, http.MethodHead:
 		get = true
 		var ok bool
-		if der, ok = r.pathRequest(req.URL.Path); !ok {
-			r.fail(w, outMalformed)
+		if der, ok = r.pathRequest(path); !ok {
+			r.fail(a, outMalformed)
 			return
 		}
 	default:
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		http.Error(w, "method not allowed: OCSP takes POST, or GET /ocsp/{base64 request}", http.StatusMethodNotAllowed)
+		a.status = http.StatusMethodNotAllowed
+		a.set("Allow", hdrAllowOCSP)
+		a.set("X-Content-Type-Options", hdrNosniff)
+		a.set("Content-Type", hdrTextPlain)
+		a.body = msgMethodOCSP
+		a.set("Content-Length", []string{strconv.Itoa(len(a.body))})
 		return
 	}
 	resp, out, err := r.respond(der)
 	if err != nil {
-		r.fail(w, out)
+		r.fail(a, out)
 		return
 	}
 	r.counts[out].Add(1)
-	h := w.Header()
-	h["Content-Type"] = hdrOCSPResponse
-	h["Date"] = r.date.header(time.Now())
+	a.status = http.StatusOK
+	a.set("Content-Type", hdrOCSPResponse)
+	a.set("Date", r.date.header(time.Now()))
 	switch {
 	case resp.nonce:
-		h["Cache-Control"] = hdrNoStore
+		a.set("Cache-Control", hdrNoStore)
 	case get:
 		// RFC 5019 section 6.2; the age is bounded, so that a cache in
 		// front serves a stale answer for OCSPMaxAge at most.
 		age := min(resp.nextUpdate.Sub(r.cfg.Now()), OCSPMaxAge)
-		h["Cache-Control"] = []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"}
-		h["Last-Modified"] = resp.lastModified
-		h["Expires"] = resp.expires
-		h["Etag"] = resp.etag
+		a.set("Cache-Control", []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"})
+		a.set("Last-Modified", resp.lastModified)
+		a.set("Expires", resp.expires)
+		a.set("Etag", resp.etag)
 		// A cache revalidating its copy (RFC 9110 section 13.1.2).
-		if inm := req.Header["If-None-Match"]; len(inm) > 0 && etagListed(inm, resp.etag[0]) {
-			w.WriteHeader(http.StatusNotModified)
+		if len(inm) > 0 && etagListed(inm, resp.etag[0]) {
+			a.status = http.StatusNotModified
 			return
 		}
 	default:
-		h["Cache-Control"] = hdrNoCache
+		a.set("Cache-Control", hdrNoCache)
 	}
-	h["Content-Length"] = resp.length
-	w.Write(resp.der)
+	a.set("Content-Length", resp.length)
+	a.body = resp.der
 }
 
 // Header values shared by every response: net/http only reads them.
@@ -360,6 +405,9 @@ var (
 	hdrOCSPResponse = []string{"application/ocsp-response"}
 	hdrNoStore      = []string{"no-store"}
 	hdrNoCache      = []string{"no-cache"}
+	hdrAllowOCSP    = []string{"GET, HEAD, POST"}
+	hdrTextPlain    = []string{"text/plain; charset=utf-8"}
+	msgMethodOCSP   = []byte("method not allowed: OCSP takes POST, or GET /ocsp/{base64 request}\n")
 )
 
 // etagListed reports whether an If-None-Match header lists etag or "*".
@@ -374,15 +422,14 @@ func etagListed(values []string, etag string) bool {
 	return false
 }
 
-// fail writes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
-func (r *OCSPResponder) fail(w http.ResponseWriter, out outcome) {
+// fail makes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
+func (r *OCSPResponder) fail(a *ocspReply, out outcome) {
 	r.counts[out].Add(1)
-	body := ocspErrorBodies[out]
-	h := w.Header()
-	h["Content-Type"] = hdrOCSPResponse
-	h["Cache-Control"] = hdrNoStore
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.Write(body)
+	a.status = http.StatusOK
+	a.body = ocspErrorBodies[out]
+	a.set("Content-Type", hdrOCSPResponse)
+	a.set("Cache-Control", hdrNoStore)
+	a.set("Content-Length", []string{strconv.Itoa(len(a.body))})
 }
 
 // pathRequest decodes the base64 request of a GET path, after one of the

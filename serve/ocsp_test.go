@@ -156,7 +156,9 @@ func parse(t testing.TB, rec *httptest.ResponseRecorder, cert, issuer *x509.Cert
 	return resp
 }
 
-func TestOCSPStatuses(t *testing.T) {
+func TestOCSPStatuses(t *testing.T) { bothFrontEnds(t, testOCSPStatuses) }
+
+func testOCSPStatuses(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	bob := issue(t, c, signer, "bob")
@@ -176,6 +178,7 @@ func TestOCSPStatuses(t *testing.T) {
 	revokedAt := clock.Now()
 	clock.Advance(time.Minute)
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	fh := front(t, r)
 	now := clock.Now()
 	tests := []struct {
 		name       string
@@ -197,9 +200,9 @@ func TestOCSPStatuses(t *testing.T) {
 				for _, form := range []string{"POST", "GET"} {
 					var rec *httptest.ResponseRecorder
 					if form == "POST" {
-						rec = post(t, r, der)
+						rec = post(t, fh, der)
 					} else {
-						rec = get(t, r, "/ocsp/"+url.PathEscape(base64.StdEncoding.EncodeToString(der)))
+						rec = get(t, fh, "/ocsp/"+url.PathEscape(base64.StdEncoding.EncodeToString(der)))
 					}
 					resp := parse(t, rec, tt.cert, c.Cert)
 					if resp.Status != tt.status || resp.SerialNumber.Cmp(tt.cert.SerialNumber) != 0 {
@@ -272,17 +275,20 @@ func responseNonce(t testing.TB, der []byte) []byte {
 	return nil
 }
 
-func TestOCSPNonceEchoedAndNotCached(t *testing.T) {
+func TestOCSPNonceEchoedAndNotCached(t *testing.T) { bothFrontEnds(t, testOCSPNonceEchoedAndNotCached) }
+
+func testOCSPNonceEchoedAndNotCached(t *testing.T, front frontEnd) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	h := front(t, r)
 	plain := request(t, alice, c.Cert, crypto.SHA1)
-	first := post(t, r, plain)
+	first := post(t, h, plain)
 	if n := responseNonce(t, first.Body.Bytes()); n != nil {
 		t.Errorf("response to a request without nonce has nonce %x", n)
 	}
 	for _, nonce := range [][]byte{bytes.Repeat([]byte{1}, 16), bytes.Repeat([]byte{2}, 32), {3}} {
-		rec := post(t, r, withNonce(t, plain, nonce))
+		rec := post(t, h, withNonce(t, plain, nonce))
 		if resp := parse(t, rec, alice, c.Cert); resp.Status != ocsp.Good {
 			t.Errorf("nonce %x: status %d; want good", nonce, resp.Status)
 		}
@@ -296,45 +302,51 @@ func TestOCSPNonceEchoedAndNotCached(t *testing.T) {
 	if got := r.hits.Load(); got != 0 {
 		t.Errorf("%d cache hits; want 0: nonce responses are fresh", got)
 	}
-	if again := post(t, r, plain); !bytes.Equal(again.Body.Bytes(), first.Body.Bytes()) || r.hits.Load() != 1 {
+	if again := post(t, h, plain); !bytes.Equal(again.Body.Bytes(), first.Body.Bytes()) || r.hits.Load() != 1 {
 		t.Errorf("the plain request again: cache hits %d, same bytes %v; want 1, true", r.hits.Load(), bytes.Equal(again.Body.Bytes(), first.Body.Bytes()))
 	}
 }
 
-func TestOCSPCacheUntilCRLChanged(t *testing.T) {
+func TestOCSPCacheUntilCRLChanged(t *testing.T) { bothFrontEnds(t, testOCSPCacheUntilCRLChanged) }
+
+func testOCSPCacheUntilCRLChanged(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	h := front(t, r)
 	der := request(t, alice, c.Cert, crypto.SHA1)
-	if resp := parse(t, post(t, r, der), alice, c.Cert); resp.Status != ocsp.Good {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Good {
 		t.Fatalf("status %d; want good", resp.Status)
 	}
 	if _, err := c.Revoke(alice.SerialNumber, revoke.KeyCompromise); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
-	if resp := parse(t, post(t, r, der), alice, c.Cert); resp.Status != ocsp.Good || r.hits.Load() != 1 {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Good || r.hits.Load() != 1 {
 		t.Errorf("before CRLChanged: status %d, cache hits %d; want the cached good, 1", resp.Status, r.hits.Load())
 	}
 	r.CRLChanged()
-	if resp := parse(t, post(t, r, der), alice, c.Cert); resp.Status != ocsp.Revoked || r.hits.Load() != 1 {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Revoked || r.hits.Load() != 1 {
 		t.Errorf("after CRLChanged: status %d, cache hits %d; want revoked, 1", resp.Status, r.hits.Load())
 	}
 	// Past half of its validity a cached response is signed anew.
 	bob := issue(t, c, signer, "bob")
 	der = request(t, bob, c.Cert, crypto.SHA1)
-	first := parse(t, post(t, r, der), bob, c.Cert)
+	first := parse(t, post(t, h, der), bob, c.Cert)
 	clock.Advance(DefaultOCSPResponseValidity/2 + time.Second)
-	second := parse(t, post(t, r, der), bob, c.Cert)
+	second := parse(t, post(t, h, der), bob, c.Cert)
 	if !second.ThisUpdate.After(first.ThisUpdate) {
 		t.Errorf("after half the validity: thisUpdate %v; want after %v", second.ThisUpdate, first.ThisUpdate)
 	}
 }
 
-func TestOCSPRefusesBadRequests(t *testing.T) {
+func TestOCSPRefusesBadRequests(t *testing.T) { bothFrontEnds(t, testOCSPRefusesBadRequests) }
+
+func testOCSPRefusesBadRequests(t *testing.T, front frontEnd) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	h := front(t, r)
 	good := request(t, alice, c.Cert, crypto.SHA1)
 	other, otherKey, _ := newTestCA(t)
 	foreign := request(t, issue(t, other, otherKey, "eve"), other.Cert, crypto.SHA1)
@@ -365,20 +377,20 @@ func TestOCSPRefusesBadRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := post(t, r, tt.body)
+			rec := post(t, h, tt.body)
 			if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), tt.want) {
 				t.Errorf("HTTP %d, body %x; want 200, %x", rec.Code, rec.Body.Bytes(), tt.want)
 			}
 		})
 	}
 	for _, path := range []string{"/ocsp/", "/ocsp/%21%21", "/ocsp/" + strings.Repeat("A", 8<<10), "/ocsp/" + base64.StdEncoding.EncodeToString([]byte("hello"))} {
-		if rec := get(t, r, path); !bytes.Equal(rec.Body.Bytes(), ocsp.MalformedRequestErrorResponse) {
+		if rec := get(t, h, path); !bytes.Equal(rec.Body.Bytes(), ocsp.MalformedRequestErrorResponse) {
 			t.Errorf("GET %.40q: body %x; want malformedRequest", path, rec.Body.Bytes())
 		}
 	}
 	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodOptions, "BREW"} {
 		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, httptest.NewRequest(method, "/ocsp", bytes.NewReader(good)))
+		h.ServeHTTP(rec, httptest.NewRequest(method, "/ocsp", bytes.NewReader(good)))
 		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD, POST" {
 			t.Errorf("%s: HTTP %d, Allow %q; want 405, GET, HEAD, POST", method, rec.Code, rec.Header().Get("Allow"))
 		}
@@ -396,21 +408,24 @@ func TestOCSPRefusesBadRequests(t *testing.T) {
 		} else {
 			body[rng.IntN(len(body))] ^= byte(1 + rng.UintN(255))
 		}
-		rec := post(t, r, body)
+		rec := post(t, h, body)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
 			t.Fatalf("mutation %d (%x): HTTP %d, %d bytes", i, body, rec.Code, rec.Body.Len())
 		}
 	}
 }
 
-func TestOCSPHeadAndGetHeaders(t *testing.T) {
+func TestOCSPHeadAndGetHeaders(t *testing.T) { bothFrontEnds(t, testOCSPHeadAndGetHeaders) }
+
+func testOCSPHeadAndGetHeaders(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	c.SetOCSPURL("http://pki.example.com/status/")
 	alice := issue(t, c, signer, "alice")
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	h := front(t, r)
 	b64 := base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1))
 	for _, path := range []string{"/ocsp/" + b64, "/status/" + b64, "/" + b64, b64} {
-		rec := get(t, r, path)
+		rec := get(t, h, path)
 		parse(t, rec, alice, c.Cert)
 		h := rec.Header()
 		if h.Get("Cache-Control") != "max-age=300, public, no-transform, must-revalidate" ||
@@ -420,7 +435,7 @@ func TestOCSPHeadAndGetHeaders(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	r.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/ocsp/"+url.PathEscape(b64), nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/ocsp/"+url.PathEscape(b64), nil))
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/ocsp-response" {
 		t.Errorf("HEAD: HTTP %d, Content-Type %q; want 200 application/ocsp-response", rec.Code, rec.Header().Get("Content-Type"))
 	}
@@ -614,12 +629,15 @@ func TestOCSPRevokedResponderReplaced(t *testing.T) {
 
 // A cache in front revalidates a GET answer with its ETag: the same answer
 // is a 304 without a body; after a CRL change (a new answer) it is a 200.
-func TestOCSPGetRevalidates(t *testing.T) {
+func TestOCSPGetRevalidates(t *testing.T) { bothFrontEnds(t, testOCSPGetRevalidates) }
+
+func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	h := front(t, r)
 	path := "/ocsp/" + url.PathEscape(base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1)))
-	first := get(t, r, path)
+	first := get(t, h, path)
 	etag := first.Header().Get("ETag")
 	if first.Code != http.StatusOK || etag != etagOf(first.Body.Bytes()) {
 		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, etag)
@@ -628,7 +646,7 @@ func TestOCSPGetRevalidates(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("If-None-Match", inm)
-		r.ServeHTTP(rec, req)
+		h.ServeHTTP(rec, req)
 		return rec
 	}
 	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {

@@ -128,8 +128,9 @@ type Server struct {
 	storeBehind bool
 	leaseErr    string // the last lease error logged, not repeated
 
-	srvMu   sync.Mutex
-	servers []*http.Server
+	srvMu     sync.Mutex
+	servers   []*http.Server
+	shutdowns []func(context.Context) error // of the OCSP listeners (ocsp_fast.go)
 }
 
 // published is one CRL as served. changed is closed when a newer CRL
@@ -502,5 +503,5 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, srv := range servers {
 		err = errors.Join(err, srv.Shutdown(ctx))
 	}
-	return err
+	return errors.Join(err, s.shutdownFast(ctx))
 }

@@ -11,7 +11,8 @@ import (
 // crl-server DIR: serves the files of DIR (relative to $WORK) over HTTP on
 // 127.0.0.1 until the script ends, with http.FileServer's ETag-less
 // conditional GETs (Last-Modified), plus the faults /404, /500 and /hang
-// (headers, then a body that never ends); sets $CRLSERVER to its URL.
+// (headers, then a body that never ends); sets $CRLSERVER to its URL and
+// $CRLSERVER_ADDR to its address (a port in use).
 func cmdCRLServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: crl-server DIR")
@@ -35,4 +36,5 @@ func cmdCRLServer(ts *testscript.TestScript, neg bool, args []string) {
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("CRLSERVER", "http://"+ln.Addr().String())
+	ts.Setenv("CRLSERVER_ADDR", ln.Addr().String())
 }

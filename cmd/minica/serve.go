@@ -56,6 +56,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "server-cert", Usage: "for --listen-tls, the newest valid server certificate issued as `NAME`"},
 			&cli.StringFlag{Name: "cert", Usage: "for --listen-tls, the certificate chain in `FILE` (PEM, leaf first)"},
 			&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
+			&cli.StringFlag{Name: "listen-ocsp", Usage: "also answer OCSP alone on `ADDR`, plain HTTP, with a faster HTTP server (see docs/serve.md)"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve /metrics and /healthz on `ADDR` only, a listener of their own"},
 			&cli.BoolFlag{Name: "no-sign", Usage: "run without the CA key: serve the published CRL, never re-sign it"},
 			&cli.BoolFlag{Name: "ocsp-ca-key", Usage: "sign OCSP responses with the CA key itself instead of a delegated responder certificate"},
@@ -78,9 +79,9 @@ func serveCommand(e *env) *cli.Command {
 
 // serveOptions are the flags of the serve command, checked.
 type serveOptions struct {
-	listen, listenTLS, metrics string
-	shutdown                   time.Duration
-	cfg                        serve.Config
+	listen, listenTLS, metrics, listenOCSP string
+	shutdown                               time.Duration
+	cfg                                    serve.Config
 	// renew is set when POST /renew is on; renewCfg is its configuration
 	// but for the CA, the key and the CRL.
 	renew    bool
@@ -92,7 +93,7 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 	for _, l := range []struct {
 		flag string
 		dst  *string
-	}{{"listen", &o.listen}, {"listen-tls", &o.listenTLS}, {"metrics-listen", &o.metrics}} {
+	}{{"listen", &o.listen}, {"listen-tls", &o.listenTLS}, {"metrics-listen", &o.metrics}, {"listen-ocsp", &o.listenOCSP}} {
 		v := c.String(l.flag)
 		if v == "" {
 			continue
@@ -332,6 +333,7 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 		{o.listen, "--listen", "http", func(ln net.Listener) error { return srv.Serve(ln, nil) }},
 		{o.listenTLS, "--listen-tls", "https", func(ln net.Listener) error { return srv.Serve(ln, tlsConfig) }},
 		{o.metrics, "--metrics-listen", "metrics on", srv.ServeOps},
+		{o.listenOCSP, "--listen-ocsp", "ocsp on", srv.ServeOCSP},
 	} {
 		if l.addr == "" {
 			continue
@@ -342,9 +344,12 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 			return fmt.Errorf("listening on %q (%s): %w", l.addr, l.flag, err)
 		}
 		lns = append(lns, listener{ln, l.serve})
-		if l.scheme == "metrics on" {
+		switch l.scheme {
+		case "metrics on":
 			where = append(where, "metrics on "+ln.Addr().String())
-		} else {
+		case "ocsp on":
+			where = append(where, "ocsp on http://"+ln.Addr().String())
+		default:
 			where = append(where, l.scheme+"://"+ln.Addr().String())
 		}
 	}

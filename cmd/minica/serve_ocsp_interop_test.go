@@ -21,8 +21,20 @@ import (
 // path (as the issue's command has it) and at the CA's OCSP URL path: good
 // for a valid certificate, revoked soon after `minica revoke` in another
 // process, unknown for a certificate the CA key signed outside minica. The
-// responder certificate serve issued is recorded in the database.
+// responder certificate serve issued is recorded in the database. The same
+// on the dedicated OCSP listener (--listen-ocsp), counted in the metrics of
+// the main one.
 func TestServeProcessOCSP(t *testing.T) {
+	for _, dedicated := range []bool{false, true} {
+		name := "main"
+		if dedicated {
+			name = "listen-ocsp"
+		}
+		t.Run(name, func(t *testing.T) { testServeProcessOCSP(t, dedicated) })
+	}
+}
+
+func testServeProcessOCSP(t *testing.T, dedicated bool) {
 	openssl := needTool(t, "openssl", "openssl")
 	dir := newCADir(t)
 	mustMinica(t, dir, "ocsp", "url", "http://pki.example.com/status")
@@ -30,7 +42,15 @@ func TestServeProcessOCSP(t *testing.T) {
 	simon := certFileOf(t, dir, "simon")
 	stranger := strangerCert(t, dir)
 	caFile := filepath.Join(dir, "ca.crt")
-	p := startServe(t, dir)
+	var p *serveProc
+	base := ""
+	if dedicated {
+		p = startServe(t, dir, "--listen-ocsp", "127.0.0.1:0")
+		base = p.ocsp
+	} else {
+		p = startServe(t, dir)
+		base = p.base
+	}
 
 	ask := func(cert, url string) string {
 		t.Helper()
@@ -51,12 +71,12 @@ func TestServeProcessOCSP(t *testing.T) {
 		}
 		return "no status: " + out
 	}
-	for _, url := range []string{p.base, p.base + "/status", p.base + "/ocsp"} {
+	for _, url := range []string{base, base + "/status", base + "/ocsp"} {
 		if got := status(ask(simon, url)); got != "good" {
 			t.Errorf("simon at %s: %s; want good", url, got)
 		}
 	}
-	if got := status(ask(stranger, p.base)); got != "unknown" {
+	if got := status(ask(stranger, base)); got != "unknown" {
 		t.Errorf("a certificate minica never issued: %s; want unknown", got)
 	}
 
@@ -64,7 +84,7 @@ func TestServeProcessOCSP(t *testing.T) {
 	revoked := time.Now()
 	var out string
 	eventually(t, "simon revoked over OCSP", func() string {
-		out = ask(simon, p.base)
+		out = ask(simon, base)
 		if s := status(out); s != "revoked" {
 			return s
 		}

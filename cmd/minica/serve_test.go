@@ -31,12 +31,13 @@ type serveProc struct {
 	base    string   // the first of bases
 	bases   []string // http://127.0.0.1:PORT, https://127.0.0.1:PORT
 	metrics string   // 127.0.0.1:PORT of --metrics-listen
+	ocsp    string   // http://127.0.0.1:PORT of --listen-ocsp
 	client  *http.Client
 	stderr  *syncBuffer
 	exited  chan error
 }
 
-var serveListening = regexp.MustCompile(`^minica serve: listening on ((?:https?://127\.0\.0\.1:\d+(?:, )?)+)(?:, metrics on (127\.0\.0\.1:\d+))?$`)
+var serveListening = regexp.MustCompile(`^minica serve: listening on ((?:https?://127\.0\.0\.1:\d+(?:, )?)+)(?:, metrics on (127\.0\.0\.1:\d+))?(?:, ocsp on (http://127\.0\.0\.1:\d+))?$`)
 
 // startServe runs minica serve on a free loopback port (HTTP unless args
 // say otherwise) and waits for its listening line.
@@ -47,7 +48,7 @@ func startServe(t *testing.T, dir string, args ...string) *serveProc {
 	}
 	cmd, stderr, exited, m := startListening(t, dir, serveListening, append([]string{"serve"}, args...)...)
 	p := &serveProc{cmd: cmd, stderr: stderr, exited: exited}
-	p.bases, p.metrics = strings.Split(m[1], ", "), m[2]
+	p.bases, p.metrics, p.ocsp = strings.Split(m[1], ", "), m[2], m[3]
 	p.base = p.bases[0]
 	return p
 }

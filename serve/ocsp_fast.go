@@ -1,0 +1,171 @@
+package serve
+
+// The dedicated OCSP listener (serve --listen-ocsp): the same answers as
+// the OCSP endpoint of the main listeners, from the same OCSPResponder
+// (answer), carried by github.com/valyala/fasthttp instead of net/http. A
+// cached OCSP answer costs the responder about a microsecond; through
+// net/http the request costs ten times that in allocations and
+// goroutine hand-offs, which fasthttp's reused buffers and worker pool
+// avoid. Only plain HTTP: an OCSP response is signed, so it needs no
+// channel security (RFC 5019 section 5 has OCSP over HTTP), and a TLS
+// handshake would cost more than the answer.
+//
+// The listener keeps the limits of the main ones: the connections of
+// limitListener (the oldest not in a request is closed to make room),
+// request headers of MaxHeaderBytes, a request read within
+// ReadHeaderTimeout (headers and body: a slowloris client is cut off),
+// IdleTimeout between keep-alive requests, bodies of MaxOCSPRequest.
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ServeOCSP serves the OCSP responder of the Config (an *OCSPResponder)
+// alone on ln, over plain HTTP, until Shutdown. Requests are counted in
+// the metrics of the Server under the endpoint "ocsp" (any other path
+// gets 404, counted as "other").
+func (s *Server) ServeOCSP(ln net.Listener) error {
+	r, ok := s.cfg.OCSP.(*OCSPResponder)
+	if !ok {
+		ln.Close()
+		return errors.New("serving OCSP: the server has no OCSP responder")
+	}
+	lim := newLimitListener(ln, s.cfg.MaxConns, &s.m)
+	srv := r.fastServer(s.cfg, s.isOCSP, s.m.request)
+	s.srvMu.Lock()
+	select {
+	case <-s.done:
+		s.srvMu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.shutdowns = append(s.shutdowns, srv.ShutdownWithContext)
+	s.srvMu.Unlock()
+	return srv.Serve(lim)
+}
+
+// fastServer returns the fasthttp server of the responder, within the
+// limits of cfg (defaults set). isOCSP routes a request (method, path) to
+// the responder; count receives each request's endpoint and status.
+func (r *OCSPResponder) fastServer(cfg Config, isOCSP func(method, path string) bool, count func(ep string, status int)) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if t, ok := ctx.Conn().(*trackedConn); ok {
+				t.busy.Add(1)
+				defer t.busy.Add(-1)
+			}
+			ep, status := r.serveFast(ctx, isOCSP)
+			count(ep, status)
+		},
+		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			ctx.Response.Header.Set("X-Content-Type-Options", hdrNosniff[0])
+			var small *fasthttp.ErrSmallBuffer
+			switch {
+			case errors.Is(err, fasthttp.ErrBodyTooLarge):
+				// As ServeHTTP answers a body beyond MaxOCSPRequest.
+				var a ocspReply
+				r.answer(&a, http.MethodPost, "/", nil, errOCSPBodySize, nil)
+				writeFast(ctx, &a)
+				ctx.SetConnectionClose()
+				count(epOCSP, a.status)
+			case errors.As(err, &small):
+				// net/http's answer to headers beyond MaxHeaderBytes.
+				ctx.Error("431 Request Header Fields Too Large", http.StatusRequestHeaderFieldsTooLarge)
+			default:
+				ctx.Error("400 Bad Request", http.StatusBadRequest)
+			}
+		},
+		// net/http reads MaxHeaderBytes plus 4096 bytes of slack.
+		ReadBufferSize:        cfg.MaxHeaderBytes + 4096,
+		MaxRequestBodySize:    MaxOCSPRequest,
+		ReadTimeout:           cfg.ReadHeaderTimeout,
+		WriteTimeout:          cfg.MaxWait + writeSlack,
+		IdleTimeout:           cfg.IdleTimeout,
+		Concurrency:           cfg.MaxConns,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		Logger:                discardLog,
+	}
+}
+
+// serveFast answers one request and returns its endpoint and status.
+func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, path string) bool) (string, int) {
+	ctx.Response.Header.Set("X-Content-Type-Options", hdrNosniff[0])
+	method := http.MethodPost
+	switch {
+	case ctx.IsPost():
+	case ctx.IsGet():
+		method = http.MethodGet
+	case ctx.IsHead():
+		method = http.MethodHead
+	default:
+		method = string(ctx.Method())
+	}
+	path, ok := requestPath(ctx.Request.Header.RequestURI())
+	if !ok {
+		ctx.Error("bad request: the request target is not a path", http.StatusBadRequest)
+		return epOther, http.StatusBadRequest
+	}
+	if !isOCSP(method, path) {
+		ctx.Error("not found: this listener answers OCSP only", http.StatusNotFound)
+		return epOther, http.StatusNotFound
+	}
+	var inm []string
+	if method != http.MethodPost {
+		for _, v := range ctx.Request.Header.PeekAll("If-None-Match") {
+			inm = append(inm, string(v))
+		}
+	}
+	var a ocspReply
+	r.answer(&a, method, path, ctx.PostBody(), nil, inm)
+	writeFast(ctx, &a)
+	return epOCSP, a.status
+}
+
+// requestPath returns the unescaped path of a request target, as net/http
+// has it in URL.Path; the targets of `openssl ocsp` are taken as they are.
+func requestPath(uri []byte) (string, bool) {
+	switch string(uri) {
+	case "/":
+		return "/", true
+	case "/ocsp":
+		return "/ocsp", true
+	}
+	u, err := url.ParseRequestURI(string(uri))
+	if err != nil {
+		return "", false
+	}
+	return u.Path, true
+}
+
+// writeFast writes a onto the fasthttp response.
+func writeFast(ctx *fasthttp.RequestCtx, a *ocspReply) {
+	ctx.SetStatusCode(a.status)
+	for _, f := range a.hdr[:a.n] {
+		if f.name == "Content-Length" {
+			continue // fasthttp sets it from the body
+		}
+		ctx.Response.Header.Set(f.name, f.vals[0])
+	}
+	ctx.Response.SetBodyRaw(a.body)
+}
+
+// shutdownFast stops the dedicated listeners, as http.Server.Shutdown
+// the main ones.
+func (s *Server) shutdownFast(ctx context.Context) error {
+	s.srvMu.Lock()
+	fns := s.shutdowns
+	s.srvMu.Unlock()
+	var err error
+	for _, f := range fns {
+		err = errors.Join(err, f(ctx))
+	}
+	return err
+}

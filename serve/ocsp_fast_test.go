@@ -1,0 +1,286 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp/fasthttputil"
+	"golang.org/x/crypto/ocsp"
+)
+
+// A frontEnd puts an HTTP server in front of a responder: the responder
+// itself (net/http), or the dedicated listener's fasthttp server, reached
+// through a real client over an in-memory connection.
+type frontEnd func(testing.TB, *OCSPResponder) http.Handler
+
+// bothFrontEnds runs test against each front end.
+func bothFrontEnds(t *testing.T, test func(*testing.T, frontEnd)) {
+	for _, fe := range []struct {
+		name  string
+		front frontEnd
+	}{
+		{"net-http", func(_ testing.TB, r *OCSPResponder) http.Handler { return r }},
+		{"fasthttp", fastFront},
+	} {
+		t.Run(fe.name, func(t *testing.T) { test(t, fe.front) })
+	}
+}
+
+// fastFront returns an http.Handler that sends each request to r's
+// fasthttp server (every path routed to the responder, as when
+// ServeHTTP is called directly) and copies the answer back.
+func fastFront(t testing.TB, r *OCSPResponder) http.Handler {
+	cfg := Config{}
+	setDefaults(&cfg)
+	srv := r.fastServer(cfg, func(string, string) bool { return true }, func(string, int) {})
+	ln := fasthttputil.NewInmemoryListener()
+	go srv.Serve(ln)
+	tr := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return ln.Dial() }}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		srv.Shutdown()
+		ln.Close()
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		out := req.Clone(context.Background())
+		out.RequestURI = ""
+		u := *req.URL
+		if !strings.HasPrefix(u.Path, "/") { // a path under StripPrefix
+			u.Path, u.RawPath = "/"+u.Path, ""
+		}
+		u.Scheme, u.Host = "http", "ocsp.test"
+		out.URL = &u
+		resp, err := tr.RoundTrip(out)
+		if err != nil {
+			t.Errorf("%s %s through fasthttp: %v", req.Method, req.URL, err)
+			w.WriteHeader(599)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+}
+
+// listenOCSP serves f's Server's OCSP listener on a loopback port.
+func (f *fixture) listenOCSP(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- f.srv.ServeOCSP(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		f.srv.Shutdown(ctx)
+		if err := <-served; err != nil {
+			t.Errorf("ServeOCSP() = %v after Shutdown; want nil", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func ocspFixture(t *testing.T, mod func(*Config)) (*fixture, *OCSPResponder) {
+	t.Helper()
+	var r *OCSPResponder
+	f := newFixture(t, func(c *Config) {
+		c.CA.SetOCSPURL("http://pki.example.com/status")
+		r = newTestResponder(t, OCSPConfig{CA: c.CA, Signer: c.Signer})
+		c.OCSP, c.OCSPURL, c.ExtraMetrics = r, c.CA.Settings.OCSPURL, r.WriteMetrics
+		if mod != nil {
+			mod(c)
+		}
+	})
+	return f, r
+}
+
+// The dedicated listener answers the OCSP paths of the main listener
+// (POST at /, /ocsp and the OCSP URL's path; GET with the request in the
+// path) and nothing else, counted in the main listener's metrics.
+func TestOCSPListenerRoutes(t *testing.T) {
+	f, _ := ocspFixture(t, nil)
+	addr := f.listenOCSP(t)
+	alice := issue(t, f.ca, f.signer, "alice")
+	der := request(t, alice, f.ca.Cert, crypto.SHA1)
+	b64 := base64.StdEncoding.EncodeToString(der)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, path := range []string{"/", "/ocsp", "/status"} {
+		resp, err := client.Post("http://"+addr+path, "application/ocsp-request", bytes.NewReader(der))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Server") != "" {
+			t.Errorf("POST %s: HTTP %d, headers %v; want 200, nosniff, no Server", path, resp.StatusCode, resp.Header)
+		}
+		if r, err := ocsp.ParseResponseForCert(body, alice, f.ca.Cert); err != nil || r.Status != ocsp.Good {
+			t.Errorf("POST %s: %v; want good", path, err)
+		}
+	}
+	for _, path := range []string{"/ocsp/" + strings.ReplaceAll(b64, "/", "%2F"), "/status/" + b64} {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if r, err := ocsp.ParseResponseForCert(body, alice, f.ca.Cert); err != nil || r.Status != ocsp.Good || resp.Header.Get("ETag") == "" {
+			t.Errorf("GET %.20s…: %v, ETag %q; want good with an ETag", path, err, resp.Header.Get("ETag"))
+		}
+	}
+	for _, tt := range []struct{ req, want string }{
+		{"GET /ca.crt HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 404 Not Found"},
+		{"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 404 Not Found"},
+		{"POST /crl.der HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 404 Not Found"},
+		{"PUT /ocsp HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 405 Method Not Allowed"},
+		{"BREW /ocsp HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 405 Method Not Allowed"},
+		{"GET /ocsp/%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+		{"NOT HTTP\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+	} {
+		if got := rawRequest(t, addr, tt.req); got != tt.want {
+			t.Errorf("%q: %q; want %q", tt.req, got, tt.want)
+		}
+	}
+	m := f.metrics(t)
+	for _, want := range []string{
+		`minica_serve_requests_total{endpoint="ocsp",code="200"} 5`,
+		`minica_serve_requests_total{endpoint="ocsp",code="405"} 2`,
+		`minica_serve_requests_total{endpoint="other",code="404"} 3`,
+		`minica_serve_ocsp_responses_total{status="good"} 5`,
+	} {
+		if !hasLine(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
+}
+
+// The dedicated listener keeps the main listener's limits: a body beyond
+// MaxOCSPRequest gets malformedRequest and the connection closed, headers
+// beyond MaxHeaderBytes 431, headers or a body that do not come within
+// ReadHeaderTimeout a closed connection.
+func TestOCSPListenerLimits(t *testing.T) {
+	f, _ := ocspFixture(t, func(c *Config) { c.ReadHeaderTimeout = 200 * time.Millisecond; c.MaxHeaderBytes = 1024 })
+	addr := f.listenOCSP(t)
+	big := make([]byte, MaxOCSPRequest+1)
+	resp, err := http.Post("http://"+addr+"/ocsp", "application/ocsp-request", bytes.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Equal(body, ocsp.MalformedRequestErrorResponse) || !resp.Close {
+		t.Errorf("oversized body: HTTP %d, body %x, close %v; want 200, malformedRequest, closed", resp.StatusCode, body, resp.Close)
+	}
+	hdr := "GET /ocsp/AA HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n"
+	if got := rawRequest(t, addr, hdr); !strings.HasPrefix(got, "HTTP/1.1 431") {
+		t.Errorf("oversized headers: %q; want 431", got)
+	}
+	for _, partial := range []string{
+		"GET /ocsp/AA HTTP/1.1\r\nHost: x\r\n",
+		"POST /ocsp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123",
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, partial)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		data, err := io.ReadAll(c)
+		c.Close()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("%q: connection still open after 5s (ReadHeaderTimeout 200ms)", partial)
+		}
+		if strings.Contains(string(data), "200 OK") {
+			t.Errorf("%q answered: %q", partial, data)
+		}
+	}
+	if m := f.metrics(t); !hasLine(m, `minica_serve_ocsp_responses_total{status="malformed"} 1`) {
+		t.Errorf("metrics: the oversized body is not counted malformed:\n%s", m)
+	}
+}
+
+// Slow clients holding every connection slot do not keep a real client
+// out of the dedicated listener: the oldest are closed for it.
+func TestOCSPListenerSlowloris(t *testing.T) {
+	const maxConns = 8
+	f, _ := ocspFixture(t, func(c *Config) { c.MaxConns = maxConns; c.ReadHeaderTimeout = time.Minute })
+	addr := f.listenOCSP(t)
+	der := request(t, issue(t, f.ca, f.signer, "alice"), f.ca.Cert, crypto.SHA1)
+	var slow []net.Conn
+	for range 3 * maxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "POST /ocsp HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+		slow = append(slow, c)
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range 5 {
+		resp, err := client.Post("http://"+addr+"/ocsp", "application/ocsp-request", bytes.NewReader(der))
+		if err != nil {
+			t.Fatalf("request %d with %d slow connections open: %v", i, len(slow), err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d = %d; want 200", i, resp.StatusCode)
+		}
+	}
+	if m := f.metrics(t); hasLine(m, "minica_serve_connections_evicted_total 0") {
+		t.Errorf("no connection evicted:\n%s", m)
+	}
+	slow[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := slow[0].Read(make([]byte, 1)); err == nil {
+		t.Errorf("the oldest slow connection is still open")
+	}
+}
+
+// Shutdown stops the dedicated listener with the others; ServeOCSP
+// after Shutdown returns at once; without a responder it fails.
+func TestOCSPListenerShutdown(t *testing.T) {
+	f, _ := ocspFixture(t, nil)
+	addr := f.listenOCSP(t)
+	if got := rawRequest(t, addr, "GET /ocsp/AA HTTP/1.1\r\nHost: x\r\n\r\n"); got != "HTTP/1.1 200 OK" {
+		t.Fatalf("before Shutdown: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown() = %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the OCSP listener still accepts connections after Shutdown")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.ServeOCSP(ln); err != nil {
+		t.Errorf("ServeOCSP() after Shutdown = %v; want nil", err)
+	}
+	g := newFixture(t, nil)
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.srv.ServeOCSP(ln); err == nil || !strings.Contains(err.Error(), "no OCSP responder") {
+		t.Errorf("ServeOCSP() without a responder = %v; want an error naming it", err)
+	}
+}
