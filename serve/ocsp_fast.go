@@ -17,7 +17,6 @@ package serve
 // IdleTimeout between keep-alive requests, bodies of MaxOCSPRequest.
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -38,16 +37,9 @@ func (s *Server) ServeOCSP(ln net.Listener) error {
 	}
 	lim := newLimitListener(ln, s.cfg.MaxConns, &s.m)
 	srv := r.fastServer(s.cfg, s.isOCSP, s.m.request)
-	s.srvMu.Lock()
-	select {
-	case <-s.done:
-		s.srvMu.Unlock()
-		ln.Close()
+	if !s.register(ln, srv.ShutdownWithContext) {
 		return nil
-	default:
 	}
-	s.shutdowns = append(s.shutdowns, srv.ShutdownWithContext)
-	s.srvMu.Unlock()
 	return srv.Serve(lim)
 }
 
@@ -155,17 +147,4 @@ func writeFast(ctx *fasthttp.RequestCtx, a *ocspReply) {
 		ctx.Response.Header.Set(f.name, f.vals[0])
 	}
 	ctx.Response.SetBodyRaw(a.body)
-}
-
-// shutdownFast stops the dedicated listeners, as http.Server.Shutdown
-// the main ones.
-func (s *Server) shutdownFast(ctx context.Context) error {
-	s.srvMu.Lock()
-	fns := s.shutdowns
-	s.srvMu.Unlock()
-	var err error
-	for _, f := range fns {
-		err = errors.Join(err, f(ctx))
-	}
-	return err
 }

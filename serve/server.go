@@ -129,8 +129,7 @@ type Server struct {
 	leaseErr    string // the last lease error logged, not repeated
 
 	srvMu     sync.Mutex
-	servers   []*http.Server
-	shutdowns []func(context.Context) error // of the OCSP listeners (ocsp_fast.go)
+	shutdowns []func(context.Context) error // of every listener's server (register)
 }
 
 // published is one CRL as served. changed is closed when a newer CRL
@@ -475,16 +474,9 @@ func (s *Server) serve(ln net.Listener, tlsConfig *tls.Config, h http.Handler) e
 	if tlsConfig != nil {
 		l = tls.NewListener(lim, tlsConfig)
 	}
-	s.srvMu.Lock()
-	select {
-	case <-s.done:
-		s.srvMu.Unlock()
-		ln.Close()
+	if !s.register(ln, srv.Shutdown) {
 		return nil
-	default:
 	}
-	s.servers = append(s.servers, srv)
-	s.srvMu.Unlock()
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -497,11 +489,26 @@ func (s *Server) serve(ln net.Listener, tlsConfig *tls.Config, h http.Handler) e
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop.Do(func() { close(s.done) })
 	s.srvMu.Lock()
-	servers := s.servers
+	fns := s.shutdowns
 	s.srvMu.Unlock()
 	var err error
-	for _, srv := range servers {
-		err = errors.Join(err, srv.Shutdown(ctx))
+	for _, f := range fns {
+		err = errors.Join(err, f(ctx))
 	}
-	return errors.Join(err, s.shutdownFast(ctx))
+	return err
+}
+
+// register adds stop to what Shutdown calls, unless Shutdown has begun:
+// then it closes ln and returns false, and the listener is not served.
+func (s *Server) register(ln net.Listener, stop func(context.Context) error) bool {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	select {
+	case <-s.done:
+		ln.Close()
+		return false
+	default:
+	}
+	s.shutdowns = append(s.shutdowns, stop)
+	return true
 }
