@@ -25,13 +25,7 @@ func BenchmarkPGLockCheck(b *testing.B) {
 	}
 	for _, locked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("write/locked=%v", locked), func(b *testing.B) {
-			if locked {
-				unlock, err := c.Lock(time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer unlock()
-			}
+			holdLockIf(b, c, locked)
 			for b.Loop() {
 				if err := c.db.putRecord(write); err != nil {
 					b.Fatal(err)
@@ -41,13 +35,7 @@ func BenchmarkPGLockCheck(b *testing.B) {
 	}
 	for _, locked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("issue/locked=%v", locked), func(b *testing.B) {
-			if locked {
-				unlock, err := c.Lock(time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer unlock()
-			}
+			holdLockIf(b, c, locked)
 			for b.Loop() {
 				seq++
 				if _, err := c.Issue(signer, Request{Name: fmt.Sprintf("one-%d", seq), Profile: Client}); err != nil {
@@ -59,13 +47,7 @@ func BenchmarkPGLockCheck(b *testing.B) {
 	n := benchBatchN(b)
 	for _, locked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("batch/locked=%v", locked), func(b *testing.B) {
-			if locked {
-				unlock, err := c.Lock(time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer unlock()
-			}
+			holdLockIf(b, c, locked)
 			for b.Loop() {
 				seq++
 				reqs := clientRequests(fmt.Sprintf("b%d-", seq), n)
@@ -75,4 +57,16 @@ func BenchmarkPGLockCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+// holdLockIf holds the CA lock of c for the rest of b when locked.
+func holdLockIf(b *testing.B, c *CA, locked bool) {
+	if !locked {
+		return
+	}
+	unlock, err := c.Lock(time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(unlock)
 }

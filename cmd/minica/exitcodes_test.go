@@ -15,13 +15,7 @@ import (
 // exits 2; every other failure exits 1.
 func TestExitCodes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ca")
-	runMinica := func(args ...string) (int, string) {
-		e := newEnv()
-		var out bytes.Buffer
-		e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
-		e.terminal = func() bool { return false }
-		return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
-	}
+	runMinica := func(args ...string) (int, string) { return runIn(dir, args...) }
 	for _, args := range [][]string{{"init", "--cn", "Root", "--no-password"}, {"issue", "client", "alice"}} {
 		if code, out := runMinica(args...); code != 0 {
 			t.Fatalf("minica %v: exit %d\n%s", args, code, out)
@@ -113,4 +107,14 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("minica %s: exit %d; want %d\n%s", strings.Join(r.args, " "), code, r.want, out)
 		}
 	}
+}
+
+// runIn runs minica with --dir dir and args, without a terminal and with
+// empty stdin, and returns its exit code and its stdout and stderr together.
+func runIn(dir string, args ...string) (int, string) {
+	e := newEnv()
+	var out bytes.Buffer
+	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
+	e.terminal = func() bool { return false }
+	return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
 }

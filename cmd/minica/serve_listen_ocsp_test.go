@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net"
 	"path/filepath"
 	"strings"
@@ -13,13 +11,7 @@ import (
 // not PORT or HOST:PORT (a usage error), 1 for a port already taken.
 func TestServeListenOCSPExitCodes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ca")
-	runMinica := func(args ...string) (int, string) {
-		e := newEnv()
-		var out bytes.Buffer
-		e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
-		e.terminal = func() bool { return false }
-		return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
-	}
+	runMinica := func(args ...string) (int, string) { return runIn(dir, args...) }
 	if code, out := runMinica("init", "--cn", "Root", "--no-password"); code != 0 {
 		t.Fatalf("init: exit %d\n%s", code, out)
 	}
