@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"syscall"
 
 	"minica/internal/atomicfile"
 )
@@ -36,8 +37,41 @@ func (d *Dir) Join(name string) string { return d.path + string(os.PathSeparator
 // Close releases the directory.
 func (d *Dir) Close() error { return d.root.Close() }
 
-// ReadFile reads name inside the directory.
-func (d *Dir) ReadFile(name string) ([]byte, error) { return d.root.ReadFile(name) }
+// ReadFile reads name inside the directory, without updating its access
+// time where the system allows (see oNoAtime).
+func (d *Dir) ReadFile(name string) ([]byte, error) {
+	f, err := openNoAtime(func(flag int) (*os.File, error) { return d.root.OpenFile(name, flag, 0) })
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf []byte
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		buf = make([]byte, 0, st.Size()+1) // +1: the read that finds the end
+	}
+	for {
+		buf = growBuf(buf)
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// openNoAtime opens a file for reading with open(flag), first with
+// oNoAtime, then, when the kernel refuses it (EPERM: the file belongs to
+// another user), without.
+func openNoAtime[F any](open func(flag int) (F, error)) (F, error) {
+	f, err := open(os.O_RDONLY | oNoAtime)
+	if oNoAtime != 0 && errors.Is(err, syscall.EPERM) {
+		f, err = open(os.O_RDONLY)
+	}
+	return f, err
+}
 
 // Stat returns the FileInfo of name inside the directory.
 func (d *Dir) Stat(name string) (fs.FileInfo, error) { return d.root.Stat(name) }

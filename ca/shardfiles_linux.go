@@ -39,14 +39,14 @@ func (s *shardFiles) names() ([]string, error) {
 
 // read appends the content of name to buf, reusing its capacity.
 func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Openat(s.fd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-		if !errors.Is(err, syscall.EINTR) {
-			break
+	fd, err := openNoAtime(func(flag int) (int, error) {
+		for {
+			fd, err := syscall.Openat(s.fd, name, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+			if !errors.Is(err, syscall.EINTR) {
+				return fd, err
+			}
 		}
-	}
+	})
 	if err != nil {
 		return buf, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
