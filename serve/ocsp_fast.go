@@ -83,13 +83,15 @@ func (r *OCSPResponder) fastServer(cfg Config, isOCSP func(method, path string) 
 		Concurrency:           cfg.MaxConns,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
-		Logger:                discardLog,
+		// The handler never reads RequestCtx.Time: no clock read for it.
+		LazyRequestTime: true,
+		Logger:          discardLog,
 	}
 }
 
 // serveFast answers one request and returns its endpoint and status.
 func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, path string) bool) (string, int) {
-	ctx.Response.Header.Set("X-Content-Type-Options", hdrNosniff[0])
+	ctx.Response.Header.SetCanonical(fastNosniffName, fastNosniff)
 	method := http.MethodPost
 	switch {
 	case ctx.IsPost():
@@ -121,6 +123,10 @@ func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, 
 	return epOCSP, a.status
 }
 
+// The X-Content-Type-Options field of every answer, in the form
+// ResponseHeader.SetCanonical takes.
+var fastNosniffName, fastNosniff = []byte("X-Content-Type-Options"), []byte(hdrNosniff[0])
+
 // requestPath returns the unescaped path of a request target, as net/http
 // has it in URL.Path; the targets of `openssl ocsp` are taken as they are.
 func requestPath(uri []byte) (string, bool) {
@@ -137,14 +143,22 @@ func requestPath(uri []byte) (string, bool) {
 	return u.Path, true
 }
 
-// writeFast writes a onto the fasthttp response.
+// writeFast writes a onto the fasthttp response. The names of an
+// ocspReply are in canonical form already, so fasthttp is told not to
+// normalise them again; Content-Length and Date it writes itself (the
+// length from the body, Date from its clock of the current second).
 func writeFast(ctx *fasthttp.RequestCtx, a *ocspReply) {
+	h := &ctx.Response.Header
+	h.DisableNormalizing()
 	ctx.SetStatusCode(a.status)
 	for _, f := range a.hdr[:a.n] {
-		if f.name == "Content-Length" {
-			continue // fasthttp sets it from the body
+		switch f.name {
+		case "Content-Length":
+		case "Content-Type":
+			h.SetContentType(f.vals[0])
+		default:
+			h.Set(f.name, f.vals[0])
 		}
-		ctx.Response.Header.Set(f.name, f.vals[0])
 	}
 	ctx.Response.SetBodyRaw(a.body)
 }
