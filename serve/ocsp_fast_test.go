@@ -284,3 +284,58 @@ func TestOCSPListenerShutdown(t *testing.T) {
 		t.Errorf("ServeOCSP() without a responder = %v; want an error naming it", err)
 	}
 }
+
+// The dedicated listener's connections are those of its limitListener:
+// the handler finds the trackedConn under each to mark it busy, bytes pass
+// both ways (a read after a write yields first), and Close gives the slot
+// back.
+func TestOCSPListenerConns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var m metrics
+	lim := newLimitListener(ln, 4, &m)
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := fastListener{lim}.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := trackedOf(c)
+	lim.mu.Lock()
+	_, listed := lim.conns[tc]
+	lim.mu.Unlock()
+	if tc == nil || !listed || m.conns.Load() != 1 {
+		t.Fatalf("trackedOf(%T) = %v, listed %v, %d connections; want the limitListener's one", c, tc, listed, m.conns.Load())
+	}
+	if trackedOf(client) != nil {
+		t.Errorf("trackedOf(a plain connection) is not nil")
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	client.SetDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 16)
+	for _, msg := range []string{"first", "second"} {
+		io.WriteString(client, msg)
+		if n, err := io.ReadAtLeast(c, buf, len(msg)); err != nil || string(buf[:n]) != msg {
+			t.Fatalf("server read %q, %v; want %q", buf[:n], err, msg)
+		}
+		if _, err := io.WriteString(c, "answer "+msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := io.ReadAtLeast(client, buf, len("answer "+msg)); err != nil || string(buf[:n]) != "answer "+msg {
+			t.Fatalf("client read %q, %v", buf[:n], err)
+		}
+	}
+	c.Close()
+	lim.mu.Lock()
+	left := len(lim.conns)
+	lim.mu.Unlock()
+	if left != 0 || m.conns.Load() != 0 {
+		t.Errorf("after Close: %d tracked, %d counted; want none", left, m.conns.Load())
+	}
+}
