@@ -68,21 +68,21 @@ func (r *OCSPResponder) fastServer(cfg Config, isOCSP func(method, path string) 
 			count(ep, status)
 		},
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
-			ctx.Response.Header.Set("X-Content-Type-Options", hdrNosniff[0])
 			var small *fasthttp.ErrSmallBuffer
 			switch {
 			case errors.Is(err, fasthttp.ErrBodyTooLarge):
 				// As ServeHTTP answers a body beyond MaxOCSPRequest.
 				var a ocspReply
 				r.answer(&a, http.MethodPost, "/", nil, errOCSPBodySize, nil)
+				ctx.Response.Header.SetCanonical(fastNosniffName, fastNosniff)
 				writeFast(ctx, &a)
 				ctx.SetConnectionClose()
 				count(epOCSP, a.status)
 			case errors.As(err, &small):
 				// net/http's answer to headers beyond MaxHeaderBytes.
-				ctx.Error("431 Request Header Fields Too Large", http.StatusRequestHeaderFieldsTooLarge)
+				fastRefuse(ctx, http.StatusRequestHeaderFieldsTooLarge, "431 Request Header Fields Too Large", false)
 			default:
-				ctx.Error("400 Bad Request", http.StatusBadRequest)
+				fastRefuse(ctx, http.StatusBadRequest, "400 Bad Request", false)
 			}
 		},
 		// net/http reads MaxHeaderBytes plus 4096 bytes of slack.
@@ -115,11 +115,11 @@ func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, 
 	}
 	path, ok := requestPath(ctx.Request.Header.RequestURI())
 	if !ok {
-		ctx.Error("bad request: the request target is not a path", http.StatusBadRequest)
+		fastRefuse(ctx, http.StatusBadRequest, "bad request: the request target is not a path", true)
 		return epOther, http.StatusBadRequest
 	}
 	if !isOCSP(method, path) {
-		ctx.Error("not found: this listener answers OCSP only", http.StatusNotFound)
+		fastRefuse(ctx, http.StatusNotFound, "not found: this listener answers OCSP only", true)
 		return epOther, http.StatusNotFound
 	}
 	var inm []string
@@ -132,6 +132,21 @@ func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, 
 	r.answer(&a, method, path, ctx.PostBody(), nil, inm)
 	writeFast(ctx, &a)
 	return epOCSP, a.status
+}
+
+// fastRefuse answers code with msg as plain text, as plain does on the
+// main listeners (with no-store), or as net/http refuses a request it
+// cannot read (without it); nosniff either way.
+func fastRefuse(ctx *fasthttp.RequestCtx, code int, msg string, noStore bool) {
+	ctx.Response.Reset()
+	h := &ctx.Response.Header
+	h.SetCanonical(fastNosniffName, fastNosniff)
+	if noStore {
+		h.Set("Cache-Control", "no-store")
+	}
+	h.SetContentType("text/plain; charset=utf-8")
+	ctx.SetStatusCode(code)
+	ctx.SetBodyString(msg + "\n")
 }
 
 // The X-Content-Type-Options field of every answer, in the form

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto"
@@ -337,5 +338,41 @@ func TestOCSPListenerConns(t *testing.T) {
 	lim.mu.Unlock()
 	if left != 0 || m.conns.Load() != 0 {
 		t.Errorf("after Close: %d tracked, %d counted; want none", left, m.conns.Load())
+	}
+}
+
+// The dedicated listener's refusals carry the headers of the main
+// listener's (plain): nosniff, text/plain and, for those the handler
+// makes, no-store.
+func TestOCSPListenerRefusalHeaders(t *testing.T) {
+	f, _ := ocspFixture(t, func(c *Config) { c.MaxHeaderBytes = 1024 })
+	addr := f.listenOCSP(t)
+	for _, tt := range []struct {
+		req     string
+		status  int
+		noStore bool
+	}{
+		{"GET /ca.crt HTTP/1.1\r\nHost: x\r\n\r\n", 404, true},
+		{"GET /ocsp/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, true},
+		{"GET /ocsp/AA HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 431, false},
+		{"NOT HTTP\r\n\r\n", 400, false},
+	} {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, tt.req)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%.30q: %v", tt.req, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		h := resp.Header
+		if resp.StatusCode != tt.status || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			(tt.noStore && h.Get("Cache-Control") != "no-store") || len(body) == 0 {
+			t.Errorf("%.30q: HTTP %d, headers %v, body %q; want %d, nosniff, text/plain (no-store %v)", tt.req, resp.StatusCode, h, body, tt.status, tt.noStore)
+		}
 	}
 }
