@@ -377,7 +377,6 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 	}
 	r.counts[out].Add(1)
 	a.status = http.StatusOK
-	a.set("Content-Type", hdrOCSPResponse)
 	switch {
 	case resp.nonce:
 		a.set("Cache-Control", hdrNoStore)
@@ -389,7 +388,8 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 		a.set("Last-Modified", resp.lastModified)
 		a.set("Expires", resp.expires)
 		a.set("Etag", resp.etag)
-		// A cache revalidating its copy (RFC 9110 section 13.1.2).
+		// A cache revalidating its copy (RFC 9110 section 13.1.2): a 304
+		// without the content's Content-Type, as net/http sends it.
 		if len(inm) > 0 && etagListed(inm, resp.etag[0]) {
 			a.status = http.StatusNotModified
 			return
@@ -397,6 +397,7 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 	default:
 		a.set("Cache-Control", hdrNoCache)
 	}
+	a.set("Content-Type", hdrOCSPResponse)
 	a.set("Content-Length", resp.length)
 	a.body = resp.der
 }

@@ -6,15 +6,19 @@ import (
 	"context"
 	"crypto"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp/fasthttputil"
 	"golang.org/x/crypto/ocsp"
+
+	"minica/revoke"
 )
 
 // A frontEnd puts an HTTP server in front of a responder: the responder
@@ -373,6 +377,70 @@ func TestOCSPListenerRefusalHeaders(t *testing.T) {
 		if resp.StatusCode != tt.status || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Type") != "text/plain; charset=utf-8" ||
 			(tt.noStore && h.Get("Cache-Control") != "no-store") || len(body) == 0 {
 			t.Errorf("%.30q: HTTP %d, headers %v, body %q; want %d, nosniff, text/plain (no-store %v)", tt.req, resp.StatusCode, h, body, tt.status, tt.noStore)
+		}
+	}
+}
+
+// The two listeners give the same answer to the same request: status,
+// header fields (Date aside, which each server stamps from its clock of
+// the current second) and the body, byte for byte.
+func TestOCSPListenersAnswerAlike(t *testing.T) {
+	f, _ := ocspFixture(t, nil)
+	alice := issue(t, f.ca, f.signer, "alice")
+	bob := issue(t, f.ca, f.signer, "bob")
+	if _, err := f.ca.Revoke(bob.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	main, dedicated := f.listen(t), f.listenOCSP(t)
+	good, revoked := request(t, alice, f.ca.Cert, crypto.SHA1), request(t, bob, f.ca.Cert, crypto.SHA256)
+	post := func(path string, der []byte) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/ocsp-request\r\nContent-Length: %d\r\n\r\n%s", path, len(der), der)
+	}
+	b64 := base64.StdEncoding.EncodeToString(good)
+	exchange := func(addr, req string) (*http.Response, []byte) {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, req)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: strings.Fields(req)[0]})
+		if err != nil {
+			t.Fatalf("%.40q: %v", req, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	etag := func() string {
+		resp, _ := exchange(main, "GET /ocsp/"+b64+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		return resp.Header.Get("Etag")
+	}()
+	for _, req := range []string{
+		post("/", good),
+		post("/ocsp", revoked),
+		post("/status", good),
+		post("/ocsp", []byte("not a request")),
+		"GET /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /status/" + strings.ReplaceAll(b64, "/", "%2F") + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag + "\r\n\r\n",
+		"HEAD /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"PUT /ocsp HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+	} {
+		mr, mb := exchange(main, req)
+		dr, db := exchange(dedicated, req)
+		for _, r := range []*http.Response{mr, dr} {
+			if _, err := http.ParseTime(r.Header.Get("Date")); err != nil || len(r.Header["Date"]) != 1 {
+				t.Errorf("%.40q: Date %q; want one HTTP date", req, r.Header["Date"])
+			}
+			r.Header.Del("Date")
+		}
+		if mr.StatusCode != dr.StatusCode || !reflect.DeepEqual(mr.Header, dr.Header) || !bytes.Equal(mb, db) {
+			t.Errorf("%.40q:\nmain:      HTTP %d %v, body %x\ndedicated: HTTP %d %v, body %x", req, mr.StatusCode, mr.Header, mb, dr.StatusCode, dr.Header, db)
 		}
 	}
 }
