@@ -187,8 +187,8 @@ func TestOCSPListenerLimits(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !bytes.Equal(body, ocsp.MalformedRequestErrorResponse) || !resp.Close {
-		t.Errorf("oversized body: HTTP %d, body %x, close %v; want 200, malformedRequest, closed", resp.StatusCode, body, resp.Close)
+	if resp.StatusCode != 200 || !bytes.Equal(body, ocsp.MalformedRequestErrorResponse) || !resp.Close || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("oversized body: HTTP %d, body %x, close %v, headers %v; want 200, malformedRequest, closed, nosniff", resp.StatusCode, body, resp.Close, resp.Header)
 	}
 	hdr := "GET /ocsp/AA HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n"
 	if got := rawRequest(t, addr, hdr); !strings.HasPrefix(got, "HTTP/1.1 431") {
