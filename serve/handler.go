@@ -109,7 +109,7 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 // isOCSP reports whether a request of method to path goes to the OCSP
 // responder, on the main listeners as on the dedicated one.
 func (s *Server) isOCSP(method, path string) bool {
-	return s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) }) || (path == "/" && method == http.MethodPost)
+	return (path == "/" && method == http.MethodPost) || s.ocsp[path] || slices.ContainsFunc(s.ocspPre, func(p string) bool { return strings.HasPrefix(path, p) })
 }
 
 // lookup returns the endpoint label and the handler of path, or nil.

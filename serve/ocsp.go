@@ -312,6 +312,7 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	for _, f := range a.hdr[:a.n] {
 		h[f.name] = f.vals
 	}
+	h["Date"] = r.date.header(time.Now())
 	w.WriteHeader(a.status)
 	if a.status != http.StatusNotModified {
 		w.Write(a.body)
@@ -320,7 +321,8 @@ func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // ocspReply is the answer to one OCSP request, whichever HTTP server
 // carries it: the status, the header fields (values shared between
-// responses: the writer only reads them) and the body.
+// responses: the writer only reads them) and the body. Date is the
+// server's to add, as each formats it once a second.
 type ocspReply struct {
 	status int
 	hdr    [8]ocspField
@@ -375,8 +377,6 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 	}
 	r.counts[out].Add(1)
 	a.status = http.StatusOK
-	a.set("Content-Type", hdrOCSPResponse)
-	a.set("Date", r.date.header(time.Now()))
 	switch {
 	case resp.nonce:
 		a.set("Cache-Control", hdrNoStore)
@@ -388,7 +388,8 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 		a.set("Last-Modified", resp.lastModified)
 		a.set("Expires", resp.expires)
 		a.set("Etag", resp.etag)
-		// A cache revalidating its copy (RFC 9110 section 13.1.2).
+		// A cache revalidating its copy (RFC 9110 section 13.1.2): a 304
+		// without the content's Content-Type, as net/http sends it.
 		if len(inm) > 0 && etagListed(inm, resp.etag[0]) {
 			a.status = http.StatusNotModified
 			return
@@ -396,6 +397,7 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 	default:
 		a.set("Cache-Control", hdrNoCache)
 	}
+	a.set("Content-Type", hdrOCSPResponse)
 	a.set("Content-Length", resp.length)
 	a.body = resp.der
 }

@@ -1,19 +1,24 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp/fasthttputil"
 	"golang.org/x/crypto/ocsp"
+
+	"minica/revoke"
 )
 
 // A frontEnd puts an HTTP server in front of a responder: the responder
@@ -182,8 +187,8 @@ func TestOCSPListenerLimits(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !bytes.Equal(body, ocsp.MalformedRequestErrorResponse) || !resp.Close {
-		t.Errorf("oversized body: HTTP %d, body %x, close %v; want 200, malformedRequest, closed", resp.StatusCode, body, resp.Close)
+	if resp.StatusCode != 200 || !bytes.Equal(body, ocsp.MalformedRequestErrorResponse) || !resp.Close || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("oversized body: HTTP %d, body %x, close %v, headers %v; want 200, malformedRequest, closed, nosniff", resp.StatusCode, body, resp.Close, resp.Header)
 	}
 	hdr := "GET /ocsp/AA HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n"
 	if got := rawRequest(t, addr, hdr); !strings.HasPrefix(got, "HTTP/1.1 431") {
@@ -282,5 +287,160 @@ func TestOCSPListenerShutdown(t *testing.T) {
 	}
 	if err := g.srv.ServeOCSP(ln); err == nil || !strings.Contains(err.Error(), "no OCSP responder") {
 		t.Errorf("ServeOCSP() without a responder = %v; want an error naming it", err)
+	}
+}
+
+// The dedicated listener's connections are those of its limitListener:
+// the handler finds the trackedConn under each to mark it busy, bytes pass
+// both ways (a read after a write yields first), and Close gives the slot
+// back.
+func TestOCSPListenerConns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var m metrics
+	lim := newLimitListener(ln, 4, &m)
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := fastListener{lim}.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := trackedOf(c)
+	lim.mu.Lock()
+	_, listed := lim.conns[tc]
+	lim.mu.Unlock()
+	if tc == nil || !listed || m.conns.Load() != 1 {
+		t.Fatalf("trackedOf(%T) = %v, listed %v, %d connections; want the limitListener's one", c, tc, listed, m.conns.Load())
+	}
+	if trackedOf(client) != nil {
+		t.Errorf("trackedOf(a plain connection) is not nil")
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	client.SetDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 16)
+	for _, msg := range []string{"first", "second"} {
+		io.WriteString(client, msg)
+		if n, err := io.ReadAtLeast(c, buf, len(msg)); err != nil || string(buf[:n]) != msg {
+			t.Fatalf("server read %q, %v; want %q", buf[:n], err, msg)
+		}
+		if _, err := io.WriteString(c, "answer "+msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := io.ReadAtLeast(client, buf, len("answer "+msg)); err != nil || string(buf[:n]) != "answer "+msg {
+			t.Fatalf("client read %q, %v", buf[:n], err)
+		}
+	}
+	c.Close()
+	lim.mu.Lock()
+	left := len(lim.conns)
+	lim.mu.Unlock()
+	if left != 0 || m.conns.Load() != 0 {
+		t.Errorf("after Close: %d tracked, %d counted; want none", left, m.conns.Load())
+	}
+}
+
+// The dedicated listener's refusals carry the headers of the main
+// listener's (plain): nosniff, text/plain and, for those the handler
+// makes, no-store.
+func TestOCSPListenerRefusalHeaders(t *testing.T) {
+	f, _ := ocspFixture(t, func(c *Config) { c.MaxHeaderBytes = 1024 })
+	addr := f.listenOCSP(t)
+	for _, tt := range []struct {
+		req     string
+		status  int
+		noStore bool
+	}{
+		{"GET /ca.crt HTTP/1.1\r\nHost: x\r\n\r\n", 404, true},
+		{"GET /ocsp/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, true},
+		{"GET /ocsp/AA HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 431, false},
+		{"NOT HTTP\r\n\r\n", 400, false},
+	} {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, tt.req)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%.30q: %v", tt.req, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		h := resp.Header
+		if resp.StatusCode != tt.status || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			(tt.noStore && h.Get("Cache-Control") != "no-store") || len(body) == 0 {
+			t.Errorf("%.30q: HTTP %d, headers %v, body %q; want %d, nosniff, text/plain (no-store %v)", tt.req, resp.StatusCode, h, body, tt.status, tt.noStore)
+		}
+	}
+}
+
+// The two listeners give the same answer to the same request: status,
+// header fields (Date aside, which each server stamps from its clock of
+// the current second) and the body, byte for byte.
+func TestOCSPListenersAnswerAlike(t *testing.T) {
+	f, _ := ocspFixture(t, nil)
+	alice := issue(t, f.ca, f.signer, "alice")
+	bob := issue(t, f.ca, f.signer, "bob")
+	if _, err := f.ca.Revoke(bob.SerialNumber, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	main, dedicated := f.listen(t), f.listenOCSP(t)
+	good, revoked := request(t, alice, f.ca.Cert, crypto.SHA1), request(t, bob, f.ca.Cert, crypto.SHA256)
+	post := func(path string, der []byte) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/ocsp-request\r\nContent-Length: %d\r\n\r\n%s", path, len(der), der)
+	}
+	b64 := base64.StdEncoding.EncodeToString(good)
+	exchange := func(addr, req string) (*http.Response, []byte) {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, req)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: strings.Fields(req)[0]})
+		if err != nil {
+			t.Fatalf("%.40q: %v", req, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	etag := func() string {
+		resp, _ := exchange(main, "GET /ocsp/"+b64+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		return resp.Header.Get("Etag")
+	}()
+	for _, req := range []string{
+		post("/", good),
+		post("/ocsp", revoked),
+		post("/status", good),
+		post("/ocsp", []byte("not a request")),
+		"GET /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /status/" + strings.ReplaceAll(b64, "/", "%2F") + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag + "\r\n\r\n",
+		"HEAD /ocsp/" + b64 + " HTTP/1.1\r\nHost: x\r\n\r\n",
+		"PUT /ocsp HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+	} {
+		mr, mb := exchange(main, req)
+		dr, db := exchange(dedicated, req)
+		for _, r := range []*http.Response{mr, dr} {
+			if _, err := http.ParseTime(r.Header.Get("Date")); err != nil || len(r.Header["Date"]) != 1 {
+				t.Errorf("%.40q: Date %q; want one HTTP date", req, r.Header["Date"])
+			}
+			r.Header.Del("Date")
+		}
+		if mr.StatusCode != dr.StatusCode || !reflect.DeepEqual(mr.Header, dr.Header) || !bytes.Equal(mb, db) {
+			t.Errorf("%.40q:\nmain:      HTTP %d %v, body %x\ndedicated: HTTP %d %v, body %x", req, mr.StatusCode, mr.Header, mb, dr.StatusCode, dr.Header, db)
+		}
 	}
 }

@@ -159,10 +159,23 @@ func TestOCSPOnTheWire(t *testing.T) {
 	}
 }
 
-// BenchmarkOCSPOnTheWire measures cached answers behind a Server over one
-// kept loopback connection, client and server in this process: the
+// BenchmarkOCSPOnTheWire measures cached answers over one kept loopback
+// connection, client and server in this process, on the main listener
+// (net/http) and on the dedicated one (ServeOCSP, fasthttp): the
 // allocations per answer are the server's (the client makes none).
 func BenchmarkOCSPOnTheWire(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		serve func(*Server, net.Listener) error
+	}{
+		{"main", func(s *Server, ln net.Listener) error { return s.Serve(ln, nil) }},
+		{"dedicated", (*Server).ServeOCSP},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchmarkOCSPOnTheWire(b, bc.serve) })
+	}
+}
+
+func benchmarkOCSPOnTheWire(b *testing.B, serve func(*Server, net.Listener) error) {
 	c, signer, _ := newTestCA(b)
 	srv, err := New(Config{CA: c, Signer: signer, Log: io.Discard})
 	if err != nil {
@@ -175,7 +188,7 @@ func BenchmarkOCSPOnTheWire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go srv.Serve(ln, nil)
+	go serve(srv, ln)
 	defer srv.Shutdown(b.Context())
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
