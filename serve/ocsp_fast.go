@@ -86,12 +86,16 @@ func (r *OCSPResponder) fastServer(cfg Config, isOCSP func(method, path string) 
 			}
 		},
 		// net/http reads MaxHeaderBytes plus 4096 bytes of slack.
-		ReadBufferSize:        cfg.MaxHeaderBytes + 4096,
-		MaxRequestBodySize:    MaxOCSPRequest,
-		ReadTimeout:           cfg.ReadHeaderTimeout,
-		WriteTimeout:          cfg.MaxWait + writeSlack,
-		IdleTimeout:           cfg.IdleTimeout,
-		Concurrency:           cfg.MaxConns,
+		ReadBufferSize:     cfg.MaxHeaderBytes + 4096,
+		MaxRequestBodySize: MaxOCSPRequest,
+		ReadTimeout:        cfg.ReadHeaderTimeout,
+		WriteTimeout:       cfg.MaxWait + writeSlack,
+		IdleTimeout:        cfg.IdleTimeout,
+		// The listener bounds the connections (MaxConns); fasthttp's own
+		// bound must leave room for the ones it evicted, whose workers
+		// still run until their read returns, or fasthttp answers 503 to
+		// the client they were evicted for.
+		Concurrency:           2 * cfg.MaxConns,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		// The handler never reads RequestCtx.Time: no clock read for it.
