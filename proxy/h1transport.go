@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +36,7 @@ import (
 // reused connection failed before any byte of an answer.
 type h1Transport struct {
 	next                  http.RoundTripper
+	target                *url.URL // the upstream, for the direct way (see forward); nil: none
 	dial                  func(ctx context.Context, addr string) (net.Conn, error)
 	responseHeaderTimeout time.Duration
 	idleTimeout           time.Duration
@@ -133,6 +136,16 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := checkOutHeaders(r.Header); err != nil {
 		return nil, err
 	}
+	var got1xx func(int, textproto.MIMEHeader) error
+	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
+		got1xx = trace.Got1xxResponse
+	}
+	return t.roundTrip(r, got1xx)
+}
+
+// roundTrip sends r, which fast accepts and whose header is checked, the
+// short way; got1xx (if not nil) gets each informational answer.
+func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -140,7 +153,7 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r)
+		resp, err, early := t.send(ctx, pc, r, got1xx)
 		if err == nil {
 			return resp, nil
 		}
@@ -159,7 +172,7 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (resp *http.Response, err error, early bool) {
+func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error) (resp *http.Response, err error, early bool) {
 	stop := context.AfterFunc(ctx, func() { pc.c.SetDeadline(aLongTimeAgo) })
 	defer func() {
 		if err != nil {
@@ -176,7 +189,6 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (re
 	if err := pc.bw.Flush(); err != nil {
 		return nil, err, closedEarly(err)
 	}
-	trace := httptrace.ContextClientTrace(ctx)
 	for n1xx := 0; ; n1xx++ {
 		if _, err := pc.br.Peek(1); err != nil {
 			return nil, err, n1xx == 0 && closedEarly(err)
@@ -194,8 +206,8 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (re
 			if n1xx >= max1xx {
 				return nil, errors.New("upstream sent too many informational responses"), false
 			}
-			if trace != nil && trace.Got1xxResponse != nil {
-				if err := trace.Got1xxResponse(code, map[string][]string(resp.Header)); err != nil {
+			if got1xx != nil {
+				if err := got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
 					return nil, err, false
 				}
 			}
