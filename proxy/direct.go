@@ -341,7 +341,8 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// copyBody copies res's body to w in a pooled buffer, flushing after each
+// copyBody copies res's body to w in a pooled buffer (that of
+// bufferPool), flushing after each
 // write (and once before the first) when ReverseProxy would flush at once:
 // an event stream, or a body of unknown length.
 func copyBody(rp *httputil.ReverseProxy, w http.ResponseWriter, res *http.Response) error {
@@ -351,8 +352,9 @@ func copyBody(rp *httputil.ReverseProxy, w http.ResponseWriter, res *http.Respon
 		rc = http.NewResponseController(w)
 		rc.Flush()
 	}
-	buf := rp.BufferPool.Get()
-	defer rp.BufferPool.Put(buf)
+	bp := buffers.Get().(*[]byte) // rp's pool, without boxing the slice back
+	defer buffers.Put(bp)
+	buf := *bp
 	for {
 		nr, rerr := res.Body.Read(buf)
 		if rerr != nil && rerr != io.EOF && rerr != context.Canceled {
