@@ -65,6 +65,7 @@ type h1Conn struct {
 	lr     limitedReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
+	idle   *idleCheck
 	idleAt time.Time
 }
 
@@ -318,7 +319,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 		t.idle[addr] = l[:len(l)-1]
 		t.nIdle--
 		t.mu.Unlock()
-		if time.Since(pc.idleAt) < t.idleTimeout && idleClean(pc.c) {
+		if time.Since(pc.idleAt) < t.idleTimeout && pc.idle.idleClean() {
 			return pc, true, nil
 		}
 		pc.c.Close()
@@ -327,7 +328,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}}
+	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil
