@@ -341,10 +341,9 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// copyBody copies res's body to w in a pooled buffer (that of
-// bufferPool), flushing after each
-// write (and once before the first) when ReverseProxy would flush at once:
-// an event stream, or a body of unknown length.
+// copyBody copies res's body to w in a buffer of bufferPool's pool,
+// flushing after each write (and once before the first) when ReverseProxy
+// would flush at once: an event stream, or a body of unknown length.
 func copyBody(rp *httputil.ReverseProxy, w http.ResponseWriter, res *http.Response) error {
 	flush := res.ContentLength == -1 || eventStream(res.Header.Get("Content-Type"))
 	var rc *http.ResponseController
