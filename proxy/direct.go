@@ -276,7 +276,7 @@ func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w http.Respon
 		clear(dst) // WriteHeader keeps the header for the final answer
 		return nil
 	}
-	res, err := t.roundTrip(out, got1xx)
+	res, err := t.roundTrip(out, got1xx, writeHead)
 	if err != nil {
 		rp.ErrorHandler(w, out, err)
 		return

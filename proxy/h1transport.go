@@ -141,12 +141,16 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
 		got1xx = trace.Got1xxResponse
 	}
-	return t.roundTrip(r, got1xx)
+	return t.roundTrip(r, got1xx, writeRequest)
 }
 
+// writeRequest is net/http's Request.Write.
+func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
+
 // roundTrip sends r, which fast accepts and whose header is checked, the
-// short way; got1xx (if not nil) gets each informational answer.
-func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+// short way, writing its head with write; got1xx (if not nil) gets each
+// informational answer.
+func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -154,7 +158,7 @@ func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIME
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r, got1xx)
+		resp, err, early := t.send(ctx, pc, r, got1xx, write)
 		if err == nil {
 			return resp, nil
 		}
@@ -173,7 +177,7 @@ func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIME
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error) (resp *http.Response, err error, early bool) {
+func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
 	stop := context.AfterFunc(ctx, func() { pc.c.SetDeadline(aLongTimeAgo) })
 	defer func() {
 		if err != nil {
@@ -184,7 +188,7 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got
 		pc.c.SetReadDeadline(time.Now().Add(t.responseHeaderTimeout))
 	}
 	pc.lr.n = t.maxHeader
-	if err := r.Write(pc.bw); err != nil {
+	if err := write(pc.bw, r); err != nil {
 		return nil, err, closedEarly(err)
 	}
 	if err := pc.bw.Flush(); err != nil {
