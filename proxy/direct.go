@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 )
 
 // The direct way: a request that the short way upstream takes (see
@@ -208,9 +209,24 @@ func lowerByte(c byte) byte {
 // ReverseProxy's clone and rewrite make it: the URL joined to target's,
 // r's Host, no body, the header of outHeader.
 func (p *Proxy) outRequest(r *http.Request, target *url.URL, headers []Header) (*http.Request, error) {
-	out := new(http.Request)
+	return p.fillOutRequest(new(outBuf), r, target, headers)
+}
+
+// outBuf holds an outbound request of the direct way and its URL, one
+// allocation reused through outBufs (see forward).
+type outBuf struct {
+	req http.Request
+	u   url.URL
+}
+
+var outBufs = sync.Pool{New: func() any { return new(outBuf) }}
+
+// fillOutRequest is outRequest in o.
+func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, headers []Header) (*http.Request, error) {
+	out := &o.req
 	*out = *r // the context too
-	u := *r.URL
+	o.u = *r.URL
+	u := &o.u
 	u.Scheme, u.Host = target.Scheme, target.Host
 	u.Path, u.RawPath = joinURLPath(target, r.URL)
 	if target.RawQuery != "" && u.RawQuery != "" {
@@ -218,7 +234,7 @@ func (p *Proxy) outRequest(r *http.Request, target *url.URL, headers []Header) (
 	} else {
 		u.RawQuery = target.RawQuery + u.RawQuery
 	}
-	out.URL = &u
+	out.URL = u
 	out.Host = r.Host
 	out.Body, out.Close = nil, false
 	var err error
@@ -260,8 +276,17 @@ func singleJoiningSlash(a, b string) string {
 // each write when it has no length or is an event stream, an upstream
 // error answered by rp's ErrorHandler, and a body cut midway aborting
 // the client's response (http.ErrAbortHandler).
+//
+// The outbound request is taken from outBufs and put back when forward
+// returns: nothing keeps it (the answer's Request field goes with the
+// answer, its body does not point to it).
 func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w http.ResponseWriter, r *http.Request, x *exchange) {
-	out, err := p.outRequest(r, t.target, x.headers)
+	o := outBufs.Get().(*outBuf)
+	defer func() {
+		*o = outBuf{}
+		outBufs.Put(o)
+	}()
+	out, err := p.fillOutRequest(o, r, t.target, x.headers)
 	if err == nil {
 		err = checkRendered(x.ci, x.headers)
 	}
