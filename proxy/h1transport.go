@@ -67,6 +67,7 @@ type h1Conn struct {
 	bw     *bufio.Writer
 	idle   *idleCheck
 	idleAt time.Time
+	cut    func() // ends its reads and writes at once; made once, for AfterFunc
 }
 
 // limitedReader reads from r while n > 0, so that a response header cannot
@@ -178,7 +179,7 @@ func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIME
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
 func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
-	stop := context.AfterFunc(ctx, func() { pc.c.SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(ctx, pc.cut)
 	defer func() {
 		if err != nil {
 			stop()
@@ -333,6 +334,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 		return nil, false, err
 	}
 	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
+	pc.cut = func() { c.SetDeadline(aLongTimeAgo) }
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil
