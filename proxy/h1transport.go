@@ -19,7 +19,8 @@ import (
 
 // h1Transport sends the common request, one without a body to a plain
 // HTTP/1.1 upstream, on the handler's goroutine: it writes the request with
-// net/http's Request.Write and reads the answer with http.ReadResponse on a
+// net/http's Request.Write (the direct way with writeHead, which writes the
+// same head unsorted) and reads the answer with http.ReadResponse on a
 // kept-alive connection of its own pool. net/http's Transport hands each
 // request to two goroutines of its connection (one writes, one reads) and
 // back; on a keep-alive request those hand-offs cost about a fifth of the
