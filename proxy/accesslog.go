@@ -88,11 +88,14 @@ func (p *Proxy) logRequest(r *http.Request, id *Identity, rec *recorder, reason 
 	p.log.end(bp)
 }
 
-// bodyTimedOut reports whether r's body ran out of time (see timedBody),
-// also when that cut a stream whose response had begun, which the upstream
-// error handler does not see.
+// bodyTimedOut reports whether the body of r, a request as ServeHTTP got
+// it, ran out of time (see timedBody), also when that cut a stream whose
+// response had begun, which the upstream error handler does not see. It
+// looks at r.Body, where withDeadlines put the timedBody, not in the
+// context: a request without a body, the common one, would have its
+// lookup walk the whole chain of contexts.
 func bodyTimedOut(r *http.Request) bool {
-	b, _ := r.Context().Value(bodyKey{}).(*timedBody)
+	b, _ := r.Body.(*timedBody)
 	return b != nil && b.timedOut()
 }
 

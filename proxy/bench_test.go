@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -206,4 +207,76 @@ func BenchmarkRewrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cannedUpstream answers every request of every connection with the same
+// bytes, allocating nothing per request, so that a benchmark's allocations
+// are the proxy's.
+func cannedUpstream(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					// A request without a body ends with an empty line.
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					if len(line) == 2 && line[0] == '\r' {
+						if _, err := c.Write(answer); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// BenchmarkHandlerUpstream measures one request through the proxy's HTTP
+// handler to an upstream on loopback that answers at once, directly and
+// through ReverseProxy (both the short way).
+func BenchmarkHandlerUpstream(b *testing.B) {
+	addr := cannedUpstream(b)
+	e := newEnv(b, func(c *Config) { c.Upstream = "http://" + addr })
+	cert, _ := e.ca.Client(b, "alice")
+	ci := &conn{certs: []*x509.Certificate{cert}}
+	e.p.check(ci, e.p.trust.Load(), nil)
+	if ci.refused != "" {
+		b.Fatal(ci.refused)
+	}
+	h1 := e.p.rp.Transport.(*h1Transport)
+	ctx := context.WithValue(context.Background(), connKey{}, ci)
+	for _, tt := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"reverseproxy", rpOnly{h1}}, {"direct", h1}} {
+		b.Run(tt.name, func(b *testing.B) {
+			e.p.rp.Transport = tt.rt
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequestWithContext(ctx, "GET", "https://localhost/x", nil)
+				r.Header = http.Header{"Accept": {"*/*"}, "User-Agent": {"bench"}, "X-Ssl-Client-Cn": {"spoof"}}
+				w := httptest.NewRecorder()
+				e.p.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+	e.p.rp.Transport = h1
 }

@@ -26,8 +26,11 @@ var errBodyTimeout = fmt.Errorf("request body too slow: %w", os.ErrDeadlineExcee
 // (see clientConn.Write).
 func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
+		// Made only when needed: most requests have no body and come
+		// over HTTP/1.1, and it is an allocation a request.
+		var rc *http.ResponseController
 		if r.Body != nil && r.Body != http.NoBody {
+			rc = http.NewResponseController(w)
 			b := &timedBody{ReadCloser: r.Body, rc: rc, budget: p.cfg.BodyTimeout, max: p.cfg.BodyTimeout, rate: p.cfg.BodyMinRate}
 			// For bodyErrors: ReverseProxy hands it the body wrapped.
 			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
@@ -40,6 +43,9 @@ func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 			}
 		}
 		if r.ProtoMajor == 2 {
+			if rc == nil {
+				rc = http.NewResponseController(w)
+			}
 			tw := &timedWriter{ResponseWriter: w, rc: rc, timeout: p.cfg.WriteTimeout}
 			// What the handler left in the stream's buffer is sent after it
 			// returns: bound that too.

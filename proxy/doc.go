@@ -85,9 +85,10 @@
 //
 // # Headers
 //
-// Before the request goes upstream, in ReverseProxy.Rewrite (so after the
-// hop-by-hop headers and those named in the client's Connection header are
-// removed, and before the proxy sets its own), every inbound header of the
+// Before the request goes upstream, in ReverseProxy.Rewrite or in the
+// direct way's outRequest, which follows it (so after the hop-by-hop
+// headers and those named in the client's Connection header are removed,
+// and before the proxy sets its own), every inbound header of the
 // identity namespace is deleted, comparing names case-insensitively with '_'
 // read as '-': X-SSL-Client-*, Client-Cert*, X-Forwarded-*, Forwarded, and
 // every name of every profile and custom header. The proxy then sets the

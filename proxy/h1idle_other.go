@@ -8,4 +8,8 @@ import "net"
 // where every request goes through net/http's Transport.
 const canCheckIdle = false
 
-func idleClean(net.Conn) bool { return false }
+type idleCheck struct{}
+
+func newIdleCheck(net.Conn) *idleCheck { return &idleCheck{} }
+
+func (*idleCheck) idleClean() bool { return false }

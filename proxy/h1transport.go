@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,7 +19,8 @@ import (
 
 // h1Transport sends the common request, one without a body to a plain
 // HTTP/1.1 upstream, on the handler's goroutine: it writes the request with
-// net/http's Request.Write and reads the answer with http.ReadResponse on a
+// net/http's Request.Write (the direct way with writeHead, which writes the
+// same head unsorted) and reads the answer with http.ReadResponse on a
 // kept-alive connection of its own pool. net/http's Transport hands each
 // request to two goroutines of its connection (one writes, one reads) and
 // back; on a keep-alive request those hand-offs cost about a fifth of the
@@ -34,6 +37,7 @@ import (
 // reused connection failed before any byte of an answer.
 type h1Transport struct {
 	next                  http.RoundTripper
+	target                *url.URL // the upstream, for the direct way (see forward); nil: none
 	dial                  func(ctx context.Context, addr string) (net.Conn, error)
 	responseHeaderTimeout time.Duration
 	idleTimeout           time.Duration
@@ -62,7 +66,9 @@ type h1Conn struct {
 	lr     limitedReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
+	idle   *idleCheck
 	idleAt time.Time
+	cut    func() // ends its reads and writes at once; made once, for AfterFunc
 }
 
 // limitedReader reads from r while n > 0, so that a response header cannot
@@ -133,6 +139,20 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := checkOutHeaders(r.Header); err != nil {
 		return nil, err
 	}
+	var got1xx func(int, textproto.MIMEHeader) error
+	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
+		got1xx = trace.Got1xxResponse
+	}
+	return t.roundTrip(r, got1xx, writeRequest)
+}
+
+// writeRequest is net/http's Request.Write.
+func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
+
+// roundTrip sends r, which fast accepts and whose header is checked, the
+// short way, writing its head with write; got1xx (if not nil) gets each
+// informational answer.
+func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -140,7 +160,7 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r)
+		resp, err, early := t.send(ctx, pc, r, got1xx, write)
 		if err == nil {
 			return resp, nil
 		}
@@ -159,8 +179,8 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (resp *http.Response, err error, early bool) {
-	stop := context.AfterFunc(ctx, func() { pc.c.SetDeadline(aLongTimeAgo) })
+func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
+	stop := context.AfterFunc(ctx, pc.cut)
 	defer func() {
 		if err != nil {
 			stop()
@@ -170,13 +190,12 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (re
 		pc.c.SetReadDeadline(time.Now().Add(t.responseHeaderTimeout))
 	}
 	pc.lr.n = t.maxHeader
-	if err := r.Write(pc.bw); err != nil {
+	if err := write(pc.bw, r); err != nil {
 		return nil, err, closedEarly(err)
 	}
 	if err := pc.bw.Flush(); err != nil {
 		return nil, err, closedEarly(err)
 	}
-	trace := httptrace.ContextClientTrace(ctx)
 	for n1xx := 0; ; n1xx++ {
 		if _, err := pc.br.Peek(1); err != nil {
 			return nil, err, n1xx == 0 && closedEarly(err)
@@ -194,8 +213,8 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request) (re
 			if n1xx >= max1xx {
 				return nil, errors.New("upstream sent too many informational responses"), false
 			}
-			if trace != nil && trace.Got1xxResponse != nil {
-				if err := trace.Got1xxResponse(code, map[string][]string(resp.Header)); err != nil {
+			if got1xx != nil {
+				if err := got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
 					return nil, err, false
 				}
 			}
@@ -306,7 +325,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 		t.idle[addr] = l[:len(l)-1]
 		t.nIdle--
 		t.mu.Unlock()
-		if time.Since(pc.idleAt) < t.idleTimeout && idleClean(pc.c) {
+		if time.Since(pc.idleAt) < t.idleTimeout && pc.idle.idleClean() {
 			return pc, true, nil
 		}
 		pc.c.Close()
@@ -315,7 +334,8 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}}
+	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
+	pc.cut = func() { c.SetDeadline(aLongTimeAgo) }
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil

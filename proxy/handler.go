@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"minica/revoke"
@@ -36,6 +37,10 @@ type conn struct {
 	refused string // a Reason constant, or ""
 
 	why *VerifyError // the refusal of the certificate, if refused for it
+
+	// checked is the first of the identity headers last checked for the
+	// outbound request (see checkRendered).
+	checked atomic.Pointer[Header]
 }
 
 type connKey struct{}
@@ -229,6 +234,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.headers = headers
 	r = withPath(r, d.Path)
 	rec.forwarded = true
+	if t := directFor(rp, r); t != nil {
+		p.forward(rp, t, rec, r, x)
+		return
+	}
 	rp.ServeHTTP(rec, r)
 }
 
@@ -267,9 +276,11 @@ func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.Rev
 			return dialer.DialContext(ctx, "unix", up.Socket)
 		}
 	}
+	h1 := newH1Transport(tr)
+	h1.target = up.URL
 	return &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
-		Transport:    newH1Transport(tr),
+		Transport:    h1,
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},
@@ -304,6 +315,13 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 		}
 	}
 	pr.Out.Header = out
+	p.setOwnHeaders(out, pr.In, headers)
+}
+
+// setOwnHeaders sets in out the X-Forwarded-* headers of in (what
+// ProxyRequest.SetXForwarded sets, no X-Forwarded-For being left to
+// extend) and the identity headers.
+func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Header) {
 	// One backing array for all the values: one allocation, not one per
 	// header; each value gets a full slice of capacity 1, so an append to
 	// one never writes into the next.
@@ -313,13 +331,11 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 		n := len(values)
 		out[name] = values[n-1 : n : n]
 	}
-	// What ProxyRequest.SetXForwarded sets, no X-Forwarded-For being left
-	// to extend.
-	if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+	if ip, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
 		set("X-Forwarded-For", ip)
 	}
-	set("X-Forwarded-Host", pr.In.Host)
-	if pr.In.TLS == nil {
+	set("X-Forwarded-Host", in.Host)
+	if in.TLS == nil {
 		set("X-Forwarded-Proto", "http")
 	} else {
 		set("X-Forwarded-Proto", "https")

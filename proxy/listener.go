@@ -299,11 +299,18 @@ func (c *clientConn) Write(b []byte) (int, error) {
 		c.wmu.Unlock()
 		n, err := c.Conn.Write(b[written:])
 		written += n
-		var ne net.Error
-		if err == nil || n == 0 || !errors.As(err, &ne) || !ne.Timeout() || !set.IsZero() && !time.Now().Before(set) {
+		if err == nil || n == 0 || !isTimeout(err) || !set.IsZero() && !time.Now().Before(set) {
 			return written, err
 		}
 	}
+}
+
+// isTimeout reports whether err is a net.Error that timed out. Apart, so
+// that its errors.As target is allocated only for an error, not for every
+// write.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (c *clientConn) effectiveLocked(set time.Time) time.Time {

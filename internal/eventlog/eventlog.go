@@ -12,14 +12,46 @@ package eventlog
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
+// layout is the format of TIME.
+const layout = "2006-01-02T15:04:05.000Z07:00"
+
 // AppendHead appends "TIME EVENT" for an event at t.
 func AppendHead(b []byte, t time.Time, event string) []byte {
-	b = t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = appendTime(b, t.UTC())
 	b = append(b, ' ')
 	return append(b, event...)
+}
+
+// second is the text of one second of UTC time, "2006-01-02T15:04:05.".
+type second struct {
+	unix int64
+	text [20]byte
+}
+
+// lastSecond is the second appendTime formatted last: a busy log writes
+// many lines a second, and formats the date and time once for them.
+var lastSecond atomic.Pointer[second]
+
+// appendTime appends t, a UTC time, in layout: the second's text formatted
+// once per second, then the milliseconds (truncated, as Time.AppendFormat
+// does) and "Z". A year outside 0-9999 is left to Time.AppendFormat.
+func appendTime(b []byte, t time.Time) []byte {
+	s := lastSecond.Load()
+	if s == nil || s.unix != t.Unix() {
+		if y := t.Year(); y < 0 || y > 9999 {
+			return t.AppendFormat(b, layout)
+		}
+		s = &second{unix: t.Unix()}
+		t.AppendFormat(s.text[:0], layout[:len("2006-01-02T15:04:05.")])
+		lastSecond.Store(s)
+	}
+	ms := t.Nanosecond() / 1e6
+	b = append(b, s.text[:]...)
+	return append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 // AppendKV appends " key=value", or nothing when value is empty.

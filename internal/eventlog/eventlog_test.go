@@ -28,3 +28,42 @@ func TestLine(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeAsAppendFormat checks the once-a-second time text against
+// Time.AppendFormat: the same second again, the next one, back in time,
+// the edges of a second, of the years 0 and 9999 and outside them, in
+// any zone.
+func TestTimeAsAppendFormat(t *testing.T) {
+	zone := time.FixedZone("x", -5*3600-30*60)
+	times := []time.Time{
+		time.Date(2026, 12, 2, 7, 59, 59, 999999999, time.UTC),
+		time.Date(2026, 12, 2, 7, 59, 59, 0, time.UTC),
+		time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 2, 8, 0, 0, 1e6-1, zone),
+		time.Date(2026, 12, 2, 7, 59, 59, 5e8, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999e6, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 12e6, time.UTC),
+		time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Now(),
+	}
+	start := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	for i := range 3000 {
+		times = append(times, start.Add(time.Duration(i)*time.Millisecond*7/3), start.Add(-time.Duration(i)*time.Second))
+	}
+	for _, at := range times {
+		got := string(AppendHead([]byte("x"), at, "e"))
+		if want := "x" + at.UTC().Format(layout) + " e"; got != want {
+			t.Fatalf("AppendHead(%v) = %q, want %q", at, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendHead(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = AppendHead(buf[:0], time.Now(), "request")
+	}
+}
