@@ -78,10 +78,13 @@ func writeField(w *bufio.Writer, name, value string) {
 	w.WriteString("\r\n")
 }
 
-// plainHost reports whether host is made only of letters, digits and
-// ".-_:[]", which Request.Write sends as they are (no punycode, no IPv6
+// plainHost reports whether host is not empty and made only of letters,
+// digits and ".-_:[]", which Request.Write sends as they are (no punycode, no IPv6
 // zone to remove, a valid Host field).
 func plainHost(host string) bool {
+	if host == "" {
+		return false // Request.Write refuses it
+	}
 	for i := 0; i < len(host); i++ {
 		c := host[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
