@@ -205,13 +205,6 @@ func lowerByte(c byte) byte {
 	return c
 }
 
-// outRequest is the request the upstream target gets for r, as
-// ReverseProxy's clone and rewrite make it: the URL joined to target's,
-// r's Host, no body, the header of outHeader.
-func (p *Proxy) outRequest(r *http.Request, target *url.URL, headers []Header) (*http.Request, error) {
-	return p.fillOutRequest(new(outBuf), r, target, headers)
-}
-
 // outBuf holds an outbound request of the direct way and its URL, one
 // allocation reused through outBufs (see forward).
 type outBuf struct {
@@ -221,7 +214,9 @@ type outBuf struct {
 
 var outBufs = sync.Pool{New: func() any { return new(outBuf) }}
 
-// fillOutRequest is outRequest in o.
+// fillOutRequest makes in o the request the upstream target gets for r,
+// as ReverseProxy's clone and rewrite make it: the URL joined to
+// target's, r's Host, no body, the header of outHeader.
 func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, headers []Header) (*http.Request, error) {
 	out := &o.req
 	*out = *r // the context too

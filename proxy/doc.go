@@ -86,7 +86,7 @@
 // # Headers
 //
 // Before the request goes upstream, in ReverseProxy.Rewrite or in the
-// direct way's outRequest, which follows it (so after the hop-by-hop
+// direct way's fillOutRequest, which follows it (so after the hop-by-hop
 // headers and those named in the client's Connection header are removed,
 // and before the proxy sets its own), every inbound header of the
 // identity namespace is deleted, comparing names case-insensitively with '_'
