@@ -49,17 +49,7 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		buf = make([]byte, 0, st.Size()+1) // +1: the read that finds the end
 	}
-	for {
-		buf = growBuf(buf)
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
+	return readAppend(f, buf)
 }
 
 // openNoAtime opens a file for reading with open(flag), first with

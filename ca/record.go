@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"math/big"
@@ -326,6 +327,21 @@ func (c *CA) shardRecords(dir string, yield func(*Record, error) bool) bool {
 		}
 	}
 	return true
+}
+
+// readAppend appends what is left of r to buf, reusing its capacity.
+func readAppend(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		buf = growBuf(buf)
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // growBuf makes room in buf for more bytes.

@@ -3,7 +3,6 @@
 package ca
 
 import (
-	"io"
 	"os"
 	"slices"
 )
@@ -35,15 +34,5 @@ func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
 		return buf, err
 	}
 	defer f.Close()
-	for {
-		buf = growBuf(buf)
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
+	return readAppend(f, buf)
 }
