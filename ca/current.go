@@ -44,9 +44,10 @@ func isCurrentLink(base string) bool {
 // Current returns the record that name's current.* links point to: the
 // newest certificate issued under name, whatever its status, or nil when
 // name has none. Pending reservations do not count. Records keep issuance
-// times to the second: of several issued in the same second, the one the
-// links already name wins (Issue links the one it issued), else the one
-// with the highest serial.
+// times to the second: of several issued in the same second, a certificate
+// renewed by another of them never wins; of the rest, the one the links
+// already name wins (Issue links the one it issued), else the one with the
+// highest serial.
 func (c *CA) Current(name string) (*Record, error) {
 	recs, err := c.RecordsByName(name)
 	if err != nil {
@@ -56,13 +57,23 @@ func (c *CA) Current(name string) (*Record, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	newest := recs[len(recs)-1]
-	for i := len(recs) - 2; i >= 0 && recs[i].IssuedAt.Equal(newest.IssuedAt); i-- {
-		if c.linkCurrentOK(certDir(name), CurrentCertFile, path.Base(recs[i].CertPath())) {
-			return recs[i], nil
+	first := len(recs) - 1
+	for first > 0 && recs[first-1].IssuedAt.Equal(recs[first].IssuedAt) {
+		first--
+	}
+	same := recs[first:]
+	tied := slices.DeleteFunc(slices.Clone(same), func(r *Record) bool {
+		return slices.ContainsFunc(same, func(s *Record) bool { return s.RenewalOf == r.Serial })
+	})
+	if len(tied) == 0 { // only a hand-made cycle of renewals gets here
+		tied = same
+	}
+	for _, r := range slices.Backward(tied[:len(tied)-1]) {
+		if c.linkCurrentOK(certDir(name), CurrentCertFile, path.Base(r.CertPath())) {
+			return r, nil
 		}
 	}
-	return newest, nil
+	return tied[len(tied)-1], nil
 }
 
 // currentLinks lists each link of rec's name with its target (a file name

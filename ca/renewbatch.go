@@ -198,20 +198,25 @@ func (c *CA) checkRenewalRecord(rec *Record, now time.Time, opts RenewOptions) e
 	return nil
 }
 
-// resumeRenewal finishes the interrupted issuance of successor serial and
-// links it to its predecessor; it returns nil when the issuance was voided.
+// resumeRenewal finishes the interrupted issuance of successor serial,
+// points its name's current.* links at it (the run may have been stopped
+// after completing its record and before moving them) and links it to its
+// predecessor; it returns nil when the issuance was voided.
 func (c *CA) resumeRenewal(serial string) (*Record, error) {
 	rec, err := c.recordHex(serial)
 	if err != nil {
 		return nil, err
 	}
 	if rec.Status == StatusPending {
+		// This points the links too.
 		if _, err := c.FinishInterrupted(rec.Name); err != nil {
 			return nil, err
 		}
 		if rec, err = c.recordHex(serial); err != nil {
 			return nil, err
 		}
+	} else if err := c.checkCurrentOf(&CheckReport{}, rec.Name); err != nil {
+		return nil, err
 	}
 	if !rec.issued() {
 		return nil, nil

@@ -44,6 +44,10 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ... before moving the current.* links, too.
+	if err := c.linkCurrent(cut); err != nil {
+		t.Fatal(err)
+	}
 	// A certificate from sign is left to its holder.
 	signed, err := c.Issue(signer, Request{Name: "ext", Profile: Client, Validity: 10 * 24 * time.Hour, PublicKey: cutSucc.Key.Public()})
 	if err != nil {
@@ -67,6 +71,11 @@ func TestPlanAndRenewBatch(t *testing.T) {
 	}
 	if r, _ := c.recordHex(cut.Serial); r.RenewedBy != cutSucc.Record.Serial {
 		t.Errorf("cut renewal not linked: RenewedBy = %q", r.RenewedBy)
+	}
+	for _, l := range currentLinks(cutSucc.Record) {
+		if !c.linkCurrentOK(certDir("cut"), l[0], l[1]) {
+			t.Errorf("after the plan, %s of cut does not point at its successor's %q", l[0], l[1])
+		}
 	}
 
 	var got []string
