@@ -3,7 +3,9 @@
 package proxy
 
 import (
+	"errors"
 	"net"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,13 +19,15 @@ const canCheckIdle = true
 // closure of its own.
 type idleCheck struct {
 	rc    syscall.RawConn // nil: the connection cannot be checked
+	lazy  *lazyRead       // the connection's reads, whose deadline may still be in force
 	clean bool
 	b     [1]byte
 	peek  func(fd uintptr) bool
 }
 
-func newIdleCheck(c net.Conn) *idleCheck {
-	ic := &idleCheck{}
+// newIdleCheck makes the check of c, the socket under lazy.
+func newIdleCheck(c net.Conn, lazy *lazyRead) *idleCheck {
+	ic := &idleCheck{lazy: lazy}
 	if sc, ok := c.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			ic.rc = rc
@@ -49,5 +53,11 @@ func (ic *idleCheck) idleClean() bool {
 	}
 	ic.clean = false
 	err := ic.rc.Read(ic.peek)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The response header timeout of an earlier answer, left in
+		// force by lazy and passed since: not the connection's fault.
+		ic.lazy.settle()
+		err = ic.rc.Read(ic.peek)
+	}
 	return err == nil && ic.clean
 }

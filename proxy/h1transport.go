@@ -62,7 +62,7 @@ const (
 // h1Conn is one connection to the upstream.
 type h1Conn struct {
 	addr   string
-	c      net.Conn
+	c      net.Conn // a lazyConn: the response header timeout is set twice a request
 	lr     limitedReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
@@ -334,8 +334,9 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
-	pc.cut = func() { c.SetDeadline(aLongTimeAgo) }
+	lc := newLazyConn(c)
+	pc := &h1Conn{addr: addr, c: lc, lr: limitedReader{r: lc}, idle: newIdleCheck(c, &lc.lr)}
+	pc.cut = func() { lc.SetDeadline(aLongTimeAgo) }
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil

@@ -94,6 +94,7 @@ func (l *tlsListener) acceptLoop() {
 // closes the oldest handshake.
 func (l *tlsListener) admit(c net.Conn) *clientConn {
 	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
+	cc.lr.conn = c
 	l.mu.Lock()
 	select {
 	case <-l.done:
@@ -274,13 +275,16 @@ type clientConn struct {
 
 	counted atomic.Bool // holds a MaxConns slot
 
+	lr lazyRead // its reads: net/http moves the read deadline six times a request
+
 	writeTimeout time.Duration
 	wmu          sync.Mutex
 	deadline     time.Time // set by SetWriteDeadline or SetDeadline
+	wset         time.Time // in force on the socket
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
+	n, err := c.lr.Read(b)
 	if n > 0 && !c.heard.Load() {
 		c.heard.Store(true)
 	}
@@ -290,19 +294,49 @@ func (c *clientConn) Read(b []byte) (int, error) {
 // Write writes b, with a deadline WriteTimeout ahead that moves on as long
 // as the client takes bytes, and never beyond the deadline set by the
 // caller. A client that stops reading is cut after WriteTimeout.
+//
+// The deadline on the socket is moved only when it falls more than an
+// eighth of WriteTimeout behind (a timer update each time, where a busy
+// connection writes thousands of times a second): it is then earlier
+// than the one asked for, and a write it ends too soon goes on under
+// the one asked for.
 func (c *clientConn) Write(b []byte) (int, error) {
 	written := 0
+	c.wmu.Lock()
+	set, want := c.startWriteLocked()
+	c.wmu.Unlock()
 	for {
-		c.wmu.Lock()
-		set := c.deadline
-		c.Conn.SetWriteDeadline(c.effectiveLocked(set))
-		c.wmu.Unlock()
 		n, err := c.Conn.Write(b[written:])
 		written += n
-		if err == nil || n == 0 || !isTimeout(err) || !set.IsZero() && !time.Now().Before(set) {
+		if err == nil || !isTimeout(err) || passed(set) || n == 0 && passed(want) {
 			return written, err
 		}
+		c.wmu.Lock()
+		if n == 0 { // the deadline in force was earlier than want
+			c.applyWriteLocked(want)
+		} else { // the client took bytes: a new WriteTimeout from now
+			set, want = c.startWriteLocked()
+		}
+		c.wmu.Unlock()
 	}
+}
+
+// startWriteLocked returns the caller's deadline and the deadline of a
+// write that starts now, and moves the one in force on the socket if it
+// is later than that or more than an eighth of WriteTimeout earlier.
+func (c *clientConn) startWriteLocked() (set, want time.Time) {
+	set = c.deadline
+	want = c.effectiveLocked(set)
+	if earlier(want, c.wset) || c.wset.Before(want.Add(-c.writeTimeout/8)) {
+		c.applyWriteLocked(want)
+	}
+	return set, want
+}
+
+// applyWriteLocked puts deadline t in force on the socket.
+func (c *clientConn) applyWriteLocked(t time.Time) error {
+	c.wset = t
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // isTimeout reports whether err is a net.Error that timed out. Apart, so
@@ -325,11 +359,13 @@ func (c *clientConn) SetWriteDeadline(t time.Time) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.deadline = t
-	return c.Conn.SetWriteDeadline(c.effectiveLocked(t))
+	return c.applyWriteLocked(c.effectiveLocked(t))
 }
 
+func (c *clientConn) SetReadDeadline(t time.Time) error { return c.lr.SetReadDeadline(t) }
+
 func (c *clientConn) SetDeadline(t time.Time) error {
-	if err := c.Conn.SetReadDeadline(t); err != nil {
+	if err := c.lr.SetReadDeadline(t); err != nil {
 		return err
 	}
 	return c.SetWriteDeadline(t)
