@@ -300,3 +300,23 @@ func TestH1TransportEarlyHintsReachTrace(t *testing.T) {
 		t.Errorf("1xx seen = %q; want [Early Hints </a>]", got)
 	}
 }
+
+// A connection whose answer's response header timeout passed while it was
+// idle is still reused: the timeout was that answer's, left on the socket
+// by lazyRead, not the connection's fault.
+func TestH1TransportReusesAfterHeaderTimeoutPassedIdle(t *testing.T) {
+	up := newScripted(t, answers(okAnswer, okAnswer))
+	h := testH1(nil, 50*time.Millisecond)
+	defer h.CloseIdleConnections()
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(150 * time.Millisecond)
+		}
+		if code, body, err := h1Get(context.Background(), h, up.addr, "/", nil); err != nil || code != 200 || body != "ok" {
+			t.Fatalf("GET %d = %d %q, %v; want 200 \"ok\"", i+1, code, body, err)
+		}
+	}
+	if n := up.accepted.Load(); n != 1 {
+		t.Errorf("upstream connections = %d; want 1", n)
+	}
+}

@@ -93,8 +93,7 @@ func (l *tlsListener) acceptLoop() {
 // its share and half the slots are taken; when all slots are taken it
 // closes the oldest handshake.
 func (l *tlsListener) admit(c net.Conn) *clientConn {
-	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
-	cc.lr.conn = c
+	cc := &clientConn{lazyConn: newLazyConn(c), l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
 	l.mu.Lock()
 	select {
 	case <-l.done:
@@ -266,7 +265,7 @@ func sourceOf(a net.Addr) netip.Prefix {
 // to WriteTimeout without progress, and frees its MaxConns slot, if it
 // took one, on Close.
 type clientConn struct {
-	net.Conn
+	*lazyConn // its reads: net/http moves the read deadline six times a request
 	l      *tlsListener
 	source netip.Prefix
 	elem   *list.Element // in l.shaking, under l.mu; nil once out
@@ -274,8 +273,6 @@ type clientConn struct {
 	shed   atomic.Bool   // closed by the listener: no handshake-refused line
 
 	counted atomic.Bool // holds a MaxConns slot
-
-	lr lazyRead // its reads: net/http moves the read deadline six times a request
 
 	writeTimeout time.Duration
 	wmu          sync.Mutex
@@ -361,8 +358,6 @@ func (c *clientConn) SetWriteDeadline(t time.Time) error {
 	c.deadline = t
 	return c.applyWriteLocked(c.effectiveLocked(t))
 }
-
-func (c *clientConn) SetReadDeadline(t time.Time) error { return c.lr.SetReadDeadline(t) }
 
 func (c *clientConn) SetDeadline(t time.Time) error {
 	if err := c.lr.SetReadDeadline(t); err != nil {
