@@ -266,11 +266,11 @@ func sourceOf(a net.Addr) netip.Prefix {
 // took one, on Close.
 type clientConn struct {
 	*lazyConn // its reads: net/http moves the read deadline six times a request
-	l      *tlsListener
-	source netip.Prefix
-	elem   *list.Element // in l.shaking, under l.mu; nil once out
-	heard  atomic.Bool   // the client sent a byte
-	shed   atomic.Bool   // closed by the listener: no handshake-refused line
+	l         *tlsListener
+	source    netip.Prefix
+	elem      *list.Element // in l.shaking, under l.mu; nil once out
+	heard     atomic.Bool   // the client sent a byte
+	shed      atomic.Bool   // closed by the listener: no handshake-refused line
 
 	counted atomic.Bool // holds a MaxConns slot
 
