@@ -329,7 +329,9 @@ func sameKind(key crypto.Signer) (crypto.Signer, error) {
 	return k, nil
 }
 
-func serialHex(c *x509.Certificate) string { return fmt.Sprintf("%x", c.SerialNumber) }
+// serialHex prints c's serial the way `minica list` and `show` do: 32 hex
+// digits, zero-padded.
+func serialHex(c *x509.Certificate) string { return fmt.Sprintf("%032x", c.SerialNumber) }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca"
 	"minica/revoke"
 )
 
@@ -128,7 +129,7 @@ func serialOf(t *testing.T, dir, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%x", cert.SerialNumber)
+	return ca.SerialHex(cert.SerialNumber)
 }
 
 // minica serve hands out the CA certificate and a CRL that openssl reads,
@@ -301,7 +302,7 @@ func TestServeProcessNoSignWarns(t *testing.T) {
 
 func listed(crl *revoke.CRL, serialHex string) bool {
 	for e := range crl.Entries() {
-		if fmt.Sprintf("%x", e.Serial) == serialHex {
+		if ca.SerialHex(e.Serial) == serialHex {
 			return true
 		}
 	}
