@@ -275,7 +275,7 @@ func singleJoiningSlash(a, b string) string {
 // The outbound request is taken from outBufs and put back when forward
 // returns: nothing keeps it (the answer's Request field goes with the
 // answer, its body does not point to it).
-func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w http.ResponseWriter, r *http.Request, x *exchange) {
+func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w *recorder, r *http.Request, x *exchange) {
 	o := outBufs.Get().(*outBuf)
 	defer func() {
 		*o = outBuf{}
@@ -289,14 +289,11 @@ func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w http.Respon
 		rp.ErrorHandler(w, out, err)
 		return
 	}
-	got1xx := func(code int, h textproto.MIMEHeader) error {
-		dst := w.Header()
-		copyHeader(dst, http.Header(h))
-		w.WriteHeader(code)
-		clear(dst) // WriteHeader keeps the header for the final answer
-		return nil
+	var uw *upstreamWatch
+	if cc, ok := x.ci.raw.(*clientConn); ok && r.ProtoMajor == 1 {
+		uw = &cc.up
 	}
-	res, err := t.roundTrip(out, got1xx, writeHead)
+	res, err := t.roundTrip(out, w, writeHead, uw)
 	if err != nil {
 		rp.ErrorHandler(w, out, err)
 		return
@@ -340,6 +337,16 @@ func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w http.Respon
 			dst.Add(http.TrailerPrefix+k, v)
 		}
 	}
+}
+
+// got1xx passes an informational answer on to the client, as
+// ReverseProxy does.
+func (w *recorder) got1xx(code int, h textproto.MIMEHeader) error {
+	dst := w.Header()
+	copyHeader(dst, http.Header(h))
+	w.WriteHeader(code)
+	clear(dst) // WriteHeader keeps the header for the final answer
+	return nil
 }
 
 // removeHopByHop removes the hop-by-hop headers of h, those named in its

@@ -68,7 +68,7 @@ type h1Conn struct {
 	bw     *bufio.Writer
 	idle   *idleCheck
 	idleAt time.Time
-	cut    func() // ends its reads and writes at once; made once, for AfterFunc
+	cut    func() // ends its reads and writes at once; made once, for its cancelHooks
 }
 
 // limitedReader reads from r while n > 0, so that a response header cannot
@@ -139,20 +139,31 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := checkOutHeaders(r.Header); err != nil {
 		return nil, err
 	}
-	var got1xx func(int, textproto.MIMEHeader) error
-	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
-		got1xx = trace.Got1xxResponse
+	var info informer
+	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil && trace.Got1xxResponse != nil {
+		info = got1xxFunc(trace.Got1xxResponse)
 	}
-	return t.roundTrip(r, got1xx, writeRequest)
+	return t.roundTrip(r, info, writeRequest, nil)
 }
+
+// informer gets the informational (1xx) answers to a request.
+type informer interface {
+	got1xx(code int, h textproto.MIMEHeader) error
+}
+
+// got1xxFunc is an httptrace Got1xxResponse as an informer.
+type got1xxFunc func(int, textproto.MIMEHeader) error
+
+func (f got1xxFunc) got1xx(code int, h textproto.MIMEHeader) error { return f(code, h) }
 
 // writeRequest is net/http's Request.Write.
 func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
 
 // roundTrip sends r, which fast accepts and whose header is checked, the
-// short way, writing its head with write; got1xx (if not nil) gets each
-// informational answer.
-func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
+// short way, writing its head with write; info (if not nil) gets each
+// informational answer. uw is the watch of r's client connection when r
+// came over it by HTTP/1, else nil (see cancelHook).
+func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -160,7 +171,7 @@ func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIME
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r, got1xx, write)
+		resp, err, early := t.send(ctx, pc, r, info, write, uw)
 		if err == nil {
 			return resp, nil
 		}
@@ -179,11 +190,14 @@ func (t *h1Transport) roundTrip(r *http.Request, got1xx func(int, textproto.MIME
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got1xx func(int, textproto.MIMEHeader) error, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
-	stop := context.AfterFunc(ctx, pc.cut)
+func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (resp *http.Response, err error, early bool) {
+	hook, ok := hookCancel(ctx, pc, uw)
+	if !ok {
+		return nil, ctx.Err(), false
+	}
 	defer func() {
 		if err != nil {
-			stop()
+			hook.release()
 		}
 	}()
 	if t.responseHeaderTimeout > 0 {
@@ -213,8 +227,8 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got
 			if n1xx >= max1xx {
 				return nil, errors.New("upstream sent too many informational responses"), false
 			}
-			if got1xx != nil {
-				if err := got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
+			if info != nil {
+				if err := info.got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
 					return nil, err, false
 				}
 			}
@@ -227,17 +241,43 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, got
 	pc.lr.n = 1<<63 - 1
 	if t.responseHeaderTimeout > 0 {
 		pc.c.SetReadDeadline(time.Time{})
-		if ctx.Err() != nil { // the AfterFunc may have run before
+		if ctx.Err() != nil { // the cut may have run before
 			pc.c.SetDeadline(aLongTimeAgo)
 		}
 	}
 	keep := !resp.Close && !r.Close
 	if resp.Body == http.NoBody {
-		t.done(pc, keep && stop())
+		t.done(pc, keep && hook.release())
 		return resp, nil, false
 	}
-	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, stop: stop, keep: keep}
+	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, hook: hook, keep: keep}
 	return resp, nil, false
+}
+
+// cancelHook cuts an upstream connection when the context of its request
+// ends: by the client connection's upstreamWatch for an HTTP/1 request
+// of the direct way, else by context.AfterFunc.
+type cancelHook struct {
+	uw   *upstreamWatch
+	stop func() bool
+}
+
+// hookCancel starts the hook that cuts pc when ctx ends; false: ctx has
+// ended.
+func hookCancel(ctx context.Context, pc *h1Conn, uw *upstreamWatch) (cancelHook, bool) {
+	if uw == nil {
+		return cancelHook{stop: context.AfterFunc(ctx, pc.cut)}, true
+	}
+	return cancelHook{uw: uw}, uw.watch(ctx, pc.cut)
+}
+
+// release ends the hook. It returns false when the cut ran or will run:
+// the connection must not be used again.
+func (h cancelHook) release() bool {
+	if h.uw != nil {
+		return h.uw.unwatch()
+	}
+	return h.stop()
 }
 
 // closedEarly reports whether err is the upstream having closed the
@@ -256,7 +296,7 @@ type h1Body struct {
 	rc   io.ReadCloser
 	pc   *h1Conn
 	t    *h1Transport
-	stop func() bool
+	hook cancelHook
 	keep bool
 	once sync.Once
 }
@@ -280,10 +320,10 @@ func (b *h1Body) Close() error {
 // closed otherwise.
 func (b *h1Body) finish(whole bool) {
 	b.once.Do(func() {
-		// stop is false when the context ended: its AfterFunc has set,
-		// or will set, a deadline that has passed.
-		stopped := b.stop()
-		b.t.done(b.pc, whole && b.keep && stopped)
+		// release is false when the context ended: the cut has set, or
+		// will set, a deadline that has passed.
+		released := b.hook.release()
+		b.t.done(b.pc, whole && b.keep && released)
 	})
 }
 

@@ -262,8 +262,9 @@ func sourceOf(a net.Addr) netip.Prefix {
 
 // clientConn is a raw client connection. It notes whether the client has
 // sent anything (an idle handshake is the first to go), bounds every write
-// to WriteTimeout without progress, and frees its MaxConns slot, if it
-// took one, on Close.
+// to WriteTimeout without progress, frees its MaxConns slot, if it took
+// one, on Close, and ends the upstream side of its HTTP/1 request when
+// the connection fails (see upstreamWatch).
 type clientConn struct {
 	*lazyConn // its reads: net/http moves the read deadline six times a request
 	l         *tlsListener
@@ -273,6 +274,7 @@ type clientConn struct {
 	shed      atomic.Bool   // closed by the listener: no handshake-refused line
 
 	counted atomic.Bool // holds a MaxConns slot
+	up      upstreamWatch
 
 	writeTimeout time.Duration
 	wmu          sync.Mutex
@@ -284,6 +286,11 @@ func (c *clientConn) Read(b []byte) (int, error) {
 	n, err := c.lr.Read(b)
 	if n > 0 && !c.heard.Load() {
 		c.heard.Store(true)
+	}
+	if err != nil && !isTimeout(err) {
+		c.up.failed()
+	} else if c.up.active.Load() {
+		c.up.heard()
 	}
 	return n, err
 }
@@ -306,6 +313,9 @@ func (c *clientConn) Write(b []byte) (int, error) {
 		n, err := c.Conn.Write(b[written:])
 		written += n
 		if err == nil || !isTimeout(err) || passed(set) || n == 0 && passed(want) {
+			if err != nil { // crypto/tls and net/http give the connection up
+				c.up.failed()
+			}
 			return written, err
 		}
 		c.wmu.Lock()
@@ -368,6 +378,7 @@ func (c *clientConn) SetDeadline(t time.Time) error {
 
 func (c *clientConn) Close() error {
 	err := c.Conn.Close()
+	c.up.failed()
 	if c.counted.CompareAndSwap(true, false) {
 		c.l.release()
 	}
