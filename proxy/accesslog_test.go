@@ -247,3 +247,29 @@ func BenchmarkRequestLine(b *testing.B) {
 		})
 	}
 }
+
+// An answer after 103 Early Hints is logged with its own status, not
+// 103, both the direct way (HTTP/1.1) and through ReverseProxy (HTTP/2).
+func TestEarlyHintsLogTheFinalStatus(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.WriteHeader(http.StatusTeapot)
+		io.WriteString(w, "tea")
+	}))
+	defer upstream.Close()
+	e := newEnv(t, func(c *Config) { c.Upstream = upstream.URL; c.LogFormat = "json" })
+	cert, key := e.ca.Client(t, "alice")
+	for i, h2 := range []bool{false, true} {
+		if code, body := e.get(e.client(cert, key, h2), "/", nil); code != http.StatusTeapot || body != "tea" {
+			t.Fatalf("h2=%v: %d %q; want 418 \"tea\"", h2, code, body)
+		}
+		e.waitCount(`"event":"request"`, i+1)
+	}
+	for _, m := range jsonLines(t, e.log.String()) {
+		if m["event"] == "request" && m["status"] != json.Number("418") {
+			t.Errorf("%s request logged with status %v; want 418", m["proto"], m["status"])
+		}
+	}
+}

@@ -385,7 +385,9 @@ type recorder struct {
 }
 
 func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
+	// An informational answer (103 Early Hints) comes before the status
+	// to log; 101 is the last a hijacked connection writes.
+	if r.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		r.status = code
 	}
 	r.ResponseWriter.WriteHeader(code)
