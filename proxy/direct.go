@@ -109,10 +109,15 @@ func connectionListed(vs []string) []string {
 // hop-by-hop, X-Forwarded-* and reserved headers, with minica's own set
 // (see rewrite). The headers that come from the client are checked as
 // net/http's Transport checks them; the identity headers were checked
-// once for the connection (see checkRendered).
-func (p *Proxy) outHeader(r *http.Request, headers []Header) (http.Header, error) {
+// once for the connection (see checkRendered). The header, and the
+// values minica sets, are o's, kept from its last request.
+func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []Header) (http.Header, error) {
 	listed := connectionListed(r.Header["Connection"])
-	out := make(http.Header, len(r.Header)+len(headers)+4)
+	out := o.header
+	if out == nil {
+		out = make(http.Header, len(r.Header)+len(headers)+4)
+		o.header = out
+	}
 	for k, vs := range r.Header {
 		if hopHeaders[k] || forwarded[k] || p.reserved.reserved(k) || contains(listed, k) {
 			continue
@@ -136,7 +141,7 @@ func (p *Proxy) outHeader(r *http.Request, headers []Header) (http.Header, error
 	if headerValuesContainsToken(r.Header["Te"], "trailers") && !p.reserved.reserved("Te") {
 		out["Te"] = []string{"trailers"}
 	}
-	p.setOwnHeaders(out, r, headers)
+	o.values = p.setOwnHeaders(out, r, headers, o.values[:0])
 	if _, ok := out["User-Agent"]; !ok {
 		out["User-Agent"] = []string{""} // as ReverseProxy: no Go default
 	}
@@ -205,14 +210,33 @@ func lowerByte(c byte) byte {
 	return c
 }
 
-// outBuf holds an outbound request of the direct way and its URL, one
-// allocation reused through outBufs (see forward).
+// outBuf holds an outbound request of the direct way, its URL and its
+// header, reused through outBufs (see forward): a request allocates none
+// of them.
 type outBuf struct {
-	req http.Request
-	u   url.URL
+	req    http.Request
+	u      url.URL
+	header http.Header // emptied between requests, its room kept
+	values []string    // the backing array of the values minica sets
 }
 
 var outBufs = sync.Pool{New: func() any { return new(outBuf) }}
+
+// maxPooledHeader is the most fields of a header that outBufs keeps the
+// room of: a request with more, rare, does not make every later one
+// clear a large map.
+const maxPooledHeader = 64
+
+// reset empties o for its next request.
+func (o *outBuf) reset() {
+	h, v := o.header, o.values
+	if len(h) > maxPooledHeader {
+		h = nil
+	}
+	clear(h)
+	clear(v[:cap(v)]) // keeps no value alive
+	*o = outBuf{header: h, values: v[:0]}
+}
 
 // fillOutRequest makes in o the request the upstream target gets for r,
 // as ReverseProxy's clone and rewrite make it: the URL joined to
@@ -233,7 +257,7 @@ func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, head
 	out.Host = r.Host
 	out.Body, out.Close = nil, false
 	var err error
-	out.Header, err = p.outHeader(r, headers)
+	out.Header, err = p.outHeader(o, r, headers)
 	return out, err
 }
 
@@ -272,13 +296,14 @@ func singleJoiningSlash(a, b string) string {
 // error answered by rp's ErrorHandler, and a body cut midway aborting
 // the client's response (http.ErrAbortHandler).
 //
-// The outbound request is taken from outBufs and put back when forward
-// returns: nothing keeps it (the answer's Request field goes with the
-// answer, its body does not point to it).
+// The outbound request, with its header, is taken from outBufs and put
+// back when forward returns: nothing keeps it (the answer's Request field
+// goes with the answer, its body does not point to it, and ErrorHandler
+// keeps neither).
 func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w *recorder, r *http.Request, x *exchange) {
 	o := outBufs.Get().(*outBuf)
 	defer func() {
-		*o = outBuf{}
+		o.reset()
 		outBufs.Put(o)
 	}()
 	out, err := p.fillOutRequest(o, r, t.target, x.headers)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -268,5 +269,28 @@ func TestDirectAsReverseProxy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The direct way reuses the outbound header of one request for the next:
+// nothing of the first reaches the upstream with the second.
+func TestDirectHeaderReuseLeaksNothing(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Join(r.Header["X-One"], ",")+"|"+r.Header.Get("X-Forwarded-Host")+"|"+r.Header.Get("X-Ssl-Client-Cn"))
+	}))
+	defer up.Close()
+	e := newEnv(t, func(c *Config) { c.Upstream = up.URL })
+	alice, aliceKey := e.ca.Client(t, "alice")
+	bob, bobKey := e.ca.Client(t, "bob")
+	ca, cb := e.client(alice, aliceKey, false), e.client(bob, bobKey, false)
+	for i := range 20 {
+		c, cn, hdr, want1 := ca, "alice", http.Header{"X-One": {"1", "2"}}, "1,2"
+		if i%2 == 1 {
+			c, cn, hdr, want1 = cb, "bob", nil, ""
+		}
+		code, body := e.get(c, "/", hdr)
+		if want := want1 + "|" + e.addr + "|" + cn; code != 200 || !strings.HasPrefix(body, want) {
+			t.Fatalf("request %d: %d %q; want 200 %q", i, code, body, want)
+		}
 	}
 }

@@ -315,17 +315,19 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 		}
 	}
 	pr.Out.Header = out
-	p.setOwnHeaders(out, pr.In, headers)
+	p.setOwnHeaders(out, pr.In, headers, nil)
 }
 
 // setOwnHeaders sets in out the X-Forwarded-* headers of in (what
 // ProxyRequest.SetXForwarded sets, no X-Forwarded-For being left to
-// extend) and the identity headers.
-func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Header) {
-	// One backing array for all the values: one allocation, not one per
-	// header; each value gets a full slice of capacity 1, so an append to
-	// one never writes into the next.
-	values := make([]string, 0, len(headers)+3)
+// extend) and the identity headers. Their values share one backing array,
+// values's if it has room, which it returns: one allocation at most, not
+// one per header; each value gets a full slice of capacity 1, so an
+// append to one never writes into the next.
+func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Header, values []string) []string {
+	if n := len(headers) + 3; cap(values) < n {
+		values = make([]string, 0, n)
+	}
 	set := func(name, value string) {
 		values = append(values, value)
 		n := len(values)
@@ -343,6 +345,7 @@ func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Heade
 	for _, h := range headers {
 		set(h.Name, h.Value)
 	}
+	return values
 }
 
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {

@@ -134,7 +134,7 @@ func FuzzWriteHead(f *testing.F) {
 			r.Header["User-Agent"] = []string{ua}
 		}
 		valid := validToken(name) && validFieldValue(value) && validFieldValue(ua)
-		out, err := (&Proxy{}).outHeader(r, nil)
+		out, err := (&Proxy{}).outHeader(new(outBuf), r, nil)
 		if valid && validFieldValue(host) && err != nil {
 			t.Fatalf("outHeader: %v", err)
 		}
