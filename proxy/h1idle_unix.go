@@ -34,7 +34,7 @@ func newIdleCheck(c net.Conn, lazy *lazyRead) *idleCheck {
 		}
 	}
 	ic.peek = func(fd uintptr) bool {
-		n, _, err := unix.Recvfrom(int(fd), ic.b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, err := peek(int(fd), ic.b[:])
 		// Nothing to read (EAGAIN) is the clean case; 0 bytes is EOF.
 		ic.clean = n <= 0 && (err == unix.EAGAIN || err == unix.EWOULDBLOCK)
 		return true
