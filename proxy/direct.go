@@ -380,8 +380,10 @@ func removeHopByHop(h http.Header) {
 	for _, n := range connectionListed(h["Connection"]) {
 		delete(h, n)
 	}
-	for n := range hopHeaders {
-		delete(h, n)
+	for n := range h { // an answer has fewer fields than hopHeaders
+		if hopHeaders[n] {
+			delete(h, n)
+		}
 	}
 }
 
