@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Paired A/B of two `minica proxy` binaries: CPU per keep-alive request of
-# binary A and binary B, alternated in each round (A B, then B A), with the
-# two identity headers of scripts/bench/proxy.sh and with the default
-# header profile. On a shared machine one proxy's figure moves by tens of
-# percent between runs; the ratio B/A of runs that followed each other,
-# then its median over the rounds, is the figure to read.
+# Paired A/B of `minica proxy`: CPU per keep-alive request of A and of B,
+# alternated in each round (A B, then B A). On a shared machine one
+# proxy's figure moves by tens of percent between runs; the ratio B/A of
+# runs that followed each other, then its median over the rounds, is the
+# figure to read.
 #
 #   scripts/bench/proxy-ab.sh OLD_MINICA NEW_MINICA
+#       two binaries, each with the two identity headers of
+#       scripts/bench/proxy.sh ("two") and with the default header
+#       profile ("default")
+#   scripts/bench/proxy-ab.sh --routes MINICA
+#       one binary with the two headers: A forwards to the upstream, B
+#       routes by proxy.sh's policy of 1,000 routes and rules ("routes")
 #
 # Settings (environment): BENCH_ROUNDS (8), BENCH_DURATION (wrk seconds,
 # 5), BENCH_CONNS (64), BENCH_PORT (first of 2 ports, 18500),
@@ -14,8 +19,15 @@
 # OpenSSL headers, taskset. CPU: utime+stime of the proxy from /proc over
 # the completed requests, as in proxy.sh.
 set -euo pipefail
-(($# == 2)) || { echo "usage: proxy-ab.sh OLD_MINICA NEW_MINICA" >&2; exit 2; }
-A=$(realpath "$1") B=$(realpath "$2")
+usage() { echo "usage: proxy-ab.sh OLD_MINICA NEW_MINICA | --routes MINICA" >&2; exit 2; }
+(($# == 2)) || usage
+if [[ $1 == --routes ]]; then
+	A=$(realpath "$2") B=$A
+	compare=("routes two routes") # name, A's setup, B's setup
+else
+	A=$(realpath "$1") B=$(realpath "$2")
+	compare=("two two two" "default default default")
+fi
 cd "$(dirname "$0")/../.."
 rounds=${BENCH_ROUNDS:-8} dur=${BENCH_DURATION:-5} conns=${BENCH_CONNS:-64}
 up=${BENCH_PORT:-18500} port=$((${BENCH_PORT:-18500} + 1))
@@ -65,10 +77,12 @@ ticks() { # utime+stime of pid $1
 	set -- $f
 	echo $((${12} + ${13}))
 }
-run() { # BINARY PROFILE: prints CPU us per request
-	local hdr=() pid t0 t1 n
-	[[ $2 == two ]] && hdr=(--headers none --header X-SSL-Client-CN=cn --header X-SSL-Client-Email=email)
-	taskset -c "$proxy_cpu" "$1" proxy --listen "127.0.0.1:$port" --upstream "http://127.0.0.1:$up" \
+scripts/bench/proxy/policy-1000.sh "$up" >"$work/policy-1000.json"
+run() { # BINARY SETUP (two, default, routes): prints CPU us per request
+	local hdr=() to=(--upstream "http://127.0.0.1:$up") pid t0 t1 n
+	[[ $2 != default ]] && hdr=(--headers none --header X-SSL-Client-CN=cn --header X-SSL-Client-Email=email)
+	[[ $2 == routes ]] && to=(--policy "$work/policy-1000.json")
+	taskset -c "$proxy_cpu" "$1" proxy --listen "127.0.0.1:$port" "${to[@]}" \
 		--server-cert bench-server "${hdr[@]}" --access-log "$work/access.log" >"$work/proxy.log" 2>&1 &
 	pid=$!
 	pids+=("$pid")
@@ -88,20 +102,22 @@ run() { # BINARY PROFILE: prints CPU us per request
 
 res=$work/res.tsv
 for r in $(seq "$rounds"); do
-	for prof in two default; do
+	for c in "${compare[@]}"; do
+		read -r prof setup_a setup_b <<<"$c"
 		order="A B"
 		((r % 2)) || order="B A"
 		for w in $order; do
-			bin=$A
-			[[ $w == B ]] && bin=$B
-			printf '%s\t%s\t%s\t%s\n' "$r" "$prof" "$w" "$(run "$bin" "$prof")" | tee -a "$res" >&2
+			bin=$A setup=$setup_a
+			[[ $w == B ]] && bin=$B setup=$setup_b
+			printf '%s\t%s\t%s\t%s\n' "$r" "$prof" "$w" "$(run "$bin" "$setup")" | tee -a "$res" >&2
 		done
 	done
 done
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 echo "| profile | rounds, B/A | median A us/req | median B us/req | median B/A |"
 echo "|---|---|---:|---:|---:|"
-for prof in two default; do
+for c in "${compare[@]}"; do
+	read -r prof _ <<<"$c"
 	ratios=$(awk -F'\t' -v p="$prof" '$2 == p {v[$1 " " $3] = $4; r[$1] = 1}
 		END {for (k in r) printf "%.3f\n", v[k " B"] / v[k " A"]}' "$res" | sort -g)
 	ma=$(awk -F'\t' -v p="$prof" '$2 == p && $3 == "A" {print $4}' "$res" | median)
