@@ -280,7 +280,6 @@ type clientConn struct {
 	wmu          sync.Mutex
 	deadline     time.Time // set by SetWriteDeadline or SetDeadline
 	wset         time.Time // in force on the socket
-	writing      int       // writes under way
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
@@ -308,7 +307,6 @@ func (c *clientConn) Read(b []byte) (int, error) {
 func (c *clientConn) Write(b []byte) (int, error) {
 	written := 0
 	c.wmu.Lock()
-	c.writing++
 	since := time.Now() // the write's start or its last progress
 	c.startWriteLocked(since)
 	c.wmu.Unlock()
@@ -318,9 +316,6 @@ func (c *clientConn) Write(b []byte) (int, error) {
 		if err != nil && isTimeout(err) && c.goOn(n > 0, &since) {
 			continue
 		}
-		c.wmu.Lock()
-		c.writing--
-		c.wmu.Unlock()
 		if err != nil { // crypto/tls and net/http give the connection up
 			c.up.failed()
 		}
@@ -391,12 +386,13 @@ func (c *clientConn) SetWriteDeadline(t time.Time) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.deadline = t
-	// Between writes, what is in force is never later than the deadline
-	// of a write that starts now (writeDeadlineLocked gave it, for an
-	// earlier start): only an earlier t, or nothing in force yet, has to
-	// move it, and the next Write moves it when it must. net/http clears
-	// the deadline after every request. During a write, t applies at once.
-	if c.writing > 0 || c.wset.IsZero() || earlier(t, c.wset) {
+	// What is in force is never later than the deadline of a write that
+	// starts now (writeDeadlineLocked gave it, for an earlier start): only
+	// an earlier t, or nothing in force yet, has to move it. A later t
+	// waits for the next Write, or for goOn if a write is blocked now: the
+	// deadline in force ends it early and goOn puts t's in force. net/http
+	// clears the deadline after every request.
+	if c.wset.IsZero() || earlier(t, c.wset) {
 		return c.applyWriteLocked(c.writeDeadlineLocked(time.Now()))
 	}
 	return nil
