@@ -61,15 +61,20 @@ func (w *upstreamWatch) watch(ctx context.Context, cut func()) bool {
 }
 
 // unwatch ends the watch. Like the stop of context.AfterFunc, it returns
-// false when cut ran or will run: the upstream connection must not be
-// used again.
+// false when cut ran or will run, and when the context has ended (the
+// race above: no AfterFunc watched it, but the request's side may have
+// cut the connection itself): the upstream connection must not be used
+// again.
 func (w *upstreamWatch) unwatch() bool {
 	w.mu.Lock()
-	stop := w.stop
+	stop, ctx := w.stop, w.ctx
 	w.cut, w.ctx, w.stop = nil, nil, nil
 	w.active.Store(false)
 	w.mu.Unlock()
-	return stop == nil || stop()
+	if stop != nil {
+		return stop()
+	}
+	return ctx == nil || ctx.Err() == nil
 }
 
 // failed is a read or a write of the client connection that failed, or its

@@ -44,6 +44,20 @@ func TestUpstreamWatch(t *testing.T) {
 		}
 		c.waitCuts(t, 0)
 	})
+	t.Run("a context that ended unseen: the connection is not reused", func(t *testing.T) {
+		// The race of upstreamWatch's doc: no event on the client
+		// connection, so no AfterFunc, yet the context ended (send then
+		// cuts the upstream connection itself).
+		var w upstreamWatch
+		var c cutCounter
+		ctx, cancel := context.WithCancel(context.Background())
+		w.watch(ctx, c.cut)
+		cancel()
+		if w.unwatch() {
+			t.Fatal("unwatch after the context ended = true; want the connection dropped")
+		}
+		c.waitCuts(t, 0)
+	})
 	t.Run("an ended context is not watched", func(t *testing.T) {
 		var w upstreamWatch
 		var c cutCounter
