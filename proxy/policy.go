@@ -596,10 +596,9 @@ func (ix *pathIndex) add(prefix string, i int) {
 	ix.maxLen = max(ix.maxLen, len(prefix))
 }
 
-// lookup returns the first route of ix whose prefix matches the clean path
-// p on a segment boundary, or -1: "/admin" matches /admin, /admin/ and
-// /admin/x, never /administrator. A ';' ends a segment too, so that
-// /admin;jsessionid=1 takes the /admin route, as servlet containers read it.
+// lookup returns the first route of ix whose prefix matches the bare clean
+// path p (see barePath) on a segment boundary, or -1: "/admin" matches
+// /admin, /admin/ and /admin/x, never /administrator.
 func (ix *pathIndex) lookup(p string) int {
 	if ix == nil {
 		return -1
@@ -612,7 +611,7 @@ func (ix *pathIndex) lookup(p string) int {
 	}
 	try("/")
 	for j := 1; j < len(p) && j <= ix.maxLen; j++ {
-		if p[j] == '/' || p[j] == ';' {
+		if p[j] == '/' {
 			try(p[:j])
 		}
 	}

@@ -183,15 +183,7 @@ func TestPolicyTable(t *testing.T) {
 		api   = "api.example.com"
 		other = "other.example.com"
 	)
-	tests := []struct {
-		name       string
-		cert       string
-		sni, host  string // sni "" sends none; host "" is sni
-		path       string
-		status     int
-		upstream   string // what the upstream got, for a 200
-		reasonText string // in the body of a refusal
-	}{
+	tests := []policyCase{
 		// First match wins: /admin is wiki-admin's, whose rule wants OU Ops.
 		{name: "admin by ou", cert: "alice", sni: wiki, path: "/admin", status: 200, upstream: "/wiki-admin/admin"},
 		{name: "admin refuses staff", cert: "bob", sni: wiki, path: "/admin", status: 403, reasonText: "client not allowed"},
@@ -267,48 +259,7 @@ func TestPolicyTable(t *testing.T) {
 	}
 	eachProtocol(t, "", func(t *testing.T, h2 bool) {
 		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				c := pe.clientFor(t, tt.cert, tt.sni, h2)
-				// Go's client sends the path as written: no cleaning.
-				req, err := http.NewRequest("GET", "https://"+pe.addr+tt.path, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Host = tt.host
-				if req.Host == "" {
-					req.Host = tt.sni
-				}
-				before := pe.hits.Load()
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Fatalf("GET %s: %v", tt.path, err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != tt.status {
-					t.Fatalf("status = %d %q; want %d", resp.StatusCode, body, tt.status)
-				}
-				if want := "HTTP/1.1"; h2 {
-					want = "HTTP/2.0"
-					if resp.Proto != want {
-						t.Fatalf("proto = %s; want %s", resp.Proto, want)
-					}
-				} else if resp.Proto != want {
-					t.Fatalf("proto = %s; want %s", resp.Proto, want)
-				}
-				if tt.status != 200 {
-					if pe.hits.Load() != before {
-						t.Errorf("a refused request reached an upstream")
-					}
-					if !strings.Contains(string(body), tt.reasonText) {
-						t.Errorf("body = %q; want %q in it", body, tt.reasonText)
-					}
-					return
-				}
-				if got := strings.TrimPrefix(string(body), "up:"); got != tt.upstream {
-					t.Errorf("upstream got %q; want %q", got, tt.upstream)
-				}
-			})
+			t.Run(tt.name, func(t *testing.T) { pe.check(t, tt, h2) })
 		}
 	})
 	// The reasons are logged and counted.
@@ -321,6 +272,127 @@ func TestPolicyTable(t *testing.T) {
 			t.Errorf("metrics lack reason %q:\n%s", r, m)
 		}
 	}
+}
+
+// policyCase is one request through the proxy of a policyEnv and what
+// comes of it.
+type policyCase struct {
+	name       string
+	cert       string
+	sni, host  string // sni "" sends none; host "" is sni
+	path       string
+	status     int
+	upstream   string // what the upstream got, for a 200
+	reasonText string // in the body of a refusal
+}
+
+// check sends the request of tt (over HTTP/2 with h2) and checks the
+// status, the request URI the upstream got, and that a refused request
+// reaches no upstream.
+func (pe *policyEnv) check(t *testing.T, tt policyCase, h2 bool) {
+	t.Helper()
+	c := pe.clientFor(t, tt.cert, tt.sni, h2)
+	// Go's client sends the path as written: no cleaning.
+	req, err := http.NewRequest("GET", "https://"+pe.addr+tt.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := req.URL.EscapedPath(), strings.Split(tt.path, "?")[0]; got != want {
+		t.Fatalf("the client would send %q, not %q", got, want)
+	}
+	req.Host = tt.host
+	if req.Host == "" {
+		req.Host = tt.sni
+	}
+	before := pe.hits.Load()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", tt.path, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != tt.status {
+		t.Fatalf("status = %d %q; want %d", resp.StatusCode, body, tt.status)
+	}
+	if want := "HTTP/1.1"; h2 {
+		want = "HTTP/2.0"
+		if resp.Proto != want {
+			t.Fatalf("proto = %s; want %s", resp.Proto, want)
+		}
+	} else if resp.Proto != want {
+		t.Fatalf("proto = %s; want %s", resp.Proto, want)
+	}
+	if tt.status != 200 {
+		if pe.hits.Load() != before {
+			t.Errorf("a refused request reached an upstream")
+		}
+		if !strings.Contains(string(body), tt.reasonText) {
+			t.Errorf("body = %q; want %q in it", body, tt.reasonText)
+		}
+		return
+	}
+	if got := strings.TrimPrefix(string(body), "up:"); got != tt.upstream {
+		t.Errorf("upstream got %q; want %q", got, tt.upstream)
+	}
+}
+
+// TestPolicyPathParameters (issue 29): a path parameter (";...") never
+// takes a request out of the route a servlet container's reading of its
+// path would take, over HTTP/1.1 and HTTP/2: on a dot segment, or on an
+// empty one before the end, it is refused (400 bad-path) before any route;
+// on another segment it stays, and the route is the bare segment's; the
+// upstream gets the path that was routed.
+func TestPolicyPathParameters(t *testing.T) {
+	pe := newPolicyEnv(t)
+	for name, tmpl := range map[string]*x509.Certificate{
+		"alice": {Subject: pkix.Name{CommonName: "alice", OrganizationalUnit: []string{"Ops"}}, EmailAddresses: []string{"alice@example.com"}},
+		"bob":   {Subject: pkix.Name{CommonName: "bob"}, EmailAddresses: []string{"bob@example.com"}},
+		"simon": {Subject: pkix.Name{CommonName: "simon"}, EmailAddresses: []string{"Simon@example.com"}},
+		"svc":   {Subject: pkix.Name{CommonName: "web"}, URIs: []*url.URL{{Scheme: "spiffe", Host: "example.com", Path: "/ns/prod/sa/web"}}},
+	} {
+		pe.issue(t, name, tmpl)
+	}
+	const (
+		wiki  = "wiki.example.com"
+		other = "other.example.com"
+		bad   = "bad request path"
+	)
+	// wiki's upstream is plain http, which HTTP/1.1 requests reach the
+	// direct way; the apps' is https, through ReverseProxy.
+	tests := []policyCase{
+		{name: "dot dot parameter", cert: "bob", sni: wiki, path: "/x/..;/admin", status: 400, reasonText: bad},
+		{name: "encoded dot dot parameter", cert: "bob", sni: wiki, path: "/x/%2e%2e;/admin", status: 400, reasonText: bad},
+		{name: "upper encoded dot dot parameter", cert: "bob", sni: wiki, path: "/x/%2E%2E;/admin/users", status: 400, reasonText: bad},
+		{name: "half encoded dot dot parameter", cert: "bob", sni: wiki, path: "/x/.%2e;/admin", status: 400, reasonText: bad},
+		{name: "dot parameter", cert: "bob", sni: wiki, path: "/.;/admin", status: 400, reasonText: bad},
+		{name: "encoded dot parameter", cert: "bob", sni: wiki, path: "/%2e;/admin", status: 400, reasonText: bad},
+		{name: "empty parameter", cert: "bob", sni: wiki, path: "/;/admin", status: 400, reasonText: bad},
+		{name: "jsessionid on dot dot", cert: "bob", sni: wiki, path: "/x/..;jsessionid=1/admin", status: 400, reasonText: bad},
+		{name: "encoded jsessionid on dot dot", cert: "bob", sni: wiki, path: "/x/%2e%2e;jsessionid=1/admin", status: 400, reasonText: bad},
+		{name: "dot dot parameter last", cert: "alice", sni: wiki, path: "/admin/..;", status: 400, reasonText: bad},
+		{name: "out of a refusing route", cert: "simon", sni: other, path: "/pub/..;/private/x", status: 400, reasonText: bad},
+		{name: "empty parameter to a refusing route", cert: "simon", sni: other, path: "/;/private", status: 400, reasonText: bad},
+		// On an ordinary segment: the bare segment's route, the path as it came.
+		{name: "parameter on admin", cert: "bob", sni: wiki, path: "/admin;x", status: 403, reasonText: "client not allowed"},
+		{name: "encoded letter and parameter", cert: "bob", sni: wiki, path: "/%61dmin;x/users", status: 403},
+		{name: "parameter on admin ops", cert: "alice", sni: wiki, path: "/%61dmin;jsessionid=1/users", status: 200, upstream: "/wiki-admin/admin;jsessionid=1/users"},
+		{name: "parameter on a refusing route", cert: "simon", sni: other, path: "/private;x/y", status: 403, reasonText: "client not allowed"},
+		{name: "parameter resolved away", cert: "bob", sni: wiki, path: "/x;a/../admin", status: 403},
+		{name: "trailing jsessionid", cert: "bob", sni: wiki, path: "/page/;jsessionid=1", status: 200, upstream: "/wiki/page/;jsessionid=1"},
+		{name: "root jsessionid", cert: "bob", sni: wiki, path: "/;jsessionid=1?a=b", status: 200, upstream: "/wiki/;jsessionid=1?a=b"},
+		{name: "parameters through ReverseProxy", cert: "svc", sni: "web.apps.example.com", path: "/a;v=1/%62/;jsessionid=1", status: 200, upstream: "/apps/a;v=1/b/;jsessionid=1"},
+		{name: "dot dot parameter through ReverseProxy", cert: "svc", sni: "web.apps.example.com", path: "/a/..;/b", status: 400, reasonText: bad},
+		// An encoded ';' is data: the segment "..;" is a name.
+		{name: "encoded semicolon on dot dot", cert: "bob", sni: wiki, path: "/x/..%3B/admin", status: 200, upstream: "/wiki/x/..%3B/admin"},
+		{name: "lower encoded semicolon on dot dot", cert: "bob", sni: wiki, path: "/x/..%3b/admin", status: 200, upstream: "/wiki/x/..%3B/admin"},
+		{name: "upper case path", cert: "bob", sni: wiki, path: "/ADMIN", status: 200, upstream: "/wiki/ADMIN"},
+	}
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) { pe.check(t, tt, h2) })
+		}
+	})
+	pe.waitLog("request ", "cn=bob", "status=400", "reason="+ReasonBadPath)
 }
 
 // h2Request sends one HTTP/2 GET by hand on a new connection with the TLS

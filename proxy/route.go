@@ -19,7 +19,8 @@ const (
 	// connection of its own for that host).
 	ReasonMisdirected = "misdirected"
 	// ReasonBadPath: an encoded '/' or '\', a raw '\', an encoded control
-	// character, or a bad percent-encoding in the path (400).
+	// character, a bad percent-encoding, or a path parameter on a dot
+	// segment or on an empty one before the last, in the path (400).
 	ReasonBadPath = "bad-path"
 	// ReasonDaysLeft: the route's rule wants more days left on the client
 	// certificate than it has (403).
@@ -38,8 +39,8 @@ type Decision struct {
 	// Host is the request's host as matched: lowercase, no port, no
 	// trailing dot.
 	Host string
-	// Path is the clean path, percent-encoded: what routes match and what
-	// the upstream gets.
+	// Path is the clean path, percent-encoded: what the upstream gets;
+	// routes match it without its path parameters (see barePath).
 	Path string
 	// Why says which clause let the client through or why it was refused,
 	// only when asked for (Policy.Explain).
@@ -74,7 +75,8 @@ func (p *Policy) decide(in RouteRequest, id *Identity, now time.Time, explain bo
 		return d
 	}
 	d.Path = path
-	i := p.lookup(d.Host, path)
+	bare := barePath(path)
+	i := p.lookup(d.Host, bare)
 	if i < 0 {
 		d.Reason, d.Status = ReasonNoRoute, http.StatusNotFound
 		if explain {
@@ -88,7 +90,7 @@ func (p *Policy) decide(in RouteRequest, id *Identity, now time.Time, explain bo
 	// opened for. With one route for both, as under a wildcard or "*",
 	// the request goes on.
 	if in.SNI != "" {
-		if sni := normHost(in.SNI); sni != d.Host && p.lookup(sni, path) != i {
+		if sni := normHost(in.SNI); sni != d.Host && p.lookup(sni, bare) != i {
 			d.Reason, d.Status = ReasonMisdirected, http.StatusMisdirectedRequest
 			if explain {
 				d.Why = fmt.Sprintf("the host %q takes another route than the TLS server name %q of the connection", d.Host, sni)
@@ -104,10 +106,10 @@ func (p *Policy) decide(in RouteRequest, id *Identity, now time.Time, explain bo
 	return d
 }
 
-// lookup returns the index of the first route matching host and the clean
-// path, or -1. Only the routes of the exact host, of its parent's wildcard
-// and of "*" are looked at, each by a map lookup per path segment, so that
-// the cost does not grow with the number of routes.
+// lookup returns the index of the first route matching host and the bare
+// clean path (see barePath), or -1. Only the routes of the exact host, of
+// its parent's wildcard and of "*" are looked at, each by a map lookup per
+// path segment, so that the cost does not grow with the number of routes.
 func (p *Policy) lookup(host, path string) int {
 	best := -1
 	consider := func(i int) {
@@ -435,7 +437,12 @@ func unhex(c byte) (byte, bool) {
 // "/") and empty segments ("//") removed; a trailing '/' stays. An encoded
 // '/' or '\', a raw '\', an encoded control character (%00 to %1F, %7F) or
 // a '%' not followed by two hex digits is an error: upstreams disagree on
-// what they mean.
+// what they mean. So is a path parameter (a literal ';' and what follows
+// it in its segment) on a segment that is ".", ".." or empty before it,
+// but for an empty last segment ("/app/;jsessionid=1"): a servlet
+// container strips the parameters before it resolves dots, so "/x/..;/a"
+// is "/a" to it and "/x/..;/a" to everyone else. A parameter on another
+// segment stays; an encoded ';' (%3B) is data, to servlet containers too.
 func cleanPath(p string) (string, error) {
 	if p == "" {
 		return "/", nil
@@ -481,23 +488,36 @@ func cleanPath(p string) (string, error) {
 			buf = append(buf, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
 		}
 	}
-	return removeDotSegments(string(buf)), nil
+	return removeDotSegments(string(buf))
 }
 
 // isClean reports whether cleanPath would return p as it is, cheaply, so
-// that a clean path costs no allocation.
+// that a clean path costs no allocation. A path parameter on a segment
+// that is empty, "." or ".." before it is not clean (see cleanPath).
 func isClean(p string) bool {
+	seg, param := 1, false // where the segment starts; whether it has a ';'
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		if c == '%' || !pathLiteral(c) {
 			return false
 		}
-		if c == '/' && i+1 < len(p) {
-			switch n := p[i+1]; {
-			case n == '/':
-				return false
-			case n == '.' && (i+2 == len(p) || p[i+2] == '/' || p[i+2] == '.' && (i+3 == len(p) || p[i+3] == '/')):
-				return false
+		switch c {
+		case '/':
+			if i+1 < len(p) {
+				switch n := p[i+1]; {
+				case n == '/':
+					return false
+				case n == '.' && (i+2 == len(p) || p[i+2] == '/' || p[i+2] == '.' && (i+3 == len(p) || p[i+3] == '/')):
+					return false
+				}
+			}
+			seg, param = i+1, false
+		case ';':
+			if !param {
+				if bare := p[seg:i]; bare == "" || bare == "." || bare == ".." {
+					return false
+				}
+				param = true
 			}
 		}
 	}
@@ -505,13 +525,23 @@ func isClean(p string) bool {
 }
 
 // removeDotSegments resolves "." and ".." and drops empty segments of an
-// absolute path whose only separators are literal '/'.
-func removeDotSegments(p string) string {
+// absolute path whose only separators are literal '/'; a path parameter
+// on a segment that is ".", ".." or empty before it (but for the last) is
+// an error (see cleanPath).
+func removeDotSegments(p string) (string, error) {
 	segs := strings.Split(p[1:], "/")
 	out := make([]string, 0, len(segs))
 	trailing := false
 	for i, s := range segs {
 		last := i == len(segs)-1
+		if bare, _, param := strings.Cut(s, ";"); param {
+			switch {
+			case bare == "." || bare == "..":
+				return "", fmt.Errorf("a path parameter on the dot segment %q", s)
+			case bare == "" && !last:
+				return "", fmt.Errorf("a path parameter on an empty segment (%q) before the end of the path", s)
+			}
+		}
 		switch s {
 		case "", ".":
 			trailing = last
@@ -529,5 +559,27 @@ func removeDotSegments(p string) string {
 	if trailing && len(out) > 0 {
 		clean += "/"
 	}
-	return clean
+	return clean, nil
+}
+
+// barePath is the clean path p as routes match it: without the path
+// parameters of its segments (";" and what follows it up to the next '/'),
+// as servlet containers read it, so that "/admin;jsessionid=1/x" takes the
+// route of /admin/x. cleanPath left no parameter on a dot segment nor on
+// an empty one but the last, whose bare form is the trailing '/'.
+func barePath(p string) string {
+	if strings.IndexByte(p, ';') < 0 {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == ';' {
+			for i+1 < len(p) && p[i+1] != '/' {
+				i++
+			}
+			continue
+		}
+		b = append(b, p[i])
+	}
+	return string(b)
 }

@@ -217,7 +217,7 @@ func refuseRoute(w http.ResponseWriter, d Decision) {
 	case ReasonMisdirected:
 		http.Error(w, "misdirected request: the host is not the one this connection was opened for", d.Status)
 	case ReasonBadPath:
-		http.Error(w, "bad request path: encoded '/' or '\\', '\\', control characters and bad escapes are refused", d.Status)
+		http.Error(w, "bad request path: encoded '/' or '\\', '\\', control characters, bad escapes and path parameters on '.', '..' or empty segments are refused", d.Status)
 	default:
 		http.Error(w, "no route for this host and path", d.Status)
 	}
