@@ -21,6 +21,7 @@ declare -A packages=(
 	[chromium]=chromium
 	[softhsm2-util]=softhsm2
 	[initdb]=postgresql
+	[catalina.sh]=tomcat10
 )
 
 # Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;
@@ -28,6 +29,9 @@ declare -A packages=(
 for bin in /usr/lib/postgresql/*/bin; do
 	[[ -x $bin/initdb ]] && PATH=$PATH:$bin
 done
+# Debian keeps Tomcat's catalina.sh in /usr/share/tomcat10/bin;
+# internal/servertest looks there too.
+[[ -x /usr/share/tomcat10/bin/catalina.sh ]] && PATH=$PATH:/usr/share/tomcat10/bin
 
 missing=()
 for cmd in "${!packages[@]}"; do

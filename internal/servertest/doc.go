@@ -8,9 +8,12 @@
 // verify`, with revocations at both levels and a rotation's overlap;
 // `minica proxy --crl URL` following a CRL that nginx
 // serves as a static file (conditional GETs answered 304, a revocation
-// picked up by polling); and the units printed by `minica config
+// picked up by polling); the units printed by `minica config
 // systemd|systemd-proxy|systemd-serve|crl-fetch` with systemd-analyze
-// verify.
+// verify; and `minica proxy --policy` in front of Debian's Tomcat 10 (the
+// package tomcat10, run as the user nobody when the tests run as root),
+// whose protected pages no spelling of their path with a path parameter
+// reaches.
 //
 // The tests are behind the interop build tag:
 //

@@ -165,11 +165,21 @@ type server struct {
 // is killed when the test ends.
 func start(t *testing.T, port string, name string, args ...string) *server {
 	t.Helper()
+	return startCmd(t, port, exec.Command(name, args...), waitLimit)
+}
+
+// startCmd is start for a command made ready by the caller (its user, its
+// environment), waiting at most limit for it to accept.
+func startCmd(t *testing.T, port string, cmd *exec.Cmd, limit time.Duration) *server {
+	t.Helper()
+	name := filepath.Base(cmd.Path)
 	var mu sync.Mutex
 	log := &bytes.Buffer{}
-	cmd := exec.Command(name, args...)
 	// Its own process group, so that the workers die with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.WaitDelay = waitLimit
 	w := &lockedWriter{mu: &mu, w: log}
 	cmd.Stdout, cmd.Stderr = w, w
@@ -186,7 +196,7 @@ func start(t *testing.T, port string, name string, args ...string) *server {
 			t.Errorf("%s did not exit after SIGKILL", name)
 		}
 	})
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(limit)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
 		if err == nil {
@@ -199,7 +209,7 @@ func start(t *testing.T, port string, name string, args ...string) *server {
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not accept connections on port %s within %s:\n%s", name, port, waitLimit, s.output())
+			t.Fatalf("%s did not accept connections on port %s within %s:\n%s", name, port, limit, s.output())
 		}
 	}
 }
