@@ -92,7 +92,8 @@ func startTomcat(t *testing.T) (url string) {
 		"CATALINA_HOME=" + home,
 		"CATALINA_BASE=" + base,
 		"CATALINA_TMPDIR=" + filepath.Join(base, "temp"),
-		"JAVA_OPTS=-Xmx128m -XX:TieredStopAtLevel=1 -Duser.home=" + base,
+		// No hsperfdata file in /tmp: everything stays in the base.
+		"JAVA_OPTS=-Xmx128m -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Duser.home=" + base,
 	}
 	if os.Geteuid() == 0 {
 		cred := nobody(t)
