@@ -308,7 +308,7 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 func (rn *Renewer) readCSR(w http.ResponseWriter, r *http.Request) (*x509.CertificateRequest, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != CSRType && mt != PEMType && mt != "application/x-pem" && mt != "text/plain") {
+		if err != nil || (mt != CSRType && mt != PEMType && mt != "application/x-pem") {
 			return nil, refuse(http.StatusUnsupportedMediaType, RefuseMediaType, "the body must be a CSR, %s (DER) or %s", CSRType, PEMType)
 		}
 	}

@@ -282,6 +282,12 @@ func TestRenewRefusals(t *testing.T) {
 				der, _ := csrFor(t, sameIdentity(rf.cert))
 				return RenewPath, "application/json", der, []*x509.Certificate{rf.cert}
 			}},
+		// docs/serve.md names two media types: text/plain is neither.
+		{name: "media type text/plain", wantStatus: 415, wantReason: RefuseMediaType,
+			setup: func(t *testing.T, rf *renewFixture) (string, string, []byte, []*x509.Certificate) {
+				der, _ := csrFor(t, sameIdentity(rf.cert))
+				return RenewPath, "text/plain", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), []*x509.Certificate{rf.cert}
+			}},
 		{name: "keygen off", wantStatus: 403, wantReason: RefuseKeygenOff,
 			setup: func(t *testing.T, rf *renewFixture) (string, string, []byte, []*x509.Certificate) {
 				return RenewKeygenPath, "", nil, []*x509.Certificate{rf.cert}
