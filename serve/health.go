@@ -20,6 +20,10 @@ type Health struct {
 	ThisUpdate time.Time
 	NextUpdate time.Time
 	CanSign    bool
+	// StoreError is why the store did not answer at the last round of
+	// Watch, or "" (StoreUp).
+	StoreUp    bool
+	StoreError string
 	// Warning is why the CRL may lapse, or "": serve cannot sign and the
 	// CRL is past half its lifetime, or re-signing failed.
 	Warning string
@@ -32,7 +36,10 @@ func (s *Server) Health() Health {
 	h := Health{
 		State:  revoke.Freshness(cur.crl.ThisUpdate(), cur.crl.NextUpdate(), revoke.Thresholds{}, now),
 		Number: cur.crl.Number().String(), ThisUpdate: cur.crl.ThisUpdate(), NextUpdate: cur.crl.NextUpdate(),
-		CanSign: s.cfg.Signer != nil,
+		CanSign: s.cfg.Signer != nil, StoreUp: true,
+	}
+	if e := s.storeErr.Load(); e != nil {
+		h.StoreUp, h.StoreError = false, *e
 	}
 	if pastHalfLife(cur.crl, now) {
 		switch {
@@ -46,8 +53,10 @@ func (s *Server) Health() Health {
 }
 
 // serveHealth answers 200 while the CRL is current (fresh or due soon) and
-// 503 when it is expired or not yet valid; the first line says "ok",
-// "ok: warning: ..." or "unavailable: ...", the next ones the facts.
+// the store answers, and 503 when the CRL is expired or not yet valid or
+// the store does not answer (OCSP, renewals and enrollments need it); the
+// first line says "ok", "ok: warning: ..." or "unavailable: ...", the next
+// ones the facts.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	h := s.Health()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -58,6 +67,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		first = "unavailable: the CRL expired at " + rfc3339(h.NextUpdate)
 	case h.State == revoke.NotYetValid:
 		first = "unavailable: the CRL is not valid before " + rfc3339(h.ThisUpdate)
+	case !h.StoreUp:
+		first = "unavailable: " + h.StoreError
 	case h.Warning != "":
 		first = "ok: warning: " + h.Warning
 	default:
@@ -69,8 +80,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\n",
-		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign)
+	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\nstore-up: %t\n",
+		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign, h.StoreUp)
 }
 
 // metrics are the counters of /metrics.
@@ -140,6 +151,7 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
 	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
 	gauge("minica_serve_can_sign", "1 when serve holds the CA key and re-signs the CRL at half its lifetime.", b(h.CanSign))
+	gauge("minica_serve_store_up", "1 when the store answered at the last round (always, on the file store).", b(h.StoreUp))
 	gauge("minica_serve_crl_signer", "1 when this replica is the one that signs CRLs (always, on the file store, with the CA key).", b(s.m.signer.Load()))
 	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
 	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))

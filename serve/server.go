@@ -127,6 +127,9 @@ type Server struct {
 	// one: the signer reconciles before it publishes (see reconcile.go).
 	storeBehind bool
 	leaseErr    string // the last lease error logged, not repeated
+	// storeErr is why the store did not answer at the last round, nil
+	// while it answers; set by Watch's goroutine, read by /healthz.
+	storeErr atomic.Pointer[string]
 
 	srvMu     sync.Mutex
 	shutdowns []func(context.Context) error // of every listener's server (register)
@@ -324,6 +327,9 @@ func (s *Server) Watch(ctx context.Context) {
 func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
+	if !s.storeUp() {
+		return // nothing of a round works without the store
+	}
 	s.loadNewer()
 	// Of several replicas on one database, only the lease holder signs.
 	signer := s.cfg.Signer != nil && s.holdsLease()
@@ -352,6 +358,23 @@ func (s *Server) check() {
 		return
 	}
 	s.resignLocked(cur)
+}
+
+// storeUp pings the store for /healthz and /metrics, logging when it stops
+// and starts answering. The caller holds caMu.
+func (s *Server) storeUp() bool {
+	err := s.cfg.CA.PingStore()
+	if err == nil {
+		if s.storeErr.Swap(nil) != nil {
+			s.log.event("store-reachable", "store", s.cfg.CA.Store())
+		}
+		return true
+	}
+	msg := err.Error()
+	if s.storeErr.Swap(&msg) == nil {
+		s.log.event("store-unreachable", "store", s.cfg.CA.Store(), "error", msg)
+	}
+	return false
 }
 
 // pastHalfLife reports whether crl should be replaced at now: past half its
