@@ -395,6 +395,47 @@ func TestRenewLimits(t *testing.T) {
 			t.Fatalf("renewal after the interval = %d %q; want 200", rec.Code, rec.Body)
 		}
 	})
+	// Two Renewers on one CA (two serves, or replicas on one database):
+	// the interval is the store's, not one process's.
+	t.Run("same certificate at another serve", func(t *testing.T) {
+		rf := newRenewFixture(t, nil)
+		c, err := ca.Open(rf.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.Now = rf.clock.Now
+		rn2, err := NewRenewer(RenewConfig{CA: c, Signer: rf.signer, Now: rf.clock.Now, LockTimeout: 50 * time.Millisecond,
+			CRL: func() *revoke.CRL { return rf.srv.CRL() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, _ := csrFor(t, sameIdentity(rf.cert))
+		if rec := rf.post(t, RenewPath, CSRType, der, rf.cert); rec.Code != 200 {
+			t.Fatalf("renewal at the first serve = %d %q", rec.Code, rec.Body)
+		}
+		post2 := func() *httptest.ResponseRecorder {
+			der, _ := csrFor(t, sameIdentity(rf.cert))
+			req := httptest.NewRequest(http.MethodPost, RenewPath, bytes.NewReader(der))
+			req.Header.Set("Content-Type", CSRType)
+			req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{rf.cert}}
+			rec := httptest.NewRecorder()
+			rn2.ServeHTTP(rec, req)
+			return rec
+		}
+		rf.clock.Set(rf.clock.Now().Add(15 * time.Second))
+		rec := post2()
+		if p := problemOf(t, rec); rec.Code != 429 || p.Reason != RefuseRecentlyRenewed || rec.Header().Get("Retry-After") != "45" {
+			t.Fatalf("renewal at the second serve 15s later = %d %+v Retry-After %q; want 429 %s 45", rec.Code, p, rec.Header().Get("Retry-After"), RefuseRecentlyRenewed)
+		}
+		if recs, _ := rf.other(t).RecordsByName("svc"); len(recs) != 2 {
+			t.Errorf("svc has %d records; want 2 (one renewal)", len(recs))
+		}
+		rf.clock.Set(rf.clock.Now().Add(45 * time.Second))
+		if rec := post2(); rec.Code != 200 {
+			t.Fatalf("renewal at the second serve after the interval = %d %q; want 200", rec.Code, rec.Body)
+		}
+	})
 	t.Run("rate", func(t *testing.T) {
 		rf := newRenewFixture(t, func(c *RenewConfig) { c.Rate, c.Burst = 1, 1 })
 		other, _ := rf.issue(t, "svc2", ca.Server, time.Hour)
