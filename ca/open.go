@@ -42,10 +42,10 @@ type CA struct {
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
 	// keyURI is the CA key's URI when the key is in a PKCS#11 token, and
-	// tokens the sessions LoadSigner opened there (closed by Close: a
-	// signer stays usable until then).
+	// tokens the signers LoadSigner made of it (their sessions closed by
+	// Close: a signer stays usable until then).
 	keyURI *KeyURI
-	tokens []p11Token
+	tokens []*tokenSigner
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
