@@ -28,7 +28,8 @@
 //	            `minica enroll` ([Enroller], see enroll.go); 404 without it
 //	/healthz    the CRL's state, whether serve can sign and whether its store
 //	            answers: 200, or 503 when the CRL is expired or not yet
-//	            valid or the store does not answer
+//	            valid, the store does not answer, or the CA key (in a
+//	            token) cannot sign
 //	/metrics    Prometheus text
 //
 // POST only, on the HTTPS listener with a client certificate: [Renewer]

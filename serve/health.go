@@ -19,7 +19,10 @@ type Health struct {
 	Number     string
 	ThisUpdate time.Time
 	NextUpdate time.Time
-	CanSign    bool
+	// CanSign is set when serve has the CA key and it signs; SignerError
+	// is why a key in a token does not (ca.SignerStatus), or "".
+	CanSign     bool
+	SignerError string
 	// StoreError is why the store did not answer at the last round of
 	// Watch, or "" (StoreUp).
 	StoreUp    bool
@@ -38,11 +41,18 @@ func (s *Server) Health() Health {
 		Number: cur.crl.Number().String(), ThisUpdate: cur.crl.ThisUpdate(), NextUpdate: cur.crl.NextUpdate(),
 		CanSign: s.cfg.Signer != nil, StoreUp: true,
 	}
+	if s.keyStatus != nil {
+		if err := s.keyStatus.Err(); err != nil {
+			h.CanSign, h.SignerError = false, err.Error()
+		}
+	}
 	if e := s.storeErr.Load(); e != nil {
 		h.StoreUp, h.StoreError = false, *e
 	}
 	if pastHalfLife(cur.crl, now) {
 		switch {
+		case h.SignerError != "":
+			h.Warning = "the CA key cannot sign, so the CRL is not re-signed: it lapses at " + rfc3339(h.NextUpdate)
 		case !h.CanSign:
 			h.Warning = "serve runs with --no-sign and cannot re-sign the CRL: it lapses at " + rfc3339(h.NextUpdate) + " unless 'minica crl' publishes one"
 		case cur.resignErr.Load() != nil:
@@ -52,11 +62,11 @@ func (s *Server) Health() Health {
 	return h
 }
 
-// serveHealth answers 200 while the CRL is current (fresh or due soon) and
-// the store answers, and 503 when the CRL is expired or not yet valid or
-// the store does not answer (OCSP, renewals and enrollments need it); the
-// first line says "ok", "ok: warning: ..." or "unavailable: ...", the next
-// ones the facts.
+// serveHealth answers 200 while the CRL is current (fresh or due soon),
+// the store answers and the CA key (when serve has it) signs, and 503
+// otherwise: OCSP, renewals and enrollments need the store, renewals,
+// enrollments and re-signing the key. The first line says "ok", "ok:
+// warning: ..." or "unavailable: ...", the next ones the facts.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	h := s.Health()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -69,6 +79,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		first = "unavailable: the CRL is not valid before " + rfc3339(h.ThisUpdate)
 	case !h.StoreUp:
 		first = "unavailable: " + h.StoreError
+	case h.SignerError != "":
+		first = "unavailable: the CA key cannot sign: " + h.SignerError
 	case h.Warning != "":
 		first = "ok: warning: " + h.Warning
 	default:
@@ -150,12 +162,15 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_next_update_timestamp_seconds", "nextUpdate of the CRL being served.", h.NextUpdate.Unix())
 	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
 	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
-	gauge("minica_serve_can_sign", "1 when serve holds the CA key and re-signs the CRL at half its lifetime.", b(h.CanSign))
+	gauge("minica_serve_can_sign", "1 when serve holds the CA key and it signs (0 with --no-sign, and while the key's token is unusable).", b(h.CanSign))
 	gauge("minica_serve_store_up", "1 when the store answered at the last round (always, on the file store).", b(h.StoreUp))
 	gauge("minica_serve_crl_signer", "1 when this replica is the one that signs CRLs (always, on the file store, with the CA key).", b(s.m.signer.Load()))
 	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
 	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))
 	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Load())
+	if s.keyStatus != nil {
+		counter("minica_serve_ca_key_reopens_total", "Times the CA key's token was opened again after its session or the key's handle was lost.", s.keyStatus.Reopens())
+	}
 	counter("minica_serve_crl_reloads_total", "New CRLs served since start (published by serve or another process).", s.m.reloads.Load())
 	counter("minica_serve_crl_load_failures_total", "Versions of crl.der refused (unreadable, not a regular file, bad signature, lower number).", s.m.loadFailures.Load())
 	counter("minica_serve_crl_resigns_total", "CRLs serve re-signed at half their lifetime.", s.m.resigns.Load())

@@ -33,6 +33,10 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxHeaderBytes    = 16 << 10
 	DefaultLockTimeout       = 10 * time.Second
+	// SignerCheckInterval is how often Watch checks a CA key in a token
+	// that signs (ca.SignerStatus); one that does not is checked at
+	// every round, the signer bounding how often it opens the token.
+	SignerCheckInterval = 5 * time.Second
 	// MaxAge bounds Cache-Control max-age: a cache in front (a CDN) serves
 	// a copy at most this long after a new CRL is published.
 	MaxAge = 300 * time.Second
@@ -52,7 +56,9 @@ type Config struct {
 	CA *ca.CA
 	// Signer is the CA key, for re-signing the CRL at half its lifetime;
 	// nil (--no-sign) serves the published CRL as it is, and warns from
-	// its half-life on that it will lapse.
+	// its half-life on that it will lapse. A Signer that implements
+	// ca.SignerStatus (a key in a token) is checked by Watch, logs to Log,
+	// and /healthz and /metrics say whether it signs.
 	Signer crypto.Signer
 	// LockTimeout is how long a re-sign waits for the CA lock.
 	LockTimeout time.Duration
@@ -130,6 +136,10 @@ type Server struct {
 	// storeErr is why the store did not answer at the last round, nil
 	// while it answers; set by Watch's goroutine, read by /healthz.
 	storeErr atomic.Pointer[string]
+	// keyStatus is the Signer's ca.SignerStatus, nil for a key that
+	// cannot be lost (a file); nextKeyCheck is when Watch checks it next.
+	keyStatus    ca.SignerStatus
+	nextKeyCheck time.Time
 
 	srvMu     sync.Mutex
 	shutdowns []func(context.Context) error // of every listener's server (register)
@@ -197,6 +207,10 @@ func New(cfg Config) (*Server, error) {
 		s.ocspPre = append(s.ocspPre, strings.TrimSuffix(p, "/")+"/")
 	}
 	s.rootCRL = s.rootCRLPaths()
+	if st, ok := cfg.Signer.(ca.SignerStatus); ok {
+		s.keyStatus = st
+		st.SetLog(s.log.event)
+	}
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
 	pub, err := cfg.CA.ReadPublishedCRL()
@@ -327,6 +341,7 @@ func (s *Server) Watch(ctx context.Context) {
 func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
+	s.checkKey()
 	if !s.storeUp() {
 		return // nothing of a round works without the store
 	}
@@ -358,6 +373,23 @@ func (s *Server) check() {
 		return
 	}
 	s.resignLocked(cur)
+}
+
+// checkKey checks the CA key in a token: at every round while it cannot
+// sign (the signer bounds how often it opens the token again), and every
+// SignerCheckInterval while it can, so that /healthz tells of a token gone
+// before a signature fails, and of it back without waiting for one. The
+// caller holds caMu.
+func (s *Server) checkKey() {
+	if s.keyStatus == nil {
+		return
+	}
+	now := s.cfg.Now()
+	if s.keyStatus.Err() == nil && now.Before(s.nextKeyCheck) {
+		return
+	}
+	s.keyStatus.Check()
+	s.nextKeyCheck = now.Add(SignerCheckInterval)
 }
 
 // storeUp pings the store for /healthz and /metrics, logging when it stops
