@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"time"
 
@@ -46,6 +47,9 @@ type CA struct {
 	// Close: a signer stays usable until then).
 	keyURI *KeyURI
 	tokens []*tokenSigner
+	// serving is serve.lock, held shared while the handle is a running
+	// serve's (see HoldServing).
+	serving *os.File
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
@@ -151,6 +155,7 @@ func (c *CA) Close() error {
 		t.close()
 	}
 	c.tokens = nil
+	c.releaseServing()
 	if c.db != nil {
 		c.db.close()
 		c.db = nil

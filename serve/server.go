@@ -207,6 +207,11 @@ func New(cfg Config) (*Server, error) {
 		s.ocspPre = append(s.ocspPre, strings.TrimSuffix(p, "/")+"/")
 	}
 	s.rootCRL = s.rootCRLPaths()
+	// Registered as a running serve of the CA, so that its store is not
+	// switched under it (see ca.CA.HoldServing).
+	if err := cfg.CA.HoldServing(); err != nil {
+		return nil, err
+	}
 	if st, ok := cfg.Signer.(ca.SignerStatus); ok {
 		s.keyStatus = st
 		st.SetLog(s.log.event)
@@ -392,10 +397,16 @@ func (s *Server) checkKey() {
 	s.nextKeyCheck = now.Add(SignerCheckInterval)
 }
 
-// storeUp pings the store for /healthz and /metrics, logging when it stops
-// and starts answering. The caller holds caMu.
+// storeUp pings the store for /healthz and /metrics, and renews serve's
+// registration in it (taken again after its session ended: a store that
+// was switched meanwhile is the CA's no more, and unusable to this
+// process), logging when it stops and starts answering. The caller holds
+// caMu.
 func (s *Server) storeUp() bool {
 	err := s.cfg.CA.PingStore()
+	if err == nil {
+		err = s.cfg.CA.HoldServing()
+	}
 	if err == nil {
 		if s.storeErr.Swap(nil) != nil {
 			s.log.event("store-reachable", "store", s.cfg.CA.Store())
@@ -403,8 +414,15 @@ func (s *Server) storeUp() bool {
 		return true
 	}
 	msg := err.Error()
-	if s.storeErr.Swap(&msg) == nil {
-		s.log.event("store-unreachable", "store", s.cfg.CA.Store(), "error", msg)
+	if errors.Is(err, ca.ErrStoreSwitched) {
+		msg += ": start serve again"
+	}
+	if old := s.storeErr.Swap(&msg); old == nil || *old != msg {
+		event := "store-unreachable"
+		if errors.Is(err, ca.ErrStoreSwitched) {
+			event = "store-switched"
+		}
+		s.log.event(event, "store", s.cfg.CA.Store(), "error", msg)
 	}
 	return false
 }
