@@ -17,6 +17,15 @@ func tryLock(f *os.File) error {
 	return err
 }
 
+// tryLockShared takes a shared flock(2) on f without waiting.
+func tryLockShared(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return errWouldBlock
+	}
+	return err
+}
+
 func unlockFile(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

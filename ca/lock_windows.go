@@ -27,6 +27,17 @@ func tryLock(f *os.File) error {
 	return err
 }
 
+// tryLockShared takes a shared LockFileEx lock on the byte of tryLock
+// without waiting.
+func tryLockShared(f *os.File) error {
+	ol := windows.Overlapped{Offset: lockOffset}
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+		return errWouldBlock
+	}
+	return err
+}
+
 func unlockFile(f *os.File) {
 	ol := windows.Overlapped{Offset: lockOffset}
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"time"
 
@@ -42,10 +43,13 @@ type CA struct {
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
 	// keyURI is the CA key's URI when the key is in a PKCS#11 token, and
-	// tokens the sessions LoadSigner opened there (closed by Close: a
-	// signer stays usable until then).
+	// tokens the signers LoadSigner made of it (their sessions closed by
+	// Close: a signer stays usable until then).
 	keyURI *KeyURI
-	tokens []p11Token
+	tokens []*tokenSigner
+	// serving is serve.lock, held shared while the handle is a running
+	// serve's (see HoldServing).
+	serving *os.File
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
 	wrapLog func(logFile) logFile
@@ -151,6 +155,7 @@ func (c *CA) Close() error {
 		t.close()
 	}
 	c.tokens = nil
+	c.releaseServing()
 	if c.db != nil {
 		c.db.close()
 		c.db = nil

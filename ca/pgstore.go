@@ -76,6 +76,8 @@ type pgStore struct {
 	// held is the session of the CA lock while the handle holds it
 	// (see pglock.go), nil otherwise.
 	held atomic.Pointer[pgLockSession]
+	// serving is the registration of a running serve (see serving.go).
+	serving pgServing
 }
 
 // openPGStore connects to the database at url, checks that its schema is
@@ -137,6 +139,7 @@ func (s *pgStore) String() string { return s.url }
 
 func (s *pgStore) close() error {
 	s.releaseLease()
+	s.releaseServing()
 	s.pool.Close()
 	return nil
 }

@@ -63,6 +63,26 @@ func openToken(u *KeyURI, pin []byte) (p11Token, error) {
 	return nil, err
 }
 
+// sessionLost reports whether err, of a key in a token, says that its
+// session or its handle is no longer valid: the token went away (and may
+// be back: a network HSM's failover, a token pulled and put back), the
+// module lost its state, the session was closed or logged out. Opening the
+// token again and finding the key again may help; nothing less does.
+func sessionLost(err error) bool {
+	var code pkcs11.Error
+	if !errors.As(err, &code) {
+		return false
+	}
+	switch code {
+	case pkcs11.CKR_OBJECT_HANDLE_INVALID, pkcs11.CKR_KEY_HANDLE_INVALID,
+		pkcs11.CKR_SESSION_HANDLE_INVALID, pkcs11.CKR_SESSION_CLOSED, pkcs11.CKR_USER_NOT_LOGGED_IN,
+		pkcs11.CKR_DEVICE_REMOVED, pkcs11.CKR_DEVICE_ERROR, pkcs11.CKR_TOKEN_NOT_PRESENT,
+		pkcs11.CKR_TOKEN_NOT_RECOGNIZED, pkcs11.CKR_CRYPTOKI_NOT_INITIALIZED, pkcs11.CKR_GENERAL_ERROR:
+		return true
+	}
+	return false
+}
+
 type c11Token struct{ ctx *crypto11.Context }
 
 func (t *c11Token) findKeys(id, label []byte) ([]p11Key, error) {

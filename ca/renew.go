@@ -75,6 +75,11 @@ type RenewOptions struct {
 	// by this CA), so that a replica on another host, where the file is
 	// not, renews it too.
 	Presented *x509.Certificate
+	// MinInterval, when set, refuses (RenewedRecentlyError) a certificate
+	// with a successor issued less than MinInterval ago. Renew checks it
+	// in the store under the caller's lock, so that it holds across every
+	// process of the CA (serve's replicas).
+	MinInterval time.Duration
 }
 
 // Renewed is the result of CA.Renew.
@@ -303,6 +308,9 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 // predecessor stays valid until it expires; revoking it is the caller's
 // choice. On a refusal nothing is written.
 func (c *CA) Renew(signer crypto.Signer, rec *Record, opts RenewOptions) (*Renewed, error) {
+	if err := c.checkRenewInterval(rec, c.Now(), opts.MinInterval); err != nil {
+		return nil, err
+	}
 	req, err := c.RenewalRequest(rec, opts)
 	if err != nil {
 		return nil, err

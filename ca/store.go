@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -165,6 +166,22 @@ func (c *CA) Store() string {
 		return StoreFile
 	}
 	return c.db.String()
+}
+
+// PingStore reports whether the store answers: on PostgreSQL a round trip
+// to the server, bounded by a few seconds; on the file store (the CA
+// directory, which the handle holds open) always nil.
+func (c *CA) PingStore() error {
+	s, ok := c.db.(*pgStore)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("the store %q does not answer: %w", s.url, err)
+	}
+	return nil
 }
 
 // SetStore records store in the CA settings as the CA's database ("" or

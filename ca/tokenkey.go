@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	"encoding/hex"
@@ -245,25 +246,35 @@ func readKeyURI(d *Dir) (*KeyURI, error) {
 
 // loadTokenSigner opens the token of the CA key with pin and finds the key,
 // which must be the one of the CA certificate. The session stays open until
-// Close.
+// Close; the signer opens it again, the same way, when the token loses it
+// (see tokenSigner), and implements SignerStatus.
 func (c *CA) loadTokenSigner(pin []byte) (crypto.Signer, error) {
 	u := c.keyURI
-	tok, err := openTokenLogged(u, pin)
+	pin = bytes.Clone(pin) // the caller may clear its copy
+	open := func() (p11Token, p11Key, error) {
+		tok, err := openTokenLogged(u, pin)
+		if err != nil {
+			return nil, nil, err
+		}
+		key, err := findOne(tok, u)
+		if errors.Is(err, ErrKeyNotFound) {
+			err = fmt.Errorf("%w, and it is the CA key of %q (%s): was it deleted, or is this another token with the same label?", err, c.dir.Path(), keyURIFile)
+		}
+		if err != nil {
+			tok.close()
+			return nil, nil, err
+		}
+		if !publicKeysEqual(key.Public(), c.Cert.PublicKey) {
+			tok.close()
+			return nil, nil, fmt.Errorf("the key with %s in %s does not match the CA certificate %q", u.ObjectName(), u.TokenName(), c.dir.Join(certFile))
+		}
+		return tok, key, nil
+	}
+	tok, key, err := open()
 	if err != nil {
 		return nil, err
 	}
-	key, err := findOne(tok, u)
-	if errors.Is(err, ErrKeyNotFound) {
-		err = fmt.Errorf("%w, and it is the CA key of %q (%s): was it deleted, or is this another token with the same label?", err, c.dir.Path(), keyURIFile)
-	}
-	if err != nil {
-		tok.close()
-		return nil, err
-	}
-	if !publicKeysEqual(key.Public(), c.Cert.PublicKey) {
-		tok.close()
-		return nil, fmt.Errorf("the key with %s in %s does not match the CA certificate %q", u.ObjectName(), u.TokenName(), c.dir.Join(certFile))
-	}
-	c.tokens = append(c.tokens, tok)
-	return key, nil
+	s := newTokenSigner(u.TokenName(), tok, key, open, sessionLost, c.Now)
+	c.tokens = append(c.tokens, s)
+	return s, nil
 }

@@ -26,7 +26,10 @@
 //	            responder. [OCSPResponder] is the responder (see ocsp.go)
 //	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
 //	            `minica enroll` ([Enroller], see enroll.go); 404 without it
-//	/healthz    the CRL's state: 200, or 503 when expired or not yet valid
+//	/healthz    the CRL's state, whether serve can sign and whether its store
+//	            answers: 200, or 503 when the CRL is expired or not yet
+//	            valid, the store does not answer, or the CA key (in a
+//	            token) cannot sign
 //	/metrics    Prometheus text
 //
 // POST only, on the HTTPS listener with a client certificate: [Renewer]

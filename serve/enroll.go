@@ -127,10 +127,14 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 }
 
 // setEnrollHeaders sets what every enrollment response carries: never
-// cached, never a referrer (the URL holds the token), a strict CSP.
+// cached, a referrer for serve itself only (the URL holds the token), a
+// strict CSP. Not no-referrer: under it browsers send "Origin: null" with
+// the form's POST (Fetch, "serializing a request origin"), which
+// badOrigin refuses; same-origin keeps the page's origin on it.
 func setEnrollHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	pagesec.SetHeaders(h, pageCSP)
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Pragma", "no-cache")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
@@ -334,17 +338,25 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 }
 
 // badOrigin says why a POST comes from another site, or "": browsers send
-// Origin (and Sec-Fetch-Site) with every form POST.
+// Origin (and Sec-Fetch-Site) with every form POST. The page's origin is
+// the scheme of the connection and the Host: "null" (an opaque origin, a
+// sandboxed frame or a data: URL) and the same host under another scheme
+// are other origins. A request without Origin (an old browser, a script)
+// has the CSRF token to show.
 func (h *Enroller) badOrigin(r *http.Request) string {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return "cross-site"
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
+	if origin == "" {
 		return ""
 	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
 	u, err := url.Parse(origin)
-	if err != nil || !strings.EqualFold(u.Host, r.Host) {
+	if err != nil || u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
 		return "origin"
 	}
 	return ""

@@ -32,7 +32,7 @@ var pageCSP = pagesec.CSP(pageCSS, "'self'")
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>{{.Title}}</title><style>` + pageCSS + `</style></head>
+<meta name="referrer" content="same-origin"><title>{{.Title}}</title><style>` + pageCSS + `</style></head>
 <body><main>
 <h1>{{.Title}}</h1>
 {{- if eq .Kind "form" "generated"}}

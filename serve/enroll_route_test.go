@@ -42,7 +42,7 @@ func TestEnrollHeadersBeforeRouting(t *testing.T) {
 			if rec.Code != tt.code {
 				t.Fatalf("GET %s = %d; want %d", tt.target, rec.Code, tt.code)
 			}
-			for k, want := range map[string]string{"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"} {
+			for k, want := range map[string]string{"Cache-Control": "no-store", "Referrer-Policy": "same-origin"} {
 				if got := rec.Header().Get(k); got != want {
 					t.Errorf("GET %s: %s = %q; want %q", tt.target, k, got, want)
 				}

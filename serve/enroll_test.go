@@ -327,7 +327,7 @@ func TestEnrollSecurityHeadersOnEveryResponse(t *testing.T) {
 				t.Fatalf("status = %d; want %d\n%s", rec.Code, tt.code, rec.Body)
 			}
 			for k, want := range map[string]string{
-				"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+				"Cache-Control": "no-store", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
 				"X-Content-Type-Options": "nosniff", "Content-Security-Policy": pageCSP,
 			} {
 				if got := rec.Header().Get(k); got != want {
@@ -478,6 +478,10 @@ func TestEnrollCSRF(t *testing.T) {
 		{name: "another enrollment's", form: download(f.csrf(t, other), testPassword, "p12"), code: 403},
 		{name: "cross-site origin", form: download(good, testPassword, "p12"), header: []string{"Origin", "https://evil.example"}, code: 403},
 		{name: "cross-site fetch", form: download(good, testPassword, "p12"), header: []string{"Sec-Fetch-Site", "cross-site"}, code: 403},
+		// An opaque origin (a sandboxed frame, a data: URL) is no origin
+		// of this page, nor is the page's host under another scheme.
+		{name: "null origin", form: download(good, testPassword, "p12"), header: []string{"Origin", "null"}, code: 403},
+		{name: "origin of another scheme", form: download(good, testPassword, "p12"), header: []string{"Origin", "https://example.com"}, code: 403},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,14 @@ type Health struct {
 	Number     string
 	ThisUpdate time.Time
 	NextUpdate time.Time
-	CanSign    bool
+	// CanSign is set when serve has the CA key and it signs; SignerError
+	// is why a key in a token does not (ca.SignerStatus), or "".
+	CanSign     bool
+	SignerError string
+	// StoreError is why the store did not answer at the last round of
+	// Watch, or "" (StoreUp).
+	StoreUp    bool
+	StoreError string
 	// Warning is why the CRL may lapse, or "": serve cannot sign and the
 	// CRL is past half its lifetime, or re-signing failed.
 	Warning string
@@ -32,10 +39,20 @@ func (s *Server) Health() Health {
 	h := Health{
 		State:  revoke.Freshness(cur.crl.ThisUpdate(), cur.crl.NextUpdate(), revoke.Thresholds{}, now),
 		Number: cur.crl.Number().String(), ThisUpdate: cur.crl.ThisUpdate(), NextUpdate: cur.crl.NextUpdate(),
-		CanSign: s.cfg.Signer != nil,
+		CanSign: s.cfg.Signer != nil, StoreUp: true,
+	}
+	if s.keyStatus != nil {
+		if err := s.keyStatus.Err(); err != nil {
+			h.CanSign, h.SignerError = false, err.Error()
+		}
+	}
+	if e := s.storeErr.Load(); e != nil {
+		h.StoreUp, h.StoreError = false, *e
 	}
 	if pastHalfLife(cur.crl, now) {
 		switch {
+		case h.SignerError != "":
+			h.Warning = "the CA key cannot sign, so the CRL is not re-signed: it lapses at " + rfc3339(h.NextUpdate)
 		case !h.CanSign:
 			h.Warning = "serve runs with --no-sign and cannot re-sign the CRL: it lapses at " + rfc3339(h.NextUpdate) + " unless 'minica crl' publishes one"
 		case cur.resignErr.Load() != nil:
@@ -45,9 +62,11 @@ func (s *Server) Health() Health {
 	return h
 }
 
-// serveHealth answers 200 while the CRL is current (fresh or due soon) and
-// 503 when it is expired or not yet valid; the first line says "ok",
-// "ok: warning: ..." or "unavailable: ...", the next ones the facts.
+// serveHealth answers 200 while the CRL is current (fresh or due soon),
+// the store answers and the CA key (when serve has it) signs, and 503
+// otherwise: OCSP, renewals and enrollments need the store, renewals,
+// enrollments and re-signing the key. The first line says "ok", "ok:
+// warning: ..." or "unavailable: ...", the next ones the facts.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	h := s.Health()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -58,6 +77,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		first = "unavailable: the CRL expired at " + rfc3339(h.NextUpdate)
 	case h.State == revoke.NotYetValid:
 		first = "unavailable: the CRL is not valid before " + rfc3339(h.ThisUpdate)
+	case !h.StoreUp:
+		first = "unavailable: " + h.StoreError
+	case h.SignerError != "":
+		first = "unavailable: the CA key cannot sign: " + h.SignerError
 	case h.Warning != "":
 		first = "ok: warning: " + h.Warning
 	default:
@@ -69,8 +92,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\n",
-		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign)
+	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\nstore-up: %t\n",
+		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign, h.StoreUp)
 }
 
 // metrics are the counters of /metrics.
@@ -139,11 +162,15 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_next_update_timestamp_seconds", "nextUpdate of the CRL being served.", h.NextUpdate.Unix())
 	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
 	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
-	gauge("minica_serve_can_sign", "1 when serve holds the CA key and re-signs the CRL at half its lifetime.", b(h.CanSign))
+	gauge("minica_serve_can_sign", "1 when serve holds the CA key and it signs (0 with --no-sign, and while the key's token is unusable).", b(h.CanSign))
+	gauge("minica_serve_store_up", "1 when the store answered at the last round (always, on the file store).", b(h.StoreUp))
 	gauge("minica_serve_crl_signer", "1 when this replica is the one that signs CRLs (always, on the file store, with the CA key).", b(s.m.signer.Load()))
 	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
 	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))
 	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Load())
+	if s.keyStatus != nil {
+		counter("minica_serve_ca_key_reopens_total", "Times the CA key's token was opened again after its session or the key's handle was lost.", s.keyStatus.Reopens())
+	}
 	counter("minica_serve_crl_reloads_total", "New CRLs served since start (published by serve or another process).", s.m.reloads.Load())
 	counter("minica_serve_crl_load_failures_total", "Versions of crl.der refused (unreadable, not a regular file, bad signature, lower number).", s.m.loadFailures.Load())
 	counter("minica_serve_crl_resigns_total", "CRLs serve re-signed at half their lifetime.", s.m.resigns.Load())

@@ -122,6 +122,13 @@ func (r *OCSPResponder) serveFast(ctx *fasthttp.RequestCtx, isOCSP func(method, 
 		fastRefuse(ctx, http.StatusBadRequest, "bad request: the request target is not a path", true)
 		return epOther, http.StatusBadRequest
 	}
+	if path == "/" && method != http.MethodPost {
+		// "/" is the responder's POST target (`openssl ocsp -url
+		// http://HOST:PORT`), nothing else: another method is 405.
+		fastRefuse(ctx, http.StatusMethodNotAllowed, "method not allowed: OCSP at / takes POST", true)
+		ctx.Response.Header.Set("Allow", http.MethodPost)
+		return epOCSP, http.StatusMethodNotAllowed
+	}
 	if !isOCSP(method, path) {
 		fastRefuse(ctx, http.StatusNotFound, "not found: this listener answers OCSP only", true)
 		return epOther, http.StatusNotFound

@@ -444,3 +444,29 @@ func TestOCSPListenersAnswerAlike(t *testing.T) {
 		}
 	}
 }
+
+// On the dedicated listener "/" is the OCSP responder's (POST, for
+// `openssl ocsp -url http://HOST:PORT`): another method there is 405 with
+// Allow: POST, as RFC 9110 section 15.5.6 has it, not 404.
+func TestOCSPListenerRootMethods(t *testing.T) {
+	f, _ := ocspFixture(t, nil)
+	addr := f.listenOCSP(t)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodGet, http.MethodHead} {
+		req, err := http.NewRequest(method, "http://"+addr+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+			t.Errorf("%s /: HTTP %d, Allow %q; want 405, POST", method, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	if m := f.metrics(t); !hasLine(m, `minica_serve_requests_total{endpoint="ocsp",code="405"} 4`) {
+		t.Errorf("metrics lack 4 OCSP 405s:\n%s", m)
+	}
+}

@@ -129,7 +129,6 @@ type Renewer struct {
 	mu     sync.Mutex // serialises the use of cfg.CA and the limiter
 	tokens float64
 	filled time.Time
-	recent map[string]time.Time // predecessor serial -> time renewed
 
 	renewed atomic.Uint64
 	refused sync.Map // reason -> *atomic.Uint64
@@ -161,7 +160,7 @@ func NewRenewer(cfg RenewConfig) (*Renewer, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(cfg.CA.Cert)
 	return &Renewer{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, pool: pool,
-		tokens: float64(cfg.Burst), recent: map[string]time.Time{}}, nil
+		tokens: float64(cfg.Burst)}, nil
 }
 
 // refusal is a refused renewal: the status, the reason and a sentence.
@@ -262,16 +261,10 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 		ref.retryAfter = wait
 		return nil, cert, ref
 	}
-	if at, ok := rn.recent[rec.Serial]; ok && now.Sub(at) < rn.cfg.Interval {
-		wait := rn.cfg.Interval - now.Sub(at)
-		ref := refuse(http.StatusTooManyRequests, RefuseRecentlyRenewed, "serial %s was renewed %s ago: retry in %s",
-			rec.Serial, now.Sub(at).Round(time.Second), wait.Round(time.Second))
-		ref.retryAfter = wait
-		return nil, cert, ref
-	}
 	// A certificate with a successor may renew again (Force): the client
-	// may have lost the answer. Interval bounds how often.
-	opts := ca.RenewOptions{CSR: csr, Force: true, AllowExpired: inGrace, Presented: cert}
+	// may have lost the answer. Interval bounds how often, in the store
+	// (ca.CA.Renew checks it under the lock), so across replicas too.
+	opts := ca.RenewOptions{CSR: csr, Force: true, AllowExpired: inGrace, Presented: cert, MinInterval: rn.cfg.Interval}
 	if err := ca.CheckRenewable(rec, now, opts); err != nil {
 		return nil, cert, renewRefusal(err)
 	}
@@ -299,7 +292,6 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 	if err != nil {
 		return nil, cert, renewRefusal(err)
 	}
-	rn.remember(rec.Serial, now)
 	return res, cert, nil
 }
 
@@ -308,7 +300,7 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 func (rn *Renewer) readCSR(w http.ResponseWriter, r *http.Request) (*x509.CertificateRequest, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != CSRType && mt != PEMType && mt != "application/x-pem" && mt != "text/plain") {
+		if err != nil || (mt != CSRType && mt != PEMType && mt != "application/x-pem") {
 			return nil, refuse(http.StatusUnsupportedMediaType, RefuseMediaType, "the body must be a CSR, %s (DER) or %s", CSRType, PEMType)
 		}
 	}
@@ -391,7 +383,13 @@ func (rn *Renewer) judge(cert *x509.Certificate, rest []*x509.Certificate, now t
 // and ca.Renew to refusals.
 func renewRefusal(err error) error {
 	var idErr *ca.IdentityError
+	var recent *ca.RenewedRecentlyError
 	switch {
+	case errors.As(err, &recent):
+		ref := refuse(http.StatusTooManyRequests, RefuseRecentlyRenewed, "serial %s was renewed by serial %s at %s: retry in %s",
+			recent.Record.Serial, recent.Successor.Serial, rfc3339(recent.Successor.IssuedAt), recent.Wait.Round(time.Second))
+		ref.retryAfter = recent.Wait
+		return ref
 	case errors.As(err, &idErr):
 		reason := RefuseIdentity
 		switch idErr.Field {
@@ -432,18 +430,6 @@ func (rn *Renewer) take(now time.Time) time.Duration {
 		return 0
 	}
 	return time.Duration((1 - rn.tokens) / rn.cfg.Rate * float64(time.Second))
-}
-
-// remember notes a renewal of serial, forgetting those older than Interval.
-func (rn *Renewer) remember(serial string, now time.Time) {
-	if len(rn.recent) > 4096 {
-		for s, at := range rn.recent {
-			if now.Sub(at) >= rn.cfg.Interval {
-				delete(rn.recent, s)
-			}
-		}
-	}
-	rn.recent[serial] = now
 }
 
 func (rn *Renewer) count(reason string) {

@@ -282,6 +282,12 @@ func TestRenewRefusals(t *testing.T) {
 				der, _ := csrFor(t, sameIdentity(rf.cert))
 				return RenewPath, "application/json", der, []*x509.Certificate{rf.cert}
 			}},
+		// docs/serve.md names two media types: text/plain is neither.
+		{name: "media type text/plain", wantStatus: 415, wantReason: RefuseMediaType,
+			setup: func(t *testing.T, rf *renewFixture) (string, string, []byte, []*x509.Certificate) {
+				der, _ := csrFor(t, sameIdentity(rf.cert))
+				return RenewPath, "text/plain", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), []*x509.Certificate{rf.cert}
+			}},
 		{name: "keygen off", wantStatus: 403, wantReason: RefuseKeygenOff,
 			setup: func(t *testing.T, rf *renewFixture) (string, string, []byte, []*x509.Certificate) {
 				return RenewKeygenPath, "", nil, []*x509.Certificate{rf.cert}
@@ -387,6 +393,47 @@ func TestRenewLimits(t *testing.T) {
 		rf.clock.Set(rf.clock.Now().Add(DefaultRenewInterval))
 		if rec := rf.post(t, RenewPath, CSRType, der, rf.cert); rec.Code != 200 {
 			t.Fatalf("renewal after the interval = %d %q; want 200", rec.Code, rec.Body)
+		}
+	})
+	// Two Renewers on one CA (two serves, or replicas on one database):
+	// the interval is the store's, not one process's.
+	t.Run("same certificate at another serve", func(t *testing.T) {
+		rf := newRenewFixture(t, nil)
+		c, err := ca.Open(rf.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.Now = rf.clock.Now
+		rn2, err := NewRenewer(RenewConfig{CA: c, Signer: rf.signer, Now: rf.clock.Now, LockTimeout: 50 * time.Millisecond,
+			CRL: func() *revoke.CRL { return rf.srv.CRL() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, _ := csrFor(t, sameIdentity(rf.cert))
+		if rec := rf.post(t, RenewPath, CSRType, der, rf.cert); rec.Code != 200 {
+			t.Fatalf("renewal at the first serve = %d %q", rec.Code, rec.Body)
+		}
+		post2 := func() *httptest.ResponseRecorder {
+			der, _ := csrFor(t, sameIdentity(rf.cert))
+			req := httptest.NewRequest(http.MethodPost, RenewPath, bytes.NewReader(der))
+			req.Header.Set("Content-Type", CSRType)
+			req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{rf.cert}}
+			rec := httptest.NewRecorder()
+			rn2.ServeHTTP(rec, req)
+			return rec
+		}
+		rf.clock.Set(rf.clock.Now().Add(15 * time.Second))
+		rec := post2()
+		if p := problemOf(t, rec); rec.Code != 429 || p.Reason != RefuseRecentlyRenewed || rec.Header().Get("Retry-After") != "45" {
+			t.Fatalf("renewal at the second serve 15s later = %d %+v Retry-After %q; want 429 %s 45", rec.Code, p, rec.Header().Get("Retry-After"), RefuseRecentlyRenewed)
+		}
+		if recs, _ := rf.other(t).RecordsByName("svc"); len(recs) != 2 {
+			t.Errorf("svc has %d records; want 2 (one renewal)", len(recs))
+		}
+		rf.clock.Set(rf.clock.Now().Add(45 * time.Second))
+		if rec := post2(); rec.Code != 200 {
+			t.Fatalf("renewal at the second serve after the interval = %d %q; want 200", rec.Code, rec.Body)
 		}
 	})
 	t.Run("rate", func(t *testing.T) {

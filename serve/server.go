@@ -33,6 +33,10 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxHeaderBytes    = 16 << 10
 	DefaultLockTimeout       = 10 * time.Second
+	// SignerCheckInterval is how often Watch checks a CA key in a token
+	// that signs (ca.SignerStatus); one that does not is checked at
+	// every round, the signer bounding how often it opens the token.
+	SignerCheckInterval = 5 * time.Second
 	// MaxAge bounds Cache-Control max-age: a cache in front (a CDN) serves
 	// a copy at most this long after a new CRL is published.
 	MaxAge = 300 * time.Second
@@ -52,7 +56,9 @@ type Config struct {
 	CA *ca.CA
 	// Signer is the CA key, for re-signing the CRL at half its lifetime;
 	// nil (--no-sign) serves the published CRL as it is, and warns from
-	// its half-life on that it will lapse.
+	// its half-life on that it will lapse. A Signer that implements
+	// ca.SignerStatus (a key in a token) is checked by Watch, logs to Log,
+	// and /healthz and /metrics say whether it signs.
 	Signer crypto.Signer
 	// LockTimeout is how long a re-sign waits for the CA lock.
 	LockTimeout time.Duration
@@ -127,6 +133,13 @@ type Server struct {
 	// one: the signer reconciles before it publishes (see reconcile.go).
 	storeBehind bool
 	leaseErr    string // the last lease error logged, not repeated
+	// storeErr is why the store did not answer at the last round, nil
+	// while it answers; set by Watch's goroutine, read by /healthz.
+	storeErr atomic.Pointer[string]
+	// keyStatus is the Signer's ca.SignerStatus, nil for a key that
+	// cannot be lost (a file); nextKeyCheck is when Watch checks it next.
+	keyStatus    ca.SignerStatus
+	nextKeyCheck time.Time
 
 	srvMu     sync.Mutex
 	shutdowns []func(context.Context) error // of every listener's server (register)
@@ -194,6 +207,15 @@ func New(cfg Config) (*Server, error) {
 		s.ocspPre = append(s.ocspPre, strings.TrimSuffix(p, "/")+"/")
 	}
 	s.rootCRL = s.rootCRLPaths()
+	// Registered as a running serve of the CA, so that its store is not
+	// switched under it (see ca.CA.HoldServing).
+	if err := cfg.CA.HoldServing(); err != nil {
+		return nil, err
+	}
+	if st, ok := cfg.Signer.(ca.SignerStatus); ok {
+		s.keyStatus = st
+		st.SetLog(s.log.event)
+	}
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
 	pub, err := cfg.CA.ReadPublishedCRL()
@@ -324,6 +346,10 @@ func (s *Server) Watch(ctx context.Context) {
 func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
+	s.checkKey()
+	if !s.storeUp() {
+		return // nothing of a round works without the store
+	}
 	s.loadNewer()
 	// Of several replicas on one database, only the lease holder signs.
 	signer := s.cfg.Signer != nil && s.holdsLease()
@@ -352,6 +378,53 @@ func (s *Server) check() {
 		return
 	}
 	s.resignLocked(cur)
+}
+
+// checkKey checks the CA key in a token: at every round while it cannot
+// sign (the signer bounds how often it opens the token again), and every
+// SignerCheckInterval while it can, so that /healthz tells of a token gone
+// before a signature fails, and of it back without waiting for one. The
+// caller holds caMu.
+func (s *Server) checkKey() {
+	if s.keyStatus == nil {
+		return
+	}
+	now := s.cfg.Now()
+	if s.keyStatus.Err() == nil && now.Before(s.nextKeyCheck) {
+		return
+	}
+	s.keyStatus.Check()
+	s.nextKeyCheck = now.Add(SignerCheckInterval)
+}
+
+// storeUp pings the store for /healthz and /metrics, and renews serve's
+// registration in it (taken again after its session ended: a store that
+// was switched meanwhile is the CA's no more, and unusable to this
+// process), logging when it stops and starts answering. The caller holds
+// caMu.
+func (s *Server) storeUp() bool {
+	err := s.cfg.CA.PingStore()
+	if err == nil {
+		err = s.cfg.CA.HoldServing()
+	}
+	if err == nil {
+		if s.storeErr.Swap(nil) != nil {
+			s.log.event("store-reachable", "store", s.cfg.CA.Store())
+		}
+		return true
+	}
+	msg := err.Error()
+	if errors.Is(err, ca.ErrStoreSwitched) {
+		msg += ": start serve again"
+	}
+	if old := s.storeErr.Swap(&msg); old == nil || *old != msg {
+		event := "store-unreachable"
+		if errors.Is(err, ca.ErrStoreSwitched) {
+			event = "store-switched"
+		}
+		s.log.event(event, "store", s.cfg.CA.Store(), "error", msg)
+	}
+	return false
 }
 
 // pastHalfLife reports whether crl should be replaced at now: past half its

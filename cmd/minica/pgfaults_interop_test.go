@@ -246,3 +246,53 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// While PostgreSQL is down, serve's /healthz answers 503 and says the
+// store does not answer, and /metrics has minica_serve_store_up 0 (OCSP
+// would answer internalError, renewals 500: a load balancer must know);
+// once it is back, serve is healthy again without a restart.
+func TestServeHealthReportsStorePG(t *testing.T) {
+	srv := pgtest.Own(t)
+	store, err := srv.CreateDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ca")
+	mustMinica(t, dir, "init", "--cn", "Test Root", "--no-password", "--store", store)
+	p := startServe(t, dir)
+	// waitHealth polls /healthz (bounded) until it answers code with a
+	// body holding want, and returns the metrics then.
+	waitHealth := func(code int, want string) string {
+		t.Helper()
+		var last string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			resp, body := p.fetch(t, "/healthz")
+			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+			if resp.StatusCode == code && strings.Contains(string(body), want) {
+				_, m := p.fetch(t, "/metrics")
+				return string(m)
+			}
+		}
+		t.Fatalf("/healthz = %s; want %d with %q\nserve:\n%s", last, code, want, p.stderr)
+		return ""
+	}
+	if m := waitHealth(200, "store-up: true\n"); !strings.Contains(m, "\nminica_serve_store_up 1\n") {
+		t.Errorf("metrics while the store answers lack minica_serve_store_up 1:\n%s", m)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	m := waitHealth(503, "unavailable: the store \""+store+"\" does not answer")
+	if !strings.Contains(m, "\nminica_serve_store_up 0\n") {
+		t.Errorf("metrics while the store is down lack minica_serve_store_up 0:\n%s", m)
+	}
+	if !strings.Contains(p.stderr.String(), "store-unreachable") {
+		t.Errorf("no store-unreachable line in the log:\n%s", p.stderr)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if m := waitHealth(200, "store-up: true\n"); !strings.Contains(m, "\nminica_serve_store_up 1\n") {
+		t.Errorf("metrics once the store is back lack minica_serve_store_up 1:\n%s", m)
+	}
+}

@@ -278,6 +278,9 @@ func runServe(c *cli.Context, e *env) error {
 		if errors.Is(err, ca.ErrNoCRL) || errors.Is(err, ca.ErrNotRegular) {
 			return withHint(err, "publish one with 'minica crl', or run serve with the CA key (without --no-sign)")
 		}
+		if errors.Is(err, ca.ErrStoreSwitched) {
+			return withHint(err, "start serve again once 'minica store copy --use' is done: it opens the store the settings name then")
+		}
 		return err
 	}
 	return runServeListeners(c.Context, e, srv, o, tlsConfig, certs)

@@ -90,7 +90,9 @@ func storeCopyCommand(e *env) *cli.Command {
 			"enrollments from the store in use to --to: a postgres:// URL (migrated first) or the\n" +
 			"directory of the same CA whose own database is empty. The target must be empty; a\n" +
 			"PostgreSQL target is written in one transaction. --use then records the new store\n" +
-			"in the CA settings, so that later commands use it without --store.\n\n" +
+			"in the CA settings, so that later commands use it without --store. --use is refused\n" +
+			"while a minica serve of the CA runs (on this directory, or on the PostgreSQL store\n" +
+			"in use, from any host), which would go on writing to the old store: stop them first.\n\n" +
 			"Example:\n   minica store copy --to postgres://minica@db.example.com/minica --use\n" +
 			"   minica --store postgres://minica@db.example.com/minica store copy --to /srv/ca-files",
 		Flags: []cli.Flag{
@@ -122,14 +124,17 @@ func runStoreCopy(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	res, err := authority.CopyStore(to)
+	var res *ca.CopyResult
+	if c.Bool("use") {
+		res, err = authority.MoveStore(to)
+	} else {
+		res, err = authority.CopyStore(to)
+	}
+	if errors.Is(err, ca.ErrServeRunning) {
+		return withHint(err, "stop every minica serve of this CA (on a PostgreSQL store, the replicas on other hosts too), run the command again, then start them: they open the new store")
+	}
 	if err != nil {
 		return err
-	}
-	if c.Bool("use") {
-		if err := authority.SetStore(to); err != nil {
-			return fmt.Errorf("copied, but recording the store: %w", err)
-		}
 	}
 	number := ""
 	if res.CRLNumber != nil {

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"minica/ca"
 	"minica/internal/pgtest"
@@ -308,5 +312,61 @@ func TestStoreMigrateAndInit(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, "has schema version 2, newer than this minica knows (1): upgrade minica") {
 			t.Fatalf("%v on a newer schema: exit %d\n%s", args, code, errs)
 		}
+	}
+}
+
+// `store copy --use` while a `minica serve` of the CA runs would split the
+// database (serve goes on recording its renewals in the store it opened):
+// it is refused, saying which serve and what to do, before anything is
+// copied. Once serve has stopped, the switch goes through. On PostgreSQL
+// a replica on another host counts too: it is registered in the store.
+func TestStoreSwitchWhileServing(t *testing.T) {
+	url := pgtest.New(t)
+	dir := filepath.Join(t.TempDir(), "ca")
+	mustMinica(t, dir, "init", "--cn", "Root", "--no-password")
+	mustMinica(t, dir, "issue", "client", "alice", "--email", "alice@example.com")
+	p := startServe(t, dir)
+	settings := readTestFile(t, filepath.Join(dir, "settings.json"))
+	_, stderr, code := minica(t, dir, "store", "copy", "--to", url, "--use")
+	if code != 1 || !strings.Contains(stderr, "minica: error: a minica serve of this CA is running (on the CA directory \""+dir+"\")") ||
+		!strings.Contains(stderr, "minica: hint: stop every minica serve of this CA") {
+		t.Fatalf("store copy --use while serve runs: exit %d\n%s", code, stderr)
+	}
+	if got := readTestFile(t, filepath.Join(dir, "settings.json")); !bytes.Equal(got, settings) {
+		t.Errorf("a refused switch changed the settings:\n%s", got)
+	}
+	// Refused before anything was done: the target is not even migrated.
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table *string
+	err = conn.QueryRow(context.Background(), "SELECT to_regclass('minica_records')::text").Scan(&table)
+	conn.Close(context.Background())
+	if err != nil || table != nil {
+		t.Errorf("a refused switch wrote into the target (minica_records: %v, %v)", table, err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("minica serve still running 10s after SIGTERM")
+	}
+	if out := mustMinica(t, dir, "store", "copy", "--to", url, "--use"); !strings.Contains(out, "the CA now uses "+url) {
+		t.Fatalf("store copy --use once serve stopped said %q", out)
+	}
+
+	// A replica on another host serves the PostgreSQL store: a switch
+	// away from it, from this host, is refused, naming the replica's pid.
+	rep := startServe(t, replicaDir(t, dir))
+	other := pgtest.New(t)
+	_, stderr, code = minica(t, dir, "store", "copy", "--to", other, "--use")
+	want := fmt.Sprintf("minica: error: a minica serve of this CA is running (on the store %q, pid %d)", url, rep.cmd.Process.Pid)
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("store copy --use while a replica serves the store: exit %d\n%s\nwant %s", code, stderr, want)
+	}
+	if s, _ := ca.SettingsStore(dir); s != url {
+		t.Errorf("a refused switch recorded store %q", s)
 	}
 }

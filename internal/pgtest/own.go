@@ -19,6 +19,23 @@ func Own(t testing.TB) *Server {
 	return s
 }
 
+// Pause stops the server (pg_ctl stop, fast mode) and keeps its data:
+// every session ends, and connections are refused until Resume.
+func (s *Server) Pause() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Resume starts the server that Pause stopped, on the same socket and port.
+func (s *Server) Resume() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "-o", s.opts, "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
+	}
+	return nil
+}
+
 // Restart restarts the server as an operator would (pg_ctl restart, fast
 // mode): every session ends, its transactions roll back, and new
 // connections are accepted once it is up again.

@@ -49,7 +49,8 @@ type Server struct {
 	dir   string // the temporary directory: data/, the socket, the log
 	bin   string // the directory of initdb and pg_ctl
 	cred  *credential
-	port  int // on 127.0.0.1, TLS only
+	port  int    // on 127.0.0.1, TLS only
+	opts  string // the server's options, for a start after Pause
 	count atomic.Int64
 }
 
@@ -159,6 +160,7 @@ func Start() (*Server, error) {
 	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c ssl=on -c ssl_cert_file=%s -c ssl_key_file=%s "+
 		"-c fsync=off -c full_page_writes=off -c max_connections=200",
 		s.port, dir, filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"))
+	s.opts = opts
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)
