@@ -21,6 +21,7 @@ declare -A packages=(
 	[chromium]=chromium
 	[softhsm2-util]=softhsm2
 	[initdb]=postgresql
+	[strace]=strace
 )
 
 # Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;
