@@ -121,10 +121,17 @@ func untake(fsys FS, names []string) {
 }
 
 // takeName gives staged's file the name name: a hard link, or with
-// replace a second link renamed over name.
+// replace a second link renamed over name. Where the file system has no
+// hard links (FAT on a USB stick) staged itself is renamed; a kill then
+// leaves nothing that tells its file took its name, and the next run
+// removes the rest of the group instead of completing it.
 func takeName(fsys FS, staged, name string, replace bool) error {
 	if !replace {
-		if err := fsys.Link(staged, name); err != nil {
+		err := fsys.Link(staged, name)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			err = renameNew(fsys, staged, name)
+		}
+		if err != nil {
 			return fmt.Errorf("creating %q: %w", fsys.Path(name), err)
 		}
 		return nil
@@ -132,13 +139,24 @@ func takeName(fsys FS, staged, name string, replace bool) error {
 	swap := swapName(name)
 	fsys.Remove(swap)
 	if err := fsys.Link(staged, swap); err != nil {
-		return fmt.Errorf("creating %q: %w", fsys.Path(swap), err)
+		swap = staged // no hard links: rename the staged file itself
 	}
 	if err := fsys.Rename(swap, name); err != nil {
-		fsys.Remove(swap)
+		if swap != staged {
+			fsys.Remove(swap)
+		}
 		return fmt.Errorf("renaming %q: %w", fsys.Path(name), err)
 	}
 	return nil
+}
+
+// renameNew renames staged to name, which must not exist: what stands in
+// for a hard link where the file system has none.
+func renameNew(fsys FS, staged, name string) error {
+	if _, err := fsys.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return fs.ErrExist
+	}
+	return fsys.Rename(staged, name)
 }
 
 // finishGroup makes the names of a complete group durable and removes its

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"minica/internal/atomicfile"
@@ -131,5 +132,40 @@ func TestSettleGroup(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// noLinkFS is a file system without hard links, as FAT on a USB stick.
+type noLinkFS struct{ atomicfile.FS }
+
+func (noLinkFS) Link(oldname, newname string) error {
+	return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+}
+
+// Without hard links the files are renamed into place: the group is still
+// written whole, and an existing file is still not overwritten.
+func TestCreateGroupWithoutHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	fsys := noLinkFS{atomicfile.OS}
+	files := []atomicfile.File{
+		{Name: filepath.Join(dir, "pw"), Data: []byte("secret\n"), Perm: 0o600},
+		{Name: filepath.Join(dir, "bundle"), Data: []byte("p12"), Perm: 0o600},
+	}
+	if err := atomicfile.CreateGroup(fsys, files, false); err != nil {
+		t.Fatalf("CreateGroup() error = %v", err)
+	}
+	checkFile(t, filepath.Join(dir, "pw"), "secret\n", 0o600)
+	checkFile(t, filepath.Join(dir, "bundle"), "p12", 0o600)
+	if err := atomicfile.CreateGroup(fsys, files[1:], false); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateGroup() over an existing file: error = %v; want fs.ErrExist", err)
+	}
+	files[0].Data, files[1].Data = []byte("other\n"), []byte("p12 again")
+	if err := atomicfile.CreateGroup(fsys, files, true); err != nil {
+		t.Fatalf("CreateGroup(replace) error = %v", err)
+	}
+	checkFile(t, filepath.Join(dir, "pw"), "other\n", 0o600)
+	checkFile(t, filepath.Join(dir, "bundle"), "p12 again", 0o600)
+	if got := entries(t, dir); !slices.Equal(got, []string{"bundle", "pw"}) {
+		t.Errorf("directory holds %q; want bundle and pw only", got)
 	}
 }
