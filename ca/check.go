@@ -43,7 +43,9 @@ func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) 
 // CheckWith verifies the CA directory and repairs what an interrupted
 // issuance, revocation or publish leaves: it removes temporary files,
 // completes pending records whose certificate reached the disk, voids the
-// others, recreates the record of any certificate found without one, points
+// others, recreates the record of any certificate found without one,
+// revokes the certificates renewed from one revoked for a reason that
+// revokes the line (RevokesLine) that a crash left valid, points
 // each name's current.* links at its newest certificate, makes
 // crl.pem and crl.der hold the same CRL (the later one) and, on an
 // intermediate, crl-chain.pem hold them and the root's, and publishes a
