@@ -178,9 +178,10 @@ func (c *CA) pendingAsIssued(rec *Record) *Record {
 }
 
 // FinishInterrupted completes or voids, as Check does, every interrupted
-// issuance (pending record) of name, and points the name's current.*
-// links at its newest certificate where they point elsewhere; it says what
-// it did, one sentence each.
+// issuance (pending record) of name, revokes a successor it completes
+// whose line is revoked (see completeLines), and points the name's
+// current.* links at its newest certificate where they point elsewhere;
+// it says what it did, one sentence each.
 // Under the lock a pending record is always an interrupted one, so a batch
 // that is run again calls it for its names before it issues. Problems
 // (a certificate whose key did not reach the disk) are returned as
@@ -191,6 +192,7 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 		return nil, err
 	}
 	rep := &CheckReport{}
+	renewed := false
 	for _, s := range serials {
 		rec, err := c.recordHex(s)
 		if errors.Is(err, ErrNotFound) {
@@ -203,6 +205,13 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 			continue
 		}
 		if err := c.finishPending(rep, rec); err != nil {
+			return nil, err
+		}
+		renewed = renewed || (rec.RenewalOf != "" && rec.Status == StatusValid)
+	}
+	// A successor completed now joins its line, which may be revoked.
+	if renewed {
+		if err := c.completeLines(rep, []string{name}); err != nil {
 			return nil, err
 		}
 	}

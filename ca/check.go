@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,9 @@ func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) 
 // CheckWith verifies the CA directory and repairs what an interrupted
 // issuance, revocation or publish leaves: it removes temporary files,
 // completes pending records whose certificate reached the disk, voids the
-// others, recreates the record of any certificate found without one, points
+// others, recreates the record of any certificate found without one,
+// revokes the certificates renewed from one revoked for a reason that
+// revokes the line (RevokesLine) that a crash left valid, points
 // each name's current.* links at its newest certificate, makes
 // crl.pem and crl.der hold the same CRL (the later one) and, on an
 // intermediate, crl-chain.pem hold them and the root's, and publishes a
@@ -59,10 +62,14 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	if err := c.checkCerts(rep); err != nil {
 		return nil, err
 	}
-	if err := c.checkRecords(rep); err != nil {
+	lines, err := c.checkRecords(rep)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.rebuildNameIndex(); err != nil {
+		return nil, err
+	}
+	if err := c.completeLines(rep, lines); err != nil {
 		return nil, err
 	}
 	if err := c.checkCurrent(rep); err != nil {
@@ -247,13 +254,15 @@ func (c *CA) readCert(file string) (*x509.Certificate, error) {
 	return certs[0], nil
 }
 
-// checkRecords finishes or voids pending records and counts the rest.
-func (c *CA) checkRecords(rep *CheckReport) error {
+// checkRecords finishes or voids pending records and counts the rest. It
+// returns the names that have both a certificate revoked for a reason that
+// revokes the line and a renewed one: those completeLines looks at.
+func (c *CA) checkRecords(rep *CheckReport) ([]string, error) {
 	var shards []fs.DirEntry
 	if c.db == nil {
 		var err error
 		if shards, err = fs.ReadDir(c.dir.root.FS(), "db"); err != nil {
-			return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+			return nil, fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
 		}
 	}
 	for _, s := range shards {
@@ -265,46 +274,60 @@ func (c *CA) checkRecords(rep *CheckReport) error {
 			continue
 		}
 		if err := c.removeTemps(path.Join("db", s.Name())); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := c.repairRevlog(rep); err != nil {
-		return err
+		return nil, err
 	}
 	events, err := c.latestRevEvents()
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
-		return nil
+		return nil, nil
 	}
 	latest := make(map[string]revEvent, len(events))
 	for _, ev := range events {
 		latest[ev.Serial] = ev
 	}
 	links := renewalLinks{}
+	lineNames, renewedNames := map[string]bool{}, map[string]bool{}
 	for rec, err := range c.Records() {
 		var corrupt *CorruptRecordError
 		if errors.As(err, &corrupt) {
 			if rec, err = c.rebuildRecord(rep, corrupt); err != nil {
-				return err
+				return nil, err
 			}
 			if rec == nil {
 				continue
 			}
 		} else if err != nil {
 			rep.Problems = append(rep.Problems, err.Error())
-			return nil
+			return nil, nil
 		}
 		rep.Records++
 		if err := c.checkRecord(rep, rec); err != nil {
-			return err
+			return nil, err
 		}
 		ev, logged := latest[rec.Serial]
 		if err := c.reconcileRevocation(rep, rec, ev, logged); err != nil {
-			return err
+			return nil, err
 		}
 		links.add(rec)
+		if _, ok := heldLineReason(rec); ok {
+			lineNames[rec.Name] = true
+		}
+		if rec.RenewalOf != "" {
+			renewedNames[rec.Name] = true
+		}
 	}
-	return c.repairRenewalLinks(rep, links)
+	var lines []string
+	for name := range lineNames {
+		if renewedNames[name] {
+			lines = append(lines, name)
+		}
+	}
+	slices.Sort(lines)
+	return lines, c.repairRenewalLinks(rep, links)
 }
 
 // rebuildRecord replaces an unreadable record (what a power loss can make of

@@ -89,7 +89,10 @@
 // writes crlnumber, crl.pem and crl.der in that order. A revocation whose
 // publishing did not finish is what [CA.Unpublished] returns; a repeated
 // Revoke says so (RevokeResult.Unpublished), and [CA.CheckWith] publishes it
-// when given the CA key. CRL numbers come from the signing time in
+// when given the CA key. A reason that takes the holder's access
+// ([RevokesLine]: keyCompromise and others) also revokes every certificate
+// renewed from the certificate, in the same append to the log; Check
+// completes a line that a crash cut short. CRL numbers come from the signing time in
 // milliseconds, kept strictly increasing, so that they keep growing after
 // an older copy of the directory is restored.
 package ca

@@ -47,7 +47,8 @@ type Issued struct {
 // the database before signing, so a certificate never exists on disk without
 // a record. The certificate is valid from Now()-Backdate (not before the
 // CA's notBefore) for req.Validity, the backdate included, and never beyond
-// the CA's notAfter. A name outside the CA's name constraints is refused
+// the CA's notAfter; a req.Validity under MinValidity, which would end
+// before now, is refused (ErrValidityTooShort). A name outside the CA's name constraints is refused
 // (see checkNameConstraints).
 func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	p, err := c.prepare(req)
@@ -150,7 +151,10 @@ func (c *CA) validity(now time.Time, lifetime time.Duration) (time.Time, time.Ti
 	if now.Before(c.Cert.NotBefore) {
 		return time.Time{}, time.Time{}, fmt.Errorf("the system clock (%s) is before the CA's notBefore (%s): check the clock", now.Format(time.RFC3339), c.Cert.NotBefore.UTC().Format(time.RFC3339))
 	}
-	notBefore, notAfter := leafValidity(now, lifetime)
+	notBefore, notAfter, err := leafValidity(now, lifetime)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
 	if notBefore.Before(c.Cert.NotBefore) {
 		notBefore, notAfter = c.Cert.NotBefore, c.Cert.NotBefore.Add(lifetime)
 	}

@@ -286,11 +286,16 @@ func (s *pgStore) putRecords(rs []*Record) error {
 	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range rs {
-			b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
-				r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+			queueUpdateRecord(b, r)
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
+}
+
+// queueUpdateRecord queues the replacement of an existing record.
+func queueUpdateRecord(b *pgx.Batch, r *Record) {
+	b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
+		r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
 }
 
 // decode decodes a record's data, checking it as decodeRecord does.
@@ -397,9 +402,26 @@ func nullTime(t time.Time) any {
 
 func (s *pgStore) appendRevEvent(ev revEvent) error {
 	return s.write("appending to the revocation log", func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO minica_revocations (serial, revoked_at, reason, not_after, lifted) VALUES ($1, $2, $3, $4, $5)`,
-			ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted)
-		return err
+		b := &pgx.Batch{}
+		queueRevEvent(b, ev)
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// queueRevEvent queues the append of a revocation event.
+func queueRevEvent(b *pgx.Batch, ev revEvent) {
+	b.Queue(`INSERT INTO minica_revocations (serial, revoked_at, reason, not_after, lifted) VALUES ($1, $2, $3, $4, $5)`,
+		ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted)
+}
+
+func (s *pgStore) revokeRecords(rs []*Record) error {
+	return s.write(fmt.Sprintf("revoking %d certificates", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range rs {
+			queueRevEvent(b, eventOf(r))
+			queueUpdateRecord(b, r)
+		}
+		return tx.SendBatch(ctx, b).Close()
 	})
 }
 

@@ -471,3 +471,15 @@ func TestPGEnrollments(t *testing.T) {
 		t.Fatalf("%d enrollments; want 2", n)
 	}
 }
+
+// The line of a certificate on PostgreSQL: see testRevokeLine. The
+// certificate and its successors are revoked in one transaction.
+func TestPGRevokeLine(t *testing.T) {
+	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	url := pgtest.New(t)
+	c, signer := newTestCA(t, InitOptions{Store: url, FirstCRL: true, Now: fixedClock(start.Add(-time.Hour))})
+	testRevokeLine(t, c, signer, start)
+	if n := pgQueryInt(t, url, `SELECT count(*) FROM minica_records WHERE status = 'revoked' AND data::jsonb->>'name' = 'alice'`); n != 4 {
+		t.Errorf("%d revoked records of alice in the database; want 4", n)
+	}
+}

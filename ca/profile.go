@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -53,13 +54,27 @@ func ParseProfile(s string) (Profile, error) {
 // skew between the CA and relying parties.
 const Backdate = 5 * time.Minute
 
+// MinValidity is the shortest lifetime of a leaf. The lifetime counts from
+// the backdated notBefore, so one of Backdate or less would give a
+// certificate that expired before it was signed; a lifetime just above
+// Backdate is valid for what is left over (short lifetimes are for tests).
+const MinValidity = Backdate + time.Second
+
+// ErrValidityTooShort is returned for a lifetime under MinValidity.
+var ErrValidityTooShort = errors.New("validity too short")
+
 // leafValidity returns the notBefore and notAfter of a leaf issued at now
 // for lifetime. The lifetime counts from the backdated notBefore, so that
 // notAfter - notBefore never exceeds it: a server certificate of 825 days
 // must stay within Apple's 825-day limit (support.apple.com/HT210176).
-func leafValidity(now time.Time, lifetime time.Duration) (notBefore, notAfter time.Time) {
+// A lifetime under MinValidity is refused with ErrValidityTooShort.
+func leafValidity(now time.Time, lifetime time.Duration) (notBefore, notAfter time.Time, err error) {
+	if lifetime < MinValidity {
+		return time.Time{}, time.Time{}, fmt.Errorf("%w: %s would leave the certificate already expired when signed (notBefore is backdated %s for clock skew, and the validity counts from it); it must be longer than %s",
+			ErrValidityTooShort, FormatDuration(lifetime), FormatDuration(Backdate), FormatDuration(Backdate))
+	}
 	notBefore = now.Add(-Backdate)
-	return notBefore, notBefore.Add(lifetime)
+	return notBefore, notBefore.Add(lifetime), nil
 }
 
 // Request asks for a leaf certificate. Name is the certificate's name in the

@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/asn1"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -127,4 +129,47 @@ func subjectAttributes(t *testing.T, name []byte) []attribute {
 		all = append(all, atvs...)
 	}
 	return all
+}
+
+// notBefore is backdated by Backdate and the lifetime counts from it, so a
+// lifetime of Backdate or less would give a certificate that expired before
+// it was signed: Issue, Renew and SelfSigned refuse it, saying why, and
+// write nothing. A lifetime a second longer is valid for that second.
+func TestShortValidityRefused(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	c, signer := newTestCA(t, InitOptions{Now: fixedClock(now.Add(-time.Hour))})
+	c.Now = fixedClock(now)
+	tests := []struct {
+		name     string
+		validity time.Duration
+		wantErr  string
+	}{
+		{"1s", time.Second, "validity too short: 1s would leave the certificate already expired when signed (notBefore is backdated 5m for clock skew, and the validity counts from it); it must be longer than 5m"},
+		{"5m", 5 * time.Minute, "validity too short: 5m would leave the certificate already expired when signed"},
+		{"5m0.5s", Backdate + time.Second/2, "validity too short: 5m0.5s would leave the certificate already expired when signed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Issue(signer, Request{Name: "short", Profile: Client, Validity: tt.validity})
+			if !errors.Is(err, ErrValidityTooShort) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Issue(validity %v) error = %v; want ErrValidityTooShort containing %q", tt.validity, err, tt.wantErr)
+			}
+			if recs, err := c.RecordsByName("short"); err != nil || len(recs) != 0 {
+				t.Errorf("after the refusal: records %v, %v; want none", recs, err)
+			}
+			if _, _, err := SelfSigned(Request{Name: "short.example.com", Profile: Server, Validity: tt.validity}, now); !errors.Is(err, ErrValidityTooShort) {
+				t.Errorf("SelfSigned(validity %v) error = %v; want ErrValidityTooShort", tt.validity, err)
+			}
+		})
+	}
+	is, err := c.Issue(signer, Request{Name: "short", Profile: Client, Validity: MinValidity})
+	if err != nil {
+		t.Fatalf("Issue(validity MinValidity): %v", err)
+	}
+	if got, want := is.Cert.NotAfter, now.Add(time.Second); !got.Equal(want) {
+		t.Errorf("NotAfter = %v; want %v, a second after it was signed", got, want)
+	}
+	if _, err := c.Renew(signer, is.Record, RenewOptions{Validity: time.Minute}); !errors.Is(err, ErrValidityTooShort) {
+		t.Errorf("Renew(validity 1m) error = %v; want ErrValidityTooShort", err)
+	}
 }

@@ -51,7 +51,17 @@ func (c *CA) appendRevEvent(ev revEvent) error {
 	if c.db != nil {
 		return c.db.appendRevEvent(ev)
 	}
-	line, _ := json.Marshal(ev) // a revEvent always marshals
+	return c.appendRevEvents(ev)
+}
+
+// appendRevEvents appends events to the file store's log as
+// appendRevEvent does one: one write and one sync for all of them.
+func (c *CA) appendRevEvents(events ...revEvent) error {
+	var line []byte
+	for _, ev := range events {
+		b, _ := json.Marshal(ev) // a revEvent always marshals
+		line = append(append(line, b...), '\n')
+	}
 	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
@@ -61,7 +71,7 @@ func (c *CA) appendRevEvent(ev revEvent) error {
 	if c.wrapLog != nil {
 		lf = c.wrapLog(lf)
 	}
-	if err := appendLine(lf, append(line, '\n'), func() error { return c.dir.SyncDir("db") }); err != nil {
+	if err := appendLine(lf, line, func() error { return c.dir.SyncDir("db") }); err != nil {
 		return fmt.Errorf("appending to revocation log %q: %w", c.dir.Join(revlogFile), err)
 	}
 	return nil

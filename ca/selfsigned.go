@@ -29,7 +29,10 @@ func SelfSigned(req Request, now time.Time) (*x509.Certificate, crypto.Signer, e
 		return nil, nil, err
 	}
 	now = now.UTC().Truncate(time.Second)
-	notBefore, notAfter := leafValidity(now, req.Validity)
+	notBefore, notAfter, err := leafValidity(now, req.Validity)
+	if err != nil {
+		return nil, nil, err
+	}
 	tmpl, err := req.template(serial, pub, uris, notBefore, notAfter, Settings{})
 	if err != nil {
 		return nil, nil, err

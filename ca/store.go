@@ -49,6 +49,9 @@ type database interface {
 
 	// appendRevEvent appends a revocation event durably.
 	appendRevEvent(ev revEvent) error
+	// revokeRecords appends the revocation event of every record (see
+	// eventOf) and replaces the records, all in one transaction.
+	revokeRecords(rs []*Record) error
 	// latestLogEvents returns the latest event of every serial, in serial
 	// order.
 	latestLogEvents() ([]logEvent, error)

@@ -22,6 +22,7 @@ declare -A packages=(
 	[softhsm2-util]=softhsm2
 	[initdb]=postgresql
 	[catalina.sh]=tomcat10
+	[strace]=strace
 )
 
 # Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;

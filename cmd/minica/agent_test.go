@@ -220,6 +220,23 @@ func TestAgentProcessShortLived(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent did not stop within 10s of SIGTERM")
 	}
+
+	// Had the first certificate been stolen, its thief could have renewed
+	// it as the agent did: revoking it for keyCompromise revokes every
+	// certificate the agent renewed from it, down to the one it holds.
+	var first string
+	for line := range strings.Lines(list) {
+		if strings.Contains(line, `"name":"svc"`) && !strings.Contains(line, `"renewal_of"`) {
+			first = regexp.MustCompile(`"serial":"([0-9a-f]+)"`).FindStringSubmatch(line)[1]
+		}
+	}
+	out := mustMinica(t, dir, "revoke", first, "--reason", "keyCompromise")
+	if n := strings.Count(out, "(keyCompromise), renewed from serial "); n < renewed {
+		t.Errorf("revoking the first certificate revoked %d successors; the agent renewed %d times\n%s", n, renewed, out)
+	}
+	if out, _, code := minica(t, dir, "verify", certFile); code != 1 || !strings.Contains(out, "revoked") {
+		t.Errorf("verify of the agent's certificate after revoking the first one for keyCompromise: exit %d\n%s; want revoked", code, out)
+	}
 }
 
 // An agent whose certificate serve refuses exits 1 at once, saying why:

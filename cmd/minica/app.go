@@ -205,6 +205,8 @@ func caHint(err error) string {
 		return "revoke it first, pass --force to issue a second one, or choose another name"
 	case errors.Is(err, ca.ErrOutlivesCA):
 		return "pass a shorter --validity"
+	case errors.Is(err, ca.ErrValidityTooShort):
+		return "pass a --validity longer than " + ca.FormatDuration(ca.Backdate)
 	case errors.Is(err, ca.ErrRootCA):
 		return "a root signs intermediates: 'minica --dir ROOTDIR sign-intermediate CSR'; issue leaves with an intermediate's --dir (see docs/hierarchy.md)"
 	case errors.Is(err, ca.ErrPending):

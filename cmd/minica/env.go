@@ -56,10 +56,12 @@ func newEnv() *env {
 	}
 }
 
-// readTerminalSecret prints prompt on w and reads a line from the terminal
-// fd without echo. An interrupt (Ctrl-C), SIGTERM or SIGHUP while it waits
-// puts the terminal back as it was (echo on) and returns errInterrupted,
-// instead of leaving the shell without echo.
+// readTerminalSecret turns echo off, then prints prompt on w and reads a
+// line from the terminal fd: echo is off before the prompt shows, so that
+// nothing typed after it is echoed. The terminal is put back as it was
+// (echo on) when it returns, and when an interrupt (Ctrl-C), SIGTERM or
+// SIGHUP arrives while it waits, which returns errInterrupted, instead of
+// leaving the shell without echo.
 func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
 	state, err := term.GetState(fd)
 	if err != nil {
@@ -68,6 +70,10 @@ func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	if err := echoOff(fd); err != nil {
+		term.Restore(fd, state)
+		return nil, fmt.Errorf("turning off the terminal's echo: %w", err)
+	}
 	fmt.Fprint(w, prompt)
 	defer fmt.Fprintln(w)
 	type read struct {
@@ -81,6 +87,9 @@ func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
 	}()
 	select {
 	case r := <-done:
+		if err := term.Restore(fd, state); err != nil && r.err == nil {
+			return nil, fmt.Errorf("restoring the terminal: %w", err)
+		}
 		return r.pw, r.err
 	case <-sigs:
 		// The read stays blocked; minica exits right after.

@@ -141,6 +141,9 @@ func (e *env) prepareP12(c *cli.Context, f p12Flags, path string) (*p12Out, erro
 	if o.pwOut == o.path {
 		return nil, usagef(c, "--%s and the bundle name the same file %q", f.passwordOut, path)
 	}
+	if err := settleOutFiles(e, o.pwOut, o.path); err != nil {
+		return nil, err
+	}
 	if !o.force {
 		for _, out := range []struct{ path, what, flag string }{{o.path, "bundle", f.out}, {o.pwOut, "password", f.passwordOut}} {
 			if _, err := os.Lstat(out.path); out.path != "" && err == nil {
@@ -177,10 +180,14 @@ func (e *env) writeP12(o *p12Out, key crypto.Signer, leaf *x509.Certificate, cha
 	if err != nil {
 		return err
 	}
-	files := []outFile{{o.path, data, 0o600}}
+	// The password file takes its name first: a kill between the two
+	// leaves at most a password without its bundle, never a bundle no
+	// one can open, and the next run completes the pair.
+	var files []outFile
 	if o.pwOut != "" {
 		files = append(files, outFile{o.pwOut, []byte(o.password + "\n"), 0o600})
 	}
+	files = append(files, outFile{o.path, data, 0o600})
 	if err := writeOutFiles(files, o.force); err != nil {
 		return err
 	}

@@ -180,6 +180,12 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 	if authority.IsRoot() {
 		return nil, fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
 	}
+	// A rerun after a kill settles the interrupted issuance of the name
+	// first, as check would: a certificate that reached the disk then
+	// holds the name, and is not issued twice.
+	if err := finishInterrupted(e, authority, req.Name); err != nil {
+		return nil, err
+	}
 	signer, err := loadSigner(c, e, authority)
 	if err != nil {
 		return nil, err

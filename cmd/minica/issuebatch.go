@@ -134,12 +134,8 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 	}
 	defer b.closePasswordFile()
 	for _, row := range b.rows {
-		notes, err := authority.FinishInterrupted(row.req.Name)
-		if err != nil {
+		if err := finishInterrupted(e, authority, row.req.Name); err != nil {
 			return err
-		}
-		for _, n := range notes {
-			fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
 		}
 	}
 	b.startOutput(len(b.rows))
@@ -596,4 +592,15 @@ func skippedJSON(authority *ca.CA, r *ca.Record) issuedJSON {
 		j.Key = authority.Path(r.KeyPath())
 	}
 	return j
+}
+
+// finishInterrupted completes or voids, as check does, the issuances of
+// name that a killed run left (ca.FinishInterrupted), saying what it did.
+// The caller holds the lock.
+func finishInterrupted(e *env, authority *ca.CA, name string) error {
+	notes, err := authority.FinishInterrupted(name)
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
+	}
+	return err
 }

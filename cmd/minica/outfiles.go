@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"minica/internal/atomicfile"
 )
@@ -21,41 +23,51 @@ type outFile struct {
 // set.
 var errOutExists = errors.New("already exists")
 
-// writeOutFiles writes every file, or none: all targets are checked before
-// the first write, and files already written are removed if a later one
-// fails. Without force a target must not exist and is created with O_EXCL;
-// with force it is replaced atomically (see atomicfile.Replace), so that the
-// old file's mode is not inherited.
+// writeOutFiles writes every file, or none, also across a kill: all
+// targets are checked before anything is written, and the files are
+// written as one atomicfile.CreateGroup, which a later run for the same
+// files completes (if a file had taken its name) or removes (if none had)
+// before it writes. Without force a target must not exist; with force it
+// is replaced, so that the old file's mode is not inherited.
 func writeOutFiles(files []outFile, force bool) error {
-	if !force {
-		for _, f := range files {
-			if _, err := os.Lstat(f.path); err == nil {
-				return withHint(fmt.Errorf("%s %w", f.path, errOutExists), "pass --force to replace it, or choose another output file")
-			}
-		}
+	if err := checkOutFiles(files, force); err != nil {
+		return err
 	}
+	group := make([]atomicfile.File, len(files))
 	for i, f := range files {
-		var err error
-		if force {
-			err = atomicfile.WriteFile(f.path, f.data, f.perm)
-		} else {
-			err = createExclusive(f.path, f.data, f.perm)
-		}
-		if err != nil {
-			for _, done := range files[:i] {
-				os.Remove(done.path)
-			}
-			return err
+		group[i] = atomicfile.File{Name: f.path, Data: f.data, Perm: f.perm}
+	}
+	err := atomicfile.CreateGroup(atomicfile.OS, group, force)
+	if errors.Is(err, fs.ErrExist) {
+		return withHint(err, "pass --force to replace it, or choose another output file")
+	}
+	return err
+}
+
+// checkOutFiles fails, without force, when a target exists.
+func checkOutFiles(files []outFile, force bool) error {
+	if force {
+		return nil
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(f.path); err == nil {
+			return withHint(fmt.Errorf("%s %w", f.path, errOutExists), "pass --force to replace it, or choose another output file")
 		}
 	}
 	return nil
 }
 
-// createExclusive creates path with O_EXCL and perm, writes and syncs data.
-func createExclusive(path string, data []byte, perm os.FileMode) error {
-	err := atomicfile.CreateNew(atomicfile.OS, path, perm, atomicfile.Bytes(data))
-	if errors.Is(err, fs.ErrExist) {
-		return withHint(fmt.Errorf("%s %w", path, errOutExists), "pass --force to replace it, or choose another output file")
+// settleOutFiles finishes what a killed earlier run left of a group of
+// output files (see writeOutFiles), saying what it found, before the
+// targets are checked.
+func settleOutFiles(e *env, paths ...string) error {
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return p == "" })
+	settled, err := atomicfile.SettleGroup(atomicfile.OS, paths)
+	switch settled {
+	case atomicfile.SettledCompleted:
+		fmt.Fprintf(e.stderr, "minica: note: an earlier run that was interrupted had begun to write %s: they are now all in place\n", strings.Join(paths, " and "))
+	case atomicfile.SettledRemoved:
+		fmt.Fprintf(e.stderr, "minica: note: removed what an earlier run that was interrupted had begun to write for %s\n", strings.Join(paths, " and "))
 	}
 	return err
 }

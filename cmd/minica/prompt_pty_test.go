@@ -132,3 +132,59 @@ func TestPromptInterruptRestoresTerminal(t *testing.T) {
 		})
 	}
 }
+
+// Echo is off before the password prompt appears, so that a password typed
+// the moment the prompt shows is never echoed. strace slows every ioctl of
+// minica (the calls that turn echo off) so that a prompt printed first would
+// be visible, echo still on, for a long while.
+func TestPromptEchoOffBeforePrompt(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Fatal("strace is required (Debian package strace)")
+	}
+	dir := filepath.Join(t.TempDir(), "ca")
+	ptm, pts := openPTY(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, strace, "-f", "-o", os.DevNull, "-e", "trace=ioctl", "-e", "inject=ioctl:delay_enter=300000",
+		os.Args[0], "--dir", dir, "init", "--cn", "Root")
+	cmd.Env = append(os.Environ(), "MINICA_TEST_REAL=1", "MINICA_PASSWORD=")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	buf := make([]byte, 256)
+	waitFor := func(s string) {
+		t.Helper()
+		for !strings.Contains(out.String(), s) {
+			ptm.SetReadDeadline(time.Now().Add(20 * time.Second))
+			n, err := ptm.Read(buf)
+			if err != nil {
+				t.Fatalf("waiting for %q: %v; read %q", s, err, out.String())
+			}
+			out.Write(buf[:n])
+		}
+	}
+	for _, prompt := range []string{"CA key password: ", "Repeat CA key password: "} {
+		waitFor(prompt)
+		if echoOn(t, pts) {
+			t.Fatalf("echo is on while the prompt %q shows; want it off before the prompt", prompt)
+		}
+		if _, err := ptm.Write([]byte("typed-at-once\n")); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+	}
+	waitFor("ca.crt")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("minica init: %v; output %q", err, out.String())
+	}
+	if strings.Contains(out.String(), "typed-at-once") {
+		t.Errorf("the password was echoed: %q", out.String())
+	}
+	if !echoOn(t, pts) {
+		t.Error("echo is off after the prompt; want it restored")
+	}
+}

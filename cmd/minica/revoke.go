@@ -18,11 +18,22 @@ func revokeCommand(e *env) *cli.Command {
 		Usage:     "revoke a certificate, by name, serial or certificate file, and republish the CRL",
 		ArgsUsage: "NAME|SERIAL|FILE",
 		Description: "Reasons are the RFC 5280 names, in any case: " + strings.Join(revoke.ReasonNames(), ", ") + ".\n" +
+			"keyCompromise, cACompromise, aACompromise, affiliationChanged, cessationOfOperation\n" +
+			"and privilegeWithdrawn also revoke every certificate renewed from it (by renew, serve\n" +
+			"or the agent, directly or through another renewal), each named in the output; other\n" +
+			"reasons name the certificates renewed from it that stay valid (see docs/security.md).\n" +
 			"removeFromCRL only lifts a certificateHold. Revoking a revoked certificate again\n" +
-			"changes nothing and exits 0; it republishes the CRL when the published one does\n" +
+			"changes nothing but the rest of its line and exits 0; it republishes the CRL when the published one does\n" +
 			"not list it yet (an earlier revoke could not publish). A name with several\n" +
 			"unrevoked certificates needs a serial, or --all. The CRL is republished in the\n" +
 			"same locked step unless --no-crl.\n\n" +
+			"Output: one line per certificate revoked, a successor's naming the one it renews:\n" +
+			"   revoked alice (serial 5f3c...) at 2030-01-04T00:00:00Z (keyCompromise)\n" +
+			"   revoked alice (serial 9a1b...) at 2030-01-04T00:00:00Z (keyCompromise), renewed from serial 5f3c...\n" +
+			"With --json, {\"certificates\":[...],\"crl\":{...}}: a successor revoked with its line has\n" +
+			"renewal_of and revoked_with (the serial whose revocation took it); valid_successors lists\n" +
+			"those a reason left valid. A line a crash cut short is completed by minica check, or by\n" +
+			"revoking the certificate again (with the same reason, or any).\n\n" +
 			"Example:\n   minica revoke simon --reason keyCompromise\n   minica revoke 5f:3c:9a:... --reason superseded",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "reason", Value: "unspecified", Usage: "the RFC 5280 revocation reason"},
@@ -45,6 +56,19 @@ type revokedJSON struct {
 	Lifted    bool      `json:"hold_lifted"`
 	// Unpublished: already revoked, but the published CRL did not list it.
 	Unpublished bool `json:"was_unpublished,omitempty"`
+	// RenewalOf and RevokedWith, on a successor revoked with its line:
+	// the certificate it renews, and the one whose revocation took it.
+	RenewalOf   string `json:"renewal_of,omitempty"`
+	RevokedWith string `json:"revoked_with,omitempty"`
+	// ValidSuccessors: the certificates renewed from this one that stay
+	// valid, the reason not revoking the line.
+	ValidSuccessors []successorJSON `json:"valid_successors,omitempty"`
+}
+
+type successorJSON struct {
+	Name      string `json:"name"`
+	Serial    string `json:"serial"`
+	RenewalOf string `json:"renewal_of"`
 }
 
 func runRevoke(c *cli.Context, e *env) error {
@@ -66,7 +90,11 @@ func runRevoke(c *cli.Context, e *env) error {
 	}
 	var results []revokedJSON
 	changed := false
+	inLine := map[string]bool{} // successors revoked with an earlier target
 	for _, r := range targets {
+		if inLine[r.Serial] {
+			continue
+		}
 		res, err := authority.RevokeRecord(r, reason)
 		if errors.Is(err, ca.ErrNotOnHold) {
 			return withHint(err, "removeFromCRL is for certificates revoked with --reason certificateHold")
@@ -74,7 +102,10 @@ func runRevoke(c *cli.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		changed = changed || !res.Already || res.Unpublished
+		changed = changed || res.Changed()
+		for _, n := range res.Finished {
+			fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
+		}
 		rec := res.Record
 		results = append(results, revokedJSON{Name: rec.Name, Serial: rec.Serial, RevokedAt: rec.RevokedAt,
 			Reason: rec.Reason, Already: res.Already, Lifted: res.Lifted, Unpublished: res.Unpublished})
@@ -88,6 +119,15 @@ func runRevoke(c *cli.Context, e *env) error {
 		case !c.Bool("json"):
 			fmt.Fprintf(e.stdout, "revoked %s (serial %s) at %s (%s)\n", rec.Name, rec.Serial, day(rec.RevokedAt), rec.Reason)
 		}
+		for _, s := range res.Successors {
+			inLine[s.Serial] = true
+			results = append(results, revokedJSON{Name: s.Name, Serial: s.Serial, RevokedAt: s.RevokedAt, Reason: s.Reason,
+				RenewalOf: s.RenewalOf, RevokedWith: rec.Serial})
+			if !c.Bool("json") {
+				fmt.Fprintf(e.stdout, "revoked %s (serial %s) at %s (%s), renewed from serial %s\n", s.Name, s.Serial, day(s.RevokedAt), s.Reason, s.RenewalOf)
+			}
+		}
+		results[len(results)-len(res.Successors)-1].ValidSuccessors = warnValidSuccessors(e, rec, res.StillValid)
 	}
 	var info *published
 	if changed && !c.Bool("no-crl") {
@@ -136,4 +176,22 @@ func revokeTargets(c *cli.Context, authority *ca.CA, arg string, reason revoke.R
 		return nil, withHint(err, "name one by its serial, or pass --all to revoke them all")
 	}
 	return recs, err
+}
+
+// warnValidSuccessors names, on stderr, the certificates renewed from rec
+// that its revocation left valid (the reason does not revoke the line,
+// see ca.RevokesLine): a note for superseded, where that is the point,
+// a warning for the others. It returns them for --json.
+func warnValidSuccessors(e *env, rec *ca.Record, valid []*ca.Record) []successorJSON {
+	var out []successorJSON
+	for _, s := range valid {
+		out = append(out, successorJSON{Name: s.Name, Serial: s.Serial, RenewalOf: s.RenewalOf})
+		if rec.Reason == revoke.Superseded.String() {
+			fmt.Fprintf(e.stderr, "minica: note: %s (serial %s), renewed from serial %s, stays valid: superseded revokes only the certificate it names\n", s.Name, s.Serial, s.RenewalOf)
+			continue
+		}
+		warnf(e.stderr, "%s (serial %s), renewed from serial %s, is still valid: %s revokes only the certificate it names; if its holder must lose access, revoke %s again with --reason keyCompromise (or another reason that revokes the certificates renewed from it)",
+			s.Name, s.Serial, s.RenewalOf, rec.Reason, rec.Serial)
+	}
+	return out
 }

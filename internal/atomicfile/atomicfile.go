@@ -27,6 +27,7 @@ type FS interface {
 	Rename(oldname, newname string) error
 	Link(oldname, newname string) error
 	Remove(name string) error
+	Lstat(name string) (fs.FileInfo, error)
 	Path(name string) string
 }
 
@@ -38,11 +39,12 @@ type osFS struct{}
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(name, flag, perm)
 }
-func (osFS) Open(name string) (*os.File, error)   { return os.Open(name) }
-func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
-func (osFS) Link(oldname, newname string) error   { return os.Link(oldname, newname) }
-func (osFS) Remove(name string) error             { return os.Remove(name) }
-func (osFS) Path(name string) string              { return name }
+func (osFS) Open(name string) (*os.File, error)     { return os.Open(name) }
+func (osFS) Rename(oldname, newname string) error   { return os.Rename(oldname, newname) }
+func (osFS) Link(oldname, newname string) error     { return os.Link(oldname, newname) }
+func (osFS) Remove(name string) error               { return os.Remove(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+func (osFS) Path(name string) string                { return name }
 
 // Root returns the file tree of r, whose names cannot escape it. dir is
 // r's path, for error messages.

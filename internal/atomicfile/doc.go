@@ -13,4 +13,10 @@
 // over the target and fsyncs the directory; the old file's mode is not
 // inherited. Temporary files start with [TempPrefix]; [IsTemp] recognises
 // leftovers of a crash so that a repair can remove them.
+//
+// [CreateGroup] writes several files (a bundle and its password) so that
+// all exist or none does, also across a crash: each is staged under a
+// fixed temporary name beside its own, then takes its name by a hard link,
+// and the next call for the same files settles what a crash left
+// ([SettleGroup]).
 package atomicfile
