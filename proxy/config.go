@@ -96,7 +96,7 @@ type Config struct {
 	MaxHandshakesPerSource        int           // of those, from one IPv4 address or IPv6 /64; more are closed at once
 	BodyTimeout                   time.Duration // request body: the wait for it, plus 1s per BodyMinRate bytes read, 408 beyond
 	BodyMinRate                   int           // request body: bytes per second that earn one more second of BodyTimeout
-	WriteTimeout                  time.Duration // writing to the client without progress, closed (HTTP/2: stream reset) beyond
+	WriteTimeout                  time.Duration // one write to the client (at most 16 KiB), reset (HTTP/2: stream reset) beyond
 	UpstreamDialTimeout           time.Duration // connecting to the upstream, 504 beyond
 	UpstreamResponseHeaderTimeout time.Duration // upstream response headers, 504 beyond
 	// ExpiringSoon is the window of the client-certificates-expiring metric.

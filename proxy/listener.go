@@ -262,9 +262,9 @@ func sourceOf(a net.Addr) netip.Prefix {
 
 // clientConn is a raw client connection. It notes whether the client has
 // sent anything (an idle handshake is the first to go), bounds every write
-// to WriteTimeout without progress, frees its MaxConns slot, if it took
-// one, on Close, and ends the upstream side of its HTTP/1 request when
-// the connection fails (see upstreamWatch).
+// to WriteTimeout, frees its MaxConns slot, if it took one, on Close, and
+// ends the upstream side of its HTTP/1 request when the connection fails
+// (see upstreamWatch).
 type clientConn struct {
 	*lazyConn // its reads: net/http moves the read deadline six times a request
 	l         *tlsListener
@@ -280,6 +280,8 @@ type clientConn struct {
 	wmu          sync.Mutex
 	deadline     time.Time // set by SetWriteDeadline or SetDeadline
 	wset         time.Time // in force on the socket
+	cut          error     // the timeout of a write past WriteTimeout, which ended the connection
+	timedOut     atomic.Bool
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
@@ -295,9 +297,16 @@ func (c *clientConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// Write writes b, with a deadline WriteTimeout ahead that moves on as long
-// as the client takes bytes, and never beyond the deadline set by the
-// caller. A client that stops reading is cut after WriteTimeout.
+// Write writes b within WriteTimeout of the write's start, and never
+// beyond the caller's deadline; crypto/tls writes a record (at most 16
+// KiB) at a time. A write the client has not taken by WriteTimeout ends
+// the connection: it and every later write fail with the timeout at once
+// (crypto/tls's close_notify alert waits no more), and Close resets the
+// connection. Once the socket buffers are full, a write goes on only when
+// the system reports the socket writable again (see waitWritable), not as
+// soon as a few bytes fit: a client's kernel goes on taking a few tens of
+// KiB for a while after its reader stopped, and those must not make the
+// write, and the next one with a WriteTimeout of its own, go on.
 //
 // The deadline on the socket is moved only when it falls more than an
 // eighth of WriteTimeout behind (a timer update each time, where a busy
@@ -305,42 +314,55 @@ func (c *clientConn) Read(b []byte) (int, error) {
 // than the one asked for, and a write it ends too soon goes on under
 // the one asked for.
 func (c *clientConn) Write(b []byte) (int, error) {
-	written := 0
 	c.wmu.Lock()
-	since := time.Now() // the write's start or its last progress
-	c.startWriteLocked(since)
+	if c.cut != nil {
+		err := c.cut
+		c.wmu.Unlock()
+		return 0, err
+	}
+	start := time.Now()
+	c.startWriteLocked(start)
 	c.wmu.Unlock()
+	written := 0
 	for {
 		n, err := c.Conn.Write(b[written:])
 		written += n
-		if err != nil && isTimeout(err) && c.goOn(n > 0, &since) {
-			continue
+		for err != nil && isTimeout(err) && c.goOn(start, err) {
+			err = waitWritable(c.Conn)
 		}
 		if err != nil { // crypto/tls and net/http give the connection up
 			c.up.failed()
+			return written, err
 		}
-		return written, err
+		if written == len(b) {
+			return written, nil
+		}
 	}
 }
 
-// goOn reports whether a write that timed out goes on, and if so puts its
-// deadline in force: unless the caller's deadline (as it is now: it may
-// have moved during the write) has passed, or WriteTimeout has since the
-// write's last progress. A write that made progress starts a new
-// WriteTimeout from now.
-func (c *clientConn) goOn(progress bool, since *time.Time) bool {
+// goOn reports whether a write that started at start, and timed out with
+// err, goes on, and if so puts its deadline in force: unless the caller's
+// deadline (as it is now: it may have moved during the write) has passed,
+// or WriteTimeout has since start, which ends the connection.
+func (c *clientConn) goOn(start time.Time, err error) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if progress {
-		*since = time.Now()
+	if passed(start.Add(c.writeTimeout)) {
+		c.cut = err
+		c.timedOut.Store(true)
+		return false
 	}
-	want := c.writeDeadlineLocked(*since)
+	want := c.writeDeadlineLocked(start)
 	if passed(want) {
 		return false
 	}
 	c.applyWriteLocked(want)
 	return true
 }
+
+// writeTimedOut reports whether a write to the client ran past
+// WriteTimeout, ending the connection.
+func (c *clientConn) writeTimedOut() bool { return c.timedOut.Load() }
 
 // startWriteLocked moves the deadline in force on the socket for a write
 // that starts at since if it is later than the write's deadline or more
@@ -406,6 +428,11 @@ func (c *clientConn) SetDeadline(t time.Time) error {
 }
 
 func (c *clientConn) Close() error {
+	if tc, ok := c.Conn.(*net.TCPConn); ok && c.writeTimedOut() {
+		// A reset: the kernel would otherwise go on offering the client
+		// the megabytes it holds for it, which it does not take.
+		tc.SetLinger(0)
+	}
 	err := c.Conn.Close()
 	c.up.failed()
 	if c.counted.CompareAndSwap(true, false) {

@@ -109,7 +109,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "idle-timeout", Value: dur(proxy.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 		&cli.StringFlag{Name: "body-timeout", Value: dur(proxy.DefaultBodyTimeout), Usage: "answer 408 to a request body that stalls for `DURATION`, or falls behind --body-min-rate after it"},
 		&cli.IntFlag{Name: "body-min-rate", Value: proxy.DefaultBodyMinRate, Usage: "the `N` bytes per second a request body must keep up with (each N bytes earn a second of --body-timeout)"},
-		&cli.StringFlag{Name: "write-timeout", Value: dur(proxy.DefaultWriteTimeout), Usage: "cut a client that takes no response bytes for `DURATION`"},
+		&cli.StringFlag{Name: "write-timeout", Value: dur(proxy.DefaultWriteTimeout), Usage: "cut a client that does not take a write of its response (at most 16 KiB) within `DURATION`"},
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
