@@ -121,7 +121,10 @@
 // closed at once (a TCP reset); when all are taken, a new connection
 // closes the oldest handshake that has sent nothing, else the oldest. Only a connection
 // whose handshake succeeded counts against MaxConns; while MaxConns are
-// open, new connections wait in the listen backlog.
+// open, new connections wait in the listen backlog. In RefusalPage mode a
+// connection without a certificate that verified holds its slot only
+// until another needs it: a new connection takes the slot of the oldest
+// such one, which is closed (connections-shed reason conn-limit).
 //
 // A request body gets BodyTimeout to send more, and every BodyMinRate
 // bytes earn it a second more, up to BodyTimeout ahead (the time the
@@ -174,7 +177,8 @@
 // revoke.Judge decides them, for the proxy and for `minica verify` alike.
 // The request line of a closed exchange, logged when it ends, carries the
 // reason it was closed for. Connections closed for a handshake limit
-// (connections-shed) have source-limit or handshake-limit. A failed CRL
+// (connections-shed) have source-limit or handshake-limit, and in
+// RefusalPage mode conn-limit (see Limits). A failed CRL
 // fetch has the reasons of crlsource (connect, tls, timeout, http-status,
 // too-large, body, cache) or, for a CRL that was fetched but refused, the
 // ReasonCRL constants (malformed, bad-signature, wrong-issuer, incomplete,

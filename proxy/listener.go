@@ -23,8 +23,11 @@ import (
 // a source with MaxHandshakesPerSource in progress is closed at once; when
 // all are, a new connection closes the oldest, one that has sent nothing
 // if there is one. Only a connection whose handshake succeeded
-// takes one of the MaxConns slots; while they are all taken, new
-// connections wait in the listen backlog.
+// takes one of the MaxConns slots. In RefusalPage mode a connection
+// whose client presented no certificate that verifies holds its slot only
+// until another needs it: while all are taken, a new connection takes the
+// slot of the oldest such one, which is closed. Otherwise, while all are
+// taken, new connections wait in the listen backlog.
 type tlsListener struct {
 	net.Listener
 	p     *Proxy
@@ -38,6 +41,9 @@ type tlsListener struct {
 	shaking   list.List            // *clientConn in their handshake, oldest first
 	perSource map[netip.Prefix]int // of those, by source
 	lastShed  map[string]time.Time
+	// unverified are the *clientConn holding a MaxConns slot without a
+	// certificate that verified (RefusalPage), oldest first.
+	unverified list.List
 }
 
 func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
@@ -58,7 +64,7 @@ func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
 func (l *tlsListener) acceptLoop() {
 	var backoff time.Duration
 	for {
-		for len(l.sem) == cap(l.sem) {
+		for len(l.sem) == cap(l.sem) && !l.canEvict() {
 			select {
 			case <-l.freed:
 			case <-l.done:
@@ -152,7 +158,11 @@ func (l *tlsListener) leaveLocked(cc *clientConn) {
 // shed closes c, a connection refused for a limit, at once and without
 // TIME_WAIT; it counts it, and logs it at most once a minute per reason.
 func (l *tlsListener) shed(c net.Conn, reason string) {
-	if tc, ok := c.(*net.TCPConn); ok {
+	raw := c
+	if cc, ok := c.(*clientConn); ok {
+		raw = cc.Conn
+	}
+	if tc, ok := raw.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
 	c.Close()
@@ -185,11 +195,7 @@ func (l *tlsListener) handshake(cc *clientConn) {
 		tc.Close()
 		return
 	}
-	select {
-	case l.sem <- struct{}{}:
-		cc.counted.Store(true)
-		l.p.metrics.openConns.Add(1)
-	case <-l.done:
+	if !l.takeSlot(cc, l.p.verifiedAtHandshake(tc)) {
 		l.p.forget(tc)
 		tc.Close()
 		return
@@ -202,8 +208,81 @@ func (l *tlsListener) handshake(cc *clientConn) {
 	}
 }
 
-// release frees a MaxConns slot.
-func (l *tlsListener) release() {
+// canEvict reports whether a connection holds a MaxConns slot that a new
+// one may take (see takeSlot).
+func (l *tlsListener) canEvict() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unverified.Len() > 0
+}
+
+// takeSlot gives cc, whose handshake succeeded, a MaxConns slot: a free
+// one, else the slot of the oldest connection without a verified
+// certificate, closed for it (conn-limit), else the next one freed. cc
+// holds its own slot only until another needs it unless verified. It
+// returns false when the listener closed first.
+func (l *tlsListener) takeSlot(cc *clientConn, verified bool) bool {
+	l.mu.Lock()
+	select {
+	case l.sem <- struct{}{}:
+		l.p.metrics.openConns.Add(1)
+		l.holdLocked(cc, verified)
+		l.mu.Unlock()
+		return true
+	default:
+	}
+	victim := l.evictLocked()
+	if victim != nil {
+		l.holdLocked(cc, verified) // the victim's slot, counted already
+	}
+	l.mu.Unlock()
+	if victim != nil {
+		l.shed(victim, "conn-limit")
+		return true
+	}
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return false
+	}
+	l.p.metrics.openConns.Add(1)
+	l.mu.Lock()
+	l.holdLocked(cc, verified)
+	l.mu.Unlock()
+	return true
+}
+
+// holdLocked records that cc holds a slot.
+func (l *tlsListener) holdLocked(cc *clientConn, verified bool) {
+	cc.counted.Store(true)
+	if !verified {
+		cc.slot = l.unverified.PushBack(cc)
+	}
+}
+
+// evictLocked takes the slot of the oldest connection without a verified
+// certificate, and returns it, to be closed; nil if there is none.
+func (l *tlsListener) evictLocked() *clientConn {
+	for e := l.unverified.Front(); e != nil; e = l.unverified.Front() {
+		cc := e.Value.(*clientConn)
+		l.unverified.Remove(e)
+		cc.slot = nil
+		// It may be closing, and freeing its slot, itself.
+		if cc.counted.CompareAndSwap(true, false) {
+			return cc
+		}
+	}
+	return nil
+}
+
+// release frees the MaxConns slot of cc.
+func (l *tlsListener) release(cc *clientConn) {
+	l.mu.Lock()
+	if cc.slot != nil {
+		l.unverified.Remove(cc.slot)
+		cc.slot = nil
+	}
+	l.mu.Unlock()
 	<-l.sem
 	l.p.metrics.openConns.Add(-1)
 	select {
@@ -273,7 +352,8 @@ type clientConn struct {
 	heard     atomic.Bool   // the client sent a byte
 	shed      atomic.Bool   // closed by the listener: no handshake-refused line
 
-	counted atomic.Bool // holds a MaxConns slot
+	counted atomic.Bool   // holds a MaxConns slot
+	slot    *list.Element // in l.unverified, under l.mu; nil if not there
 	up      upstreamWatch
 
 	writeTimeout time.Duration
@@ -436,7 +516,7 @@ func (c *clientConn) Close() error {
 	err := c.Conn.Close()
 	c.up.failed()
 	if c.counted.CompareAndSwap(true, false) {
-		c.l.release()
+		c.l.release(c)
 	}
 	return err
 }
