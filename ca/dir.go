@@ -34,6 +34,19 @@ func (d *Dir) Path() string { return d.path }
 // Join returns the path of name inside the directory, for messages.
 func (d *Dir) Join(name string) string { return d.path + string(os.PathSeparator) + name }
 
+// Replaced reports whether the directory at d's path is no longer the one
+// d holds open: it was removed, or another was put in its place (a restore
+// from a backup, a rename over it). d keeps reading the directory it
+// opened, so only a new OpenDir of the path sees the replacement's files.
+func (d *Dir) Replaced() bool {
+	held, err := d.root.Stat(".")
+	if err != nil {
+		return true // the directory held is gone: lookups in it fail
+	}
+	now, err := os.Stat(d.path)
+	return err != nil || !os.SameFile(held, now)
+}
+
 // Close releases the directory.
 func (d *Dir) Close() error { return d.root.Close() }
 

@@ -84,3 +84,62 @@ func TestMkdirSub(t *testing.T) {
 		t.Errorf("MkdirSub over a file = %v; want an error opening it", err)
 	}
 }
+
+// Replaced tells a directory held open from the one now at its path: the
+// same directory, its files changed, is not replaced; one renamed away
+// with another put in its place (a restore over the same path), or one
+// removed, is.
+func TestDirReplaced(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, p string)
+		want   bool
+	}{
+		{name: "files changed", change: func(t *testing.T, p string) {
+			if err := os.WriteFile(filepath.Join(p, "f"), []byte("new"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "restored over its path", want: true, change: func(t *testing.T, p string) {
+			if err := os.Rename(p, p+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "removed and created again", want: true, change: func(t *testing.T, p string) {
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "removed", want: true, change: func(t *testing.T, p string) {
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ca")
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			d, err := OpenDir(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if d.Replaced() {
+				t.Fatal("Replaced() = true before any change; want false")
+			}
+			tt.change(t, p)
+			if got := d.Replaced(); got != tt.want {
+				t.Errorf("Replaced() = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -149,6 +149,11 @@ func parseCertsPEM(data []byte) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
+// Replaced reports whether the CA directory at c's path is no longer the
+// one c opened (see Dir.Replaced): a long-running reader then opens the CA
+// again by its path, as c goes on reading the old one.
+func (c *CA) Replaced() bool { return c.dir.Replaced() }
+
 // Close releases the directory, and the token session of a PKCS#11 key.
 func (c *CA) Close() error {
 	for _, t := range c.tokens {

@@ -91,12 +91,12 @@ type Config struct {
 	IdleTimeout                   time.Duration // keep-alive idle connections
 	MaxHeaderBytes                int           // inbound request headers, 431 beyond
 	UpstreamHeaderBytes           int           // inbound plus identity headers, 431 beyond
-	MaxConns                      int           // client connections past their handshake; more wait in the backlog
+	MaxConns                      int           // client connections past their handshake; more wait in the backlog (RefusalPage: see tlsListener)
 	MaxHandshakes                 int           // connections in their TLS handshake; the oldest idle one is closed beyond
 	MaxHandshakesPerSource        int           // of those, from one IPv4 address or IPv6 /64; more are closed at once
 	BodyTimeout                   time.Duration // request body: the wait for it, plus 1s per BodyMinRate bytes read, 408 beyond
 	BodyMinRate                   int           // request body: bytes per second that earn one more second of BodyTimeout
-	WriteTimeout                  time.Duration // writing to the client without progress, closed (HTTP/2: stream reset) beyond
+	WriteTimeout                  time.Duration // one write to the client (at most 16 KiB), reset (HTTP/2: stream reset) beyond
 	UpstreamDialTimeout           time.Duration // connecting to the upstream, 504 beyond
 	UpstreamResponseHeaderTimeout time.Duration // upstream response headers, 504 beyond
 	// ExpiringSoon is the window of the client-certificates-expiring metric.

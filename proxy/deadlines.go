@@ -16,6 +16,11 @@ import (
 // BodyTimeout and BodyMinRate: the proxy answers 408.
 const ReasonBodyTimeout = "body-timeout"
 
+// ReasonWriteTimeout is the reason logged for a request whose client did
+// not take its response in time (see Config.WriteTimeout): the proxy cut
+// the connection (over HTTP/2 the stream), after the status was sent.
+const ReasonWriteTimeout = "write-timeout"
+
 // errBodyTimeout is what a request body read returns once it ran out of
 // time; the upstream request then fails with it.
 var errBodyTimeout = fmt.Errorf("request body too slow: %w", os.ErrDeadlineExceeded)

@@ -86,50 +86,56 @@ func TestBodyTimeout(t *testing.T) {
 }
 
 // TestWriteTimeout checks that a client that stops reading a large
-// response is cut after WriteTimeout without progress, and the upstream
-// request with it: over HTTP/1.1 the socket stops taking bytes, over
-// HTTP/2 the client stops opening its flow-control window.
+// response is cut after WriteTimeout, and the upstream request with it:
+// over HTTP/1.1 the socket stops taking bytes, over HTTP/2 the client
+// stops opening its flow-control window. The request is logged with the
+// reason write-timeout, whichever way it was forwarded: the direct way,
+// or ReverseProxy (which takes a query with a ';', see queryKept).
 func TestWriteTimeout(t *testing.T) {
 	eachProtocol(t, "", func(t *testing.T, h2 bool) {
-		const limit = 1 << 30
-		written := make(chan int64, 1)
-		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			chunk := make([]byte, 32<<10)
-			var n int64
-			for n < limit {
-				m, err := w.Write(chunk)
-				n += int64(m)
+		for _, way := range []struct{ name, target string }{{"direct", "/direct"}, {"ReverseProxy", "/rp?a;b"}} {
+			t.Run(way.name, func(t *testing.T) {
+				const limit = 1 << 30
+				written := make(chan int64, 1)
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					chunk := make([]byte, 32<<10)
+					var n int64
+					for n < limit {
+						m, err := w.Write(chunk)
+						n += int64(m)
+						if err != nil {
+							break
+						}
+					}
+					written <- n
+				}))
+				defer up.Close()
+				e := newEnv(t, func(c *Config) {
+					c.Upstream = up.URL
+					c.WriteTimeout = 200 * time.Millisecond
+				})
+				cert, key := e.ca.Client(t, "alice")
+				c := e.client(cert, key, h2)
+				c.Timeout = 0
+				resp, err := c.Get(e.url(way.target))
 				if err != nil {
-					break
+					t.Fatal(err)
 				}
-			}
-			written <- n
-		}))
-		defer up.Close()
-		e := newEnv(t, func(c *Config) {
-			c.Upstream = up.URL
-			c.WriteTimeout = 200 * time.Millisecond
-		})
-		cert, key := e.ca.Client(t, "alice")
-		c := e.client(cert, key, h2)
-		c.Timeout = 0
-		resp, err := c.Get(e.url("/"))
-		if err != nil {
-			t.Fatal(err)
+				defer resp.Body.Close()
+				select {
+				case n := <-written:
+					if n >= limit {
+						t.Fatalf("the upstream wrote all %d bytes to a client that reads none", n)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the upstream still writes, 10s after the client stopped reading")
+				}
+				if _, err := io.Copy(io.Discard, resp.Body); err == nil {
+					t.Error("the client read a complete response; want it cut")
+				}
+				e.waitLog("request ", "uri="+way.target+" ", "status=200", "reason=write-timeout")
+			})
 		}
-		defer resp.Body.Close()
-		select {
-		case n := <-written:
-			if n >= limit {
-				t.Fatalf("the upstream wrote all %d bytes to a client that reads none", n)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the upstream still writes, 10s after the client stopped reading")
-		}
-		if _, err := io.Copy(io.Discard, resp.Body); err == nil {
-			t.Error("the client read a complete response; want it cut")
-		}
-		e.waitLog("request ", "status=200")
 	})
 }
 

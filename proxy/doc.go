@@ -121,15 +121,22 @@
 // closed at once (a TCP reset); when all are taken, a new connection
 // closes the oldest handshake that has sent nothing, else the oldest. Only a connection
 // whose handshake succeeded counts against MaxConns; while MaxConns are
-// open, new connections wait in the listen backlog.
+// open, new connections wait in the listen backlog. In RefusalPage mode a
+// connection without a certificate that verified holds its slot only
+// until another needs it: a new connection takes the slot of the oldest
+// such one, which is closed (connections-shed reason conn-limit).
 //
 // A request body gets BodyTimeout to send more, and every BodyMinRate
 // bytes earn it a second more, up to BodyTimeout ahead (the time the
 // upstream takes to read does not count): one that stalls, or trickles,
 // gets 408 "request body too slow" and its upstream request is cancelled.
-// A client that takes no bytes of its response for WriteTimeout is cut:
-// the connection is closed or, over HTTP/2, the stream reset when a write
-// does not get through the client's flow-control window in time.
+// Each write to a client (a TLS record, at most 16 KiB) must be taken
+// within WriteTimeout of its start, else the connection is reset; a
+// waiting write goes on only when the system reports the socket writable
+// again, not when the few KiB a client's kernel takes after its reader
+// stopped fit. Over HTTP/2 the stream is reset when a write does not get
+// through the client's flow-control window in time. The request is
+// logged with the reason write-timeout.
 //
 // # Log format
 //
@@ -165,11 +172,13 @@
 // bad-chain, handshake-timeout, tls-error; the policy's too-few-days-left,
 // no-route, misdirected and bad-path (see Decision); a request refused for its size
 // has header-too-large or upstream-header-budget, one whose body came too
-// slowly body-timeout. Those of the certificate checks are revoke's reasons:
+// slowly body-timeout, one whose client did not take its response in time
+// write-timeout. Those of the certificate checks are revoke's reasons:
 // revoke.Judge decides them, for the proxy and for `minica verify` alike.
 // The request line of a closed exchange, logged when it ends, carries the
 // reason it was closed for. Connections closed for a handshake limit
-// (connections-shed) have source-limit or handshake-limit. A failed CRL
+// (connections-shed) have source-limit or handshake-limit, and in
+// RefusalPage mode conn-limit (see Limits). A failed CRL
 // fetch has the reasons of crlsource (connect, tls, timeout, http-status,
 // too-large, body, cache) or, for a CRL that was fetched but refused, the
 // ReasonCRL constants (malformed, bad-signature, wrong-issuer, incomplete,

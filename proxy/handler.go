@@ -45,6 +45,13 @@ type conn struct {
 
 type connKey struct{}
 
+// writeTimedOut reports whether a write to ci's client ran past
+// WriteTimeout, which ended the connection (see clientConn.Write).
+func (ci *conn) writeTimedOut() bool {
+	cc, ok := ci.raw.(*clientConn)
+	return ok && cc.writeTimedOut()
+}
+
 // connContext runs once per connection, after the handshake.
 func (p *Proxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc, ok := c.(*tls.Conn)
@@ -190,6 +197,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.metrics.request(rec.status, reason)
 		if x != nil && reason == "" {
 			reason = x.cutReason() // logged, not counted as a refusal
+		}
+		if reason == "" && (rec.writeTimedOut || x != nil && x.ci.writeTimedOut()) {
+			reason = ReasonWriteTimeout // logged, not counted as a refusal
 		}
 		if reason == "" && rec.clientClosed {
 			reason = ReasonClientClosed // logged, not counted as a refusal
@@ -385,6 +395,8 @@ type recorder struct {
 	route       *Route    // the request's route, nil if none matched
 	// clientClosed: the client went away before the upstream answered.
 	clientClosed bool
+	// writeTimedOut: a write of the response ran past WriteTimeout.
+	writeTimedOut bool
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -402,7 +414,20 @@ func (r *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
+	if err != nil && isTimeout(err) {
+		r.writeTimedOut = true
+	}
 	return n, err
+}
+
+// FlushError flushes the response as http.ResponseController does, noting
+// a write timeout as Write does: a streamed response's bytes go out there.
+func (r *recorder) FlushError() error {
+	err := http.NewResponseController(r.ResponseWriter).Flush()
+	if err != nil && isTimeout(err) {
+		r.writeTimedOut = true
+	}
+	return err
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

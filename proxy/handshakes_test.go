@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -174,8 +175,11 @@ const attackEnv = "MINICA_TEST_ATTACK"
 // do not share the proxy's scheduler), sockets connections from 127.0.0.2
 // to addr that send nothing, and waits until all have connected once. In
 // mode "reconnecting" each connects again as soon as it is closed; in mode
-// "spread" each comes from an address of its own in 127.0.1.0/22. The
-// attack stops when the test ends, or after 30 seconds.
+// "spread" each comes from an address of its own in 127.0.1.0/22; in mode
+// "tls" each comes from one of 100 addresses in 127.0.3.0/24, makes its
+// TLS handshake without a client certificate, sends nothing more, and
+// connects again as soon as it is closed. The attack stops when the test
+// ends, or after 30 seconds.
 func attack(t *testing.T, mode, addr string, sockets int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackerProcess$")
@@ -233,8 +237,11 @@ func TestAttackerProcess(t *testing.T) {
 	first.Add(sockets)
 	for n := range sockets {
 		src := "127.0.0.2"
-		if mode == "spread" {
+		switch mode {
+		case "spread":
 			src = fmt.Sprintf("127.0.%d.%d", 1+n/200, 2+n%200)
+		case "tls":
+			src = fmt.Sprintf("127.0.3.%d", 1+n%100)
 		}
 		wg.Add(1)
 		go func() {
@@ -249,10 +256,21 @@ func TestAttackerProcess(t *testing.T) {
 					// returns.
 					reset.Add(1)
 					once()
-					if mode != "reconnecting" {
+					if mode != "reconnecting" && mode != "tls" {
 						return
 					}
 					continue
+				}
+				if mode == "tls" {
+					tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+					tc.SetDeadline(time.Now().Add(10 * time.Second))
+					if err := tc.Handshake(); err != nil {
+						c.Close()
+						reset.Add(1)
+						once()
+						continue
+					}
+					c = tc
 				}
 				connected.Add(1)
 				once()
@@ -265,7 +283,7 @@ func TestAttackerProcess(t *testing.T) {
 					}
 				}
 				c.Close()
-				if mode != "reconnecting" {
+				if mode != "reconnecting" && mode != "tls" {
 					<-ctx.Done()
 					return
 				}
@@ -281,9 +299,12 @@ func TestAttackerProcess(t *testing.T) {
 // TestHandshakeFloods runs the two attacks of the issue on the default
 // limits: 2,000 sockets that connect and send nothing, and 1,100 that do
 // so again as soon as they are closed, all from one address; and 2,000
-// idle sockets spread over 2,000 addresses, each within its share.
-// Legitimate clients, from another address, get every request through
-// within a second.
+// idle sockets spread over 2,000 addresses, each within its share. And, in
+// RefusalPage mode, where a handshake without a certificate succeeds,
+// 1,100 connections from 100 addresses that make theirs and then send
+// nothing, each holding a --max-conns slot until closed (then it comes
+// again). Legitimate clients, from another address, get every request
+// through within a second.
 func TestHandshakeFloods(t *testing.T) {
 	if os.Getenv(attackEnv) != "" {
 		t.Skip("the attacker process")
@@ -292,10 +313,20 @@ func TestHandshakeFloods(t *testing.T) {
 	for _, tt := range []struct {
 		mode    string
 		sockets int
-	}{{"idle", 2000}, {"reconnecting", 1100}, {"spread", 2000}} {
+		refusal string
+	}{{"idle", 2000, ""}, {"reconnecting", 1100, ""}, {"spread", 2000, ""}, {"tls", 1100, RefusalPage}} {
 		t.Run(tt.mode, func(t *testing.T) {
-			e := newEnv(t, nil)
+			e := newEnv(t, func(c *Config) { c.Refusal = tt.refusal })
 			attack(t, tt.mode, e.addr, tt.sockets)
+			if tt.mode == "tls" {
+				// Until the attack holds every --max-conns slot.
+				full := fmt.Sprintf("minica_proxy_open_connections %d", DefaultMaxConns)
+				for deadline := time.Now().Add(30 * time.Second); e.metric("minica_proxy_open_connections") != full; time.Sleep(50 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the attack holds %q after 30s; want %q", e.metric("minica_proxy_open_connections"), full)
+					}
+				}
+			}
 			ok, slowest := legitRequests(e, legit)
 			t.Logf("%d of %d legitimate requests through, slowest %s; shed: %s, %s", ok, legit, slowest,
 				e.metric(`minica_proxy_connections_shed_total{reason="source-limit"}`), e.metric(`minica_proxy_connections_shed_total{reason="handshake-limit"}`))

@@ -23,8 +23,11 @@ import (
 // a source with MaxHandshakesPerSource in progress is closed at once; when
 // all are, a new connection closes the oldest, one that has sent nothing
 // if there is one. Only a connection whose handshake succeeded
-// takes one of the MaxConns slots; while they are all taken, new
-// connections wait in the listen backlog.
+// takes one of the MaxConns slots. In RefusalPage mode a connection
+// whose client presented no certificate that verifies holds its slot only
+// until another needs it: while all are taken, a new connection takes the
+// slot of the oldest such one, which is closed. Otherwise, while all are
+// taken, new connections wait in the listen backlog.
 type tlsListener struct {
 	net.Listener
 	p     *Proxy
@@ -38,6 +41,9 @@ type tlsListener struct {
 	shaking   list.List            // *clientConn in their handshake, oldest first
 	perSource map[netip.Prefix]int // of those, by source
 	lastShed  map[string]time.Time
+	// unverified are the *clientConn holding a MaxConns slot without a
+	// certificate that verified (RefusalPage), oldest first.
+	unverified list.List
 }
 
 func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
@@ -58,7 +64,7 @@ func newTLSListener(ln net.Listener, p *Proxy) *tlsListener {
 func (l *tlsListener) acceptLoop() {
 	var backoff time.Duration
 	for {
-		for len(l.sem) == cap(l.sem) {
+		for len(l.sem) == cap(l.sem) && !l.canEvict() {
 			select {
 			case <-l.freed:
 			case <-l.done:
@@ -152,7 +158,11 @@ func (l *tlsListener) leaveLocked(cc *clientConn) {
 // shed closes c, a connection refused for a limit, at once and without
 // TIME_WAIT; it counts it, and logs it at most once a minute per reason.
 func (l *tlsListener) shed(c net.Conn, reason string) {
-	if tc, ok := c.(*net.TCPConn); ok {
+	raw := c
+	if cc, ok := c.(*clientConn); ok {
+		raw = cc.Conn
+	}
+	if tc, ok := raw.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
 	c.Close()
@@ -185,11 +195,7 @@ func (l *tlsListener) handshake(cc *clientConn) {
 		tc.Close()
 		return
 	}
-	select {
-	case l.sem <- struct{}{}:
-		cc.counted.Store(true)
-		l.p.metrics.openConns.Add(1)
-	case <-l.done:
+	if !l.takeSlot(cc, l.p.verifiedAtHandshake(tc)) {
 		l.p.forget(tc)
 		tc.Close()
 		return
@@ -202,8 +208,81 @@ func (l *tlsListener) handshake(cc *clientConn) {
 	}
 }
 
-// release frees a MaxConns slot.
-func (l *tlsListener) release() {
+// canEvict reports whether a connection holds a MaxConns slot that a new
+// one may take (see takeSlot).
+func (l *tlsListener) canEvict() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unverified.Len() > 0
+}
+
+// takeSlot gives cc, whose handshake succeeded, a MaxConns slot: a free
+// one, else the slot of the oldest connection without a verified
+// certificate, closed for it (conn-limit), else the next one freed. cc
+// holds its own slot only until another needs it unless verified. It
+// returns false when the listener closed first.
+func (l *tlsListener) takeSlot(cc *clientConn, verified bool) bool {
+	l.mu.Lock()
+	select {
+	case l.sem <- struct{}{}:
+		l.p.metrics.openConns.Add(1)
+		l.holdLocked(cc, verified)
+		l.mu.Unlock()
+		return true
+	default:
+	}
+	victim := l.evictLocked()
+	if victim != nil {
+		l.holdLocked(cc, verified) // the victim's slot, counted already
+	}
+	l.mu.Unlock()
+	if victim != nil {
+		l.shed(victim, "conn-limit")
+		return true
+	}
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return false
+	}
+	l.p.metrics.openConns.Add(1)
+	l.mu.Lock()
+	l.holdLocked(cc, verified)
+	l.mu.Unlock()
+	return true
+}
+
+// holdLocked records that cc holds a slot.
+func (l *tlsListener) holdLocked(cc *clientConn, verified bool) {
+	cc.counted.Store(true)
+	if !verified {
+		cc.slot = l.unverified.PushBack(cc)
+	}
+}
+
+// evictLocked takes the slot of the oldest connection without a verified
+// certificate, and returns it, to be closed; nil if there is none.
+func (l *tlsListener) evictLocked() *clientConn {
+	for e := l.unverified.Front(); e != nil; e = l.unverified.Front() {
+		cc := e.Value.(*clientConn)
+		l.unverified.Remove(e)
+		cc.slot = nil
+		// It may be closing, and freeing its slot, itself.
+		if cc.counted.CompareAndSwap(true, false) {
+			return cc
+		}
+	}
+	return nil
+}
+
+// release frees the MaxConns slot of cc.
+func (l *tlsListener) release(cc *clientConn) {
+	l.mu.Lock()
+	if cc.slot != nil {
+		l.unverified.Remove(cc.slot)
+		cc.slot = nil
+	}
+	l.mu.Unlock()
 	<-l.sem
 	l.p.metrics.openConns.Add(-1)
 	select {
@@ -262,9 +341,9 @@ func sourceOf(a net.Addr) netip.Prefix {
 
 // clientConn is a raw client connection. It notes whether the client has
 // sent anything (an idle handshake is the first to go), bounds every write
-// to WriteTimeout without progress, frees its MaxConns slot, if it took
-// one, on Close, and ends the upstream side of its HTTP/1 request when
-// the connection fails (see upstreamWatch).
+// to WriteTimeout, frees its MaxConns slot, if it took one, on Close, and
+// ends the upstream side of its HTTP/1 request when the connection fails
+// (see upstreamWatch).
 type clientConn struct {
 	*lazyConn // its reads: net/http moves the read deadline six times a request
 	l         *tlsListener
@@ -273,13 +352,16 @@ type clientConn struct {
 	heard     atomic.Bool   // the client sent a byte
 	shed      atomic.Bool   // closed by the listener: no handshake-refused line
 
-	counted atomic.Bool // holds a MaxConns slot
+	counted atomic.Bool   // holds a MaxConns slot
+	slot    *list.Element // in l.unverified, under l.mu; nil if not there
 	up      upstreamWatch
 
 	writeTimeout time.Duration
 	wmu          sync.Mutex
 	deadline     time.Time // set by SetWriteDeadline or SetDeadline
 	wset         time.Time // in force on the socket
+	cut          error     // the timeout of a write past WriteTimeout, which ended the connection
+	timedOut     atomic.Bool
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
@@ -295,9 +377,16 @@ func (c *clientConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// Write writes b, with a deadline WriteTimeout ahead that moves on as long
-// as the client takes bytes, and never beyond the deadline set by the
-// caller. A client that stops reading is cut after WriteTimeout.
+// Write writes b within WriteTimeout of the write's start, and never
+// beyond the caller's deadline; crypto/tls writes a record (at most 16
+// KiB) at a time. A write the client has not taken by WriteTimeout ends
+// the connection: it and every later write fail with the timeout at once
+// (crypto/tls's close_notify alert waits no more), and Close resets the
+// connection. Once the socket buffers are full, a write goes on only when
+// the system reports the socket writable again (see waitWritable), not as
+// soon as a few bytes fit: a client's kernel goes on taking a few tens of
+// KiB for a while after its reader stopped, and those must not make the
+// write, and the next one with a WriteTimeout of its own, go on.
 //
 // The deadline on the socket is moved only when it falls more than an
 // eighth of WriteTimeout behind (a timer update each time, where a busy
@@ -305,42 +394,55 @@ func (c *clientConn) Read(b []byte) (int, error) {
 // than the one asked for, and a write it ends too soon goes on under
 // the one asked for.
 func (c *clientConn) Write(b []byte) (int, error) {
-	written := 0
 	c.wmu.Lock()
-	since := time.Now() // the write's start or its last progress
-	c.startWriteLocked(since)
+	if c.cut != nil {
+		err := c.cut
+		c.wmu.Unlock()
+		return 0, err
+	}
+	start := time.Now()
+	c.startWriteLocked(start)
 	c.wmu.Unlock()
+	written := 0
 	for {
 		n, err := c.Conn.Write(b[written:])
 		written += n
-		if err != nil && isTimeout(err) && c.goOn(n > 0, &since) {
-			continue
+		for err != nil && isTimeout(err) && c.goOn(start, err) {
+			err = waitWritable(c.Conn)
 		}
 		if err != nil { // crypto/tls and net/http give the connection up
 			c.up.failed()
+			return written, err
 		}
-		return written, err
+		if written == len(b) {
+			return written, nil
+		}
 	}
 }
 
-// goOn reports whether a write that timed out goes on, and if so puts its
-// deadline in force: unless the caller's deadline (as it is now: it may
-// have moved during the write) has passed, or WriteTimeout has since the
-// write's last progress. A write that made progress starts a new
-// WriteTimeout from now.
-func (c *clientConn) goOn(progress bool, since *time.Time) bool {
+// goOn reports whether a write that started at start, and timed out with
+// err, goes on, and if so puts its deadline in force: unless the caller's
+// deadline (as it is now: it may have moved during the write) has passed,
+// or WriteTimeout has since start, which ends the connection.
+func (c *clientConn) goOn(start time.Time, err error) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if progress {
-		*since = time.Now()
+	if passed(start.Add(c.writeTimeout)) {
+		c.cut = err
+		c.timedOut.Store(true)
+		return false
 	}
-	want := c.writeDeadlineLocked(*since)
+	want := c.writeDeadlineLocked(start)
 	if passed(want) {
 		return false
 	}
 	c.applyWriteLocked(want)
 	return true
 }
+
+// writeTimedOut reports whether a write to the client ran past
+// WriteTimeout, ending the connection.
+func (c *clientConn) writeTimedOut() bool { return c.timedOut.Load() }
 
 // startWriteLocked moves the deadline in force on the socket for a write
 // that starts at since if it is later than the write's deadline or more
@@ -406,10 +508,15 @@ func (c *clientConn) SetDeadline(t time.Time) error {
 }
 
 func (c *clientConn) Close() error {
+	if tc, ok := c.Conn.(*net.TCPConn); ok && c.writeTimedOut() {
+		// A reset: the kernel would otherwise go on offering the client
+		// the megabytes it holds for it, which it does not take.
+		tc.SetLinger(0)
+	}
 	err := c.Conn.Close()
 	c.up.failed()
 	if c.counted.CompareAndSwap(true, false) {
-		c.l.release()
+		c.l.release(c)
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -172,4 +173,76 @@ func TestClientConnWriteDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestClientConnWriteTimeout checks the cut of a client that stops
+// reading, in a bubble of fake time: a write it has not taken whole
+// WriteTimeout after the write's start ends the connection, though it
+// takes some bytes now and then (as a client's kernel does for a while
+// after its reader stopped): at WriteTimeout, not WriteTimeout after the
+// last byte taken. Writes after the cut (crypto/tls's close_notify alert)
+// fail at once. A client that takes each write within WriteTimeout,
+// however slowly, is not cut.
+func TestClientConnWriteTimeout(t *testing.T) {
+	const writeTimeout = 10 * time.Second
+	const record = 16 << 10 // crypto/tls writes a record at a time
+	type take struct {
+		bytes int
+		pause time.Duration // after taking bytes
+	}
+	tests := []struct {
+		name    string
+		takes   []take // in turn; the last one again and again when loop
+		loop    bool
+		records int
+		cutAt   time.Duration // after the first write's start; 0: never
+	}{
+		{name: "trickling", takes: []take{{1 << 10, 3 * time.Second}}, loop: true, records: 1, cutAt: writeTimeout},
+		{name: "a record in time, then nothing", records: 2, cutAt: 8*time.Second + writeTimeout,
+			takes: []take{{8 << 10, 8 * time.Second}, {8 << 10, 0}}},
+		{name: "each record in time", takes: []take{{4 << 10, 2 * time.Second}}, loop: true, records: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a, b := net.Pipe()
+				c := &clientConn{lazyConn: newLazyConn(a), writeTimeout: writeTimeout}
+				stop := make(chan struct{})
+				go func() {
+					for i := 0; i < len(tt.takes) || tt.loop; i++ {
+						tk := tt.takes[min(i, len(tt.takes)-1)]
+						if _, err := io.ReadFull(b, make([]byte, tk.bytes)); err != nil {
+							return
+						}
+						select {
+						case <-time.After(tk.pause):
+						case <-stop:
+							return
+						}
+					}
+				}()
+				defer b.Close()
+				defer close(stop)
+				start := time.Now()
+				var err error
+				for i := 0; i < tt.records && err == nil; i++ {
+					_, err = c.Write(make([]byte, record))
+				}
+				took := time.Since(start)
+				if tt.cutAt == 0 {
+					if err != nil || c.writeTimedOut() {
+						t.Fatalf("after %v: %v, writeTimedOut() = %v; want no cut", took, err, c.writeTimedOut())
+					}
+					return
+				}
+				if !isTimeout(err) || !c.writeTimedOut() || took != tt.cutAt {
+					t.Fatalf("after %v: %v, writeTimedOut() = %v; want a timeout after %v", took, err, c.writeTimedOut(), tt.cutAt)
+				}
+				start = time.Now()
+				if _, err := c.Write([]byte("close_notify")); !isTimeout(err) || time.Since(start) != 0 {
+					t.Errorf("Write after the cut: %v after %v; want the timeout at once", err, time.Since(start))
+				}
+			})
+		})
+	}
 }

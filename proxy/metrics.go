@@ -26,7 +26,7 @@ type metrics struct {
 	fetches     map[string]uint64 // failed CRL fetches, by reason
 	lastFetch   atomic.Int64      // unix nanoseconds of the last good CRL fetch, 0 for none
 	seen        map[string]time.Time
-	shed        map[string]uint64 // connections closed for a handshake limit, by reason
+	shed        map[string]uint64 // connections closed for a limit, by reason
 	openConns   atomic.Int64
 	handshaking atomic.Int64
 
@@ -106,7 +106,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_reload_failures_total{file}       failed reloads (ca, crl, cert, policy)
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
-//	minica_proxy_connections_shed_total{reason}    closed for a handshake limit (source-limit, handshake-limit)
+//	minica_proxy_connections_shed_total{reason}    closed for a limit (source-limit, handshake-limit, conn-limit)
 //	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see CRLFetchFailed)
 //	minica_proxy_crl_last_fetch_success_seconds    unix time of the last good fetch of the CRL URL
 //	minica_proxy_open_connections                  client connections past their handshake

@@ -94,16 +94,39 @@ func CheckHelpURL(mode, u string) error {
 }
 
 // refusalTLS makes c, the configuration of the handshakes of one trust,
-// ask for a client certificate without requiring or verifying one, in
-// RefusalPage mode: connContext then verifies the certificate by
-// verifyClient, the check that a connection gets again after a reload,
-// and every request of a refused client gets its page.
+// ask for a client certificate without requiring one, in RefusalPage
+// mode: its VerifyConnection still verifies a certificate presented, but
+// refuses none. A verified chain is kept for connContext (and tells the
+// listener the connection is a certificate holder's, see takeSlot); a
+// refused certificate is verified again there, and every request of a
+// refused client gets its page.
 func (p *Proxy) refusalTLS(c *tls.Config) {
 	if p.cfg.Refusal != RefusalPage {
 		return
 	}
 	c.ClientAuth = tls.RequestClientCert
-	c.VerifyConnection = nil
+	verify := c.VerifyConnection
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) > 0 {
+			verify(cs)
+		}
+		return nil
+	}
+}
+
+// verifiedAtHandshake reports whether the client of tc, whose handshake
+// succeeded, presented a certificate that verified: always in
+// RefusalAlert mode, where the handshake refuses the others.
+func (p *Proxy) verifiedAtHandshake(tc *tls.Conn) bool {
+	if p.cfg.Refusal != RefusalPage {
+		return true
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return false
+	}
+	_, ok := p.verified.Load(certs[0])
+	return ok
 }
 
 // refuse answers r, whose client (of ci) is refused for reason: in

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -137,9 +138,9 @@ func TestRefusalModesAgree(t *testing.T) {
 }
 
 // In page mode the limits bind clients without a certificate as any other:
-// handshake slots per source, header time and size, --max-conns; and the
-// idle connection of a refused client is closed at the next reload,
-// freeing its slot.
+// handshake slots per source, header time and size (--max-conns too, and
+// more: see TestRefusalPageConnSlots); and the idle connection of a
+// refused client is closed at the next reload, freeing its slot.
 func TestRefusalPageLimits(t *testing.T) {
 	t.Run("handshakes per source", func(t *testing.T) {
 		e := pageEnv(t, func(c *Config) { c.MaxHandshakes = 2; c.MaxHandshakesPerSource = 1 })
@@ -184,45 +185,129 @@ func TestRefusalPageLimits(t *testing.T) {
 			t.Errorf("headers beyond MaxHeaderBytes: status %d; want 431", resp.StatusCode)
 		}
 	})
-	t.Run("max conns and idle close", func(t *testing.T) {
-		e := pageEnv(t, func(c *Config) { c.MaxConns = 1; c.ReloadInterval = time.Hour })
+	t.Run("idle close", func(t *testing.T) {
+		e := pageEnv(t, func(c *Config) { c.ReloadInterval = time.Hour })
 		refused := e.dialHTTP1(t, nil, nil)
 		resp, _ := rawRequest(t, refused, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		if resp.StatusCode != StatusCertificateRequired {
 			t.Fatalf("status %d; want 496", resp.StatusCode)
 		}
 		e.waitMetric("minica_proxy_open_connections", "1")
-		good, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
-		cfg := e.tlsConfig(good, key)
-		cfg.NextProtos = []string{"http/1.1"}
-		next, err := tls.Dial("tcp", e.addr, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer next.Close()
-		if _, err := io.WriteString(next, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		br := bufio.NewReader(next)
-		next.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		if _, err := http.ReadResponse(br, nil); err == nil {
-			t.Fatal("a second connection was served with MaxConns 1 while a refused client held the slot")
-		}
-		e.reload(t)
-		if !closedWithin(refused, 5*time.Second) {
-			t.Fatal("the idle connection of a client without a certificate stayed open after the reload")
+		// Until the server has set it idle, after its answer went out.
+		for i := 0; ; i++ {
+			if i == 50 {
+				t.Fatal("the idle connection of a client without a certificate stayed open after 50 reloads")
+			}
+			e.reload(t)
+			if closedWithin(refused, 100*time.Millisecond) {
+				break
+			}
 		}
 		e.waitLog("idle-closed", "reason=no-certificate")
-		next.SetReadDeadline(time.Now().Add(5 * time.Second))
-		resp, err = http.ReadResponse(br, nil)
+		e.waitMetric("minica_proxy_open_connections", "0")
+	})
+}
+
+// In page mode a connection whose client presented no valid certificate
+// holds a --max-conns slot only until a client with one needs it: with
+// every slot held by idle connections without a certificate, each
+// request of a certificate holder, on a connection of its own, gets
+// through, the oldest of them closed for it (conn-limit); a client without
+// a certificate that comes then takes the slot of the oldest such
+// connection and gets its page. A certificate holder's connection is
+// never closed for another.
+func TestRefusalPageConnSlots(t *testing.T) {
+	const slots = 3
+	e := pageEnv(t, func(c *Config) {
+		c.MaxConns = slots
+		// The idle connections would hold their slots this long.
+		c.ReadHeaderTimeout, c.IdleTimeout = time.Minute, time.Minute
+	})
+	var idle []net.Conn // without a certificate, oldest first
+	fill := func() {
+		for len(idle) < slots {
+			idle = append(idle, e.dialHTTP1(t, nil, nil))
+		}
+		e.waitMetric("minica_proxy_open_connections", strconv.Itoa(slots))
+	}
+	good, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
+	holder := e.client(good, key, false)
+	holder.Transport.(*http.Transport).DisableKeepAlives = true
+	holder.Timeout = 5 * time.Second
+	for i := range 3 {
+		fill()
+		resp, err := holder.Get(e.url("/"))
 		if err != nil {
-			t.Fatalf("the waiting connection once the slot was free: %v", err)
+			t.Fatalf("request %d of a certificate holder with every slot held without a certificate: %v", i+1, err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
-			t.Errorf("status %d; want 200 from the upstream", resp.StatusCode)
+			t.Fatalf("request %d of a certificate holder: status %d; want 200", i+1, resp.StatusCode)
 		}
-	})
+		if !closedWithin(idle[0], 5*time.Second) {
+			t.Fatalf("request %d: the oldest connection without a certificate was kept", i+1)
+		}
+		idle = idle[1:]
+	}
+	e.waitMetric(`minica_proxy_connections_shed_total{reason="conn-limit"}`, "3")
+	e.waitLog("connections-shed", "reason=conn-limit")
+
+	fill()
+	page := e.dialHTTP1(t, nil, nil)
+	resp, _ := rawRequest(t, page, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	if resp.StatusCode != StatusCertificateRequired {
+		t.Fatalf("a client without a certificate with every slot taken: status %d; want 496", resp.StatusCode)
+	}
+	if !closedWithin(idle[0], 5*time.Second) {
+		t.Fatal("the oldest connection without a certificate was kept for a newer one")
+	}
+	for _, c := range append(idle, page) {
+		c.Close()
+	}
+	e.waitMetric("minica_proxy_open_connections", "0")
+
+	// Every slot held by certificate holders: one more connection waits,
+	// and none is closed for it.
+	var held []*bufio.Reader
+	var heldConns []net.Conn
+	for len(heldConns) < slots {
+		c := e.dialHTTP1(t, good, key)
+		resp, br := rawRequest(t, c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		if resp.StatusCode != 200 {
+			t.Fatalf("a certificate holder's connection: status %d; want 200", resp.StatusCode)
+		}
+		held, heldConns = append(held, br), append(heldConns, c)
+	}
+	e.waitMetric("minica_proxy_open_connections", strconv.Itoa(slots))
+	// The listener may have accepted it before the last slot was taken:
+	// its handshake then ends, and it waits for a slot.
+	raw, err := dialFrom("127.0.0.1", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	cfg := e.tlsConfig(nil, nil)
+	cfg.NextProtos = []string{"http/1.1"}
+	late := tls.Client(raw, cfg)
+	late.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	if err := late.Handshake(); err == nil {
+		io.WriteString(late, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		if resp, err := http.ReadResponse(bufio.NewReader(late), nil); err == nil {
+			t.Fatalf("a connection without a certificate was served (status %d) with every slot held by certificate holders", resp.StatusCode)
+		}
+	}
+	for i, c := range heldConns {
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+			t.Fatalf("holder %d: %v", i, err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(held[i], nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("holder %d's connection after another came: %v; want it open and served", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }
 
 // rawRequest writes req, written by hand, on c and reads one response

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -108,7 +109,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "idle-timeout", Value: dur(proxy.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 		&cli.StringFlag{Name: "body-timeout", Value: dur(proxy.DefaultBodyTimeout), Usage: "answer 408 to a request body that stalls for `DURATION`, or falls behind --body-min-rate after it"},
 		&cli.IntFlag{Name: "body-min-rate", Value: proxy.DefaultBodyMinRate, Usage: "the `N` bytes per second a request body must keep up with (each N bytes earn a second of --body-timeout)"},
-		&cli.StringFlag{Name: "write-timeout", Value: dur(proxy.DefaultWriteTimeout), Usage: "cut a client that takes no response bytes for `DURATION`"},
+		&cli.StringFlag{Name: "write-timeout", Value: dur(proxy.DefaultWriteTimeout), Usage: "cut a client that does not take a write of its response (at most 16 KiB) within `DURATION`"},
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
@@ -126,6 +127,42 @@ type proxyOptions struct {
 	crlURL               string
 	crlRefresh, crlLimit time.Duration
 	follower             *crlFollow
+	// serverCA is the CA directory, when the proxy reads from it.
+	serverCA *followedCA
+}
+
+// followedCA is the CA directory a running proxy reads its --server-cert
+// from: opened again by its path, with open, when the directory there was
+// replaced (a restore over the same path), as the one held open goes on
+// reading the old one. It is safe for concurrent use.
+type followedCA struct {
+	mu   sync.Mutex
+	ca   *ca.CA
+	open func() (*ca.CA, error)
+}
+
+// serverCert is ca.CA.ServerTLSCertificate of the directory now at the
+// CA's path. When it cannot be opened again, the error says so and the
+// directory held stays, to be tried again on the next call.
+func (f *followedCA) serverCert(name string, now time.Time) (tls.Certificate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ca.Replaced() {
+		fresh, err := f.open()
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("opening the replaced CA directory again: %w", err)
+		}
+		f.ca.Close()
+		f.ca = fresh
+	}
+	return f.ca.ServerTLSCertificate(name, now)
+}
+
+// close releases the directory held.
+func (f *followedCA) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ca.Close()
 }
 
 func runProxy(c *cli.Context, e *env) error {
@@ -141,7 +178,9 @@ func runProxy(c *cli.Context, e *env) error {
 		if authority, err = openCA(c, e); err != nil {
 			return err
 		}
-		defer authority.Close()
+		served := &followedCA{ca: authority, open: func() (*ca.CA, error) { return openCA(c, e) }}
+		defer served.close()
+		o.serverCA = served
 	}
 	if err := setProxySources(c, e, authority, o); err != nil {
 		return err
@@ -293,7 +332,7 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 		cfg.LoadCRL = func() ([]byte, error) { return readCRLFiles(crlFiles) }
 	}
 	if name := c.String("server-cert"); name != "" {
-		cfg.LoadCert = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
+		cfg.LoadCert = func() (tls.Certificate, error) { return o.serverCA.serverCert(name, e.now()) }
 	} else {
 		certFile, keyFile := c.String("cert"), c.String("key")
 		cfg.LoadCert = func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }

@@ -533,6 +533,60 @@ func TestProxyProcessServerCertRenewal(t *testing.T) {
 	}
 }
 
+// A CA directory restored over its own path under a running proxy (the
+// directory replaced, not its files) is found again by its path: while it
+// is gone a reload of the certificate fails saying so, and keeps the
+// certificate served; once restored, a server certificate renewed there
+// is served from the next reload on.
+func TestProxyProcessCADirRestored(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	backup := filepath.Join(t.TempDir(), "backup")
+	if out, err := exec.Command("cp", "-a", f.dir, backup).CombinedOutput(); err != nil {
+		t.Fatalf("backing up the CA: %v %s", err, out)
+	}
+	p := f.startProxy(t, "--reload-interval", "300ms")
+	url := "https://" + p.addr + "/"
+	alice := f.client(t, "alice")
+	alice.Transport.(*http.Transport).DisableKeepAlives = true // a handshake each, to see the certificate served
+	served := func() (string, error) {
+		resp, err := alice.Get(url)
+		if err != nil {
+			return "", err
+		}
+		resp.Body.Close()
+		return ca.SerialHex(resp.TLS.PeerCertificates[0].SerialNumber), nil
+	}
+	before, err := served()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(f.dir); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "reload-failed file=cert", "opening the replaced CA directory again", f.dir)
+	if serial, err := served(); err != nil || serial != before {
+		t.Fatalf("with the CA directory gone: serial %s (%v); want %s, the last good certificate", serial, err, before)
+	}
+	if out, err := exec.Command("cp", "-a", backup, f.dir).CombinedOutput(); err != nil {
+		t.Fatalf("restoring the CA: %v %s", err, out)
+	}
+	// Records keep issuance times to the second (see
+	// TestProxyProcessServerCertRenewal).
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	mustMinica(t, f.dir, "issue", "server", "app", "--dns", "localhost", "--ip", "127.0.0.1", "--force")
+	eventually(t, "the certificate renewed in the restored directory", func() string {
+		serial, err := served()
+		if err != nil || serial == before {
+			return fmt.Sprintf("serial %s (%v)", serial, err)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "certs", "app", serial+".crt")); err != nil {
+			return fmt.Sprintf("serial %s, not a certificate of app: %v", serial, err)
+		}
+		return ""
+	})
+}
+
 // SIGTERM stops accepting, lets an in-flight request finish, and exits 0.
 // This proxy runs from files (--cert, --key, --ca, --crl), not from the CA
 // directory.
