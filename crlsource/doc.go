@@ -28,5 +28,7 @@
 // plain HTTP server) the next one waits Refresh. A new CRL is handed to
 // Follower.Accept; once taken, it is written to the cache file atomically.
 // A failed fetch is retried with exponential backoff and jitter, from one
-// second up to Refresh, and reported to Follower.Failed.
+// second up to five (MaxBackoff, at most Refresh), and reported to
+// Follower.Failed: after a long outage the next retry is never more than
+// five seconds away.
 package crlsource

@@ -85,7 +85,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER; repeatable, or one PEM file with several, for the CRL of each CA of a hierarchy) or at an http(s) URL it follows (default: the CA directory's crl.der; on an intermediate, crl-chain.pem, its CRL and the root's)"},
 		&cli.StringFlag{Name: "crl-ca", Usage: "verify an https --crl URL against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "crl-cache", Usage: "keep the last good CRL of the --crl URL in `FILE`, to start from while the URL is down"},
-		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (also the longest retry backoff)"},
+		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (a failed fetch is retried within 5s, or this if shorter)"},
 		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
