@@ -37,6 +37,7 @@ func crlFetchCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "keep the CRL in `FILE` (required)"},
 			&cli.StringFlag{Name: "ca", Usage: "the CA certificates (PEM or DER) in `FILE` that must have signed the CRL (required)"},
+			caFingerprintFlag(),
 			&cli.StringFlag{Name: "crl-ca", Usage: "verify an https URL against the CA certificates in `FILE` (default: the system roots)"},
 			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (sh -c) after a new CRL was written"},
 			&cli.StringFlag{Name: "timeout", Value: ca.FormatDuration(defaultFetchTimeout), Usage: "give up when connecting, the headers or the body take longer than `DURATION`"},
@@ -60,7 +61,11 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	if err != nil {
 		return usagef(c, "--timeout: %v", err)
 	}
-	cas, err := readCertsFile(caFile)
+	pin, err := parseCAPin(c)
+	if err != nil {
+		return err
+	}
+	cas, err := readPinnedCerts(caFile, pin)
 	if err != nil {
 		return err
 	}
