@@ -32,7 +32,8 @@ type CRLParser func(data []byte, issuer *x509.Certificate) (Revocations, error)
 // It is the one reader of a CRL file: the proxy and `minica verify` read
 // every CRL file through it, so that they never disagree about one. A CRL
 // no CA of cas verifies gives an error wrapping ErrUnverified and the
-// refusal of each CA; two CRLs of one CA, one wrapping ErrTwoCRLs.
+// refusal of each CA (and reads as that refusal alone against one CA); two
+// CRLs of one CA, one wrapping ErrTwoCRLs.
 func ParseCRLFile(data []byte, cas []*x509.Certificate, parse CRLParser) ([]IssuedCRL, error) {
 	if parse == nil {
 		parse = func(data []byte, issuer *x509.Certificate) (Revocations, error) {
@@ -75,8 +76,21 @@ func verifyByOne(data []byte, cas []*x509.Certificate, parse CRLParser) (IssuedC
 		}
 		errs = append(errs, err)
 	}
-	return IssuedCRL{}, fmt.Errorf("%w: %w", ErrUnverified, errors.Join(errs...))
+	return IssuedCRL{}, &unverifiedError{errs: errs}
 }
+
+// unverifiedError is ErrUnverified with the refusal of each CA. Against a
+// bundle of one CA it reads as that CA's refusal alone.
+type unverifiedError struct{ errs []error }
+
+func (e *unverifiedError) Error() string {
+	if len(e.errs) == 1 {
+		return e.errs[0].Error()
+	}
+	return ErrUnverified.Error() + ": " + errors.Join(e.errs...).Error()
+}
+
+func (e *unverifiedError) Unwrap() []error { return append([]error{ErrUnverified}, e.errs...) }
 
 // splitCRLFile returns the CRLs of a CRL file (see ParseCRLFile): the DER
 // of each "X509 CRL" block, or data itself when it holds no PEM block (one

@@ -27,6 +27,7 @@ func TestParseCRLFile(t *testing.T) {
 	block, _ := pem.Decode(rootPEM)
 	tests := []struct {
 		name    string
+		cas     []*x509.Certificate // nil: root and inter
 		data    []byte
 		want    []string // the issuers' CNs, in order
 		wantIs  error
@@ -38,6 +39,8 @@ func TestParseCRLFile(t *testing.T) {
 		{name: "two levels", data: append(append([]byte("# root\n"), rootPEM...), interPEM...), want: []string{"File Root", "File Issuing CA"}},
 		{name: "a stranger's CRL", data: stranger.CRL(t, 1, now, time.Hour), wantIs: revoke.ErrUnverified,
 			wantErr: `revoke: no CA of the bundle accepts the CRL: revoke: CRL issued by another CA: CRL issuer is "CN=File Stranger`},
+		{name: "a stranger's CRL, against one CA", cas: []*x509.Certificate{root.Cert}, data: stranger.CRL(t, 1, now, time.Hour), wantIs: revoke.ErrWrongIssuer,
+			wantErr: `revoke: CRL issued by another CA: CRL issuer is "CN=File Stranger", CA is "CN=File Root"`},
 		{name: "a stranger's beside the root's", data: append(append([]byte{}, rootPEM...), stranger.CRL(t, 1, now, time.Hour)...), wantIs: revoke.ErrUnverified,
 			wantErr: `CRL 2 of 2: revoke: no CA of the bundle accepts the CRL: `},
 		{name: "garbage", data: []byte("<html>not a CRL</html>"), wantIs: revoke.ErrMalformed,
@@ -49,10 +52,19 @@ func TestParseCRLFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := revoke.ParseCRLFile(tt.data, cas, nil)
+			bundle := cas
+			if tt.cas != nil {
+				bundle = tt.cas
+			}
+			got, err := revoke.ParseCRLFile(tt.data, bundle, nil)
 			if tt.wantErr != "" {
 				if !errors.Is(err, tt.wantIs) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseCRLFile() error = %v; want %v containing %q", err, tt.wantIs, tt.wantErr)
+				}
+				// Against one CA it reads as that CA's refusal, and is
+				// still no CA accepting it.
+				if tt.cas != nil && !errors.Is(err, revoke.ErrUnverified) {
+					t.Errorf("ParseCRLFile() error = %v; want it to match ErrUnverified too", err)
 				}
 				return
 			}
