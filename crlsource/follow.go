@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"minica/internal/atomicfile"
+	"minica/internal/regfile"
 )
 
 // Defaults of the Follower, used when a field is zero.
@@ -120,7 +121,7 @@ func (f *Follower) Current() ([]byte, error) {
 func (f *Follower) Start(ctx context.Context) error {
 	var cached []byte
 	if f.Cache != "" {
-		data, err := os.ReadFile(f.Cache)
+		data, err := regfile.ReadFile(f.Cache) // a FIFO would hang the start
 		switch {
 		case err == nil:
 			cached = data
