@@ -3,6 +3,7 @@ package ca
 import (
 	"bufio"
 	"crypto"
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -252,11 +253,22 @@ func (c *CA) loadCRL() (*revoke.CRL, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
-	crl, err := revoke.ParseCRL(der, c.Cert)
+	crl, err := parseCRLFile(der, c.Cert)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
 	}
 	return crl, der, nil
+}
+
+// parseCRLFile reads the CRL file data of issuer with revoke.ParseCRLFile,
+// the reader of the proxy, so that verify and the proxy agree on every
+// crl.der: it must hold one CRL, of issuer.
+func parseCRLFile(data []byte, issuer *x509.Certificate) (*revoke.CRL, error) {
+	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return crls[0].CRL.(*revoke.CRL), nil // one CA: one CRL, from ParseCRL
 }
 
 // readCRLDER reads the current CRL, DER; an error matching fs.ErrNotExist

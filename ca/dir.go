@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"minica/internal/atomicfile"
+	"minica/internal/regfile"
 )
 
 // Dir is a directory reached through an os.Root, with durable writes.
@@ -51,18 +52,30 @@ func (d *Dir) Replaced() bool {
 func (d *Dir) Close() error { return d.root.Close() }
 
 // ReadFile reads name inside the directory, without updating its access
-// time where the system allows (see oNoAtime).
+// time where the system allows (see oNoAtime). Like Open, it refuses what
+// is not a regular file.
 func (d *Dir) ReadFile(name string) ([]byte, error) {
-	f, err := openNoAtime(func(flag int) (*os.File, error) { return d.root.OpenFile(name, flag, 0) })
+	f, err := d.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var buf []byte
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+	if st, err := f.Stat(); err == nil {
 		buf = make([]byte, 0, st.Size()+1) // +1: the read that finds the end
 	}
 	return readAppend(f, buf)
+}
+
+// Open opens name inside the directory for reading, without updating its
+// access time where the system allows, and without waiting on a file that
+// is not regular: a FIFO or device planted in the CA directory is refused
+// with an error matching ErrNotRegular (see package regfile), where a
+// plain open would wait for ever. The caller names the path.
+func (d *Dir) Open(name string) (*os.File, error) {
+	return regfile.Open(func(flag int) (*os.File, error) {
+		return openNoAtime(func(noAtime int) (*os.File, error) { return d.root.OpenFile(name, flag|noAtime, 0) })
+	})
 }
 
 // openNoAtime opens a file for reading with open(flag), first with

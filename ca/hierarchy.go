@@ -709,7 +709,7 @@ func (c *CA) LoadRootCRL() (*revoke.CRL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading root CRL %q: %w", c.dir.Join(RootCRLDERFile), err)
 	}
-	crl, err := revoke.ParseCRL(data, c.Root())
+	crl, err := parseCRLFile(data, c.Root())
 	if err != nil {
 		return nil, fmt.Errorf("reading root CRL %q: %w", c.dir.Join(RootCRLDERFile), err)
 	}

@@ -8,13 +8,14 @@ import (
 	"io"
 	"io/fs"
 
+	"minica/internal/regfile"
 	"minica/revoke"
 )
 
 // ErrNotRegular is returned by ReadPublishedCRL and CRLStamp when crl.der
 // is not a regular file: a symlink planted in the CA directory could
 // otherwise hand out another file of it (the CA key) as the CRL.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = regfile.ErrNotRegular
 
 // FileStamp identifies one version of a file cheaply: a file replaced
 // atomically gets a new inode, and one rewritten in place a new size or
@@ -106,7 +107,7 @@ func (c *CA) readCRLFile(file string, missing error, issuer *x509.Certificate) (
 	if err != nil {
 		return nil, err
 	}
-	f, err := c.dir.root.Open(file)
+	f, err := c.dir.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading CRL %q: %w", name, err)
 	}

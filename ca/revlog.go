@@ -168,7 +168,7 @@ func (c *CA) latestLogEvents() ([]logEvent, error) {
 	if c.db != nil {
 		return c.db.latestLogEvents()
 	}
-	f, err := c.dir.root.Open(revlogFile)
+	f, err := c.dir.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -241,7 +241,7 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 	if c.db != nil {
 		return nil // appends are transactions: nothing half-written
 	}
-	f, err := c.dir.root.Open(revlogFile)
+	f, err := c.dir.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

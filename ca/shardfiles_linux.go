@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"syscall"
+
+	"minica/internal/regfile"
 )
 
 // shardFiles reads the record files of one shard directory with the fewest
@@ -39,9 +41,11 @@ func (s *shardFiles) names() ([]string, error) {
 
 // read appends the content of name to buf, reusing its capacity.
 func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
+	// O_NONBLOCK and the fstat after: a FIFO planted as a record would
+	// make open and read wait for ever (see package regfile).
 	fd, err := openNoAtime(func(flag int) (int, error) {
 		for {
-			fd, err := syscall.Openat(s.fd, name, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+			fd, err := syscall.Openat(s.fd, name, flag|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 			if !errors.Is(err, syscall.EINTR) {
 				return fd, err
 			}
@@ -51,6 +55,13 @@ func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
 		return buf, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return buf, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return buf, regfile.NotRegular(fileType(st.Mode)) // the caller names the path
+	}
 	for {
 		buf = growBuf(buf)
 		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
@@ -65,4 +76,23 @@ func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// fileType is the type bits of a stat mode as an fs.FileMode.
+func fileType(mode uint32) fs.FileMode {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	}
+	return fs.ModeIrregular
 }

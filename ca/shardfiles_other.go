@@ -5,6 +5,8 @@ package ca
 import (
 	"os"
 	"slices"
+
+	"minica/internal/regfile"
 )
 
 // shardFiles reads the record files of one shard directory through its
@@ -29,7 +31,7 @@ func (s *shardFiles) names() ([]string, error) {
 
 // read appends the content of name to buf, reusing its capacity.
 func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
-	f, err := s.root.Open(name)
+	f, err := regfile.Open(func(flag int) (*os.File, error) { return s.root.OpenFile(name, flag, 0) })
 	if err != nil {
 		return buf, err
 	}

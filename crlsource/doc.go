@@ -12,8 +12,10 @@
 // and If-Modified-Since the Last-Modified of the held copy. A 304 keeps what
 // is held. Everything is bounded: dialling, the TLS handshake, the wait for
 // the response headers, the whole body (a response that never ends times
-// out), and its size (DefaultMaxBytes). A failure is a [*FetchError] with a
-// Reason constant.
+// out), and its size (DefaultMaxBytes). The body is read into a buffer the
+// HTTP keeps for its next fetch, so that retries against a server that
+// answers too much never cost more than one buffer of MaxBytes. A failure
+// is a [*FetchError] with a Reason constant.
 //
 // # Following
 //
@@ -26,5 +28,7 @@
 // plain HTTP server) the next one waits Refresh. A new CRL is handed to
 // Follower.Accept; once taken, it is written to the cache file atomically.
 // A failed fetch is retried with exponential backoff and jitter, from one
-// second up to Refresh, and reported to Follower.Failed.
+// second up to five (MaxBackoff, at most Refresh), and reported to
+// Follower.Failed: after a long outage the next retry is never more than
+// five seconds away.
 package crlsource

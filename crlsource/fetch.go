@@ -78,6 +78,9 @@ type HTTP struct {
 
 	once   sync.Once
 	client *http.Client
+	// spare is the body buffer between fetches (see bodyBuffer).
+	spareMu sync.Mutex
+	spare   *bodyBuffer
 }
 
 // Held is the copy of the CRL a client holds, for a conditional GET.
@@ -246,7 +249,9 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	if resp.ContentLength > maxBytes {
 		return fail(ReasonTooLarge, fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, resp.ContentLength, maxBytes))
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	buf := h.takeBuffer()
+	defer h.putBuffer(buf)
+	n, err := buf.fill(resp.Body, maxBytes+1)
 	if err != nil {
 		if timedOut.Load() {
 			return fail(ReasonTimeout, fmt.Errorf("the body did not end within %s", bodyTimeout))
@@ -257,11 +262,89 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 		}
 		return fail(reason, fmt.Errorf("reading the body: %w", err))
 	}
-	if int64(len(data)) > maxBytes {
+	if n > maxBytes {
 		return fail(ReasonTooLarge, fmt.Errorf("%w: more than the limit of %d bytes", errTooLarge, maxBytes))
 	}
-	r.Data = data
+	r.Data = buf.bytes(n)
 	return r, nil
+}
+
+// takeBuffer returns the spare body buffer, or a new one while another
+// fetch holds it.
+func (h *HTTP) takeBuffer() *bodyBuffer {
+	h.spareMu.Lock()
+	defer h.spareMu.Unlock()
+	b := h.spare
+	h.spare = nil
+	if b == nil {
+		b = new(bodyBuffer)
+	}
+	return b
+}
+
+// putBuffer keeps b for the next fetch.
+func (h *HTTP) putBuffer(b *bodyBuffer) {
+	h.spareMu.Lock()
+	defer h.spareMu.Unlock()
+	if h.spare == nil {
+		h.spare = b
+	}
+}
+
+// Sizes of the chunks of a bodyBuffer: the first is small for the usual
+// CRL, each next one twice the last, up to maxChunk.
+const (
+	firstChunk = 32 << 10
+	maxChunk   = 1 << 20
+)
+
+// bodyBuffer holds a body in chunks that are filled in place and kept for
+// the next fetch of the same HTTP. Nothing read is ever copied to a larger
+// array, as io.ReadAll's growth does, so a body costs at most its limit
+// once; and a server that answers too much at every retry is read into the
+// same chunks again, instead of into new ones that pile up until the
+// garbage collector runs. The buffer is as large as the largest body read,
+// at most MaxBytes plus one byte.
+type bodyBuffer struct {
+	chunks [][]byte
+}
+
+// fill reads r into b until its end or until limit bytes are in, and
+// returns how many it read.
+func (b *bodyBuffer) fill(r io.Reader, limit int64) (int64, error) {
+	var n int64
+	for i := 0; n < limit; i++ {
+		if i == len(b.chunks) {
+			size := min(int64(firstChunk)<<min(i, 5), maxChunk, limit-n)
+			b.chunks = append(b.chunks, make([]byte, size))
+		}
+		c := b.chunks[i]
+		c = c[:min(int64(len(c)), limit-n)]
+		for len(c) > 0 {
+			k, err := r.Read(c)
+			c, n = c[k:], n+int64(k)
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// bytes returns a copy of the first n bytes of b, the caller's to keep.
+func (b *bodyBuffer) bytes(n int64) []byte {
+	out := make([]byte, 0, n)
+	for _, c := range b.chunks {
+		k := min(int64(len(c)), n-int64(len(out)))
+		if k == 0 {
+			break
+		}
+		out = append(out, c[:k]...)
+	}
+	return out
 }
 
 // waitApplied reads Preference-Applied: a wait of 0 (a server with too

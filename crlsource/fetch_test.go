@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -196,5 +198,62 @@ func TestFetchTransportFailures(t *testing.T) {
 	h := &HTTP{URL: tlsSrv.URL, RootCAs: poolOf(tlsSrv)}
 	if resp, err := h.Fetch(context.Background(), Held{}, 0); err != nil || !bytes.Equal(resp.Data, crlBytes) {
 		t.Fatalf("Fetch() with RootCAs = %v, %v; want the CRL", resp, err)
+	}
+}
+
+// An endless chunked body is cut at MaxBytes, and the retries that follow
+// read it again into the buffer of the first: the bytes allocated over six
+// fetches stay under twice the limit (io.ReadAll allocated about twice the
+// limit at every fetch, and a replica's retries drove it to hundreds of MB).
+func TestFetchEndlessBodyReusesOneBuffer(t *testing.T) {
+	const limit = 4 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := bytes.Repeat([]byte{0x30}, 32<<10)
+		// Endless for the client: it hangs up long before 64 times the limit.
+		for range 64 * limit / len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	h := &HTTP{URL: srv.URL, MaxBytes: limit}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 6 {
+		_, err := h.Fetch(context.Background(), Held{}, 0)
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Reason != ReasonTooLarge {
+			t.Fatalf("fetch %d: error = %v; want too-large", i+1, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d bytes", got)
+	if got >= 2*limit {
+		t.Fatalf("6 fetches of an endless body allocated %d bytes; want less than twice the limit of %d", got, limit)
+	}
+}
+
+// The data of a fetch is the caller's: later fetches, which reuse the
+// buffer it was read into, leave it as it was.
+func TestFetchDataOutlivesTheBuffer(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte{byte('a' + n.Add(1))}, 100<<10))
+	}))
+	defer srv.Close()
+	h := &HTTP{URL: srv.URL}
+	first, err := h.Fetch(context.Background(), Held{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Clone(first.Data)
+	if _, err := h.Fetch(context.Background(), Held{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Data, want) || len(want) != 100<<10 {
+		t.Fatalf("the data of the first fetch changed with the second (%d bytes)", len(first.Data))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"minica/internal/atomicfile"
+	"minica/internal/regfile"
 )
 
 // Defaults of the Follower, used when a field is zero.
@@ -18,6 +19,11 @@ const (
 	DefaultWait          = 55 * time.Second
 	DefaultStartAttempts = 3
 	DefaultMinBackoff    = time.Second
+	// DefaultMaxBackoff bounds the wait between retries while the URL
+	// fails, so that a replica has the current CRL within about that long
+	// of the server's return, however long it was away. A retry every 2.5
+	// to 5 s is one cheap request (mostly a refused connection) per replica.
+	DefaultMaxBackoff = 5 * time.Second
 )
 
 // More reasons, of the Follower.
@@ -53,8 +59,10 @@ type Follower struct {
 	// StartAttempts is how many fetches Start tries before the cache.
 	StartAttempts int
 	// MinBackoff is the first retry delay after a failure; each next one
-	// doubles, up to Refresh, with jitter.
+	// doubles, up to MaxBackoff, with jitter.
 	MinBackoff time.Duration
+	// MaxBackoff is the longest retry delay; it is never more than Refresh.
+	MaxBackoff time.Duration
 
 	// Accept judges a new CRL that Run fetched, with Current already
 	// returning it; a non-nil error keeps the previous one (a *FetchError
@@ -113,7 +121,7 @@ func (f *Follower) Current() ([]byte, error) {
 func (f *Follower) Start(ctx context.Context) error {
 	var cached []byte
 	if f.Cache != "" {
-		data, err := os.ReadFile(f.Cache)
+		data, err := regfile.ReadFile(f.Cache) // a FIFO would hang the start
 		switch {
 		case err == nil:
 			cached = data
@@ -265,14 +273,18 @@ func (f *Follower) fetched() {
 }
 
 // backoff is the delay before retry n (from 1): MinBackoff doubled n-1
-// times, at most Refresh, less up to half of it at random so that
-// replicas that failed together do not retry together.
+// times, at most MaxBackoff and Refresh, less up to half of it at random
+// so that replicas that failed together do not retry together.
 func (f *Follower) backoff(n int) time.Duration {
 	d := f.MinBackoff
 	if d <= 0 {
 		d = DefaultMinBackoff
 	}
-	limit := max(f.refresh(), d)
+	limit := f.MaxBackoff
+	if limit <= 0 {
+		limit = DefaultMaxBackoff
+	}
+	limit = max(min(limit, f.refresh()), d)
 	for i := 1; i < n && d < limit; i++ {
 		d *= 2
 	}

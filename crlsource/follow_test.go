@@ -219,14 +219,40 @@ func TestFollowerRetries(t *testing.T) {
 	}
 }
 
+// While the URL fails, retries go out after 1 s, 2 s, 4 s, then every 5 s
+// at most (never more than Refresh), each less a random part of up to
+// half: a replica has the current CRL within seconds of serve's return,
+// however long the outage, and replicas that failed together do not retry
+// together.
 func TestBackoff(t *testing.T) {
-	f := &Follower{Refresh: 10 * time.Second}
-	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second} {
-		for range 20 {
-			if got := f.backoff(n + 1); got < want/2 || got > want {
-				t.Fatalf("backoff(%d) = %s; want within [%s, %s]", n+1, got, want/2, want)
+	s := time.Second
+	tests := []struct {
+		name string
+		f    *Follower
+		want []time.Duration // by retry, the last repeating
+	}{
+		{name: "defaults", f: &Follower{}, want: []time.Duration{s, 2 * s, 4 * s, 5 * s}},
+		{name: "refresh 10s", f: &Follower{Refresh: 10 * s}, want: []time.Duration{s, 2 * s, 4 * s, 5 * s}},
+		{name: "refresh 2s", f: &Follower{Refresh: 2 * s}, want: []time.Duration{s, 2 * s}},
+		{name: "max backoff 3s", f: &Follower{MaxBackoff: 3 * s}, want: []time.Duration{s, 2 * s, 3 * s}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := map[time.Duration]bool{}
+			for n := 1; n <= 1000; n++ {
+				want := tt.want[min(n, len(tt.want))-1]
+				got := tt.f.backoff(n)
+				if got < want/2 || got > want {
+					t.Fatalf("backoff(%d) = %s; want within [%s, %s]", n, got, want/2, want)
+				}
+				if n > len(tt.want) {
+					seen[got] = true
+				}
 			}
-		}
+			if len(seen) < 10 {
+				t.Fatalf("backoff took %d values over 1000 retries; want jitter", len(seen))
+			}
+		})
 	}
 }
 

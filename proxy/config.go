@@ -15,7 +15,7 @@ type Revocations = revoke.Revocations
 
 // CRLParser parses and verifies CRL bytes (PEM or DER) against the issuing
 // CA. It must fail when the signature does not verify.
-type CRLParser func(data []byte, issuer *x509.Certificate) (Revocations, error)
+type CRLParser = revoke.CRLParser
 
 // Defaults of the Config limits, used when a field is zero.
 const (

@@ -44,17 +44,21 @@ const (
 	ReasonCRLIncomplete   = "incomplete"         // a delta or partial CRL
 	ReasonCRLOlder        = "older-number"       // a lower number than the one in use: a replay
 	ReasonCRLFuture       = "future-this-update" // thisUpdate in the future
+	ReasonCRLStale        = "expired"            // past its nextUpdate, while the CRL in use is current
 	ReasonCRLRefused      = "refused"            // any other refusal
 )
 
 // CRLRefusalReason names why a CRL was refused, from the error of the CRL
-// part of a Reload (see ReloadFailure): one of the ReasonCRL constants.
+// part of a Reload (see ReloadFailure), or of revoke.ParseCRLFile and
+// revoke.MayReplace: one of the ReasonCRL constants.
 func CRLRefusalReason(err error) string {
 	switch {
-	case errors.Is(err, ErrCRLOlder):
+	case errors.Is(err, ErrCRLOlder), errors.Is(err, revoke.ErrLowerNumber):
 		return ReasonCRLOlder
-	case errors.Is(err, ErrCRLFuture):
+	case errors.Is(err, ErrCRLFuture), errors.Is(err, revoke.ErrNotYetValid):
 		return ReasonCRLFuture
+	case errors.Is(err, ErrCRLExpired), errors.Is(err, revoke.ErrExpired):
+		return ReasonCRLStale
 	case errors.Is(err, revoke.ErrMalformed):
 		return ReasonCRLMalformed
 	case errors.Is(err, revoke.ErrBadSignature):

@@ -147,7 +147,7 @@ func TestReloadRefusesBadCRLFiles(t *testing.T) {
 		want string
 	}{
 		{"two CRLs of one CA", append(root.CRL(t, 2, now, time.Hour), root.CRL(t, 3, now, time.Hour)...),
-			`loading CRL: two CRLs of one CA ("CN=Reload Root")`},
+			`loading CRL: revoke: two CRLs of one CA ("CN=Reload Root")`},
 		{"a certificate", append(root.CRL(t, 2, now, time.Hour), root.PEM()...), `PEM block 2 is "CERTIFICATE", not "X509 CRL"`},
 		{"a stranger's CRL", append(root.CRL(t, 2, now, time.Hour), stranger.CRL(t, 1, now, time.Hour)...), "no CA of the bundle accepts the CRL"},
 	}

@@ -143,10 +143,11 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 	cert, key := e.ca.Client(t, "alice")
 	stranger := testca.New(t, "Test CA")
 	tests := []struct {
-		name    string
-		crl     func() []byte
-		wantErr error
-		wantMsg string
+		name       string
+		crl        func() []byte
+		wantErr    error
+		wantMsg    string
+		wantReason string
 	}{
 		{name: "corrupt", crl: func() []byte { return []byte("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n") }, wantErr: ErrCRLUnverified},
 		{name: "wrong signer", crl: func() []byte {
@@ -154,11 +155,17 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 		}, wantErr: ErrCRLUnverified},
 		{name: "lower number", crl: func() []byte {
 			return e.makeCRLWith(big.NewInt(0), e.now(), e.now().Add(time.Hour), e.ca, cert.SerialNumber)
-		}, wantErr: ErrCRLOlder, wantMsg: "loading CRL: CRL number is lower than the current one (0 < 1)"},
+		}, wantErr: ErrCRLOlder, wantMsg: "loading CRL: CRL number is lower than the current one (0 < 1)", wantReason: ReasonCRLOlder},
 		{name: "future thisUpdate", crl: func() []byte {
 			return e.makeCRLWith(big.NewInt(100), e.now().Add(time.Hour), e.now().Add(2*time.Hour), e.ca, cert.SerialNumber)
-		}, wantErr: ErrCRLFuture},
-		{name: "missing", crl: func() []byte { return nil }, wantMsg: "loading CRL: no CRL file"},
+		}, wantErr: ErrCRLFuture, wantReason: ReasonCRLFuture},
+		// A higher number, but past its nextUpdate: taken, it would refuse
+		// every client and hold back the current CRL (its number is lower)
+		// until the CA signed again.
+		{name: "expired, with a higher number", crl: func() []byte {
+			return e.makeCRLWith(big.NewInt(100), e.now().Add(-2*time.Hour), e.now().Add(-time.Hour), e.ca, cert.SerialNumber)
+		}, wantErr: ErrCRLExpired, wantReason: ReasonCRLStale},
+		{name: "missing", crl: func() []byte { return nil }, wantMsg: "loading CRL: no CRL file", wantReason: ReasonCRLRefused},
 	}
 	c := e.client(cert, key, false)
 	for i, tt := range tests {
@@ -173,6 +180,9 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 			}
 			if tt.wantMsg != "" && err.Error() != tt.wantMsg {
 				t.Errorf("Reload() error = %q; want %q", err, tt.wantMsg)
+			}
+			if got := CRLRefusalReason(ReloadFailure(err, "crl")); tt.wantReason != "" && got != tt.wantReason {
+				t.Errorf("CRLRefusalReason() = %q; want %q", got, tt.wantReason)
 			}
 			if code, _ := e.get(c, "/", nil); code != 200 {
 				t.Errorf("status = %d; want 200 (old CRL kept)", code)

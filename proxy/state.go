@@ -18,17 +18,18 @@ var (
 	ErrCRLOlder       = errors.New("CRL number is lower than the current one")
 	ErrCRLFuture      = errors.New("CRL thisUpdate is in the future")
 	ErrCRLExpired     = errors.New("CRL is past its nextUpdate")
-	ErrCRLUnverified  = errors.New("no CA of the bundle accepts the CRL")
+	ErrCRLUnverified  = revoke.ErrUnverified
 	ErrNoCA           = errors.New("CA bundle is empty")
 	ErrCRLIssuerGone  = errors.New("new CA bundle lacks the issuer of the CRL in use, and no new CRL verifies")
-	ErrCRLTwice       = errors.New("two CRLs of one CA")
+	ErrCRLTwice       = revoke.ErrTwoCRLs
 	ErrNoLeaf         = errors.New("server certificate has no leaf")
 	errCertKeyMissing = errors.New("server certificate has no private key")
 )
 
 // clockSkew is how far in the future a new CRL's thisUpdate may be, for CA
-// and proxy clocks that disagree by a little.
-const clockSkew = time.Minute
+// and proxy clocks that disagree by a little (revoke.MayReplace), and so
+// how long before its thisUpdate a CRL is used.
+const clockSkew = revoke.MaxClockSkew
 
 // trust is one immutable generation of what the proxy verifies against.
 // A reload builds a new one and swaps it in atomically.
@@ -134,9 +135,10 @@ type loadedCRL struct {
 }
 
 // loadCRL reads the CRLs (one, or the PEM CRLs of several CAs of a
-// hierarchy, one per CA) and verifies each against cas by CheckCRL. Against
-// prev (nil at start): unchanged bytes are not parsed again, and a CRL of
-// the issuer of one in use must not have a lower number.
+// hierarchy, one per CA) by revoke.ParseCRLFile, the reader `minica verify`
+// shares, and judges each against the CRL in use of its CA (in prev, nil
+// at start) by revoke.MayReplace. Unchanged bytes are not parsed again; a
+// CRL with the number of the one in use leaves that one in place.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
 	data, err := cfg.LoadCRL()
 	if err != nil {
@@ -146,62 +148,40 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	if prev != nil && l.sum == prev.crlSum && crlIssuersIn(prev.crls, cas) {
 		return loadedCRL{crls: prev.crls, sum: l.sum}, nil
 	}
-	parts, err := revoke.SplitCRLs(data)
+	crls, err := revoke.ParseCRLFile(data, cas, cfg.ParseCRL)
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
-	for _, part := range parts {
-		crl, issuer, err := checkCRL(cfg.ParseCRL, part, cas, func(ca *x509.Certificate) Revocations {
-			if prev == nil {
-				return nil
-			}
-			c, _ := crlOf(prev.crls, ca)
-			return c
-		}, now)
+	for i, next := range crls {
+		var held revoke.IssuedCRL
+		if prev != nil {
+			held.CRL, held.Issuer = crlOf(prev.crls, next.Issuer)
+		}
+		replace, err := revoke.MayReplace(next, held, now)
 		if err != nil {
-			return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
+			return loadedCRL{}, fmt.Errorf("loading CRL: %w", replaceRefusal(err, next, held))
 		}
-		if _, dup := crlOf(l.crls, issuer); dup != nil {
-			return loadedCRL{}, fmt.Errorf("loading CRL: %w (%q)", ErrCRLTwice, issuer.Subject)
+		if !replace {
+			crls[i] = held
 		}
-		l.crls = append(l.crls, revoke.IssuedCRL{CRL: crl, Issuer: issuer})
 	}
+	l.crls = crls
 	return l, nil
 }
 
-// CheckCRL is the check every new CRL passes, at New, at Reload, and in
-// `minica crl fetch`: data must parse and verify (by parse) against a CA
-// of cas; its thisUpdate must not be more than a minute after now; and a
-// CRL of the issuer of prev, the CRL in use (nil for none), must not have
-// a lower number. It returns the CRL and the CA that signed it.
-func CheckCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prev Revocations, prevIssuer *x509.Certificate, now time.Time) (Revocations, *x509.Certificate, error) {
-	return checkCRL(parse, data, cas, func(ca *x509.Certificate) Revocations {
-		if prev != nil && ca.Equal(prevIssuer) {
-			return prev
-		}
-		return nil
-	}, now)
-}
-
-// checkCRL is CheckCRL with prevOf giving the CRL in use of a CA, nil if
-// none.
-func checkCRL(parse CRLParser, data []byte, cas []*x509.Certificate, prevOf func(*x509.Certificate) Revocations, now time.Time) (Revocations, *x509.Certificate, error) {
-	var errs []error
-	for _, ca := range cas {
-		crl, err := parse(data, ca)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if crl.ThisUpdate().After(now.Add(clockSkew)) {
-			return nil, nil, fmt.Errorf("%w (%s)", ErrCRLFuture, crl.ThisUpdate().UTC().Format(time.RFC3339))
-		}
-		if prev := prevOf(ca); prev != nil && crl.Number().Cmp(prev.Number()) < 0 {
-			return nil, nil, fmt.Errorf("%w (%s < %s)", ErrCRLOlder, crl.Number(), prev.Number())
-		}
-		return crl, ca, nil
+// replaceRefusal words a refusal of revoke.MayReplace of next over held with the
+// proxy's sentinels, which its callers branch on.
+func replaceRefusal(err error, next, held revoke.IssuedCRL) error {
+	switch {
+	case errors.Is(err, revoke.ErrNotYetValid):
+		return fmt.Errorf("%w (%s)", ErrCRLFuture, next.CRL.ThisUpdate().UTC().Format(time.RFC3339))
+	case errors.Is(err, revoke.ErrLowerNumber):
+		return fmt.Errorf("%w (%s < %s)", ErrCRLOlder, next.CRL.Number(), held.CRL.Number())
+	case errors.Is(err, revoke.ErrExpired):
+		return fmt.Errorf("%w (nextUpdate %s), and the CRL in use (number %s) is current until %s", ErrCRLExpired,
+			next.CRL.NextUpdate().UTC().Format(time.RFC3339), held.CRL.Number(), held.CRL.NextUpdate().UTC().Format(time.RFC3339))
 	}
-	return nil, nil, fmt.Errorf("%w: %w", ErrCRLUnverified, errors.Join(errs...))
+	return err
 }
 
 // crlOf returns the CRL of crls issued by ca and its issuer, or nils.

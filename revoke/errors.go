@@ -26,6 +26,11 @@ var (
 	// ErrNotYetValid means the CRL's thisUpdate is in the future.
 	ErrNotYetValid = errors.New("revoke: CRL not yet valid")
 	// ErrLowerNumber means a CRL's number is not greater than the number of
-	// the CRL it should replace.
+	// the CRL it should replace (lower, for MayReplace).
 	ErrLowerNumber = errors.New("revoke: CRL number not greater than the previous one")
+	// ErrUnverified means no CA of the bundle given to ParseCRLFile
+	// verifies a CRL of the file; the refusal of each is wrapped with it.
+	ErrUnverified = errors.New("revoke: no CA of the bundle accepts the CRL")
+	// ErrTwoCRLs means a CRL file holds two CRLs of one CA.
+	ErrTwoCRLs = errors.New("revoke: two CRLs of one CA")
 )

@@ -468,3 +468,32 @@ func TestResignRetryNearNextUpdate(t *testing.T) {
 		t.Errorf("log lacks retry_in=2s:\n%s", f.logText())
 	}
 }
+
+// A CRL of the CA with a higher number but past its nextUpdate (signed
+// with a clock behind) never replaces the current one: serve, which
+// cannot re-sign with --no-sign, would hand it to every replica.
+func TestRefusesExpiredPublishedCRL(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Signer = nil })
+	cur := f.srv.CRL()
+	c := f.other(t)
+	c.Now = func() time.Time { return f.clock.Now().Add(-3 * time.Hour) } // the CRL lives an hour
+	unlock, err := c.Lock(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.PublishCRL(f.signer, 0)
+	unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Number.Cmp(cur.Number()) <= 0 || !info.NextUpdate.Before(f.clock.Now()) {
+		t.Fatalf("published CRL %s, next update %s; want a higher number than %s, expired", info.Number, info.NextUpdate, cur.Number())
+	}
+	f.srv.check()
+	if got := f.srv.CRL().Number(); got.Cmp(cur.Number()) != 0 {
+		t.Fatalf("served CRL %s after an expired one was published; want %s kept", got, cur.Number())
+	}
+	if !strings.Contains(f.logText(), "crl-refused error=") || !strings.Contains(f.logText(), revoke.ErrExpired.Error()) {
+		t.Errorf("log lacks the refusal:\n%s", f.logText())
+	}
+}

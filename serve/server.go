@@ -447,12 +447,16 @@ func (s *Server) loadNewer() {
 	if err == nil {
 		pub, err = s.cfg.CA.ReadPublishedCRL()
 	}
+	replace := false
 	if err == nil {
-		err = pub.CRL.CheckNewer(cur.crl)
-		if err != nil && pub.CRL.Number().Cmp(cur.crl.Number()) < 0 && s.cfg.CA.Store() != ca.StoreFile {
+		replace, err = s.mayReplace(pub, cur)
+		if errors.Is(err, revoke.ErrLowerNumber) && s.cfg.CA.Store() != ca.StoreFile {
 			// A database restored from a backup, as a rule (a crl.der
 			// replayed on the file store is not its database).
 			s.storeBehind = true
+		}
+		if err == nil && !replace {
+			err = pub.CRL.CheckNewer(cur.crl) // the same number: nothing to install
 		}
 	}
 	if err != nil {
@@ -469,6 +473,19 @@ func (s *Server) loadNewer() {
 	s.install(pub)
 }
 
+// mayReplace asks revoke.MayReplace, the one rule for a CRL after another,
+// whether pub may replace the CRL served.
+func (s *Server) mayReplace(pub *ca.PublishedCRL, cur *published) (bool, error) {
+	issuer := s.cfg.CA.Cert
+	return revoke.MayReplace(revoke.IssuedCRL{CRL: pub.CRL, Issuer: issuer}, revoke.IssuedCRL{CRL: cur.crl, Issuer: issuer}, s.cfg.Now())
+}
+
+// replaces is mayReplace without the reason of a refusal.
+func (s *Server) replaces(pub *ca.PublishedCRL, cur *published) bool {
+	ok, err := s.mayReplace(pub, cur)
+	return ok && err == nil
+}
+
 // resignLocked publishes a new CRL under the CA lock, as `minica crl` does,
 // unless another process did meanwhile. The caller holds caMu.
 func (s *Server) resignLocked(cur *published) {
@@ -476,7 +493,7 @@ func (s *Server) resignLocked(cur *published) {
 	if err == nil {
 		var pub *ca.PublishedCRL
 		// Another process may have published since the last poll.
-		if pub, err = s.cfg.CA.ReadPublishedCRL(); err == nil && pub.CRL.CheckNewer(cur.crl) == nil && !pastHalfLife(pub.CRL, s.cfg.Now()) {
+		if pub, err = s.cfg.CA.ReadPublishedCRL(); err == nil && s.replaces(pub, cur) && !pastHalfLife(pub.CRL, s.cfg.Now()) {
 			unlock()
 			s.install(pub)
 			return

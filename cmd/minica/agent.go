@@ -36,6 +36,7 @@ func agentCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "the HTTPS `URL` of 'minica serve' (https://HOST:PORT, required)"},
 			&cli.StringFlag{Name: "ca", Usage: "the CA certificate `FILE` (PEM) that serve's certificate chains to (required)"},
+			caFingerprintFlag(),
 			&cli.StringFlag{Name: "cert", Usage: "the certificate `FILE` to keep fresh (PEM; a chain after it is kept; required)"},
 			&cli.StringFlag{Name: "key", Usage: "its private key `FILE` (unencrypted PEM; required)"},
 			&cli.StringFlag{Name: "chain", Usage: "write the CA chain to `FILE` after each renewal"},
@@ -124,6 +125,10 @@ func agentConfig(c *cli.Context, e *env) (*agent.Config, error) {
 			return nil, usagef(c, "--exec %q: %v", cmd, err)
 		}
 	}
+	pin, err := parseCAPin(c)
+	if err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(c.String("ca"))
 	if err != nil {
 		return nil, fmt.Errorf("reading --ca: %w", err)
@@ -131,6 +136,11 @@ func agentConfig(c *cli.Context, e *env) (*agent.Config, error) {
 	certs, err := formats.ParseCertificates(data)
 	if err != nil || len(certs) == 0 {
 		return nil, fmt.Errorf("reading --ca %q: no certificate in it", c.String("ca"))
+	}
+	if pin != nil {
+		if err := ca.CheckPinned(certs, pin); err != nil {
+			return nil, fmt.Errorf("reading --ca %q: %w", c.String("ca"), err)
+		}
 	}
 	cfg.Roots = x509.NewCertPool()
 	for _, cert := range certs {

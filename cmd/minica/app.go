@@ -211,6 +211,8 @@ func caHint(err error) string {
 		return "a root signs intermediates: 'minica --dir ROOTDIR sign-intermediate CSR'; issue leaves with an intermediate's --dir (see docs/hierarchy.md)"
 	case errors.Is(err, ca.ErrPending):
 		return "carry its CSR (intermediate.csr) to the root for 'minica sign-intermediate', then import the certificate"
+	case errors.Is(err, ca.ErrCAPinMismatch):
+		return "compare --ca-fingerprint with what 'minica inspect ca.crt' prints on the CA host; if it is right, the CA certificate was changed on its way here: copy it again over a path you trust"
 	case errors.Is(err, ca.ErrCorruptRevocationLog):
 		return "run 'minica check': it repairs what an interrupted revocation left"
 	}

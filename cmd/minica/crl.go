@@ -171,7 +171,11 @@ func warnStaleCRL(e *env, authority *ca.CA) {
 	case revoke.DueSoon:
 		warnf(e.stderr, "the published CRL %s is past half its lifetime (next update %s); run 'minica crl'", crl.Number(), day(crl.NextUpdate()))
 	}
-	if missing, err := authority.Unpublished(crl); err == nil && len(missing) > 0 {
+	missing, err := authority.Unpublished(crl)
+	if err != nil {
+		warnf(e.stderr, "%v", err)
+	}
+	if len(missing) > 0 {
 		warnf(e.stderr, "%s not yet on the published CRL %s; servers still accept %s; run 'minica crl'",
 			revocations(len(missing)), crl.Number(), map[bool]string{true: "that certificate", false: "those certificates"}[len(missing) == 1])
 	}

@@ -37,6 +37,7 @@ func crlFetchCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "keep the CRL in `FILE` (required)"},
 			&cli.StringFlag{Name: "ca", Usage: "the CA certificates (PEM or DER) in `FILE` that must have signed the CRL (required)"},
+			caFingerprintFlag(),
 			&cli.StringFlag{Name: "crl-ca", Usage: "verify an https URL against the CA certificates in `FILE` (default: the system roots)"},
 			&cli.StringFlag{Name: "exec", Usage: "run `CMD` (sh -c) after a new CRL was written"},
 			&cli.StringFlag{Name: "timeout", Value: ca.FormatDuration(defaultFetchTimeout), Usage: "give up when connecting, the headers or the body take longer than `DURATION`"},
@@ -60,7 +61,11 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	if err != nil {
 		return usagef(c, "--timeout: %v", err)
 	}
-	cas, err := readCertsFile(caFile)
+	pin, err := parseCAPin(c)
+	if err != nil {
+		return err
+	}
+	cas, err := readPinnedCerts(caFile, pin)
 	if err != nil {
 		return err
 	}
@@ -77,21 +82,17 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	}
 	now := e.now()
 	var held crlsource.Held
-	var prev proxy.Revocations
-	var prevIssuer *x509.Certificate
+	var prev revoke.IssuedCRL
 	if data, err := os.ReadFile(out); err == nil {
 		held.Data = data
 		if fi, err := os.Stat(out); err == nil {
 			held.LastModified = fi.ModTime()
 		}
-		for _, issuer := range cas {
-			if crl, err := revoke.ParseCRL(data, issuer); err == nil {
-				prev, prevIssuer = crl, issuer
-				break
-			}
+		if crl, err := oneCRL(data, cas); err == nil {
+			prev = crl
 		}
 		// A file that is not a CRL of the CA is replaced by one that is.
-		if prev == nil {
+		if prev.CRL == nil {
 			warnf(e.stderr, "%q holds no CRL of the CA; replacing it", out)
 			held = crlsource.Held{}
 		}
@@ -106,24 +107,32 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	if err != nil {
 		return withHint(err, "%q is left as it was; check that the URL serves the CA's CRL (is 'minica serve' running on the CA host?)", out)
 	}
-	if resp.NotModified && prev == nil {
+	if resp.NotModified && prev.CRL == nil {
 		return fmt.Errorf("fetching CRL %q: the server answered 304 Not Modified to a request without conditions", url)
 	}
-	if resp.NotModified || prev != nil && crlsource.Tag(resp.Data) == crlsource.Tag(held.Data) {
-		fmt.Fprintf(e.stdout, "unchanged %s: CRL %s\n", out, prev.Number())
+	if resp.NotModified || prev.CRL != nil && crlsource.Tag(resp.Data) == crlsource.Tag(held.Data) {
+		fmt.Fprintf(e.stdout, "unchanged %s: CRL %s\n", out, prev.CRL.Number())
 		return nil
 	}
-	crl, _, err := proxy.CheckCRL(parseProxyCRL, resp.Data, cas, prev, prevIssuer, now)
-	if err == nil && revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{}, now) == revoke.Expired {
-		err = fmt.Errorf("%w (nextUpdate %s)", proxy.ErrCRLExpired, crl.NextUpdate().UTC().Format(time.RFC3339))
+	next, err := oneCRL(resp.Data, cas)
+	replace := false
+	if err == nil {
+		replace, err = revoke.MayReplace(next, prev, now)
+	}
+	// Nothing held, or an expired CRL held: the web server refuses every
+	// client past nextUpdate, so an expired CRL is no better to install.
+	if err == nil && replace && revoke.Freshness(next.CRL.ThisUpdate(), next.CRL.NextUpdate(), revoke.Thresholds{}, now) == revoke.Expired {
+		err = fmt.Errorf("%w (nextUpdate %s)", proxy.ErrCRLExpired, next.CRL.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	if err != nil {
-		reason := proxy.CRLRefusalReason(err)
-		if errors.Is(err, proxy.ErrCRLExpired) {
-			reason = "expired"
-		}
-		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, reason, out, err)
+		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, proxy.CRLRefusalReason(err), out, err)
 	}
+	if !replace {
+		// Another copy of the CRL held (the same number): nothing new.
+		fmt.Fprintf(e.stdout, "unchanged %s: CRL %s\n", out, prev.CRL.Number())
+		return nil
+	}
+	crl := next.CRL
 	if _, err := writeCopy(out, crlsource.DER(resp.Data)); err != nil {
 		return err
 	}
@@ -136,4 +145,17 @@ func runCRLFetch(c *cli.Context, e *env) error {
 		}
 	}
 	return nil
+}
+
+// oneCRL reads data, a CRL file, by revoke.ParseCRLFile, the reader of the
+// proxy: it must hold one CRL, of a CA of cas.
+func oneCRL(data []byte, cas []*x509.Certificate) (revoke.IssuedCRL, error) {
+	crls, err := revoke.ParseCRLFile(data, cas, nil)
+	if err != nil {
+		return revoke.IssuedCRL{}, err
+	}
+	if len(crls) != 1 {
+		return revoke.IssuedCRL{}, fmt.Errorf("%w: %d CRLs in one file, not one", revoke.ErrMalformed, len(crls))
+	}
+	return crls[0], nil
 }

@@ -84,9 +84,10 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "key", Usage: "the private key of --cert, in `FILE` (unencrypted PEM)"},
 		&cli.StringFlag{Name: "ca", Usage: "accept clients of the CA certificates in `FILE` (default: the CA directory's ca.crt; on an intermediate, chain.pem, it and the root)"},
 		&cli.StringSliceFlag{Name: "crl", Usage: "check clients against the CRL in `FILE` (PEM or DER; repeatable, or one PEM file with several, for the CRL of each CA of a hierarchy) or at an http(s) URL it follows (default: the CA directory's crl.der; on an intermediate, crl-chain.pem, its CRL and the root's)"},
+		caFingerprintFlag(),
 		&cli.StringFlag{Name: "crl-ca", Usage: "verify an https --crl URL against the CA certificates in `FILE` (default: the system roots)"},
 		&cli.StringFlag{Name: "crl-cache", Usage: "keep the last good CRL of the --crl URL in `FILE`, to start from while the URL is down"},
-		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (also the longest retry backoff)"},
+		&cli.StringFlag{Name: "crl-refresh", Value: dur(crlsource.DefaultRefresh), Usage: "poll a --crl URL that does not long-poll every `DURATION` (a failed fetch is retried within 5s, or this if shorter)"},
 		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
@@ -123,6 +124,8 @@ type proxyOptions struct {
 	shutdown                   time.Duration
 	cfg                        proxy.Config
 	logFile                    *logFile // the --access-log file, nil for stderr
+	// caPin is --ca-fingerprint, nil without.
+	caPin []byte
 	// crlURL is --crl when it is a URL; follower follows it.
 	crlURL               string
 	crlRefresh, crlLimit time.Duration
@@ -231,6 +234,9 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if err := parseCRLURLFlags(c, o); err != nil {
 		return nil, err
 	}
+	if o.caPin, err = parseCAPin(c); err != nil {
+		return nil, err
+	}
 	if err := parseAccessLogFormat(c, cfg); err != nil {
 		return nil, err
 	}
@@ -320,7 +326,7 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 			crlFiles = []string{authority.Path(ca.CRLChainFile)}
 		}
 	}
-	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readCertsFile(caFile) }
+	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readPinnedCerts(caFile, o.caPin) }
 	cfg.ParseCRL = parseProxyCRL
 	if o.crlURL != "" {
 		f, err := startCRLFollow(c, e, o)

@@ -2,7 +2,8 @@ package main
 
 import (
 	"encoding/pem"
-	"os"
+
+	"minica/internal/regfile"
 )
 
 // readCRLFiles reads the --crl files for the proxy's LoadCRL: one file as
@@ -11,7 +12,8 @@ import (
 func readCRLFiles(files []string) ([]byte, error) {
 	var out []byte
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		// A FIFO in the place of the CRL would hang every reload.
+		data, err := regfile.ReadFile(file)
 		if err != nil {
 			return nil, &crlReadError{file: file, err: err}
 		}

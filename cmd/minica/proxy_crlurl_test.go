@@ -106,6 +106,17 @@ func TestProxyProcessCRLURLFaults(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("minica crl in the future: %v %s", err, out)
 	}
+	// A CRL of the CA with a higher number, signed with a clock a month
+	// behind: past its nextUpdate already.
+	past := filepath.Join(t.TempDir(), "ca")
+	if out, err := exec.Command("cp", "-a", f.dir, past).CombinedOutput(); err != nil {
+		t.Fatalf("copying the CA: %v %s", err, out)
+	}
+	cmd = exec.Command("minica", "crl")
+	cmd.Env = append(os.Environ(), "MINICA_DIR="+past, "MINICA_TEST_NOW="+time.Now().Add(-30*24*time.Hour).UTC().Format(time.RFC3339))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("minica crl in the past: %v %s", err, out)
+	}
 	der := func(name string) []byte { return readFile(t, name) }
 	faults := []struct {
 		name, reason string
@@ -116,6 +127,7 @@ func TestProxyProcessCRLURLFaults(t *testing.T) {
 		{"older CRL number (replay)", "older-number", serveBytes(first)},
 		{"another CA's CRL", "wrong-issuer", serveBytes(der(filepath.Join(other, "crl.der")))},
 		{"thisUpdate in the future", "future-this-update", serveBytes(der(filepath.Join(future, "crl.der")))},
+		{"expired CRL with a higher number", "expired", serveBytes(der(filepath.Join(past, "crl.der")))},
 		{"HTML error page", "malformed", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html><body><h1>Service Unavailable</h1></body></html>\n")

@@ -195,6 +195,9 @@ func printReport(w io.Writer, rep *ca.Report, crl reportCRL) {
 		if crl.Unpublished > 0 {
 			lacks = fmt.Sprintf("; %s not yet on it (run 'minica crl')", revocations(crl.Unpublished))
 		}
+		if crl.Error != "" {
+			lacks += "; " + crl.Error
+		}
 		fmt.Fprintf(w, "%s: CRL %s (%d revoked), next update %s (%s)%s\n", crl.State, crl.Number, crl.Entries, day(crl.NextUpdate), timeLeft(crl.NextUpdate.Sub(rep.At)), lacks)
 	}
 }

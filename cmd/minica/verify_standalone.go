@@ -153,9 +153,10 @@ func readCertFiles(files []string) ([]*x509.Certificate, error) {
 	return out, nil
 }
 
-// readStandaloneCRLs reads the CRLs of files, each verified against the
-// one of cas that signed it, and returns them with their numbers. A CRL no
-// certificate of cas signed is an error naming the file.
+// readStandaloneCRLs reads the CRLs of files with revoke.ParseCRLFile,
+// the reader of the proxy, each verified against the one of cas that
+// signed it, and returns them with their numbers. A CRL no certificate of
+// cas signed is an error naming the file.
 func readStandaloneCRLs(files []string, cas []*x509.Certificate) ([]revoke.IssuedCRL, []string, error) {
 	var crls []revoke.IssuedCRL
 	var numbers []string
@@ -164,28 +165,16 @@ func readStandaloneCRLs(files []string, cas []*x509.Certificate) ([]revoke.Issue
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading CRL %q: %w", file, err)
 		}
-		parts, err := revoke.SplitCRLs(data)
+		parts, err := revoke.ParseCRLFile(data, cas, nil)
+		if errors.Is(err, revoke.ErrUnverified) {
+			return nil, nil, fmt.Errorf("CRL %q: no certificate of --trust or --untrusted accepts it: %w", file, err)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading CRL %q: %w", file, err)
 		}
-		for i, part := range parts {
-			var errs []error
-			var crl *revoke.CRL
-			for _, ca := range cas {
-				if crl, err = revoke.ParseCRL(part, ca); err == nil {
-					break
-				}
-				errs = append(errs, err)
-			}
-			if crl == nil {
-				what := fmt.Sprintf("CRL %q", file)
-				if len(parts) > 1 {
-					what = fmt.Sprintf("CRL %d of %q", i+1, file)
-				}
-				return nil, nil, fmt.Errorf("%s: no certificate of --trust or --untrusted accepts it: %w", what, errors.Join(errs...))
-			}
-			crls = append(crls, revoke.IssuedCRL{CRL: crl, Issuer: crl.Issuer()})
-			numbers = append(numbers, crl.Number().String())
+		for _, c := range parts {
+			crls = append(crls, c)
+			numbers = append(numbers, c.CRL.Number().String())
 		}
 	}
 	return crls, numbers, nil
