@@ -123,7 +123,7 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.adoptFirstCRL(); err != nil {
+	if err := c.db.AdoptPublishedCRL(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("saving the first CRL in the store: %w", err)
 	}
@@ -209,13 +209,15 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (wroteKey
 	if err := d.CreateExclusive(chainFile, certPEM, 0o644); err != nil {
 		return true, err
 	}
-	for _, sub := range []string{"db", nameIndexDir, "certs"} {
-		if err := d.MkdirAll(sub); err != nil {
-			return true, err
-		}
+	if err := makeFileStore(d); err != nil {
+		return true, err
+	}
+	if err := d.MkdirAll("certs"); err != nil {
+		return true, err
 	}
 	if o.FirstCRL {
 		c := &CA{dir: d, Cert: cert, Chain: []*x509.Certificate{cert}, Settings: o.Settings, Now: o.Now}
+		c.db = c.fileStore()
 		if _, err := c.PublishCRL(key, 0); err != nil {
 			return true, fmt.Errorf("publishing the first CRL: %w", err)
 		}

@@ -73,14 +73,16 @@
 // # Stores
 //
 // The issuance database (records, revocation log, CRL number and current
-// CRL, enrollments, renewal links) is the directory's files above, or a
-// PostgreSQL database (pgstore.go, schema in pgschema/, [MigrateStore]):
-// [OpenWith] and the settings' store choose, and every function that
-// touches the database asks the seam (store.go) which one is in use, so
-// callers never know. On PostgreSQL the lock is an advisory lock, a
-// reservation and a revocation are committed rows, and crl.pem and
-// crl.der are the published copy of the database's CRL. [CA.CopyStore]
-// moves a database between stores.
+// CRL, enrollments, renewal links) is kept by one of two engines behind
+// one interface (store.go): the directory's files above (filestore*.go),
+// or a PostgreSQL database (pgstore*.go, schema in pgschema/,
+// [MigrateStore]). [OpenWith] and the settings' store choose the engine
+// once; the CA then never asks which one it holds. A reservation is an
+// opaque value that the engine which made it completes. On PostgreSQL the
+// lock is an advisory lock, a reservation and a revocation are committed
+// rows, and crl.pem and crl.der are the published copy of the database's
+// CRL. [CA.CopyStore] moves a database between stores through the same
+// interface.
 //
 // # Revocation and CRLs
 //

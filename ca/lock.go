@@ -3,9 +3,6 @@ package ca
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -15,21 +12,21 @@ var ErrLocked = errors.New("directory is locked by another minica process")
 
 // LockError tells which process holds the lock.
 type LockError struct {
-	Path string // the lock file
+	Path string // the lock file, or the store's URL
 	PID  int    // the holder's pid, 0 when unknown
+	// Lock names the lock in messages; "" for the lock file Path.
+	Lock string
 }
 
 func (e *LockError) Error() string {
-	if IsPostgresStore(e.Path) {
-		if e.PID == 0 {
-			return fmt.Sprintf("CA %s (the advisory lock of the store %q)", ErrLocked, e.Path)
-		}
-		return fmt.Sprintf("CA %s (pid %d, the advisory lock of the store %q)", ErrLocked, e.PID, e.Path)
+	lock := e.Lock
+	if lock == "" {
+		lock = fmt.Sprintf("lock file %q", e.Path)
 	}
 	if e.PID == 0 {
-		return fmt.Sprintf("CA %s (lock file %q)", ErrLocked, e.Path)
+		return fmt.Sprintf("CA %s (%s)", ErrLocked, lock)
 	}
-	return fmt.Sprintf("CA %s (pid %d, lock file %q)", ErrLocked, e.PID, e.Path)
+	return fmt.Sprintf("CA %s (pid %d, %s)", ErrLocked, e.PID, lock)
 }
 
 // Unwrap makes errors.Is(err, ErrLocked) true.
@@ -40,49 +37,11 @@ const lockFile = "lock"
 // errWouldBlock is what tryLock returns when another holder has the lock.
 var errWouldBlock = errors.New("lock held elsewhere")
 
-// Lock takes the exclusive lock on the CA directory, waiting at most timeout
-// for another holder to let go. The lock is an flock(2) on the file "lock"
-// (LockFileEx on Windows), so the operating system releases it when its
-// holder dies, even by SIGKILL. The returned function releases it.
+// Lock takes the exclusive lock that every mutation holds, waiting at most
+// timeout for another holder to let go: in the file store an flock(2) on
+// the file "lock" (LockFileEx on Windows), on PostgreSQL an advisory lock;
+// the operating system or the server releases it when its holder dies,
+// even by SIGKILL. The returned function releases it.
 func (c *CA) Lock(timeout time.Duration) (unlock func(), err error) {
-	if c.db != nil {
-		return c.db.lock(timeout)
-	}
-	f, err := c.dir.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file %q: %w", c.dir.Join(lockFile), err)
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		err = tryLock(f)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, errWouldBlock) {
-			f.Close()
-			return nil, fmt.Errorf("locking %q: %w", c.dir.Join(lockFile), err)
-		}
-		if !time.Now().Before(deadline) {
-			pid := readPID(f)
-			f.Close()
-			return nil, &LockError{Path: c.dir.Join(lockFile), PID: pid}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// The pid is informational: it names the holder in other processes'
-	// errors. It is not needed for correctness, so failures are ignored.
-	// Written at a fixed width, it always overwrites the previous one
-	// whole: truncating the file first cost a fifth of a millisecond.
-	f.WriteAt(fmt.Appendf(nil, "%-10d\n", os.Getpid()), 0)
-	return func() {
-		unlockFile(f)
-		f.Close()
-	}, nil
-}
-
-func readPID(f *os.File) int {
-	buf := make([]byte, 32)
-	n, _ := f.ReadAt(buf, 0)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	return pid
+	return c.db.Lock(timeout)
 }

@@ -26,31 +26,34 @@ func nameIndexPath(name string) string { return path.Join(nameIndexDir, name) }
 // indexName appends serial to the index of name. Like the reservation that
 // precedes it, it is not synced: Check rebuilds an index that a power loss
 // damaged. A CA directory without an index (made by an older minica) gets
-// one first. The caller holds the lock.
-func (c *CA) indexName(name, serial string) error {
-	if c.db != nil {
-		return nil // the database indexes the names itself
+// one first, built by one of the reservations that find it missing. The
+// caller holds the lock.
+func (s *fileStore) indexName(name, serial string) error {
+	err := s.appendIndex(nameIndexPath(name), serial)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	err := c.appendIndex(nameIndexPath(name), serial)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = c.rebuildNameIndex(); err == nil {
-			err = c.appendIndex(nameIndexPath(name), serial)
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
+	if _, serr := s.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {
+		if err := s.Reindex(); err != nil {
+			return err
 		}
 	}
-	return err
+	return s.appendIndex(nameIndexPath(name), serial)
 }
 
-func (c *CA) appendIndex(file, serial string) error {
-	f, err := c.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+func (s *fileStore) appendIndex(file, serial string) error {
+	f, err := s.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("opening name index %q: %w", c.dir.Join(file), err)
+		return fmt.Errorf("opening name index %q: %w", s.dir.Join(file), err)
 	}
 	_, err = f.WriteString(serial + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing name index %q: %w", c.dir.Join(file), err)
+		return fmt.Errorf("writing name index %q: %w", s.dir.Join(file), err)
 	}
 	return nil
 }
@@ -58,28 +61,21 @@ func (c *CA) appendIndex(file, serial string) error {
 // indexedSerials returns the serials the index lists for name, each once;
 // ok is false when the CA directory has no index at all. A line cut short
 // by a crash is skipped.
-func (c *CA) indexedSerials(name string) (serials []string, ok bool, err error) {
-	if c.db != nil { // the database indexes the names itself
-		recs, err := c.db.recordsByName(name)
-		for _, r := range recs {
-			serials = append(serials, r.Serial)
-		}
-		return serials, true, err
-	}
-	data, err := c.dir.ReadFile(nameIndexPath(name))
+func (s *fileStore) indexedSerials(name string) (serials []string, ok bool, err error) {
+	data, err := s.dir.ReadFile(nameIndexPath(name))
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := c.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := s.dir.Stat(nameIndexDir); errors.Is(serr, fs.ErrNotExist) {
 			return nil, false, nil
 		}
 		// Read again: a rebuild by Check may have swapped the index
 		// directory between the two calls above.
-		data, err = c.dir.ReadFile(nameIndexPath(name))
+		data, err = s.dir.ReadFile(nameIndexPath(name))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, true, nil
 		}
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("reading name index %q: %w", c.dir.Join(nameIndexPath(name)), err)
+		return nil, true, fmt.Errorf("reading name index %q: %w", s.dir.Join(nameIndexPath(name)), err)
 	}
 	seen := make(map[string]bool)
 	for line := range strings.Lines(string(data)) {
@@ -105,24 +101,21 @@ func isSerialHex(s string) bool {
 	return true
 }
 
-// rebuildNameIndex writes the name index afresh from every record, in a
+// Reindex writes the name index afresh from every record, in a
 // temporary directory that then replaces the old index. It costs a pass
 // over the whole database (one append per record), so only Check and the
 // first issuance into a CA directory without an index run it. Records
 // that do not decode are left out: Check rebuilds them first. The caller
 // holds the lock.
-func (c *CA) rebuildNameIndex() error {
-	if c.db != nil {
-		return nil
-	}
-	entries, err := fs.ReadDir(c.dir.root.FS(), "db")
+func (s *fileStore) Reindex() error {
+	entries, err := fs.ReadDir(s.dir.root.FS(), "db")
 	if err != nil {
-		return fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+		return fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
 	for _, e := range entries { // what an interrupted rebuild left
 		if e.IsDir() && isTemp(e.Name()) {
-			if err := c.dir.root.RemoveAll(path.Join("db", e.Name())); err != nil {
-				return fmt.Errorf("removing %q: %w", c.dir.Join(path.Join("db", e.Name())), err)
+			if err := s.dir.root.RemoveAll(path.Join("db", e.Name())); err != nil {
+				return fmt.Errorf("removing %q: %w", s.dir.Join(path.Join("db", e.Name())), err)
 			}
 		}
 	}
@@ -130,11 +123,11 @@ func (c *CA) rebuildNameIndex() error {
 	if err != nil {
 		return err
 	}
-	if err := c.dir.root.Mkdir(tmp, 0o700); err != nil {
-		return fmt.Errorf("creating %q: %w", c.dir.Join(tmp), err)
+	if err := s.dir.root.Mkdir(tmp, 0o700); err != nil {
+		return fmt.Errorf("creating %q: %w", s.dir.Join(tmp), err)
 	}
-	defer c.dir.root.RemoveAll(tmp)
-	for rec, err := range c.Records() {
+	defer s.dir.root.RemoveAll(tmp)
+	for rec, err := range s.Records() {
 		var corrupt *CorruptRecordError
 		if errors.As(err, &corrupt) {
 			continue
@@ -142,7 +135,7 @@ func (c *CA) rebuildNameIndex() error {
 		if err != nil {
 			return err
 		}
-		if err := c.appendIndex(path.Join(tmp, rec.Name), rec.Serial); err != nil {
+		if err := s.appendIndex(path.Join(tmp, rec.Name), rec.Serial); err != nil {
 			return err
 		}
 	}
@@ -150,14 +143,14 @@ func (c *CA) rebuildNameIndex() error {
 	if err != nil {
 		return err
 	}
-	if err := c.dir.root.Rename(nameIndexDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("replacing %q: %w", c.dir.Join(nameIndexDir), err)
+	if err := s.dir.root.Rename(nameIndexDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("replacing %q: %w", s.dir.Join(nameIndexDir), err)
 	}
-	defer c.dir.root.RemoveAll(old)
-	if err := c.dir.root.Rename(tmp, nameIndexDir); err != nil {
-		return fmt.Errorf("replacing %q: %w", c.dir.Join(nameIndexDir), err)
+	defer s.dir.root.RemoveAll(old)
+	if err := s.dir.root.Rename(tmp, nameIndexDir); err != nil {
+		return fmt.Errorf("replacing %q: %w", s.dir.Join(nameIndexDir), err)
 	}
-	return c.dir.SyncDir("db")
+	return s.dir.SyncDir("db")
 }
 
 // tempName returns a fresh temporary name in dir, which Check removes if
@@ -173,9 +166,9 @@ func tempName(dir, what string) (string, error) {
 // scanByName returns the records of name by reading every record: the
 // lookup of a CA directory that has no name index yet, until the next
 // issuance or Check builds one.
-func (c *CA) scanByName(name string) ([]*Record, error) {
+func (s *fileStore) scanByName(name string) ([]*Record, error) {
 	var recs []*Record
-	for r, err := range c.Records() {
+	for r, err := range s.Records() {
 		var corrupt *CorruptRecordError
 		if errors.As(err, &corrupt) {
 			continue

@@ -31,9 +31,11 @@ var ErrNoCA = errors.New("no CA found")
 // by a rename or appended to, so a reader sees a state before or after.
 type CA struct {
 	dir *Dir
-	// db is the issuance database when it is not the file store (see
-	// database); nil for the CA directory's own files.
-	db database
+	// db is the issuance database: the CA directory's files or a
+	// PostgreSQL database (see database); storeName names it as the
+	// settings or OpenOptions did ("" or "file" for the files).
+	db        database
+	storeName string
 	// Cert is the issuing CA certificate.
 	Cert *x509.Certificate
 	// Chain is what is handed out after a leaf: the issuing CA certificate
@@ -84,6 +86,7 @@ func openDir(dir string) (*CA, error) {
 		d.Close()
 		return nil, err
 	}
+	c.db = c.fileStore()
 	return c, nil
 }
 
@@ -162,7 +165,7 @@ func (c *CA) Close() error {
 	c.tokens = nil
 	c.releaseServing()
 	if c.db != nil {
-		c.db.close()
+		c.db.Close()
 		c.db = nil
 	}
 	return c.dir.Close()

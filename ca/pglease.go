@@ -44,23 +44,14 @@ type pgLease struct {
 // of CRLs are reserved under a row lock and strictly increase whoever
 // signs, so two signers for a moment (a holder cut off from the server
 // before it knows) never give one number twice.
-func (c *CA) HoldCRLSigner() (bool, error) {
-	s, ok := c.db.(*pgStore)
-	if !ok {
-		return true, nil
-	}
-	return s.holdCRLSigner()
-}
+func (c *CA) HoldCRLSigner() (bool, error) { return c.db.HoldCRLSigner() }
 
 // ReleaseCRLSigner gives up the lease, if this handle holds it, so that
 // another replica takes it at once (a graceful stop). Close does it too.
-func (c *CA) ReleaseCRLSigner() {
-	if s, ok := c.db.(*pgStore); ok {
-		s.releaseLease()
-	}
-}
+func (c *CA) ReleaseCRLSigner() { c.db.ReleaseCRLSigner() }
 
-func (s *pgStore) holdCRLSigner() (bool, error) {
+// HoldCRLSigner tries the lease on the lease's own connection.
+func (s *pgStore) HoldCRLSigner() (bool, error) {
 	l := &s.lease
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -89,7 +80,8 @@ func (s *pgStore) holdCRLSigner() (bool, error) {
 	return ok, nil
 }
 
-func (s *pgStore) releaseLease() {
+// ReleaseCRLSigner ends the lease's session.
+func (s *pgStore) ReleaseCRLSigner() {
 	s.lease.mu.Lock()
 	defer s.lease.mu.Unlock()
 	s.lease.closeLocked()
@@ -113,10 +105,11 @@ func (l *pgLease) closeLocked() {
 // own until ctx is done, reconnecting with a backoff of 250 ms doubling to
 // 5 s; a caller polls as well, at a slower pace, for the time it is cut off.
 func (c *CA) CRLNotifications(ctx context.Context) <-chan struct{} {
-	s, ok := c.db.(*pgStore)
-	if !ok {
-		return nil
-	}
+	return c.db.CRLNotifications(ctx)
+}
+
+// CRLNotifications listens on a connection of its own.
+func (s *pgStore) CRLNotifications(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	go s.listen(ctx, ch)
 	return ch

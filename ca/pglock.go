@@ -79,12 +79,12 @@ const pgLockHeldSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype 
 		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
 	AND EXISTS (SELECT 1 FROM pg_stat_get_activity($1) a WHERE a.backend_start = $4)`
 
-// lock takes the advisory lock (PGLockClass, PGLockCA) on a connection of
+// Lock takes the advisory lock (PGLockClass, PGLockCA) on a connection of
 // its own, polling as the lock file does; the holder's pid comes from its
 // application_name. It remembers the session for the checks of the writes,
 // and waits for the write transactions of a previous holder that lost the
 // lock to end.
-func (s *pgStore) lock(timeout time.Duration) (func(), error) {
+func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+pgOpTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
@@ -106,7 +106,7 @@ func (s *pgStore) lock(timeout time.Duration) (func(), error) {
 		if !time.Now().Before(deadline) {
 			pid := s.lockHolder(ctx, conn)
 			conn.Release()
-			return nil, &LockError{Path: s.url, PID: pid}
+			return nil, &LockError{Path: s.url, PID: pid, Lock: fmt.Sprintf("the advisory lock of the store %q", s.url)}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

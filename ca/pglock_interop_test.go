@@ -75,7 +75,7 @@ func TestPGLockLostDuringBatch(t *testing.T) {
 				t.Errorf("%d retries; want none: a lost lock is not retried", got)
 			}
 			before := writes.Load()
-			if err := s.putRecord(&Record{Serial: strings.Repeat("ab", 16), Name: "late"}); !errors.Is(err, ErrStoreLockLost) {
+			if err := s.PutRecord(&Record{Serial: strings.Repeat("ab", 16), Name: "late"}); !errors.Is(err, ErrStoreLockLost) {
 				t.Errorf("a write after the loss: %v; want ErrStoreLockLost", err)
 			}
 			if writes.Load() != before {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -66,6 +65,12 @@ var ErrReadOnlyStore = errors.New("the store is read-only")
 type pgStore struct {
 	url  string
 	pool *pgxpool.Pool
+	// dir is the CA directory, where SaveCRL writes the published copy
+	// of the current CRL; crashed, when set, is called after each file of
+	// it is written (tests).
+	dir     *Dir
+	cert    *x509.Certificate
+	crashed func(file string) error
 	// retries counts transactions retried after a serialization failure.
 	retries atomic.Int64
 	// beforeCommit, set only by tests, runs inside a write transaction
@@ -82,16 +87,18 @@ type pgStore struct {
 
 // openPGStore connects to the database at url, checks that its schema is
 // the one this binary knows, and that it belongs to the CA cert (binding
-// an empty store to it).
-func openPGStore(url string, cert *x509.Certificate) (*pgStore, error) {
+// an empty store to it); dir is the CA directory, which holds the
+// published copy of the current CRL.
+func openPGStore(url string, cert *x509.Certificate, dir *Dir) (*pgStore, error) {
 	s, err := connectPG(url)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkOpen(cert); err != nil {
-		s.close()
+		s.Close()
 		return nil, err
 	}
+	s.dir, s.cert = dir, cert
 	return s, nil
 }
 
@@ -137,10 +144,21 @@ func connectPG(url string) (*pgStore, error) {
 
 func (s *pgStore) String() string { return s.url }
 
-func (s *pgStore) close() error {
-	s.releaseLease()
+// Close ends the lease, the serve registration and the pool.
+func (s *pgStore) Close() error {
+	s.ReleaseCRLSigner()
 	s.releaseServing()
 	s.pool.Close()
+	return nil
+}
+
+// Ping makes a round trip to the server, bounded by a few seconds.
+func (s *pgStore) Ping() error {
+	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("the store %q does not answer: %w", s.url, err)
+	}
 	return nil
 }
 
@@ -261,19 +279,38 @@ func (s *pgStore) writeOnce(attempt int, ls *pgLockSession, fn func(ctx context.
 
 // Records.
 
-func (s *pgStore) reserve(r *Record) error {
+// committedRow is a reservation of the PostgreSQL store: the pending
+// row is committed; completing it replaces the row.
+type committedRow struct{}
+
+func (committedRow) Release() {}
+
+// Reserve commits the pending row; the table's index on name indexes it.
+func (s *pgStore) Reserve(r *Record) (reservation, error) {
 	err := s.write("reserving serial "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`,
-			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		_, err := tx.Exec(ctx, pgInsertRecord, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
 		return err
 	})
 	if isUniqueViolation(err) {
-		return fmt.Errorf("serial %s: %w", r.Serial, fs.ErrExist)
+		return nil, fmt.Errorf("serial %s: %w", r.Serial, fs.ErrExist)
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return committedRow{}, nil
 }
 
-func (s *pgStore) putRecord(r *Record) error {
+// Complete replaces the pending row.
+func (s *pgStore) Complete(_ reservation, r *Record) error { return s.PutRecord(r) }
+
+// CompleteGroup replaces the pending rows in one transaction.
+func (s *pgStore) CompleteGroup(_ []reservation, rs []*Record) error { return s.putRecords(rs) }
+
+// UpdateRecord is PutRecord: a commit is what makes a row visible.
+func (s *pgStore) UpdateRecord(r *Record) error { return s.PutRecord(r) }
+
+// PutRecord replaces the row of r.
+func (s *pgStore) PutRecord(r *Record) error {
 	return s.write("writing record "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`,
@@ -313,7 +350,8 @@ func (s *pgStore) decode(serial, data string) (*Record, error) {
 	return r, nil
 }
 
-func (s *pgStore) record(serial string) (*Record, error) {
+// Record reads the row of serial.
+func (s *pgStore) Record(serial string) (*Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var data string
@@ -327,7 +365,8 @@ func (s *pgStore) record(serial string) (*Record, error) {
 	return s.decode(serial, data)
 }
 
-func (s *pgStore) recordsByName(name string) ([]*Record, error) {
+// RecordsByName reads the rows of name.
+func (s *pgStore) RecordsByName(name string) ([]*Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT serial, data FROM minica_records WHERE name = $1 AND status <> 'void' ORDER BY issued_at, serial`, name)
@@ -354,10 +393,15 @@ func (s *pgStore) recordsByName(name string) ([]*Record, error) {
 	return recs, nil
 }
 
-// records streams the rows in serial order: pgx reads them as they come,
+// Records streams the rows in serial order: pgx reads them as they come,
 // so a million records take constant memory.
-func (s *pgStore) records() iter.Seq2[*Record, error] {
+func (s *pgStore) Records() iter.Seq2[*Record, error] {
 	return streamRows(s, "records", "SELECT serial, data FROM minica_records ORDER BY serial", s.decode)
+}
+
+// RecordParts is Records in one part: the rows come in one stream.
+func (s *pgStore) RecordParts() ([]iter.Seq2[*Record, error], error) {
+	return []iter.Seq2[*Record, error]{s.Records()}, nil
 }
 
 // streamRows runs query, whose rows are (key, data) pairs, and yields each
@@ -400,10 +444,13 @@ func nullTime(t time.Time) any {
 	return t
 }
 
-func (s *pgStore) appendRevEvent(ev revEvent) error {
+// AppendRevocations inserts the events in one transaction.
+func (s *pgStore) AppendRevocations(events ...revEvent) error {
 	return s.write("appending to the revocation log", func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		queueRevEvent(b, ev)
+		for _, ev := range events {
+			queueRevEvent(b, ev)
+		}
 		return tx.SendBatch(ctx, b).Close()
 	})
 }
@@ -414,7 +461,9 @@ func queueRevEvent(b *pgx.Batch, ev revEvent) {
 		ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted)
 }
 
-func (s *pgStore) revokeRecords(rs []*Record) error {
+// RevokeRecords inserts the events and replaces the records in one
+// transaction.
+func (s *pgStore) RevokeRecords(rs []*Record) error {
 	return s.write(fmt.Sprintf("revoking %d certificates", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range rs {
@@ -425,7 +474,8 @@ func (s *pgStore) revokeRecords(rs []*Record) error {
 	})
 }
 
-func (s *pgStore) latestLogEvents() ([]logEvent, error) {
+// LatestRevocations reads the latest row of every serial.
+func (s *pgStore) LatestRevocations() ([]logEvent, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (serial) serial, revoked_at, reason, not_after, lifted
@@ -459,7 +509,8 @@ func (s *pgStore) latestLogEvents() ([]logEvent, error) {
 	return out, nil
 }
 
-func (s *pgStore) revocationStamp() (FileStamp, error) {
+// RevocationStamp is the highest event ID.
+func (s *pgStore) RevocationStamp() (FileStamp, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var id int64
@@ -471,7 +522,22 @@ func (s *pgStore) revocationStamp() (FileStamp, error) {
 
 // The CRL.
 
-func (s *pgStore) nextCRLNumber(now time.Time) (*big.Int, error) {
+// LastCRLNumber reads the last number reserved.
+func (s *pgStore) LastCRLNumber() (*big.Int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	defer cancel()
+	var text string
+	if err := s.pool.QueryRow(ctx, "SELECT last_number::text FROM minica_crl WHERE id = 1").Scan(&text); err != nil {
+		return nil, fmt.Errorf("reading the CRL number from %q: %w", s.url, err)
+	}
+	last := new(big.Int)
+	last.SetString(text, 10)
+	return last, nil
+}
+
+// NextCRLNumber reserves the number under SELECT ... FOR UPDATE of the one
+// row of minica_crl, as the file store's NextCRLNumber computes it.
+func (s *pgStore) NextCRLNumber(now time.Time) (*big.Int, error) {
 	var next *big.Int
 	err := s.write("reserving a CRL number", func(ctx context.Context, tx pgx.Tx) error {
 		var lastText, publishedText string
@@ -496,8 +562,28 @@ func (s *pgStore) nextCRLNumber(now time.Time) (*big.Int, error) {
 	return next, err
 }
 
-// saveCRL stores der as the current CRL unless a higher number is current,
-// and notifies channel minica_crl with the number.
+// SaveCRL stores der as the current CRL unless a higher number is current,
+// notifying channel minica_crl with the number, and then writes the
+// published copy.
+func (s *pgStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
+	saved, err := s.saveCRL(number, der)
+	if err == nil {
+		err = s.crash("store")
+	}
+	if err != nil || !saved {
+		return false, err
+	}
+	return true, writeCRLCopy(s.dir, der, s.crash)
+}
+
+// crash calls the test hook crashed, if set, after file was written.
+func (s *pgStore) crash(file string) error {
+	if s.crashed == nil {
+		return nil
+	}
+	return s.crashed(file)
+}
+
 func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
 	saved := false
 	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
@@ -515,17 +601,38 @@ func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
 	return saved && err == nil, err
 }
 
-func (s *pgStore) loadCRL() ([]byte, error) {
+// CRL reads the current CRL; fs.ErrNotExist when none was saved.
+func (s *pgStore) CRL() ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var der []byte
 	if err := s.pool.QueryRow(ctx, "SELECT der FROM minica_crl WHERE id = 1").Scan(&der); err != nil {
 		return nil, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
 	}
+	if der == nil {
+		return nil, fs.ErrNotExist
+	}
 	return der, nil
 }
 
-func (s *pgStore) crlStamp() (FileStamp, error) {
+// ReadCRL reads the current CRL with the stamp of its version.
+func (s *pgStore) ReadCRL() (*PublishedCRL, error) {
+	stamp, err := s.CRLStamp()
+	if err != nil {
+		return nil, err
+	}
+	crl, der, err := loadStoreCRL(s, s.cert)
+	if err != nil {
+		return nil, err
+	}
+	return &PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
+}
+
+// CRLName is the store's URL.
+func (s *pgStore) CRLName() string { return s.url }
+
+// CRLStamp is the version of the current CRL's row.
+func (s *pgStore) CRLStamp() (FileStamp, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var version int64
@@ -541,9 +648,10 @@ func (s *pgStore) crlStamp() (FileStamp, error) {
 
 // Enrollments.
 
-func (s *pgStore) createEnrollment(e *Enrollment) error {
+// CreateEnrollment inserts the row of a new enrollment.
+func (s *pgStore) CreateEnrollment(e storedEnrollment) error {
 	err := s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(encodeEnrollment(e)))
+		_, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(e.Data))
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -552,50 +660,51 @@ func (s *pgStore) createEnrollment(e *Enrollment) error {
 	return err
 }
 
-func (s *pgStore) putEnrollment(e *Enrollment) error {
+// PutEnrollment replaces the row of an enrollment.
+func (s *pgStore) PutEnrollment(e storedEnrollment) error {
 	return s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data`, e.ID, e.Name, string(encodeEnrollment(e)))
+			ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data`, e.ID, e.Name, string(e.Data))
 		return err
 	})
 }
 
-func (s *pgStore) decodeEnrollment(id, data string) (*Enrollment, error) {
-	var e Enrollment
-	if err := json.Unmarshal([]byte(data), &e); err != nil || e.Version != 1 || e.ID != id || ValidateName(e.Name) != nil {
-		return nil, fmt.Errorf("%w %s in %q", ErrCorruptEnrollment, id, s.url)
-	}
-	return &e, nil
+// stored names the row of an enrollment.
+func (s *pgStore) stored(id, data string) (storedEnrollment, error) {
+	return storedEnrollment{ID: id, Data: []byte(data), Where: fmt.Sprintf("%s in %q", id, s.url)}, nil
 }
 
-func (s *pgStore) enrollment(id string) (*Enrollment, error) {
+// Enrollment reads the row of id.
+func (s *pgStore) Enrollment(id string) (storedEnrollment, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var data string
 	err := s.pool.QueryRow(ctx, "SELECT data FROM minica_enrollments WHERE id = $1", id).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
+		return storedEnrollment{}, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading enrollment %s from %q: %w", id, s.url, err)
+		return storedEnrollment{}, fmt.Errorf("reading enrollment %s from %q: %w", id, s.url, err)
 	}
-	return s.decodeEnrollment(id, data)
+	return s.stored(id, data)
 }
 
-func (s *pgStore) enrollmentByName(name string) (*Enrollment, error) {
+// EnrollmentByName reads the latest row of name.
+func (s *pgStore) EnrollmentByName(name string) (storedEnrollment, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
 	defer cancel()
 	var id, data string
 	err := s.pool.QueryRow(ctx, "SELECT id, data FROM minica_enrollments WHERE name = $1 ORDER BY seq DESC LIMIT 1", name).Scan(&id, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
+		return storedEnrollment{}, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+		return storedEnrollment{}, fmt.Errorf("reading enrollment index of %q: %w", name, err)
 	}
-	return s.decodeEnrollment(id, data)
+	return s.stored(id, data)
 }
 
-func (s *pgStore) enrollments() iter.Seq2[*Enrollment, error] {
-	return streamRows(s, "enrollments", "SELECT id, data FROM minica_enrollments ORDER BY id", s.decodeEnrollment)
+// Enrollments streams the rows in ID order.
+func (s *pgStore) Enrollments() iter.Seq2[storedEnrollment, error] {
+	return streamRows(s, "enrollments", "SELECT id, data FROM minica_enrollments ORDER BY id", s.stored)
 }

@@ -133,12 +133,12 @@ func TestPGStoreLifecycle(t *testing.T) {
 func TestPGSerialUnique(t *testing.T) {
 	c, _, url := newPGCA(t)
 	r := &Record{Serial: strings.Repeat("ab", 16), Name: "x", Profile: Client, Status: StatusPending, IssuedAt: time.Now().UTC()}
-	if _, err := c.reserve(r); err != nil {
+	if _, err := c.db.Reserve(r); err != nil {
 		t.Fatal(err)
 	}
 	r2 := *r
 	r2.Name = "y"
-	if _, err := c.reserve(&r2); !errors.Is(err, fs.ErrExist) {
+	if _, err := c.db.Reserve(&r2); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second reserve error = %v; want fs.ErrExist", err)
 	}
 	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_records WHERE serial = $1 AND name = 'x'", r.Serial); got != 1 {
@@ -269,11 +269,11 @@ func TestPGSerializationRetried(t *testing.T) {
 			return err
 		})
 	}
-	before, err := c.lastCRLNumber()
+	before, err := c.db.LastCRLNumber()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := c.nextCRLNumber(time.Unix(0, 0))
+	n, err := c.db.NextCRLNumber(time.Unix(0, 0))
 	if err != nil {
 		t.Fatalf("nextCRLNumber: %v", err)
 	}
@@ -286,11 +286,11 @@ func TestPGSerializationRetried(t *testing.T) {
 	// A conflict on every attempt gives up after pgMaxAttempts, saying so.
 	s.beforeCommit = func(context.Context, pgx.Tx, int) error { return &pgconn.PgError{Code: "40001"} }
 	s.retries.Store(0)
-	_, err = c.nextCRLNumber(time.Now())
+	_, err = c.db.NextCRLNumber(time.Now())
 	if err == nil || !strings.Contains(err.Error(), "still failing for serialization after 8 attempts") || s.retries.Load() != pgMaxAttempts {
 		t.Fatalf("nextCRLNumber with endless conflicts: %v after %d retries", err, s.retries.Load())
 	}
-	if after, _ := c.lastCRLNumber(); after.Cmp(n) != 0 {
+	if after, _ := c.db.LastCRLNumber(); after.Cmp(n) != 0 {
 		t.Fatalf("failed reservations moved the CRL number from %s to %s", n, after)
 	}
 }

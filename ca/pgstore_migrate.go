@@ -83,7 +83,7 @@ func MigrateStore(url string) (from, to int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer s.close()
+	defer s.Close()
 	return s.migrate()
 }
 

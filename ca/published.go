@@ -42,23 +42,20 @@ type PublishedCRL struct {
 // long-running reader polls for a CRL published by another process at the
 // cost of one lstat. A symlink gives an error matching ErrNotRegular, with
 // the stamp of the link itself; a missing file one matching ErrNoCRL.
-func (c *CA) CRLStamp() (FileStamp, error) {
-	if c.db != nil {
-		return c.db.crlStamp()
-	}
-	return c.crlStamp(CRLDERFile, ErrNoCRL)
-}
+func (c *CA) CRLStamp() (FileStamp, error) { return c.db.CRLStamp() }
 
-func (c *CA) crlStamp(file string, missing error) (FileStamp, error) {
-	info, err := c.dir.root.Lstat(file)
+// fileCRLStamp is the stamp of the CRL file in d; a missing one gives an
+// error matching missing.
+func fileCRLStamp(d *Dir, file string, missing error) (FileStamp, error) {
+	info, err := d.root.Lstat(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return FileStamp{}, fmt.Errorf("%w in %q", missing, c.dir.Path())
+		return FileStamp{}, fmt.Errorf("%w in %q", missing, d.Path())
 	}
 	if err != nil {
-		return FileStamp{}, fmt.Errorf("reading CRL %q: %w", c.dir.Join(file), err)
+		return FileStamp{}, fmt.Errorf("reading CRL %q: %w", d.Join(file), err)
 	}
 	if !info.Mode().IsRegular() {
-		return stampOf(info), fmt.Errorf("reading CRL %q: %w (%s)", c.dir.Join(file), ErrNotRegular, info.Mode().Type())
+		return stampOf(info), fmt.Errorf("reading CRL %q: %w (%s)", d.Join(file), ErrNotRegular, info.Mode().Type())
 	}
 	return stampOf(info), nil
 }
@@ -68,16 +65,13 @@ func (c *CA) crlStamp(file string, missing error) (FileStamp, error) {
 // file, and the file opened must be the one that was checked (an error
 // matching ErrNotRegular otherwise), so that nothing but a CRL signed by
 // the CA ever comes out of it.
-func (c *CA) ReadPublishedCRL() (*PublishedCRL, error) {
-	if c.db != nil {
-		return c.readStoredCRL()
-	}
-	return c.readCRLFile(CRLDERFile, ErrNoCRL, c.Cert)
-}
+func (c *CA) ReadPublishedCRL() (*PublishedCRL, error) { return c.db.ReadCRL() }
 
 // RootCRLStamp is CRLStamp for the root CRL an intermediate keeps
 // (root-crl.der); a missing file gives an error matching ErrNoRootCRL.
-func (c *CA) RootCRLStamp() (FileStamp, error) { return c.crlStamp(RootCRLDERFile, ErrNoRootCRL) }
+func (c *CA) RootCRLStamp() (FileStamp, error) {
+	return fileCRLStamp(c.dir, RootCRLDERFile, ErrNoRootCRL)
+}
 
 // ReadRootCRL is ReadPublishedCRL for the root CRL an intermediate keeps
 // (root-crl.der), verified against the root certificate.
@@ -85,29 +79,19 @@ func (c *CA) ReadRootCRL() (*PublishedCRL, error) {
 	if !c.IsIntermediate() {
 		return nil, fmt.Errorf("%w: %q is not an intermediate CA", ErrNoRootCRL, c.dir.Path())
 	}
-	return c.readCRLFile(RootCRLDERFile, ErrNoRootCRL, c.Root())
+	return readCRLFile(c.dir, RootCRLDERFile, ErrNoRootCRL, c.Root())
 }
 
-// readStoredCRL is ReadPublishedCRL for a CRL kept in the database.
-func (c *CA) readStoredCRL() (*PublishedCRL, error) {
-	stamp, err := c.db.crlStamp()
+// readCRLFile reads the CRL file in d, verified against issuer: a regular
+// file, the one whose stamp was taken; a missing one gives an error
+// matching missing.
+func readCRLFile(d *Dir, file string, missing error, issuer *x509.Certificate) (*PublishedCRL, error) {
+	name := d.Join(file)
+	stamp, err := fileCRLStamp(d, file, missing)
 	if err != nil {
 		return nil, err
 	}
-	crl, der, err := c.loadCRL()
-	if err != nil {
-		return nil, err
-	}
-	return &PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
-}
-
-func (c *CA) readCRLFile(file string, missing error, issuer *x509.Certificate) (*PublishedCRL, error) {
-	name := c.dir.Join(file)
-	stamp, err := c.crlStamp(file, missing)
-	if err != nil {
-		return nil, err
-	}
-	f, err := c.dir.Open(file)
+	f, err := d.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading CRL %q: %w", name, err)
 	}

@@ -42,37 +42,49 @@ func eventOf(r *Record) revEvent {
 	return revEvent{Serial: r.Serial, RevokedAt: r.RevokedAt, Reason: r.Reason, NotAfter: r.NotAfter}
 }
 
-// appendRevEvent appends one event to the log and syncs it. The append
-// lands whole or not at all: when a write or sync fails (a full disk, say)
-// the log is cut back to where it ended, so that the next append does not
-// run on from half a line. An unfinished last line left by a crash, which
-// no one was told had landed, is cut off first.
-func (c *CA) appendRevEvent(ev revEvent) error {
-	if c.db != nil {
-		return c.db.appendRevEvent(ev)
-	}
-	return c.appendRevEvents(ev)
-}
+// appendRevEvent appends one event to the revocation log, durably.
+func (c *CA) appendRevEvent(ev revEvent) error { return c.db.AppendRevocations(ev) }
 
-// appendRevEvents appends events to the file store's log as
-// appendRevEvent does one: one write and one sync for all of them.
-func (c *CA) appendRevEvents(events ...revEvent) error {
+// AppendRevocations appends events to the log in one write and syncs it.
+// The append lands whole or not at all: when a write or sync fails (a full
+// disk, say) the log is cut back to where it ended, so that the next
+// append does not run on from half a line. An unfinished last line left by
+// a crash, which no one was told had landed, is cut off first.
+func (s *fileStore) AppendRevocations(events ...revEvent) error {
 	var line []byte
 	for _, ev := range events {
 		b, _ := json.Marshal(ev) // a revEvent always marshals
 		line = append(append(line, b...), '\n')
 	}
-	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
+		return fmt.Errorf("opening revocation log %q: %w", s.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
 	var lf logFile = f
-	if c.wrapLog != nil {
-		lf = c.wrapLog(lf)
+	if s.wrapLog != nil {
+		lf = s.wrapLog(lf)
 	}
-	if err := appendLine(lf, line, func() error { return c.dir.SyncDir("db") }); err != nil {
-		return fmt.Errorf("appending to revocation log %q: %w", c.dir.Join(revlogFile), err)
+	if err := appendLine(lf, line, func() error { return s.dir.SyncDir("db") }); err != nil {
+		return fmt.Errorf("appending to revocation log %q: %w", s.dir.Join(revlogFile), err)
+	}
+	return nil
+}
+
+// RevokeRecords appends the events of rs to the log in one append, then
+// replaces each record.
+func (s *fileStore) RevokeRecords(rs []*Record) error {
+	events := make([]revEvent, len(rs))
+	for i, r := range rs {
+		events[i] = eventOf(r)
+	}
+	if err := s.AppendRevocations(events...); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := s.PutRecord(r); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -161,19 +173,19 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 	return out, nil
 }
 
-// latestLogEvents reads the log and returns the latest event of every
-// serial, in serial order. A last line without its newline is what an
-// interrupted append leaves: it is ignored (Check removes it).
-func (c *CA) latestLogEvents() ([]logEvent, error) {
-	if c.db != nil {
-		return c.db.latestLogEvents()
-	}
-	f, err := c.dir.Open(revlogFile)
+// latestLogEvents returns the latest event of every serial, in serial
+// order.
+func (c *CA) latestLogEvents() ([]logEvent, error) { return c.db.LatestRevocations() }
+
+// LatestRevocations reads the log. A last line without its newline is what
+// an interrupted append leaves: it is ignored (Check removes it).
+func (s *fileStore) LatestRevocations() ([]logEvent, error) {
+	f, err := s.dir.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
+		return nil, fmt.Errorf("opening revocation log %q: %w", s.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
 	var events []logEvent
@@ -188,17 +200,17 @@ func (c *CA) latestLogEvents() ([]logEvent, error) {
 			break
 		}
 		if err == bufio.ErrBufferFull {
-			return nil, fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
+			return nil, fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, s.dir.Join(revlogFile), n)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading revocation log %q: %w", c.dir.Join(revlogFile), err)
+			return nil, fmt.Errorf("reading revocation log %q: %w", s.dir.Join(revlogFile), err)
 		}
 		ev, err := parseLogEvent(line)
 		if errors.Is(err, errBadEvent) || n > math.MaxUint32 {
-			return nil, fmt.Errorf("%w %q: line %d", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
+			return nil, fmt.Errorf("%w %q: line %d", ErrCorruptRevocationLog, s.dir.Join(revlogFile), n)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: line %d: %w", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n, err)
+			return nil, fmt.Errorf("%w %q: line %d: %w", ErrCorruptRevocationLog, s.dir.Join(revlogFile), n, err)
 		}
 		ev.line = uint32(n)
 		events = append(events, ev)
@@ -223,7 +235,8 @@ func (c *CA) latestLogEvents() ([]logEvent, error) {
 var eventStart = []byte(`{"serial":"`)
 
 // repairRevlog removes from the revocation log what interrupted appends
-// left, reporting each repair in rep. The rule: an append is acknowledged
+// left, reporting each repair through fixed (and what it cannot repair
+// through problem). The rule: an append is acknowledged
 // only once its whole line, newline included, is synced, and only then is
 // the record changed. So
 //
@@ -237,25 +250,22 @@ var eventStart = []byte(`{"serial":"`)
 //     replaced, at the end of the log, by the state of that record, which
 //     was written after every acknowledged append of that serial;
 //   - a line naming no record is reported, and kept.
-func (c *CA) repairRevlog(rep *CheckReport) error {
-	if c.db != nil {
-		return nil // appends are transactions: nothing half-written
-	}
-	f, err := c.dir.Open(revlogFile)
+func (s *fileStore) repairRevlog(fixed, problem func(string)) error {
+	f, err := s.dir.Open(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
+		return fmt.Errorf("opening revocation log %q: %w", s.dir.Join(revlogFile), err)
 	}
 	defer f.Close()
 	fixes := map[int][]byte{} // line number: what replaces it (nil: nothing)
 	var relog []*Record
 	tail := false
-	err = eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
+	err = eachLogLine(f, s.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
 		if last {
 			tail = true
-			rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
+			fixed("dropped the unfinished last line of the revocation log")
 			return nil
 		}
 		if _, err := parseLogEvent(line); err == nil {
@@ -263,39 +273,39 @@ func (c *CA) repairRevlog(rep *CheckReport) error {
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			fixes[n] = nil
-			rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the empty line %d of the revocation log", n))
+			fixed(fmt.Sprintf("dropped the empty line %d of the revocation log", n))
 			return nil
 		}
 		i := bytes.LastIndex(line, eventStart)
 		if i > 0 {
 			if _, err := parseLogEvent(line[i:]); err == nil {
 				fixes[n] = slices.Clone(line[i:])
-				rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the unfinished start of an entry (an interrupted append) from line %d of the revocation log", n))
+				fixed(fmt.Sprintf("dropped the unfinished start of an entry (an interrupted append) from line %d of the revocation log", n))
 				return nil
 			}
 		}
-		if rec := c.recordNamedBy(line, i); rec != nil {
+		if rec := s.recordNamedBy(line, i); rec != nil {
 			fixes[n] = nil
 			relog = append(relog, rec)
-			rep.Repaired = append(rep.Repaired, fmt.Sprintf("replaced the damaged line %d of the revocation log with the state of the record of %s (serial %s)", n, rec.Name, rec.Serial))
+			fixed(fmt.Sprintf("replaced the damaged line %d of the revocation log with the state of the record of %s (serial %s)", n, rec.Name, rec.Serial))
 			return nil
 		}
-		rep.Problems = append(rep.Problems, fmt.Sprintf("line %d of the revocation log %q is damaged and names no certificate of this CA: correct or remove it by hand", n, c.dir.Join(revlogFile)))
+		problem(fmt.Sprintf("line %d of the revocation log %q is damaged and names no certificate of this CA: correct or remove it by hand", n, s.dir.Join(revlogFile)))
 		return nil
 	})
 	if errors.Is(err, ErrCorruptRevocationLog) {
-		rep.Problems = append(rep.Problems, err.Error())
+		problem(err.Error())
 		return nil
 	}
 	if err != nil || (len(fixes) == 0 && !tail) {
 		return err
 	}
-	return c.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
+	return s.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
 		bw := bufio.NewWriterSize(w, 64<<10)
-		err := eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
+		err := eachLogLine(f, s.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
 			if fix, ok := fixes[n]; ok {
 				line = fix
 			}
@@ -341,7 +351,7 @@ func eachLogLine(r io.Reader, name string, fn func(n int, line []byte, last bool
 
 // recordNamedBy returns the record of the serial that starts at line[i:]
 // after eventStart, or nil.
-func (c *CA) recordNamedBy(line []byte, i int) *Record {
+func (s *fileStore) recordNamedBy(line []byte, i int) *Record {
 	if i < 0 || len(line[i+len(eventStart):]) < 32 {
 		return nil
 	}
@@ -349,7 +359,7 @@ func (c *CA) recordNamedBy(line []byte, i int) *Record {
 	if err != nil {
 		return nil
 	}
-	rec, err := c.Record(serial)
+	rec, err := s.Record(SerialHex(serial))
 	if err != nil || rec.Serial != string(line[i+len(eventStart):][:32]) {
 		return nil
 	}

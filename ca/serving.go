@@ -1,16 +1,11 @@
 package ca
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // A running `minica serve` keeps its store open for as long as it runs
@@ -95,15 +90,13 @@ func (c *CA) HoldServing() error {
 		}
 		c.serving = f
 	}
-	if s, ok := c.db.(*pgStore); ok {
-		retaken, err := s.holdServing()
-		if err != nil {
-			return err
-		}
-		if retaken {
-			// A switch may have run while the session was gone.
-			return c.sameSettingsStore()
-		}
+	retaken, err := c.db.HoldServing()
+	if err != nil {
+		return err
+	}
+	if retaken {
+		// A switch may have run while the session was gone.
+		return c.sameSettingsStore()
 	}
 	return nil
 }
@@ -164,7 +157,8 @@ func (c *CA) MoveStore(to string) (*CopyResult, error) {
 }
 
 // excludeServing takes what every serve holds shared exclusively, without
-// waiting: the directory's serve.lock and, on PostgreSQL, PGLockServe.
+// waiting: the directory's serve.lock and what the store has of its own
+// (on PostgreSQL, PGLockServe).
 func (c *CA) excludeServing() (release func(), err error) {
 	f, err := c.dir.root.OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -177,115 +171,14 @@ func (c *CA) excludeServing() (release func(), err error) {
 		}
 		return nil, fmt.Errorf("locking %q: %w", c.dir.Join(serveLockFile), err)
 	}
-	release = func() {
+	unlock := func() {
 		unlockFile(f)
 		f.Close()
 	}
-	if s, ok := c.db.(*pgStore); ok {
-		end, err := s.excludeServing()
-		if err != nil {
-			release()
-			return nil, err
-		}
-		return func() { end(); release() }, nil
-	}
-	return release, nil
-}
-
-// pgServing is a serve's registration in a PostgreSQL store: PGLockServe
-// held shared on a connection of its own.
-type pgServing struct {
-	mu   sync.Mutex
-	conn *pgx.Conn
-}
-
-// holdServing takes the registration, or takes it back when its session
-// ended (retaken).
-func (s *pgStore) holdServing() (retaken bool, err error) {
-	l := &s.serving
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-	defer cancel()
-	if l.conn != nil {
-		if l.conn.Ping(ctx) == nil {
-			return false, nil // a session alive holds its session-level lock
-		}
-		l.closeLocked()
-		retaken = true
-	}
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	end, err := c.db.ExcludeServing()
 	if err != nil {
-		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
+		unlock()
+		return nil, err
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
-		conn.Close(ctx)
-		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
-	}
-	if !ok {
-		conn.Close(ctx)
-		return retaken, fmt.Errorf("%w: minica store copy --use is moving the database away from %q", ErrStoreSwitched, s.url)
-	}
-	l.conn = conn
-	return retaken, nil
-}
-
-func (s *pgStore) releaseServing() {
-	s.serving.mu.Lock()
-	defer s.serving.mu.Unlock()
-	s.serving.closeLocked()
-}
-
-// closeLocked ends the registration's session, which releases the lock.
-func (l *pgServing) closeLocked() {
-	if l.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		l.conn.Close(ctx)
-		cancel()
-		l.conn = nil
-	}
-}
-
-// excludeServing takes PGLockServe exclusive on a connection of its own,
-// or fails with a ServeRunningError naming the pids of the serves that
-// hold it (from their application_name, minica/PID).
-func (s *pgStore) excludeServing() (release func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
-	if err != nil {
-		return nil, fmt.Errorf("looking for serves of the store %q: %w", s.url, err)
-	}
-	closeConn := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		conn.Close(ctx)
-		cancel()
-	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
-		closeConn()
-		return nil, fmt.Errorf("looking for serves of the store %q: %w", s.url, err)
-	}
-	if ok {
-		return closeConn, nil
-	}
-	rows, err := conn.Query(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
-		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, uint32(PGLockClass), uint32(PGLockServe))
-	var pids []int
-	if err == nil {
-		for rows.Next() {
-			var app string
-			if rows.Scan(&app) == nil {
-				if pid, err := strconv.Atoi(strings.TrimPrefix(app, "minica/")); err == nil {
-					pids = append(pids, pid)
-				}
-			}
-		}
-		rows.Close()
-	}
-	closeConn()
-	slices.Sort(pids)
-	return nil, &ServeRunningError{Where: fmt.Sprintf("the store %q", s.url), PIDs: slices.Compact(pids)}
+	return func() { end(); unlock() }, nil
 }

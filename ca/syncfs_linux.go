@@ -12,17 +12,17 @@ import (
 // flush for a whole group, where an fsync per file and directory costs one
 // each. It reports false when the call is not available, and the caller
 // then syncs file by file.
-func (c *CA) syncAll() (bool, error) {
-	f, err := c.dir.root.Open(".")
+func syncAll(d *Dir) (bool, error) {
+	f, err := d.root.Open(".")
 	if err != nil {
-		return true, fmt.Errorf("opening %q: %w", c.dir.Path(), err)
+		return true, fmt.Errorf("opening %q: %w", d.Path(), err)
 	}
 	defer f.Close()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		if err == unix.ENOSYS {
 			return false, nil
 		}
-		return true, &os.PathError{Op: "syncfs", Path: c.dir.Path(), Err: err}
+		return true, &os.PathError{Op: "syncfs", Path: d.Path(), Err: err}
 	}
 	return true, nil
 }

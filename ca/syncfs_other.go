@@ -4,4 +4,4 @@ package ca
 
 // syncAll reports false: only Linux has syncfs(2), so the caller syncs file
 // by file.
-func (c *CA) syncAll() (bool, error) { return false, nil }
+func syncAll(d *Dir) (bool, error) { return false, nil }

@@ -1,0 +1,96 @@
+package ca
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+// Load writes the copy d into an empty file store: the record files (as
+// they are, not synced one by one), the name index built from them, one
+// sync of the whole file system (or of db/), then the revocation log, the
+// enrollments, crlnumber and the CRL files.
+func (s *fileStore) Load(d *storeData) (int, error) {
+	for _, err := range s.Records() {
+		if err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %q holds records", ErrStoreNotEmpty, s.dir.Path())
+	}
+	if _, err := s.dir.Stat(revlogFile); err == nil {
+		return 0, fmt.Errorf("%w: %q has a revocation log", ErrStoreNotEmpty, s.dir.Join(revlogFile))
+	}
+	for range s.Enrollments() {
+		return 0, fmt.Errorf("%w: %q holds enrollments", ErrStoreNotEmpty, s.dir.Path())
+	}
+	if err := s.dir.MkdirAll(nameIndexDir); err != nil {
+		return 0, err
+	}
+	n := 0
+	for rec, err := range d.records {
+		if err != nil {
+			return n, err
+		}
+		f, err := s.create(rec)
+		if err != nil {
+			return n, fmt.Errorf("copying record %s: %w", rec.Serial, err)
+		}
+		n++
+		if err := f.Close(); err != nil {
+			return n, err
+		}
+	}
+	if err := s.Reindex(); err != nil {
+		return n, err
+	}
+	if done, err := syncAll(s.dir); err != nil {
+		return n, err
+	} else if !done {
+		if err := s.dir.SyncDir("db"); err != nil {
+			return n, err
+		}
+	}
+	if len(d.events) > 0 {
+		err := s.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
+			bw := bufio.NewWriter(w)
+			for _, ev := range d.events {
+				line, _ := json.Marshal(ev)
+				bw.Write(append(line, '\n'))
+			}
+			return bw.Flush()
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	for _, e := range d.enrollments {
+		if err := s.CreateEnrollment(e); err != nil {
+			return n, fmt.Errorf("copying enrollment %s: %w", e.ID, err)
+		}
+	}
+	if err := s.dir.MkdirAll(enrollNamesDir); err != nil {
+		return n, err
+	}
+	last, err := s.LastCRLNumber()
+	if err != nil {
+		return n, err
+	}
+	if d.lastNumber.Cmp(last) > 0 {
+		last = d.lastNumber
+	}
+	if err := s.dir.WriteAtomic(crlNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
+		return n, err
+	}
+	if d.crl != nil {
+		return n, writeCRLCopy(s.dir, d.crl, func(string) error { return nil })
+	}
+	for _, f := range []string{CRLPEMFile, CRLDERFile} {
+		if err := s.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+	}
+	return n, nil
+}
