@@ -431,7 +431,7 @@ func (p *batchCert) write(c *CA) error {
 	}
 	p.dir, p.newDir = dir, created
 	for _, nf := range files {
-		f, err := dir.root.OpenFile(nf.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, nf.Perm)
+		f, err := dir.Root().OpenFile(nf.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, nf.Perm)
 		if err != nil {
 			err = fmt.Errorf("creating %q: %w", dir.Join(nf.Name), err)
 		} else {
@@ -443,7 +443,7 @@ func (p *batchCert) write(c *CA) error {
 		if err != nil {
 			p.closeFiles()
 			for _, nf := range files[:len(p.files)] {
-				dir.root.Remove(nf.Name)
+				dir.Root().Remove(nf.Name)
 			}
 			p.release()
 			return err
@@ -563,7 +563,7 @@ func (c *CA) syncGroup(group []*batchCert) error {
 	}
 	done, err := c.noSync, error(nil)
 	if !done && !c.syncEach {
-		done, err = syncAll(c.dir)
+		done, err = c.dir.SyncFS()
 	}
 	if !done {
 		err = c.syncFiles(files, dirs, newNames)

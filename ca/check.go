@@ -145,7 +145,7 @@ func serialList(serials []string) string {
 // checkCerts walks certs/NAME/ directories: temp files go, and a
 // certificate without a record gets one.
 func (c *CA) checkCerts(rep *CheckReport) error {
-	names, err := fs.ReadDir(c.dir.root.FS(), "certs")
+	names, err := fs.ReadDir(c.dir.Root().FS(), "certs")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("certs"), err)
 	}
@@ -158,7 +158,7 @@ func (c *CA) checkCerts(rep *CheckReport) error {
 		if err := c.removeTemps(dir); err != nil {
 			return err
 		}
-		files, err := fs.ReadDir(c.dir.root.FS(), dir)
+		files, err := fs.ReadDir(c.dir.Root().FS(), dir)
 		if err != nil {
 			return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
 		}
@@ -277,7 +277,7 @@ func (c *CA) checkRecords(rep *CheckReport) ([]string, error) {
 // certificate file the record was a reservation that never produced a
 // certificate, and it is removed. It returns the rebuilt record, or nil.
 func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Record, error) {
-	matches, _ := fs.Glob(c.dir.root.FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
+	matches, _ := fs.Glob(c.dir.Root().FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
 	for _, file := range matches {
 		cert, err := c.readCert(file)
 		if err != nil || SerialHex(cert.SerialNumber) != corrupt.Serial {
@@ -361,7 +361,7 @@ func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 	}
 	keyLost := !c.hasKey(rec, cert)
 	if keyLost {
-		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.Root().Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
 		}
 		rec.HasKey = false
@@ -404,7 +404,7 @@ func (c *CA) voidPending(rep *CheckReport, rec *Record) error {
 		return err
 	}
 	for _, f := range []string{rec.KeyPath(), rec.ChainPath(), rec.CertPath()} {
-		if err := c.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %q: %w", c.dir.Join(f), err)
 		}
 	}
@@ -430,13 +430,13 @@ func (c *CA) removeTemps(dir string) error { return removeTemps(c.dir, dir) }
 
 // removeTemps deletes WriteAtomic's leftover temporary files in dir of d.
 func removeTemps(d *Dir, dir string) error {
-	entries, err := fs.ReadDir(d.root.FS(), dir)
+	entries, err := fs.ReadDir(d.Root().FS(), dir)
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", d.Join(dir), err)
 	}
 	for _, e := range entries {
 		if isTemp(e.Name()) {
-			if err := d.root.Remove(path.Join(dir, e.Name())); err != nil {
+			if err := d.Root().Remove(path.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("removing %q: %w", d.Join(path.Join(dir, e.Name())), err)
 			}
 		}

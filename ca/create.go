@@ -238,14 +238,14 @@ func removeUnfinished(d *Dir, wroteKey, created bool) error {
 	var errs []error
 	if wroteKey {
 		for _, name := range initFiles {
-			if err := d.root.RemoveAll(name); err != nil {
+			if err := d.Root().RemoveAll(name); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		entries, _ := fs.ReadDir(d.root.FS(), ".")
+		entries, _ := fs.ReadDir(d.Root().FS(), ".")
 		for _, e := range entries {
 			if isTemp(e.Name()) {
-				errs = append(errs, d.root.Remove(e.Name()))
+				errs = append(errs, d.Root().Remove(e.Name()))
 			}
 		}
 	}

@@ -46,7 +46,7 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 	if err := s.Reindex(); err != nil {
 		return n, err
 	}
-	if done, err := syncAll(s.dir); err != nil {
+	if done, err := s.dir.SyncFS(); err != nil {
 		return n, err
 	} else if !done {
 		if err := s.dir.SyncDir("db"); err != nil {
@@ -88,7 +88,7 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 		return n, writeCRLCopy(s.dir, d.crl, func(string) error { return nil })
 	}
 	for _, f := range []string{CRLPEMFile, CRLDERFile} {
-		if err := s.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return n, err
 		}
 	}

@@ -35,25 +35,25 @@ func (s *fileStore) CreateEnrollment(e storedEnrollment) error {
 		return fmt.Errorf("creating %q: %w", s.dir.Join(enrollNamesDir), err)
 	}
 	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
-	rec, recTmp, err := atomicfile.WriteTemp(s.dir.fs, recName, 0o600, atomicfile.Bytes(e.Data), false)
+	rec, recTmp, err := atomicfile.WriteTemp(s.dir.FS(), recName, 0o600, atomicfile.Bytes(e.Data), false)
 	if err != nil {
 		return err
 	}
 	defer rec.Close()
-	err = s.dir.fs.Link(recTmp, recName)
-	s.dir.fs.Remove(recTmp)
+	err = s.dir.FS().Link(recTmp, recName)
+	s.dir.FS().Remove(recTmp)
 	if err != nil {
 		return fmt.Errorf("creating %q: %w", s.dir.Join(recName), err)
 	}
-	idx, idxTmp, err := atomicfile.WriteTemp(s.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), false)
+	idx, idxTmp, err := atomicfile.WriteTemp(s.dir.FS(), idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), false)
 	if err != nil {
-		s.dir.root.Remove(recName)
+		s.dir.Root().Remove(recName)
 		return err
 	}
 	defer idx.Close()
-	if err := s.dir.fs.Rename(idxTmp, idxName); err != nil {
-		s.dir.fs.Remove(idxTmp)
-		s.dir.root.Remove(recName)
+	if err := s.dir.FS().Rename(idxTmp, idxName); err != nil {
+		s.dir.FS().Remove(idxTmp)
+		s.dir.Root().Remove(recName)
 		return fmt.Errorf("renaming %q: %w", s.dir.Join(idxName), err)
 	}
 	errs := make([]error, 4)
@@ -64,7 +64,7 @@ func (s *fileStore) CreateEnrollment(e storedEnrollment) error {
 	wg.Go(func() { errs[3] = s.dir.SyncDir(enrollNamesDir) })
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		s.dir.root.Remove(recName) // never shown: take it back
+		s.dir.Root().Remove(recName) // never shown: take it back
 		return fmt.Errorf("syncing enrollment %s: %w", e.ID, err)
 	}
 	return nil
@@ -111,7 +111,7 @@ func (s *fileStore) EnrollmentByName(name string) (storedEnrollment, error) {
 // order.
 func (s *fileStore) Enrollments() iter.Seq2[storedEnrollment, error] {
 	return func(yield func(storedEnrollment, error) bool) {
-		entries, err := fs.ReadDir(s.dir.root.FS(), enrollDir)
+		entries, err := fs.ReadDir(s.dir.Root().FS(), enrollDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return
 		}

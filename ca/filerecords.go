@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"minica/internal/cadir"
 	"os"
 	"path"
 	"slices"
@@ -141,7 +142,7 @@ func (s *fileStore) PutRecord(r *Record) error {
 // without a sync.
 func (s *fileStore) UpdateRecord(r *Record) error {
 	file := recordPath(r.Serial)
-	f, err := s.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := s.dir.Root().OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("opening %q: %w", s.dir.Join(file), err)
 	}
@@ -233,7 +234,7 @@ func (s *fileStore) RecordParts() ([]iter.Seq2[*Record, error], error) {
 
 // shardDirs lists the shard directories of db/ in order.
 func (s *fileStore) shardDirs() ([]string, error) {
-	shards, err := fs.ReadDir(s.dir.root.FS(), "db")
+	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return nil, fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
@@ -250,17 +251,17 @@ func (s *fileStore) shardDirs() ([]string, error) {
 func (s *fileStore) shardRecords(dir string, yield func(*Record, error) bool) bool {
 	// One os.Root per shard: each record then costs a single openat
 	// instead of one per path component.
-	shard, err := s.dir.root.OpenRoot(dir)
+	shard, err := s.dir.Root().OpenRoot(dir)
 	if err != nil {
 		return yield(nil, fmt.Errorf("opening %q: %w", s.dir.Join(dir), err))
 	}
 	defer shard.Close()
-	files, err := openShardFiles(shard)
+	files, err := cadir.OpenScanner(shard)
 	if err != nil {
 		return yield(nil, fmt.Errorf("opening %q: %w", s.dir.Join(dir), err))
 	}
-	defer files.close()
-	names, err := files.names()
+	defer files.Close()
+	names, err := files.Names()
 	if err != nil {
 		return yield(nil, fmt.Errorf("listing %q: %w", s.dir.Join(dir), err))
 	}
@@ -270,7 +271,7 @@ func (s *fileStore) shardRecords(dir string, yield func(*Record, error) bool) bo
 			continue
 		}
 		file := s.dir.Join(path.Join(dir, name))
-		buf, err = files.read(name, buf[:0])
+		buf, err = files.Read(name, buf[:0])
 		if err != nil {
 			return yield(nil, fmt.Errorf("reading record %q: %w", file, err))
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	"minica/internal/flock"
 	"os"
 	"path"
 	"strconv"
@@ -72,17 +73,17 @@ func (s *fileStore) Close() error { return nil }
 // (LockFileEx on Windows), so the operating system releases it when its
 // holder dies, even by SIGKILL. The returned function releases it.
 func (s *fileStore) Lock(timeout time.Duration) (unlock func(), err error) {
-	f, err := s.dir.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := s.dir.Root().OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", s.dir.Join(lockFile), err)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err = tryLock(f)
+		err = flock.TryLock(f)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errWouldBlock) {
+		if !errors.Is(err, flock.ErrWouldBlock) {
 			f.Close()
 			return nil, fmt.Errorf("locking %q: %w", s.dir.Join(lockFile), err)
 		}
@@ -99,7 +100,7 @@ func (s *fileStore) Lock(timeout time.Duration) (unlock func(), err error) {
 	// whole: truncating the file first cost a fifth of a millisecond.
 	f.WriteAt(fmt.Appendf(nil, "%-10d\n", os.Getpid()), 0)
 	return func() {
-		unlockFile(f)
+		flock.Unlock(f)
 		f.Close()
 	}, nil
 }
@@ -148,7 +149,7 @@ func (s *fileStore) PublishedCopies() []crlCopy { return nil }
 // record shards, reports what else is in db/, and repairs the revocation
 // log (see repairRevlog).
 func (s *fileStore) Repair(fixed, problem func(string)) error {
-	shards, err := fs.ReadDir(s.dir.root.FS(), "db")
+	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
@@ -172,7 +173,7 @@ func (s *fileStore) Repair(fixed, problem func(string)) error {
 // reservation whose certificate was never written.
 func (s *fileStore) DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error {
 	file := recordPath(corrupt.Serial)
-	if err := s.dir.root.Remove(file); err != nil {
+	if err := s.dir.Root().Remove(file); err != nil {
 		return fmt.Errorf("removing %q: %w", s.dir.Join(file), err)
 	}
 	fixed(fmt.Sprintf("removed the unreadable record %q: no certificate with serial %s exists", s.dir.Join(file), corrupt.Serial))

@@ -490,7 +490,7 @@ func RemovePending(dir string) error {
 	}
 	var errs []error
 	for _, name := range append(slices0(pendingFiles), settingsFile, lockFile, keyFile, keyURIFile) {
-		if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := d.Root().Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
@@ -679,7 +679,7 @@ func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 func (c *CA) unimport() error {
 	var errs []error
 	for _, name := range importedFiles {
-		if err := c.dir.root.RemoveAll(name); err != nil {
+		if err := c.dir.Root().RemoveAll(name); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -196,7 +196,7 @@ func (c *CA) checkNameFree(name string, now time.Time, force bool) error {
 // checkCertDir fails when certs/NAME exists but is not a directory, so that
 // the issuance stops before it reserves a serial.
 func (c *CA) checkCertDir(name string) error {
-	info, err := c.dir.root.Lstat(certDir(name))
+	info, err := c.dir.Root().Lstat(certDir(name))
 	if err == nil && !info.IsDir() {
 		return fmt.Errorf("opening %q: %w", c.dir.Join(certDir(name)), syscall.ENOTDIR)
 	}

@@ -34,8 +34,7 @@ func (e *LockError) Unwrap() error { return ErrLocked }
 
 const lockFile = "lock"
 
-// errWouldBlock is what tryLock returns when another holder has the lock.
-var errWouldBlock = errors.New("lock held elsewhere")
+// flock.ErrWouldBlock is what tryLock returns when another holder has the lock.
 
 // Lock takes the exclusive lock that every mutation holds, waiting at most
 // timeout for another holder to let go: in the file store an flock(2) on

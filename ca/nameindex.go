@@ -44,7 +44,7 @@ func (s *fileStore) indexName(name, serial string) error {
 }
 
 func (s *fileStore) appendIndex(file, serial string) error {
-	f, err := s.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := s.dir.Root().OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening name index %q: %w", s.dir.Join(file), err)
 	}
@@ -108,13 +108,13 @@ func isSerialHex(s string) bool {
 // that do not decode are left out: Check rebuilds them first. The caller
 // holds the lock.
 func (s *fileStore) Reindex() error {
-	entries, err := fs.ReadDir(s.dir.root.FS(), "db")
+	entries, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
 	for _, e := range entries { // what an interrupted rebuild left
 		if e.IsDir() && isTemp(e.Name()) {
-			if err := s.dir.root.RemoveAll(path.Join("db", e.Name())); err != nil {
+			if err := s.dir.Root().RemoveAll(path.Join("db", e.Name())); err != nil {
 				return fmt.Errorf("removing %q: %w", s.dir.Join(path.Join("db", e.Name())), err)
 			}
 		}
@@ -123,10 +123,10 @@ func (s *fileStore) Reindex() error {
 	if err != nil {
 		return err
 	}
-	if err := s.dir.root.Mkdir(tmp, 0o700); err != nil {
+	if err := s.dir.Root().Mkdir(tmp, 0o700); err != nil {
 		return fmt.Errorf("creating %q: %w", s.dir.Join(tmp), err)
 	}
-	defer s.dir.root.RemoveAll(tmp)
+	defer s.dir.Root().RemoveAll(tmp)
 	for rec, err := range s.Records() {
 		var corrupt *CorruptRecordError
 		if errors.As(err, &corrupt) {
@@ -143,11 +143,11 @@ func (s *fileStore) Reindex() error {
 	if err != nil {
 		return err
 	}
-	if err := s.dir.root.Rename(nameIndexDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.dir.Root().Rename(nameIndexDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("replacing %q: %w", s.dir.Join(nameIndexDir), err)
 	}
-	defer s.dir.root.RemoveAll(old)
-	if err := s.dir.root.Rename(tmp, nameIndexDir); err != nil {
+	defer s.dir.Root().RemoveAll(old)
+	if err := s.dir.Root().Rename(tmp, nameIndexDir); err != nil {
 		return fmt.Errorf("replacing %q: %w", s.dir.Join(nameIndexDir), err)
 	}
 	return s.dir.SyncDir("db")

@@ -100,7 +100,7 @@ func (s *pgStore) AdoptPublishedCRL() error {
 	}
 	// crl.pem and crl.der stay, as the published copy; the number is the
 	// database's now.
-	if err := s.dir.root.Remove(crlNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.dir.Root().Remove(crlNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return s.dir.SyncDir(".")

@@ -113,7 +113,7 @@ func TestPGStoreLifecycle(t *testing.T) {
 	if der, err := c.dir.ReadFile(CRLDERFile); err != nil || !bytes.Equal(der, info.DER) {
 		t.Fatalf("crl.der is not the published CRL (%v)", err)
 	}
-	if err := c.dir.root.Remove(CRLPEMFile); err != nil {
+	if err := c.dir.Root().Remove(CRLPEMFile); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = c.Check()

@@ -47,7 +47,7 @@ func (c *CA) CRLStamp() (FileStamp, error) { return c.db.CRLStamp() }
 // fileCRLStamp is the stamp of the CRL file in d; a missing one gives an
 // error matching missing.
 func fileCRLStamp(d *Dir, file string, missing error) (FileStamp, error) {
-	info, err := d.root.Lstat(file)
+	info, err := d.Root().Lstat(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileStamp{}, fmt.Errorf("%w in %q", missing, d.Path())
 	}

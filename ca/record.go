@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"math/big"
 	"path"
@@ -154,26 +153,3 @@ func sortByIssued(recs []*Record) {
 // decode is yielded as a *CorruptRecordError with a nil record, and
 // iteration goes on if the consumer does; any other error ends it.
 func (c *CA) Records() iter.Seq2[*Record, error] { return c.db.Records() }
-
-// readAppend appends what is left of r to buf, reusing its capacity.
-func readAppend(r io.Reader, buf []byte) ([]byte, error) {
-	for {
-		buf = growBuf(buf)
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
-
-// growBuf makes room in buf for more bytes.
-func growBuf(buf []byte) []byte {
-	if len(buf) == cap(buf) {
-		buf = append(buf, 0)[:len(buf)]
-	}
-	return buf
-}

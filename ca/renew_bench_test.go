@@ -76,7 +76,7 @@ func fillIssuedRecords(tb testing.TB, c *CA, n int) {
 		if err := c.dir.MkdirAll(path.Dir(file)); err != nil {
 			tb.Fatal(err)
 		}
-		if err := c.dir.root.WriteFile(file, data, 0o644); err != nil {
+		if err := c.dir.Root().WriteFile(file, data, 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

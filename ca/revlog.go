@@ -56,7 +56,7 @@ func (s *fileStore) AppendRevocations(events ...revEvent) error {
 		b, _ := json.Marshal(ev) // a revEvent always marshals
 		line = append(append(line, b...), '\n')
 	}
-	f, err := s.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.dir.Root().OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening revocation log %q: %w", s.dir.Join(revlogFile), err)
 	}

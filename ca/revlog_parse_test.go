@@ -144,7 +144,7 @@ func TestCorruptRevocationLog(t *testing.T) {
 			if err := c.dir.MkdirAll("db"); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.dir.root.WriteFile(revlogFile, []byte(tt.log), 0o644); err != nil {
+			if err := c.dir.Root().WriteFile(revlogFile, []byte(tt.log), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, err := c.PublishCRL(signer, 0)

@@ -14,7 +14,7 @@ func (c *CA) RevocationLogStamp() (FileStamp, error) { return c.db.RevocationSta
 
 // RevocationStamp is the stamp of db/revoked.log.
 func (s *fileStore) RevocationStamp() (FileStamp, error) {
-	info, err := s.dir.root.Lstat(revlogFile)
+	info, err := s.dir.Root().Lstat(revlogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileStamp{}, nil
 	}

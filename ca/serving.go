@@ -3,6 +3,7 @@ package ca
 import (
 	"errors"
 	"fmt"
+	"minica/internal/flock"
 	"os"
 	"strconv"
 	"strings"
@@ -73,12 +74,12 @@ func (e *ServeRunningError) Unwrap() error { return ErrServeRunning }
 // session that ended): serve calls it at every round.
 func (c *CA) HoldServing() error {
 	if c.serving == nil {
-		f, err := c.dir.root.OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := c.dir.Root().OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return fmt.Errorf("opening %q: %w", c.dir.Join(serveLockFile), err)
 		}
-		err = tryLockShared(f)
-		if errors.Is(err, errWouldBlock) {
+		err = flock.TryLockShared(f)
+		if errors.Is(err, flock.ErrWouldBlock) {
 			err = fmt.Errorf("%w: minica store copy --use holds %q", ErrStoreSwitched, c.dir.Join(serveLockFile))
 		}
 		if err == nil {
@@ -129,7 +130,7 @@ func storeName(s string) string {
 // releaseServing ends the handle's registration in its directory.
 func (c *CA) releaseServing() {
 	if c.serving != nil {
-		unlockFile(c.serving)
+		flock.Unlock(c.serving)
 		c.serving.Close()
 		c.serving = nil
 	}
@@ -160,19 +161,19 @@ func (c *CA) MoveStore(to string) (*CopyResult, error) {
 // waiting: the directory's serve.lock and what the store has of its own
 // (on PostgreSQL, PGLockServe).
 func (c *CA) excludeServing() (release func(), err error) {
-	f, err := c.dir.root.OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := c.dir.Root().OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening %q: %w", c.dir.Join(serveLockFile), err)
 	}
-	if err := tryLock(f); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, errWouldBlock) {
+		if errors.Is(err, flock.ErrWouldBlock) {
 			return nil, &ServeRunningError{Where: fmt.Sprintf("the CA directory %q", c.dir.Path())}
 		}
 		return nil, fmt.Errorf("locking %q: %w", c.dir.Join(serveLockFile), err)
 	}
 	unlock := func() {
-		unlockFile(f)
+		flock.Unlock(f)
 		f.Close()
 	}
 	end, err := c.db.ExcludeServing()

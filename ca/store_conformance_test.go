@@ -578,7 +578,7 @@ func reopener(c *CA) func(t *testing.T) database {
 func removeFirstCRL(t *testing.T, c *CA) {
 	t.Helper()
 	for _, f := range []string{CRLPEMFile, CRLDERFile, crlNumberFile} {
-		if err := c.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build windows
 
-package ca
+package flock
 
 import (
 	"errors"
@@ -14,31 +14,32 @@ import (
 // the holder's pid at the start of the file, which they read for the error.
 const lockOffset = 1 << 30
 
-// tryLock takes an exclusive LockFileEx lock on one byte of f without
+// TryLock takes an exclusive LockFileEx lock on one byte of f without
 // waiting. Windows releases it when the holder's handle closes, which
 // includes the holder's death.
-func tryLock(f *os.File) error {
+func TryLock(f *os.File) error {
 	ol := windows.Overlapped{Offset: lockOffset}
 	err := windows.LockFileEx(windows.Handle(f.Fd()),
 		windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
-		return errWouldBlock
+		return ErrWouldBlock
 	}
 	return err
 }
 
-// tryLockShared takes a shared LockFileEx lock on the byte of tryLock
+// TryLockShared takes a shared LockFileEx lock on the byte of TryLock
 // without waiting.
-func tryLockShared(f *os.File) error {
+func TryLockShared(f *os.File) error {
 	ol := windows.Overlapped{Offset: lockOffset}
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
-		return errWouldBlock
+		return ErrWouldBlock
 	}
 	return err
 }
 
-func unlockFile(f *os.File) {
+// Unlock releases the lock TryLock or TryLockShared took on f.
+func Unlock(f *os.File) {
 	ol := windows.Overlapped{Offset: lockOffset}
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }

@@ -1,4 +1,4 @@
-package ca
+package cadir
 
 import (
 	"errors"
@@ -10,37 +10,40 @@ import (
 	"minica/internal/regfile"
 )
 
-// shardFiles reads the record files of one shard directory with the fewest
-// system calls: openat relative to the directory, read and close, without
-// the file descriptor bookkeeping of os.File (a poller registration that
-// fails for regular files, and fcntl calls), which costs more than the read
-// itself when Records streams a million small files. The names are plain
-// file names of the directory listing, opened with O_NOFOLLOW, so nothing
-// outside the shard can be reached, as with os.Root.
-type shardFiles struct {
+// Scanner reads the small files of one directory (the records of a shard)
+// with the fewest system calls: openat relative to the directory, read and
+// close, without the file descriptor bookkeeping of os.File (a poller
+// registration that fails for regular files, and fcntl calls), which costs
+// more than the read itself when a million small files are read. The
+// names are plain file names of the directory listing, opened with
+// O_NOFOLLOW, so nothing outside the directory can be reached, as with
+// os.Root.
+type Scanner struct {
 	dir *os.File
 	fd  int
 }
 
-func openShardFiles(root *os.Root) (*shardFiles, error) {
+// OpenScanner opens the directory root for a scan.
+func OpenScanner(root *os.Root) (*Scanner, error) {
 	dir, err := root.Open(".")
 	if err != nil {
 		return nil, err
 	}
-	return &shardFiles{dir: dir, fd: int(dir.Fd())}, nil
+	return &Scanner{dir: dir, fd: int(dir.Fd())}, nil
 }
 
-func (s *shardFiles) close() { s.dir.Close() }
+// Close releases the directory.
+func (s *Scanner) Close() { s.dir.Close() }
 
-// names lists the directory's names in order without a stat per entry.
-func (s *shardFiles) names() ([]string, error) {
+// Names lists the directory's names in order without a stat per entry.
+func (s *Scanner) Names() ([]string, error) {
 	names, err := s.dir.Readdirnames(-1)
 	slices.Sort(names)
 	return names, err
 }
 
-// read appends the content of name to buf, reusing its capacity.
-func (s *shardFiles) read(name string, buf []byte) ([]byte, error) {
+// Read appends the content of name to buf, reusing its capacity.
+func (s *Scanner) Read(name string, buf []byte) ([]byte, error) {
 	// O_NONBLOCK and the fstat after: a FIFO planted as a record would
 	// make open and read wait for ever (see package regfile).
 	fd, err := openNoAtime(func(flag int) (int, error) {

@@ -1,4 +1,4 @@
-package ca
+package cadir
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 func TestCreateNewSynced(t *testing.T) {
 	root := t.TempDir()
-	d, err := OpenDir(root)
+	d, err := Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestCreateNewSyncedExisting(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "b.crt"), []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := OpenDir(root)
+	d, err := Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCreateNewSyncedExisting(t *testing.T) {
 
 func TestMkdirSub(t *testing.T) {
 	root := t.TempDir()
-	d, err := OpenDir(root)
+	d, err := Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestDirReplaced(t *testing.T) {
 			if err := os.Mkdir(p, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			d, err := OpenDir(p)
+			d, err := Open(p)
 			if err != nil {
 				t.Fatal(err)
 			}

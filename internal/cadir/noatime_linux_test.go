@@ -1,4 +1,4 @@
-package ca
+package cadir
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // TestReadsLeaveAccessTimes checks that the CA directory's reads (ReadFile
-// and the shard scan of planning) leave a file's access time as it was,
+// and Scanner) leave a file's access time as it was,
 // where a plain read on the same filesystem updates it: under relatime an
 // updated access time is an inode that the next syncfs writes back.
 func TestReadsLeaveAccessTimes(t *testing.T) {
@@ -43,7 +43,7 @@ func TestReadsLeaveAccessTimes(t *testing.T) {
 		t.Skipf("skipped: the filesystem of %s does not update access times on read (mounted noatime)", dir)
 	}
 
-	d, err := OpenDir(dir)
+	d, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +57,18 @@ func TestReadsLeaveAccessTimes(t *testing.T) {
 		t.Errorf("after Dir.ReadFile the access time is %v, want %v unchanged", got, old)
 	}
 
-	s, err := openShardFiles(d.root)
+	s, err := OpenScanner(d.root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
+	defer s.Close()
 	setOld()
-	data, err = s.read("rec", nil)
+	data, err = s.Read("rec", nil)
 	if err != nil || string(data) != "record line\n" {
-		t.Fatalf("shardFiles.read = %q, %v", data, err)
+		t.Fatalf("Scanner.Read = %q, %v", data, err)
 	}
 	if got := atime(); !got.Equal(old) {
-		t.Errorf("after shardFiles.read the access time is %v, want %v unchanged", got, old)
+		t.Errorf("after Scanner.Read the access time is %v, want %v unchanged", got, old)
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package ca
+package flock
 
 import (
 	"errors"
@@ -8,24 +8,25 @@ import (
 	"syscall"
 )
 
-// tryLock takes an exclusive flock(2) on f without waiting.
-func tryLock(f *os.File) error {
+// TryLock takes an exclusive flock(2) on f without waiting.
+func TryLock(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return errWouldBlock
+		return ErrWouldBlock
 	}
 	return err
 }
 
-// tryLockShared takes a shared flock(2) on f without waiting.
-func tryLockShared(f *os.File) error {
+// TryLockShared takes a shared flock(2) on f without waiting.
+func TryLockShared(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return errWouldBlock
+		return ErrWouldBlock
 	}
 	return err
 }
 
-func unlockFile(f *os.File) {
+// Unlock releases the lock TryLock or TryLockShared took on f.
+func Unlock(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

@@ -1,4 +1,4 @@
-package ca
+package cadir
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// syncAll makes every write to the file system that holds the CA
+// SyncFS makes every write to the file system that holds the CA
 // directory durable with one syncfs(2): one journal commit and one cache
 // flush for a whole group, where an fsync per file and directory costs one
 // each. It reports false when the call is not available, and the caller
 // then syncs file by file.
-func syncAll(d *Dir) (bool, error) {
+func (d *Dir) SyncFS() (bool, error) {
 	f, err := d.root.Open(".")
 	if err != nil {
 		return true, fmt.Errorf("opening %q: %w", d.Path(), err)
