@@ -1,26 +1,21 @@
 package ca
 
 import (
-	"bufio"
 	"crypto"
 	"crypto/x509"
-	"encoding/pem"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"iter"
 	"math/big"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
 // Files of the published CRL, relative to the CA directory.
 const (
-	CRLPEMFile    = "crl.pem"   // the current CRL, PEM ("X509 CRL")
-	CRLDERFile    = "crl.der"   // the same CRL, DER
-	crlNumberFile = "crlnumber" // the last CRL number used, decimal
+	CRLPEMFile    = store.CRLPEMFile // the current CRL, PEM ("X509 CRL")
+	CRLDERFile    = store.CRLDERFile // the same CRL, DER
+	crlNumberFile = "crlnumber"      // the last CRL number used, decimal
 )
 
 // ExpiredGrace is how long a revoked certificate stays on the CRL after it
@@ -30,7 +25,7 @@ const (
 const ExpiredGrace = 90 * 24 * time.Hour
 
 // ErrNoCRL is returned by LoadCRL when the CA has no published CRL.
-var ErrNoCRL = errors.New("no CRL published")
+var ErrNoCRL = store.ErrNoCRL
 
 // CRLInfo describes a published CRL.
 type CRLInfo struct {
@@ -94,22 +89,6 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
 }
 
-// writeCRLCopy writes der as the published copy of the current CRL in d:
-// crl.pem (what web servers read), then crl.der (what minica reads), each
-// atomically, calling crashed after each.
-func writeCRLCopy(d *Dir, der []byte, crashed func(file string) error) error {
-	if err := writePEMAtomic(d, CRLPEMFile, der); err != nil {
-		return err
-	}
-	if err := crashed(CRLPEMFile); err != nil {
-		return err
-	}
-	if err := d.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
-		return err
-	}
-	return crashed(CRLDERFile)
-}
-
 // crlEntries yields the entries of the next CRL from the revoked events of
 // the log, counting them in *count. One big.Int holds every serial in turn:
 // Build copies it before asking for the next entry, and a million small
@@ -119,7 +98,7 @@ func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[re
 		serial := new(big.Int)
 		for i := range events {
 			ev := &events[i]
-			notAfter, at := unixTime(ev.notAfter), unixTime(ev.revokedAt)
+			notAfter, at := unixTime(ev.NotAfter), unixTime(ev.RevokedAt)
 			if thisUpdate.Sub(notAfter) > ExpiredGrace {
 				continue
 			}
@@ -127,24 +106,11 @@ func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[re
 				at = thisUpdate
 			}
 			*count++
-			if !yield(revoke.Entry{Serial: serial.SetBytes(ev.serial[:]), RevokedAt: at, Reason: revoke.Reason(ev.reason)}) {
+			if !yield(revoke.Entry{Serial: serial.SetBytes(ev.Serial[:]), RevokedAt: at, Reason: revoke.Reason(ev.Reason)}) {
 				return
 			}
 		}
 	}
-}
-
-// writePEMAtomic replaces name with the PEM form of der as WriteAtomic
-// does, encoding it straight into the file: a CRL of a million entries
-// would otherwise hold 65 MB of PEM in memory next to its DER.
-func writePEMAtomic(d *Dir, name string, der []byte) error {
-	return d.WriteAtomicFrom(name, 0o644, func(f io.Writer) error {
-		w := bufio.NewWriterSize(f, 256<<10)
-		if err := pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: der}); err != nil {
-			return err
-		}
-		return w.Flush()
-	})
 }
 
 // crashed calls the test hook crashAfter, if set, after file was written.
@@ -165,33 +131,12 @@ func (c *CA) LoadCRL() (*revoke.CRL, error) {
 }
 
 // loadCRL is LoadCRL that also gives the CRL's DER.
-func (c *CA) loadCRL() (*revoke.CRL, []byte, error) { return loadStoreCRL(c.db, c.Cert) }
+func (c *CA) loadCRL() (*revoke.CRL, []byte, error) { return store.LoadCRL(c.db, c.Cert) }
 
-// loadStoreCRL reads and verifies the current CRL of db against issuer.
-func loadStoreCRL(db database, issuer *x509.Certificate) (*revoke.CRL, []byte, error) {
-	der, err := db.CRL()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w in %q", ErrNoCRL, db.String())
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading CRL %q: %w", db.CRLName(), err)
-	}
-	crl, err := parseCRLFile(der, issuer)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading CRL %q: %w", db.CRLName(), err)
-	}
-	return crl, der, nil
-}
-
-// parseCRLFile reads the CRL file data of issuer with revoke.ParseCRLFile,
-// the reader of the proxy, so that verify and the proxy agree on every
-// crl.der: it must hold one CRL, of issuer.
+// parseCRLFile reads the CRL file data of issuer as the proxy does (see
+// store.ParseCRLFile).
 func parseCRLFile(data []byte, issuer *x509.Certificate) (*revoke.CRL, error) {
-	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return crls[0].CRL.(*revoke.CRL), nil // one CA: one CRL, from ParseCRL
+	return store.ParseCRLFile(data, issuer)
 }
 
 // Unpublished returns, in serial order, the serials of the certificates
@@ -209,11 +154,11 @@ func (c *CA) Unpublished(crl *revoke.CRL) ([]string, error) {
 	serial := new(big.Int)
 	for i := range events {
 		ev := &events[i]
-		if now.Sub(unixTime(ev.notAfter)) > ExpiredGrace {
+		if now.Sub(unixTime(ev.NotAfter)) > ExpiredGrace {
 			continue
 		}
-		if e, ok := crl.Lookup(serial.SetBytes(ev.serial[:])); !ok || e.Reason != revoke.Reason(ev.reason) {
-			out = append(out, ev.hex())
+		if e, ok := crl.Lookup(serial.SetBytes(ev.Serial[:])); !ok || e.Reason != revoke.Reason(ev.Reason) {
+			out = append(out, ev.Hex())
 		}
 	}
 	return out, nil
@@ -250,8 +195,8 @@ func (c *CA) LoggedRevocation(serial *big.Int) (*revoke.Entry, error) {
 	s := new(big.Int)
 	for i := range events {
 		ev := &events[i]
-		if s.SetBytes(ev.serial[:]).Cmp(serial) == 0 {
-			return &revoke.Entry{Serial: new(big.Int).Set(serial), RevokedAt: unixTime(ev.revokedAt), Reason: revoke.Reason(ev.reason)}, nil
+		if s.SetBytes(ev.Serial[:]).Cmp(serial) == 0 {
+			return &revoke.Entry{Serial: new(big.Int).Set(serial), RevokedAt: unixTime(ev.RevokedAt), Reason: revoke.Reason(ev.Reason)}, nil
 		}
 	}
 	return nil, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -58,7 +59,7 @@ func fillRevocationRecords(tb testing.TB, c *CA, n int) {
 		if err := c.dir.MkdirAll(path.Dir(recordPath(serial))); err != nil {
 			tb.Fatal(err)
 		}
-		if err := c.dir.Root().WriteFile(recordPath(serial), encodeRecord(r), 0o644); err != nil {
+		if err := c.dir.Root().WriteFile(recordPath(serial), store.EncodeRecord(r), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

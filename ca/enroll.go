@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"minica/ca/store"
 	"net"
 	"net/url"
 	"slices"
@@ -50,7 +51,7 @@ const (
 // Errors of the enrollment functions.
 var (
 	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
-	ErrEnrollmentUnknown = errors.New("no such enrollment")
+	ErrEnrollmentUnknown = store.ErrEnrollmentUnknown
 	// ErrEnrollmentPending: the name already has a pending enrollment.
 	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
 	// ErrCorruptEnrollment: an enrollment file does not decode (a power
@@ -276,13 +277,7 @@ func encodeEnrollment(e *Enrollment) []byte {
 	return append(b, '\n')
 }
 
-func isEnrollmentID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
-}
+func isEnrollmentID(s string) bool { return store.IsEnrollmentID(s) }
 
 // readEnrollment reads the enrollment of id.
 func (c *CA) readEnrollment(id string) (*Enrollment, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"minica/ca/store"
 )
 
 // Load writes the copy d into an empty file store: the record files (as
@@ -30,7 +31,7 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 		return 0, err
 	}
 	n := 0
-	for rec, err := range d.records {
+	for rec, err := range d.Records {
 		if err != nil {
 			return n, err
 		}
@@ -53,10 +54,10 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 			return n, err
 		}
 	}
-	if len(d.events) > 0 {
+	if len(d.Events) > 0 {
 		err := s.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
 			bw := bufio.NewWriter(w)
-			for _, ev := range d.events {
+			for _, ev := range d.Events {
 				line, _ := json.Marshal(ev)
 				bw.Write(append(line, '\n'))
 			}
@@ -66,7 +67,7 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 			return n, err
 		}
 	}
-	for _, e := range d.enrollments {
+	for _, e := range d.Enrollments {
 		if err := s.CreateEnrollment(e); err != nil {
 			return n, fmt.Errorf("copying enrollment %s: %w", e.ID, err)
 		}
@@ -78,14 +79,14 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	if d.lastNumber.Cmp(last) > 0 {
-		last = d.lastNumber
+	if d.LastNumber.Cmp(last) > 0 {
+		last = d.LastNumber
 	}
 	if err := s.dir.WriteAtomic(crlNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
 		return n, err
 	}
-	if d.crl != nil {
-		return n, writeCRLCopy(s.dir, d.crl, func(string) error { return nil })
+	if d.CRL != nil {
+		return n, store.WriteCRLCopy(s.dir, d.CRL, func(string) error { return nil })
 	}
 	for _, f := range []string{CRLPEMFile, CRLDERFile} {
 		if err := s.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -94,7 +95,7 @@ func (s *fileStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
 	if number.Cmp(last) < 0 {
 		return false, nil
 	}
-	if err := writeCRLCopy(s.dir, der, s.crash); err != nil {
+	if err := store.WriteCRLCopy(s.dir, der, s.crash); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -106,11 +107,13 @@ func (s *fileStore) CRL() ([]byte, error) { return s.dir.ReadFile(CRLDERFile) }
 // ReadCRL reads crl.der, which must be a regular file, the one that
 // CRLStamp names.
 func (s *fileStore) ReadCRL() (*PublishedCRL, error) {
-	return readCRLFile(s.dir, CRLDERFile, ErrNoCRL, s.cert)
+	return store.ReadCRLFile(s.dir, CRLDERFile, ErrNoCRL, s.cert)
 }
 
 // CRLStamp is the stamp of crl.der.
-func (s *fileStore) CRLStamp() (FileStamp, error) { return fileCRLStamp(s.dir, CRLDERFile, ErrNoCRL) }
+func (s *fileStore) CRLStamp() (FileStamp, error) {
+	return store.FileCRLStamp(s.dir, CRLDERFile, ErrNoCRL)
+}
 
 // CRLName is the path of crl.der.
 func (s *fileStore) CRLName() string { return s.dir.Join(CRLDERFile) }
@@ -122,7 +125,7 @@ func (s *fileStore) CRLName() string { return s.dir.Join(CRLDERFile) }
 // the higher CRL number wins, and a missing or unreadable one is
 // rewritten from the other.
 func (s *fileStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
-	derCRL, _, derErr := loadStoreCRL(s, s.cert)
+	derCRL, _, derErr := store.LoadCRL(s, s.cert)
 	derData, _ := s.dir.ReadFile(CRLDERFile)
 	var pemCRL *revoke.CRL
 	var pemDER []byte
@@ -142,7 +145,7 @@ func (s *fileStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	case derErr == nil && pemErr == nil && bytes.Equal(derData, pemDER):
 		return derCRL, nil
 	case pemErr != nil || (derErr == nil && derCRL.Number().Cmp(pemCRL.Number()) >= 0):
-		if err := writePEMAtomic(s.dir, CRLPEMFile, derData); err != nil {
+		if err := store.WritePEMAtomic(s.dir, CRLPEMFile, derData); err != nil {
 			return nil, err
 		}
 		fixed(fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLPEMFile, CRLDERFile, derCRL.Number()))

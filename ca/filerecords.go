@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"minica/ca/store"
 	"minica/internal/cadir"
 	"os"
 	"path"
 	"slices"
 	"strings"
 )
+
+func recordPath(serial string) string { return path.Join("db", serial[:2], serial+".json") }
 
 // reservedFile is a reservation of the file store: the pending record's
 // file, open for Complete to append the completed record to.
@@ -35,7 +38,7 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 	corrupt := func(err error) error {
 		return &CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
 	}
-	r, err := decodeRecordJSON(currentLine(data))
+	r, err := store.DecodeRecord(currentLine(data))
 	if err != nil {
 		return nil, corrupt(err)
 	}
@@ -82,7 +85,7 @@ func (s *fileStore) create(r *Record) (*os.File, error) {
 		return nil, err
 	}
 	defer shard.Close()
-	return shard.CreateExclusiveLazily(r.Serial+".json", encodeRecord(r), 0o644)
+	return shard.CreateExclusiveLazily(r.Serial+".json", store.EncodeRecord(r), 0o644)
 }
 
 // ReserveGroup reserves each record as Reserve does; when one fails, those
@@ -116,7 +119,7 @@ func (s *fileStore) ReserveGroup(rs []*Record) ([]reservation, error) {
 func (s *fileStore) Complete(res reservation, r *Record) error {
 	rf := res.(*reservedFile)
 	defer rf.Release()
-	if _, err := rf.f.Write(encodeRecord(r)); err != nil {
+	if _, err := rf.f.Write(store.EncodeRecord(r)); err != nil {
 		return fmt.Errorf("writing %q: %w", s.dir.Join(recordPath(r.Serial)), err)
 	}
 	return nil
@@ -135,7 +138,7 @@ func (s *fileStore) CompleteGroup(res []reservation, rs []*Record) error {
 
 // PutRecord replaces an existing record atomically and durably.
 func (s *fileStore) PutRecord(r *Record) error {
-	return s.dir.WriteAtomic(recordPath(r.Serial), encodeRecord(r), 0o644)
+	return s.dir.WriteAtomic(recordPath(r.Serial), store.EncodeRecord(r), 0o644)
 }
 
 // UpdateRecord appends r's new state to its record file (see currentLine),
@@ -146,7 +149,7 @@ func (s *fileStore) UpdateRecord(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("opening %q: %w", s.dir.Join(file), err)
 	}
-	_, err = f.Write(encodeRecord(r))
+	_, err = f.Write(store.EncodeRecord(r))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -199,7 +202,7 @@ func (s *fileStore) RecordsByName(name string) ([]*Record, error) {
 		}
 	}
 	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusVoid })
-	sortByIssued(recs)
+	store.SortByIssued(recs)
 	return recs, nil
 }
 

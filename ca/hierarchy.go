@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"minica/ca/store"
 	"minica/formats"
 	"minica/revoke"
 )
@@ -689,7 +690,7 @@ func (c *CA) unimport() error {
 // writeRootCRL writes the root's CRL as root-crl.pem and then root-crl.der
 // (what minica reads), each atomically.
 func (c *CA) writeRootCRL(der []byte) error {
-	if err := writePEMAtomic(c.dir, RootCRLPEMFile, der); err != nil {
+	if err := store.WritePEMAtomic(c.dir, RootCRLPEMFile, der); err != nil {
 		return err
 	}
 	if err := c.dir.WriteAtomic(RootCRLDERFile, der, 0o644); err != nil {

@@ -1,36 +1,20 @@
 package ca
 
 import (
-	"errors"
-	"fmt"
+	"minica/ca/store"
 	"time"
 )
 
 // ErrLocked is returned by CA.Lock when another process holds the CA lock
 // for longer than the timeout.
-var ErrLocked = errors.New("directory is locked by another minica process")
+var ErrLocked = store.ErrLocked
+
+// ErrStoreLockLost is returned by a write of a holder of the CA lock whose
+// lock was freed without it knowing (on PostgreSQL, its session ended).
+var ErrStoreLockLost = store.ErrStoreLockLost
 
 // LockError tells which process holds the lock.
-type LockError struct {
-	Path string // the lock file, or the store's URL
-	PID  int    // the holder's pid, 0 when unknown
-	// Lock names the lock in messages; "" for the lock file Path.
-	Lock string
-}
-
-func (e *LockError) Error() string {
-	lock := e.Lock
-	if lock == "" {
-		lock = fmt.Sprintf("lock file %q", e.Path)
-	}
-	if e.PID == 0 {
-		return fmt.Sprintf("CA %s (%s)", ErrLocked, lock)
-	}
-	return fmt.Sprintf("CA %s (pid %d, %s)", ErrLocked, e.PID, lock)
-}
-
-// Unwrap makes errors.Is(err, ErrLocked) true.
-func (e *LockError) Unwrap() error { return ErrLocked }
+type LockError = store.LockError
 
 const lockFile = "lock"
 

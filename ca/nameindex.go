@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"minica/ca/store"
 	"minica/internal/atomicfile"
 )
 
@@ -80,25 +81,13 @@ func (s *fileStore) indexedSerials(name string) (serials []string, ok bool, err 
 	seen := make(map[string]bool)
 	for line := range strings.Lines(string(data)) {
 		s, complete := strings.CutSuffix(line, "\n")
-		if !complete || !isSerialHex(s) || seen[s] {
+		if !complete || !store.IsSerialHex(s) || seen[s] {
 			continue
 		}
 		seen[s] = true
 		serials = append(serials, s)
 	}
 	return serials, true, nil
-}
-
-func isSerialHex(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
-	for _, r := range s {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Reindex writes the name index afresh from every record, in a

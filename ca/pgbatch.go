@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"minica/ca/store"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,7 +16,7 @@ const pgInsertRecord = `INSERT INTO minica_records (serial, name, status, issued
 func queueRecords(ctx context.Context, tx pgx.Tx, sql string, rs []*Record) error {
 	b := &pgx.Batch{}
 	for _, r := range rs {
-		b.Queue(sql, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		b.Queue(sql, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 	}
 	return tx.SendBatch(ctx, b).Close()
 }

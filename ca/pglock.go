@@ -37,12 +37,6 @@ import (
 // new holder takes exclusive once after it got the CA lock.
 const PGLockWrites int32 = 3
 
-// ErrStoreLockLost is returned by a write of a holder of the CA lock on
-// PostgreSQL whose lock the server freed (its session ended). The write
-// and every later one of the holder fail, so nothing more is written.
-// It is never retried.
-var ErrStoreLockLost = errors.New("the CA lock of the store was lost")
-
 // pgLockSession is the session holding the CA lock for a handle.
 type pgLockSession struct {
 	pid   int32

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -34,7 +35,7 @@ func (s *pgStore) DropUnreadable(corrupt *CorruptRecordError, fixed, problem fun
 // another host, leaves stale), and returns that CRL, or nil (reported)
 // when there is none.
 func (s *pgStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
-	crl, der, err := loadStoreCRL(s, s.cert)
+	crl, der, err := store.LoadCRL(s, s.cert)
 	if err != nil {
 		problem(err.Error() + " (publish one with minica crl)")
 		return nil, nil
@@ -45,7 +46,7 @@ func (s *pgStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
 		return crl, nil
 	}
-	if err := writeCRLCopy(s.dir, der, s.crash); err != nil {
+	if err := store.WriteCRLCopy(s.dir, der, s.crash); err != nil {
 		return nil, err
 	}
 	fixed(fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", CRLPEMFile, CRLDERFile, crl.Number()))
@@ -125,7 +126,7 @@ func (s *pgStore) Load(d *storeData) (int, error) {
 		if n > 0 {
 			return fmt.Errorf("%w: %q holds records, revocations or enrollments", ErrStoreNotEmpty, s.url)
 		}
-		next, stop := iter.Pull2(d.records)
+		next, stop := iter.Pull2(d.Records)
 		defer stop()
 		var rowErr error
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_records"}, []string{"serial", "name", "status", "issued_at", "data"},
@@ -139,7 +140,7 @@ func (s *pgStore) Load(d *storeData) (int, error) {
 					return nil, err
 				}
 				records++
-				return []any{rec.Serial, rec.Name, string(rec.Status), rec.IssuedAt, string(encodeRecord(rec))}, nil
+				return []any{rec.Serial, rec.Name, string(rec.Status), rec.IssuedAt, string(store.EncodeRecord(rec))}, nil
 			}))
 		if rowErr != nil {
 			return rowErr
@@ -147,24 +148,24 @@ func (s *pgStore) Load(d *storeData) (int, error) {
 		if err != nil {
 			return err
 		}
-		rows := make([][]any, len(d.events))
-		for i, ev := range d.events {
+		rows := make([][]any, len(d.Events))
+		for i, ev := range d.Events {
 			rows[i] = []any{ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_revocations"}, []string{"serial", "revoked_at", "reason", "not_after", "lifted"}, pgx.CopyFromRows(rows)); err != nil {
 			return err
 		}
-		for _, e := range d.enrollments {
+		for _, e := range d.Enrollments {
 			if _, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(e.Data)); err != nil {
 				return err
 			}
 		}
 		var number any
-		if d.crlNumber != nil {
-			number = d.crlNumber.String()
+		if d.CRLNumber != nil {
+			number = d.CRLNumber.String()
 		}
 		_, err = tx.Exec(ctx, `UPDATE minica_crl SET last_number = greatest(last_number, $1::numeric), number = $2::numeric, der = $3, version = version + 1 WHERE id = 1`,
-			d.lastNumber.String(), number, d.crl)
+			d.LastNumber.String(), number, d.CRL)
 		return err
 	})
 	if err != nil {

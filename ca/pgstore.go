@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"iter"
 	"math/big"
+	"minica/ca/store"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -55,7 +56,7 @@ const (
 )
 
 // ErrForeignStore is returned when the database holds another CA's records.
-var ErrForeignStore = errors.New("the store belongs to another CA")
+var ErrForeignStore = store.ErrForeignStore
 
 // ErrReadOnlyStore is returned for a database that takes no writes (a hot
 // standby): a CA cannot reserve a serial there.
@@ -288,7 +289,7 @@ func (committedRow) Release() {}
 // Reserve commits the pending row; the table's index on name indexes it.
 func (s *pgStore) Reserve(r *Record) (reservation, error) {
 	err := s.write("reserving serial "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, pgInsertRecord, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		_, err := tx.Exec(ctx, pgInsertRecord, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -314,7 +315,7 @@ func (s *pgStore) PutRecord(r *Record) error {
 	return s.write("writing record "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`,
-			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+			r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 		return err
 	})
 }
@@ -332,12 +333,12 @@ func (s *pgStore) putRecords(rs []*Record) error {
 // queueUpdateRecord queues the replacement of an existing record.
 func queueUpdateRecord(b *pgx.Batch, r *Record) {
 	b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
-		r.Serial, r.Name, string(r.Status), r.IssuedAt, string(encodeRecord(r)))
+		r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 }
 
 // decode decodes a record's data, checking it as decodeRecord does.
 func (s *pgStore) decode(serial, data string) (*Record, error) {
-	r, err := decodeRecordJSON([]byte(data))
+	r, err := store.DecodeRecord([]byte(data))
 	if err == nil && r.Serial != serial {
 		err = fmt.Errorf("serial %q does not match the row's %q", r.Serial, serial)
 	}
@@ -389,7 +390,7 @@ func (s *pgStore) RecordsByName(name string) ([]*Record, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the records of %q from %q: %w", name, s.url, err)
 	}
-	sortByIssued(recs) // timestamptz keeps microseconds: the same order as the file store's
+	store.SortByIssued(recs) // timestamptz keeps microseconds: the same order as the file store's
 	return recs, nil
 }
 
@@ -573,7 +574,7 @@ func (s *pgStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
 	if err != nil || !saved {
 		return false, err
 	}
-	return true, writeCRLCopy(s.dir, der, s.crash)
+	return true, store.WriteCRLCopy(s.dir, der, s.crash)
 }
 
 // crash calls the test hook crashed, if set, after file was written.
@@ -621,7 +622,7 @@ func (s *pgStore) ReadCRL() (*PublishedCRL, error) {
 	if err != nil {
 		return nil, err
 	}
-	crl, der, err := loadStoreCRL(s, s.cert)
+	crl, der, err := store.LoadCRL(s, s.cert)
 	if err != nil {
 		return nil, err
 	}

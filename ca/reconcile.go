@@ -66,7 +66,7 @@ func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
 	}
 	latest := make(map[[16]byte]logEvent, len(events))
 	for _, ev := range events {
-		latest[ev.serial] = ev
+		latest[ev.Serial] = ev
 	}
 	storeNumber := big.NewInt(0)
 	if crl, err := c.LoadCRL(); err == nil {
@@ -86,7 +86,7 @@ func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
 			}
 			e.Serial.FillBytes(key[:])
 			ev, known := latest[key]
-			if done[key] || (known && !ev.lifted) || (known && ev.lifted && !newer) {
+			if done[key] || (known && !ev.Lifted) || (known && ev.Lifted && !newer) {
 				continue
 			}
 			done[key] = true

@@ -1,69 +1,36 @@
 package ca
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"math/big"
-	"path"
-	"slices"
+	"minica/ca/store"
 	"strings"
-	"time"
 )
 
 // Status is the state of a record in the issuance database.
-type Status string
+type Status = store.Status
 
-// Record statuses. Expired is never stored: it is derived from NotAfter.
+// Record statuses (see package store).
 const (
-	// StatusPending: the serial is reserved and the certificate may be
-	// signed, but issuance has not finished. Check completes or voids it.
-	StatusPending Status = "pending"
-	StatusValid   Status = "valid"
-	StatusRevoked Status = "revoked"
-	StatusExpired Status = "expired"
-	// StatusVoid: issuance was interrupted before the certificate reached
-	// the disk; the serial stays reserved forever.
-	StatusVoid Status = "void"
+	StatusPending = store.StatusPending
+	StatusValid   = store.StatusValid
+	StatusRevoked = store.StatusRevoked
+	StatusExpired = store.StatusExpired
+	StatusVoid    = store.StatusVoid
 )
 
 // Record describes one certificate the CA signed (or reserved a serial for).
-type Record struct {
-	Serial      string    `json:"serial"` // 32 lowercase hex digits
-	Name        string    `json:"name"`
-	Profile     Profile   `json:"profile"`
-	Status      Status    `json:"status"`
-	Subject     string    `json:"subject,omitempty"` // RFC 4514
-	SANs        []string  `json:"sans,omitempty"`    // "dns:..", "ip:..", "email:..", "uri:.."
-	NotBefore   time.Time `json:"not_before,omitzero"`
-	NotAfter    time.Time `json:"not_after,omitzero"`
-	Fingerprint string    `json:"sha256,omitempty"` // of the DER certificate, lowercase hex
-	HasKey      bool      `json:"has_key"`          // minica generated and stored the key
-	IssuedAt    time.Time `json:"issued_at"`
-	RevokedAt   time.Time `json:"revoked_at,omitzero"`
-	Reason      string    `json:"reason,omitempty"` // RFC 5280 reason name
-	// RenewalOf is the serial of the certificate this one renews, and
-	// RenewedBy the serial of its newest successor (see CA.Renew). Records
-	// written before renewal existed have neither.
-	RenewalOf string `json:"renewal_of,omitempty"`
-	RenewedBy string `json:"renewed_by,omitempty"`
-}
+type Record = store.Record
 
-// StatusAt returns the record's status at time t: StatusExpired for a valid
-// certificate past its NotAfter, the stored status otherwise.
-func (r *Record) StatusAt(t time.Time) Status {
-	if r.Status == StatusValid && t.After(r.NotAfter) {
-		return StatusExpired
-	}
-	return r.Status
-}
+// CorruptRecordError is returned for a record that does not decode.
+type CorruptRecordError = store.CorruptRecordError
 
 // ErrNotFound is returned when no record matches a name or serial.
-var ErrNotFound = errors.New("no such certificate")
+var ErrNotFound = store.ErrNotFound
 
-// SerialHex formats a serial number as record files name it.
-func SerialHex(n *big.Int) string { return fmt.Sprintf("%032x", n) }
+// SerialHex formats a serial number as records name it.
+func SerialHex(n *big.Int) string { return store.SerialHex(n) }
 
 // ParseSerial parses a serial number in hex, in any case, with or without
 // colons and a 0x prefix ("5F:3C:..", "5f3c..").
@@ -76,40 +43,7 @@ func ParseSerial(s string) (*big.Int, error) {
 	return n, nil
 }
 
-func recordPath(serial string) string { return path.Join("db", serial[:2], serial+".json") }
-
-func certDir(name string) string { return path.Join("certs", name) }
-
-// CertPath returns the path of a record's certificate, relative to the CA
-// directory.
-func (r *Record) CertPath() string { return path.Join(certDir(r.Name), r.Serial+".crt") }
-
-// KeyPath returns the path of a record's private key, relative to the CA
-// directory; it exists only when HasKey.
-func (r *Record) KeyPath() string { return path.Join(certDir(r.Name), r.Serial+".key") }
-
-// ChainPath returns the path of a record's certificate plus CA chain,
-// relative to the CA directory.
-func (r *Record) ChainPath() string { return path.Join(certDir(r.Name), r.Serial+".chain.pem") }
-
-func encodeRecord(r *Record) []byte {
-	b, _ := json.Marshal(r) // a Record always marshals
-	return append(b, '\n')
-}
-
-// CorruptRecordError is returned for a record file that does not decode.
-type CorruptRecordError struct {
-	File   string // the path, for messages
-	Serial string // from the file name
-	Err    error
-}
-
-func (e *CorruptRecordError) Error() string {
-	return fmt.Sprintf("corrupt record %q: %v", e.File, e.Err)
-}
-
-// Unwrap returns the decoding error.
-func (e *CorruptRecordError) Unwrap() error { return e.Err }
+func certDir(name string) string { return store.CertDir(name) }
 
 // putRecord replaces an existing record durably.
 func (c *CA) putRecord(r *Record) error { return c.db.PutRecord(r) }
@@ -137,15 +71,6 @@ func (c *CA) RecordsByName(name string) ([]*Record, error) {
 		return nil, err
 	}
 	return c.db.RecordsByName(name)
-}
-
-func sortByIssued(recs []*Record) {
-	slices.SortFunc(recs, func(a, b *Record) int {
-		if c := a.IssuedAt.Compare(b.IssuedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Serial, b.Serial)
-	})
 }
 
 // Records iterates over every record in the database in serial order, so

@@ -3,6 +3,7 @@ package ca
 import (
 	"bytes"
 	"errors"
+	"minica/ca/store"
 	"os"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func TestDecodeRecordTakesLastCompleteLine(t *testing.T) {
 	serial := strings.Repeat("ab", 16)
 	file := "db/ab/" + serial + ".json"
 	line := func(s Status) string {
-		return string(encodeRecord(&Record{Serial: serial, Name: "simon", Profile: Client, Status: s}))
+		return string(store.EncodeRecord(&Record{Serial: serial, Name: "simon", Profile: Client, Status: s}))
 	}
 	tests := []struct {
 		name string

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -246,7 +247,7 @@ func TestRecordWithoutLinksParses(t *testing.T) {
 	if err != nil || r.RenewalOf != "" || r.RenewedBy != "" {
 		t.Fatalf("decodeRecord = %+v, %v", r, err)
 	}
-	if s := string(encodeRecord(r)); strings.Contains(s, "renew") {
+	if s := string(store.EncodeRecord(r)); strings.Contains(s, "renew") {
 		t.Errorf("a record without links encodes them: %s", s)
 	}
 }

@@ -55,7 +55,7 @@ func (e *RenewalRefusal) Unwrap() error { return e.Err }
 func (c *CA) PlanRenewals(within time.Duration, opts RenewOptions) (*RenewalPlan, error) {
 	now := c.Now().UTC()
 	parts, err := c.scanShards(func(p *planPart, rec *Record) {
-		if rec.RenewalOf != "" && (rec.Status == StatusPending || rec.issued()) {
+		if rec.RenewalOf != "" && (rec.Status == StatusPending || rec.Issued()) {
 			if pred, ok := serialKey(rec.RenewalOf); ok {
 				succ, _ := serialKey(rec.Serial)
 				p.successors = append(p.successors, [2][16]byte{pred, succ})
@@ -199,7 +199,7 @@ func (c *CA) resumeRenewal(serial string) (*Record, error) {
 	} else if err := c.checkCurrentOf(&CheckReport{}, rec.Name); err != nil {
 		return nil, err
 	}
-	if !rec.issued() {
+	if !rec.Issued() {
 		return nil, nil
 	}
 	if _, err := c.LinkRenewal(rec); err != nil {

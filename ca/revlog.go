@@ -10,9 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"minica/ca/store"
 	"os"
 	"slices"
-	"time"
 )
 
 // revlogFile is the revocation log: one JSON line per revocation event,
@@ -23,24 +23,14 @@ const revlogFile = "db/revoked.log"
 
 // ErrCorruptRevocationLog is returned when a line of the revocation log does
 // not decode; Check repairs what interrupted appends leave.
-var ErrCorruptRevocationLog = errors.New("corrupt revocation log")
+var ErrCorruptRevocationLog = store.ErrCorruptRevocationLog
 
-// revEvent is one line of the revocation log. Lifted marks the end of a
-// certificateHold (removeFromCRL); the latest line of a serial wins.
-type revEvent struct {
-	Serial    string    `json:"serial"`
-	RevokedAt time.Time `json:"revoked_at,omitzero"`
-	Reason    string    `json:"reason,omitempty"`
-	NotAfter  time.Time `json:"not_after,omitzero"`
-	Lifted    bool      `json:"lifted,omitempty"`
-}
+type (
+	revEvent = store.RevEvent
+	logEvent = store.LogEvent
+)
 
-func eventOf(r *Record) revEvent {
-	if r.Status != StatusRevoked {
-		return revEvent{Serial: r.Serial, Lifted: true}
-	}
-	return revEvent{Serial: r.Serial, RevokedAt: r.RevokedAt, Reason: r.Reason, NotAfter: r.NotAfter}
-}
+func eventOf(r *Record) revEvent { return store.EventOf(r) }
 
 // appendRevEvent appends one event to the revocation log, durably.
 func (c *CA) appendRevEvent(ev revEvent) error { return c.db.AppendRevocations(ev) }
@@ -156,7 +146,7 @@ func wholeLinesEnd(f io.ReaderAt, size int64) (int64, error) {
 // holds revoked now, in serial order.
 func (c *CA) revokedState() ([]logEvent, error) {
 	events, err := c.latestLogEvents()
-	return slices.DeleteFunc(events, func(ev logEvent) bool { return ev.lifted }), err
+	return slices.DeleteFunc(events, func(ev logEvent) bool { return ev.Lifted }), err
 }
 
 // latestRevEvents returns the latest event of every serial, in serial
@@ -168,7 +158,7 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 	}
 	out := make([]revEvent, len(events))
 	for i := range events {
-		out[i] = events[i].revEvent()
+		out[i] = events[i].RevEvent()
 	}
 	return out, nil
 }
@@ -212,19 +202,19 @@ func (s *fileStore) LatestRevocations() ([]logEvent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: line %d: %w", ErrCorruptRevocationLog, s.dir.Join(revlogFile), n, err)
 		}
-		ev.line = uint32(n)
+		ev.Line = uint32(n)
 		events = append(events, ev)
 	}
 	// Latest event per serial: equal serials sort in log order.
 	slices.SortFunc(events, func(a, b logEvent) int {
-		if c := bytes.Compare(a.serial[:], b.serial[:]); c != 0 {
+		if c := bytes.Compare(a.Serial[:], b.Serial[:]); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.line, b.line)
+		return cmp.Compare(a.Line, b.Line)
 	})
 	out := events[:0]
 	for i, ev := range events {
-		if i+1 == len(events) || events[i+1].serial != ev.serial {
+		if i+1 == len(events) || events[i+1].Serial != ev.Serial {
 			out = append(out, ev)
 		}
 	}

@@ -2,42 +2,16 @@ package ca
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
-// logEvent is a revocation log line in 40 bytes: a CRL of a million entries
-// reads a million of them, which as revEvent values would take 130 MB.
-// Times are Unix seconds; the CRL holds no finer ones.
-type logEvent struct {
-	serial    [16]byte
-	revokedAt int64
-	notAfter  int64
-	line      uint32 // position in the log: the latest line of a serial wins
-	reason    uint8  // a revoke.Reason
-	lifted    bool
-}
+func unixTime(sec int64) time.Time { return store.UnixTime(sec) }
 
-// hex returns the serial as record files name it.
-func (ev *logEvent) hex() string { return hex.EncodeToString(ev.serial[:]) }
-
-// revEvent returns ev in the log's JSON form.
-func (ev *logEvent) revEvent() revEvent {
-	if ev.lifted {
-		return revEvent{Serial: ev.hex(), Lifted: true}
-	}
-	return revEvent{Serial: ev.hex(), RevokedAt: unixTime(ev.revokedAt), Reason: revoke.Reason(ev.reason).String(), NotAfter: unixTime(ev.notAfter)}
-}
-
-// unixTime is the inverse of Time.Unix, in UTC: the zero Time stays zero.
-func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
-
-var errBadEvent = errors.New("not a revocation event")
+var errBadEvent = store.ErrBadEvent
 
 // parseLogEvent parses one line of the log. Lines in the exact form that
 // appendRevEvent writes take a fast path; any other JSON goes through
@@ -53,26 +27,7 @@ func parseLogEvent(line []byte) (logEvent, error) {
 	return compactEvent(je)
 }
 
-// compactEvent checks a decoded line and returns it as a logEvent.
-func compactEvent(je revEvent) (logEvent, error) {
-	var ev logEvent
-	if len(je.Serial) != 32 {
-		return ev, errBadEvent
-	}
-	if _, err := hex.Decode(ev.serial[:], []byte(je.Serial)); err != nil || ev.serial == [16]byte{} {
-		return ev, fmt.Errorf("invalid serial %q", je.Serial)
-	}
-	if je.Lifted {
-		ev.lifted = true
-		return ev, nil
-	}
-	reason, err := revoke.ParseReason(je.Reason)
-	if err != nil {
-		return ev, fmt.Errorf("serial %s: %w", je.Serial, err)
-	}
-	ev.reason, ev.revokedAt, ev.notAfter = uint8(reason), je.RevokedAt.Unix(), je.NotAfter.Unix()
-	return ev, nil
-}
+func compactEvent(je revEvent) (logEvent, error) { return store.CompactEvent(je) }
 
 // parseLogEventFast parses the two forms appendRevEvent writes,
 //
@@ -87,12 +42,12 @@ func parseLogEventFast(line []byte) (logEvent, bool) {
 		return logEvent{}, false
 	}
 	var ev logEvent
-	if !decodeLowerHex(ev.serial[:], s[:32]) || ev.serial == [16]byte{} {
+	if !decodeLowerHex(ev.Serial[:], s[:32]) || ev.Serial == [16]byte{} {
 		return logEvent{}, false
 	}
 	s = s[33:]
 	if bytes.Equal(s, []byte(`,"lifted":true}`)) {
-		ev.lifted = true
+		ev.Lifted = true
 		return ev, true
 	}
 	at, s, ok1 := cutField(s, `,"revoked_at":"`)
@@ -105,13 +60,13 @@ func parseLogEventFast(line []byte) (logEvent, bool) {
 	if err != nil {
 		return logEvent{}, false
 	}
-	if ev.revokedAt, ok = parseUTCSecond(at); !ok {
+	if ev.RevokedAt, ok = parseUTCSecond(at); !ok {
 		return logEvent{}, false
 	}
-	if ev.notAfter, ok = parseUTCSecond(notAfter); !ok {
+	if ev.NotAfter, ok = parseUTCSecond(notAfter); !ok {
 		return logEvent{}, false
 	}
-	ev.reason = uint8(r)
+	ev.Reason = uint8(r)
 	return ev, true
 }
 
@@ -159,6 +114,6 @@ func parseUTCSecond(s []byte) (int64, bool) {
 	if len(s) != 20 {
 		return 0, false
 	}
-	t, ok := parseRecordTime(s)
+	t, ok := store.ParseUTCTime(s)
 	return t.Unix(), ok
 }

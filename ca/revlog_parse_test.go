@@ -15,9 +15,9 @@ const testSerial = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 func TestParseLogEvent(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	expiry := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
-	revoked := logEvent{revokedAt: at.Unix(), notAfter: expiry.Unix(), reason: uint8(revoke.KeyCompromise)}
-	revoked.serial = [16]byte{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9}
-	lifted := logEvent{serial: revoked.serial, lifted: true}
+	revoked := logEvent{RevokedAt: at.Unix(), NotAfter: expiry.Unix(), Reason: uint8(revoke.KeyCompromise)}
+	revoked.Serial = [16]byte{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71, 0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9}
+	lifted := logEvent{Serial: revoked.Serial, Lifted: true}
 	tests := []struct {
 		name string
 		line string

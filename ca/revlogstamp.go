@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"minica/ca/store"
 )
 
 // RevocationLogStamp returns the stamp of the revocation log (db/revoked.log)
@@ -21,5 +22,5 @@ func (s *fileStore) RevocationStamp() (FileStamp, error) {
 	if err != nil {
 		return FileStamp{}, fmt.Errorf("reading the revocation log %q: %w", s.dir.Join(revlogFile), err)
 	}
-	return stampOf(info), nil
+	return store.StampOf(info), nil
 }

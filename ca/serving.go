@@ -3,10 +3,10 @@ package ca
 import (
 	"errors"
 	"fmt"
+	"minica/ca/store"
 	"minica/internal/flock"
 	"os"
 	"strconv"
-	"strings"
 )
 
 // A running `minica serve` keeps its store open for as long as it runs
@@ -33,38 +33,16 @@ const serveLockFile = "serve.lock"
 const PGLockServe int32 = 4
 
 // ErrServeRunning is matched by *ServeRunningError.
-var ErrServeRunning = errors.New("a minica serve of this CA is running")
+var ErrServeRunning = store.ErrServeRunning
 
 // ErrStoreSwitched is returned by HoldServing when the CA's store is being
 // switched, or was switched after the handle was opened: a serve started
 // then would serve the old store.
-var ErrStoreSwitched = errors.New("the CA's store is being switched or was switched")
+var ErrStoreSwitched = store.ErrStoreSwitched
 
 // ServeRunningError is returned by MoveStore while a serve of the CA runs;
 // it says where it is registered. It matches ErrServeRunning.
-type ServeRunningError struct {
-	Where string // the CA directory "...", or the store "..."
-	PIDs  []int  // of the serves, when the store knows them
-}
-
-func (e *ServeRunningError) Error() string {
-	s := fmt.Sprintf("%v (on %s", ErrServeRunning, e.Where)
-	switch len(e.PIDs) {
-	case 0:
-	case 1:
-		s += fmt.Sprintf(", pid %d", e.PIDs[0])
-	default:
-		pids := make([]string, len(e.PIDs))
-		for i, p := range e.PIDs {
-			pids[i] = strconv.Itoa(p)
-		}
-		s += ", pids " + strings.Join(pids, ", ")
-	}
-	return s + ")"
-}
-
-// Unwrap makes errors.Is(err, ErrServeRunning) true.
-func (e *ServeRunningError) Unwrap() error { return ErrServeRunning }
+type ServeRunningError = store.ServeRunningError
 
 // HoldServing registers the handle as a running serve of the CA, in its
 // directory and, on PostgreSQL, in its store, until Close; while it holds,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -90,8 +91,8 @@ func mustRecord(t *testing.T, db database, serial string) *Record {
 
 func sameRecord(t *testing.T, got, want *Record) {
 	t.Helper()
-	if !bytes.Equal(encodeRecord(got), encodeRecord(want)) {
-		t.Errorf("record = %s; want %s", encodeRecord(got), encodeRecord(want))
+	if !bytes.Equal(store.EncodeRecord(got), store.EncodeRecord(want)) {
+		t.Errorf("record = %s; want %s", store.EncodeRecord(got), store.EncodeRecord(want))
 	}
 }
 
@@ -151,7 +152,7 @@ func testStoreReserveTaken(t *testing.T, h *storeHarness) {
 		t.Fatalf("ReserveGroup(with a taken serial) error = %v; want fs.ErrExist", err)
 	}
 	if r, err := h.db.Record(group[0].Serial); err == nil && r.Status == StatusPending {
-		t.Errorf("the group's other serial is pending after a failed ReserveGroup: %s", encodeRecord(r))
+		t.Errorf("the group's other serial is pending after a failed ReserveGroup: %s", store.EncodeRecord(r))
 	}
 }
 
@@ -292,7 +293,7 @@ func testStoreRevoke(t *testing.T, h *storeHarness) {
 	}
 	var got []revEvent
 	for i := range events {
-		got = append(got, events[i].revEvent())
+		got = append(got, events[i].RevEvent())
 	}
 	want := []revEvent{eventOf(a), {Serial: b.Serial, Lifted: true}, lone}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -10,12 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
 // ErrStoreNotEmpty is returned by CopyStore for a target that holds records,
 // revocations or enrollments already: a copy never merges two databases.
-var ErrStoreNotEmpty = errors.New("the target store is not empty")
+var ErrStoreNotEmpty = store.ErrStoreNotEmpty
 
 // CopyResult tells what CopyStore copied.
 type CopyResult struct {
@@ -24,17 +25,6 @@ type CopyResult struct {
 	Revocations int // serials whose latest revocation event was copied
 	Enrollments int
 	CRLNumber   *big.Int // the current CRL's number, nil without one
-}
-
-// storeData is the whole database of a CA, read for a copy. Records are
-// streamed; the rest is small next to them.
-type storeData struct {
-	records     iter.Seq2[*Record, error] // serial order; an error ends them
-	events      []revEvent
-	enrollments []storedEnrollment // oldest first; each name's latest last
-	lastNumber  *big.Int           // the last CRL number used
-	crl         []byte             // the current CRL, DER; nil without one
-	crlNumber   *big.Int
 }
 
 // CopyStore copies the CA's database, whichever store holds it, to the
@@ -73,38 +63,38 @@ func copyStore(d *storeData, to database) (*CopyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CopyResult{Records: n, Revocations: len(d.events), Enrollments: len(d.enrollments), CRLNumber: d.crlNumber}, nil
+	return &CopyResult{Records: n, Revocations: len(d.Events), Enrollments: len(d.Enrollments), CRLNumber: d.CRLNumber}, nil
 }
 
 // readStoreData reads the database of db, whose CA certificate is cert,
 // for a copy.
 func readStoreData(db database, cert *x509.Certificate) (*storeData, error) {
-	d := &storeData{records: copiedRecords(db)}
+	d := &storeData{Records: copiedRecords(db)}
 	events, err := db.LatestRevocations()
 	if err != nil {
 		return nil, err
 	}
-	d.events = make([]revEvent, len(events))
+	d.Events = make([]revEvent, len(events))
 	for i := range events {
-		d.events[i] = events[i].revEvent()
+		d.Events[i] = events[i].RevEvent()
 	}
-	if d.lastNumber, err = db.LastCRLNumber(); err != nil {
+	if d.LastNumber, err = db.LastCRLNumber(); err != nil {
 		return nil, err
 	}
 	der, err := db.CRL()
 	switch {
 	case err == nil:
-		d.crl = der
-		if d.crlNumber, err = revoke.CRLNumber(der, cert); err != nil {
+		d.CRL = der
+		if d.CRLNumber, err = revoke.CRLNumber(der, cert); err != nil {
 			return nil, fmt.Errorf("reading CRL %q: %w", db.CRLName(), err)
 		}
-		if d.crlNumber.Cmp(d.lastNumber) > 0 {
-			d.lastNumber = d.crlNumber
+		if d.CRLNumber.Cmp(d.LastNumber) > 0 {
+			d.LastNumber = d.CRLNumber
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading CRL %q: %w", db.CRLName(), err)
 	}
-	if d.enrollments, err = copiedEnrollments(db); err != nil {
+	if d.Enrollments, err = copiedEnrollments(db); err != nil {
 		return nil, err
 	}
 	return d, nil

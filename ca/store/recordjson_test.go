@@ -1,4 +1,4 @@
-package ca
+package store
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 )
+
+const testSerial = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 
 // jsonRecord is the reference decoder: what encoding/json reads from line.
 func jsonRecord(line []byte) (*Record, error) {
@@ -21,7 +23,7 @@ func jsonRecord(line []byte) (*Record, error) {
 func TestDecodeRecordJSON(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	issued := &Record{
-		Serial: testSerial, Name: "alice", Profile: Client, Status: StatusValid,
+		Serial: testSerial, Name: "alice", Profile: "client", Status: StatusValid,
 		Subject: "emailAddress=alice@example.com,CN=alice", SANs: []string{"email:alice@example.com"},
 		NotBefore: at.Add(-5 * time.Minute), NotAfter: at.AddDate(1, 0, 0), Fingerprint: strings.Repeat("ab", 32),
 		HasKey: true, IssuedAt: at,
@@ -31,8 +33,8 @@ func TestDecodeRecordJSON(t *testing.T) {
 	renewed := *issued
 	renewed.SANs = []string{"dns:a.example", "ip:192.0.2.1", "uri:spiffe://x/y"}
 	renewed.RenewalOf, renewed.RenewedBy = strings.Repeat("1", 32), strings.Repeat("2", 32)
-	pending := &Record{Serial: testSerial, Name: "alice", Profile: Server, Status: StatusPending, IssuedAt: at}
-	line := func(r *Record) string { return string(encodeRecord(r)) }
+	pending := &Record{Serial: testSerial, Name: "alice", Profile: "server", Status: StatusPending, IssuedAt: at}
+	line := func(r *Record) string { return string(EncodeRecord(r)) }
 	const head = `{"serial":"` + testSerial + `","name":"alice","profile":"client","status":"valid"`
 	const tail = `,"has_key":false,"issued_at":"2030-01-02T03:04:05Z"}`
 	tests := []struct {
@@ -67,22 +69,22 @@ func TestDecodeRecordJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encoding/json: %v", err)
 			}
-			got, err := decodeRecordJSON([]byte(tt.line))
+			got, err := DecodeRecord([]byte(tt.line))
 			if err != nil {
-				t.Fatalf("decodeRecordJSON: %v", err)
+				t.Fatalf("DecodeRecord: %v", err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("decodeRecordJSON = %+v; want %+v", got, want)
+				t.Errorf("DecodeRecord = %+v; want %+v", got, want)
 			}
 			if _, fast := decodeRecordFast([]byte(tt.line)); fast != tt.fast {
 				t.Errorf("hand-written path took it: %v; want %v", fast, tt.fast)
 			}
 		})
 	}
-	// What encodeRecord writes reads back as it was.
+	// What EncodeRecord writes reads back as it was.
 	for _, r := range []*Record{issued, &revoked, &renewed, pending} {
-		if got, ok := decodeRecordFast(encodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
-			t.Errorf("decodeRecordFast(encodeRecord(%+v)) = %+v, %v", r, got, ok)
+		if got, ok := decodeRecordFast(EncodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
+			t.Errorf("decodeRecordFast(EncodeRecord(%+v)) = %+v, %v", r, got, ok)
 		}
 	}
 }
@@ -103,9 +105,9 @@ func TestDecodeRecordJSONErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decodeRecordJSON([]byte(tt.line))
+			_, err := DecodeRecord([]byte(tt.line))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("decodeRecordJSON error = %v; want containing %q", err, tt.wantErr)
+				t.Fatalf("DecodeRecord error = %v; want containing %q", err, tt.wantErr)
 			}
 			if _, jerr := jsonRecord([]byte(tt.line)); jerr == nil || jerr.Error() != err.Error() {
 				t.Errorf("encoding/json error = %v; want the same, %v", jerr, err)
@@ -154,20 +156,20 @@ func randomRecord(rng *rand.Rand) *Record {
 }
 
 // TestDecodeRecordJSONGenerated compares the two decoders on records of
-// every shape encodeRecord can write, and checks that the hand-written
+// every shape EncodeRecord can write, and checks that the hand-written
 // path takes the ones in its form.
 func TestDecodeRecordJSONGenerated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	fast := 0
 	for range 20000 {
-		line := encodeRecord(randomRecord(rng))
+		line := EncodeRecord(randomRecord(rng))
 		want, err := jsonRecord(line)
 		if err != nil {
-			t.Fatalf("encoding/json cannot read encodeRecord's %q: %v", line, err)
+			t.Fatalf("encoding/json cannot read EncodeRecord's %q: %v", line, err)
 		}
-		got, err := decodeRecordJSON(line)
+		got, err := DecodeRecord(line)
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("decodeRecordJSON(%q) = %+v, %v; want %+v", line, got, err, want)
+			t.Fatalf("DecodeRecord(%q) = %+v, %v; want %+v", line, got, err, want)
 		}
 		if _, ok := decodeRecordFast(line); ok {
 			fast++
@@ -180,14 +182,14 @@ func TestDecodeRecordJSONGenerated(t *testing.T) {
 
 // FuzzDecodeRecordJSON checks that whatever line the hand-written path
 // takes, encoding/json reads too, to the same Record, and that
-// decodeRecordJSON fails exactly where encoding/json does.
+// DecodeRecord fails exactly where encoding/json does.
 func FuzzDecodeRecordJSON(f *testing.F) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 64 {
-		f.Add(encodeRecord(randomRecord(rng)))
+		f.Add(EncodeRecord(randomRecord(rng)))
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.Add(encodeRecord(&Record{Serial: testSerial, Name: "alice", Profile: Client, Status: StatusValid,
+	f.Add(EncodeRecord(&Record{Serial: testSerial, Name: "alice", Profile: "client", Status: StatusValid,
 		Subject: "CN=alice", SANs: []string{"email:a@example.com", "dns:a.example"}, NotBefore: at, NotAfter: at,
 		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2"}))
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -200,9 +202,9 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 				t.Fatalf("hand-written path read %q as %+v; encoding/json as %+v", line, r, want)
 			}
 		}
-		got, err := decodeRecordJSON(line)
+		got, err := DecodeRecord(line)
 		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("decodeRecordJSON(%q) = %+v, %v; encoding/json: %+v, %v", line, got, err, want, wantErr)
+			t.Fatalf("DecodeRecord(%q) = %+v, %v; encoding/json: %+v, %v", line, got, err, want, wantErr)
 		}
 	})
 }
@@ -211,12 +213,12 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 // through the hand-written path and through encoding/json.
 func BenchmarkDecodeRecordJSON(b *testing.B) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	line := encodeRecord(&Record{Serial: testSerial, Name: "r79906", Profile: Client, Status: StatusValid,
+	line := EncodeRecord(&Record{Serial: testSerial, Name: "r79906", Profile: "client", Status: StatusValid,
 		Subject: "emailAddress=r79906@example.com,CN=r79906", SANs: []string{"email:r79906@example.com"},
 		NotBefore: at, NotAfter: at.AddDate(0, 0, 10), Fingerprint: strings.Repeat("e2", 32), HasKey: true, IssuedAt: at})
 	b.Run("fast", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := decodeRecordJSON(line); err != nil {
+			if _, err := DecodeRecord(line); err != nil {
 				b.Fatal(err)
 			}
 		}

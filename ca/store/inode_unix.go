@@ -1,6 +1,6 @@
 //go:build unix
 
-package ca
+package store
 
 import (
 	"io/fs"
