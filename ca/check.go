@@ -426,20 +426,4 @@ func (c *CA) firstCert(file string) (*x509.Certificate, error) {
 }
 
 // removeTemps deletes WriteAtomic's leftover temporary files in dir.
-func (c *CA) removeTemps(dir string) error { return removeTemps(c.dir, dir) }
-
-// removeTemps deletes WriteAtomic's leftover temporary files in dir of d.
-func removeTemps(d *Dir, dir string) error {
-	entries, err := fs.ReadDir(d.Root().FS(), dir)
-	if err != nil {
-		return fmt.Errorf("listing %q: %w", d.Join(dir), err)
-	}
-	for _, e := range entries {
-		if isTemp(e.Name()) {
-			if err := d.Root().Remove(path.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("removing %q: %w", d.Join(path.Join(dir, e.Name())), err)
-			}
-		}
-	}
-	return nil
-}
+func (c *CA) removeTemps(dir string) error { return c.dir.RemoveTemps(dir) }

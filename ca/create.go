@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	filestore "minica/ca/store/file"
 	"net"
 	"os"
 	"time"
@@ -209,7 +210,7 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (wroteKey
 	if err := d.CreateExclusive(chainFile, certPEM, 0o644); err != nil {
 		return true, err
 	}
-	if err := makeFileStore(d); err != nil {
+	if err := filestore.Create(d); err != nil {
 		return true, err
 	}
 	if err := d.MkdirAll("certs"); err != nil {

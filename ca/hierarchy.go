@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	filestore "minica/ca/store/file"
 	"net"
 	"os"
 	"time"
@@ -490,7 +491,7 @@ func RemovePending(dir string) error {
 		return err
 	}
 	var errs []error
-	for _, name := range append(slices0(pendingFiles), settingsFile, lockFile, keyFile, keyURIFile) {
+	for _, name := range append(slices0(pendingFiles), settingsFile, filestore.LockFile, keyFile, keyURIFile) {
 		if err := d.Root().Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -645,7 +646,7 @@ func checkImport(p *Pending, o ImportOptions) (cert, root *x509.Certificate, err
 
 // importedFiles are the files ImportIntermediate writes, in the order
 // unimport removes them: ca.crt first.
-var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, CRLChainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", nameIndexDir, "certs"}
+var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, CRLChainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", filestore.NameIndexDir, "certs"}
 
 func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 	d := c.dir
@@ -662,7 +663,7 @@ func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 	if err := d.CreateExclusive(chainFile, chain, 0o644); err != nil {
 		return err
 	}
-	if err := makeFileStore(d); err != nil {
+	if err := filestore.Create(d); err != nil {
 		return err
 	}
 	if err := d.MkdirAll("certs"); err != nil {

@@ -16,8 +16,6 @@ var ErrStoreLockLost = store.ErrStoreLockLost
 // LockError tells which process holds the lock.
 type LockError = store.LockError
 
-const lockFile = "lock"
-
 // flock.ErrWouldBlock is what tryLock returns when another holder has the lock.
 
 // Lock takes the exclusive lock that every mutation holds, waiting at most

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	filestore "minica/ca/store/file"
 	"os"
 	"runtime"
 	"time"
@@ -54,7 +55,7 @@ type CA struct {
 	serving *os.File
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
-	wrapLog func(logFile) logFile
+	wrapLog func(filestore.LogFile) filestore.LogFile
 	// crashAfter, set only by tests, is called after each file PublishCRL
 	// writes; an error stops PublishCRL there, leaving the disk as a kill
 	// at that point would.

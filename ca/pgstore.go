@@ -498,7 +498,7 @@ func (s *pgStore) LatestRevocations() ([]logEvent, error) {
 		if notAfter != nil {
 			je.NotAfter = notAfter.UTC()
 		}
-		ev, err := compactEvent(je)
+		ev, err := store.CompactEvent(je)
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: serial %s: %w", ErrCorruptRevocationLog, s.url, je.Serial, err)
 		}

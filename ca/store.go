@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"minica/ca/store"
+	filestore "minica/ca/store/file"
 	"net/url"
 	"strings"
 )
@@ -128,16 +129,14 @@ func prepareInitStore(store string) error {
 
 // fileStore returns the file engine of the CA directory, its test hooks
 // set from c's.
-func (c *CA) fileStore() *fileStore {
-	s := newFileStore(c.dir, c.Cert)
-	s.wrapLog = func(f logFile) logFile {
+func (c *CA) fileStore() *filestore.Store {
+	wrapLog := func(f filestore.LogFile) filestore.LogFile {
 		if c.wrapLog != nil {
 			return c.wrapLog(f)
 		}
 		return f
 	}
-	s.crashed = c.crashed
-	return s
+	return filestore.New(c.dir, c.Cert, filestore.Options{WrapLog: wrapLog, Crashed: c.crashed})
 }
 
 // Store names the store in use: "file" or the PostgreSQL URL.

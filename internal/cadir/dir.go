@@ -237,6 +237,23 @@ func (d *Dir) syncWithDir(files []*os.File) error {
 // durable.
 func (d *Dir) SyncDir(name string) error { return atomicfile.SyncDir(d.fs, name) }
 
+// RemoveTemps deletes WriteAtomic's leftover temporary files in the
+// directory dir of d.
+func (d *Dir) RemoveTemps(dir string) error {
+	entries, err := fs.ReadDir(d.root.FS(), dir)
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", d.Join(dir), err)
+	}
+	for _, e := range entries {
+		if IsTemp(e.Name()) {
+			if err := d.root.Remove(path.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("removing %q: %w", d.Join(path.Join(dir, e.Name())), err)
+			}
+		}
+	}
+	return nil
+}
+
 // IsTemp reports whether a base name is one of WriteAtomic's temporary files.
 func IsTemp(base string) bool { return atomicfile.IsTemp(base) }
 

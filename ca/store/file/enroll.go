@@ -1,4 +1,4 @@
-package ca
+package file
 
 import (
 	"errors"
@@ -9,17 +9,19 @@ import (
 	"strings"
 	"sync"
 
+	"minica/ca/store"
 	"minica/internal/atomicfile"
+	"minica/internal/cadir"
 )
 
-// enrollDir holds one file per enrollment, named by its ID, and the
-// name index enrollDir/names/NAME (the ID of NAME's latest enrollment).
+// EnrollDir holds one file per enrollment, named by its ID, and the
+// name index EnrollDir/names/NAME (the ID of NAME's latest enrollment).
 const (
-	enrollDir      = "db/enroll"
+	EnrollDir      = "db/enroll"
 	enrollNamesDir = "db/enroll/names"
 )
 
-func enrollPath(id string) string { return path.Join(enrollDir, id+".json") }
+func enrollPath(id string) string { return path.Join(EnrollDir, id+".json") }
 
 // CreateEnrollment writes the file of a new enrollment (failing with an
 // error matching fs.ErrExist when its ID is taken) and points the name
@@ -30,7 +32,7 @@ func enrollPath(id string) string { return path.Join(enrollDir, id+".json") }
 // four in a row. Only then is the token shown, so a file that a power loss
 // tore was never handed out: it reads as corrupt and counts as no link
 // (see CA.CreateEnrollment and CA.Enrollments).
-func (s *fileStore) CreateEnrollment(e storedEnrollment) error {
+func (s *Store) CreateEnrollment(e store.EnrollmentData) error {
 	if err := s.dir.MkdirAll(enrollNamesDir); err != nil {
 		return fmt.Errorf("creating %q: %w", s.dir.Join(enrollNamesDir), err)
 	}
@@ -60,7 +62,7 @@ func (s *fileStore) CreateEnrollment(e storedEnrollment) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { errs[0] = rec.Sync() })
 	wg.Go(func() { errs[1] = idx.Sync() })
-	wg.Go(func() { errs[2] = s.dir.SyncDir(enrollDir) })
+	wg.Go(func() { errs[2] = s.dir.SyncDir(EnrollDir) })
 	wg.Go(func() { errs[3] = s.dir.SyncDir(enrollNamesDir) })
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -71,7 +73,7 @@ func (s *fileStore) CreateEnrollment(e storedEnrollment) error {
 }
 
 // PutEnrollment replaces the file of an enrollment atomically and durably.
-func (s *fileStore) PutEnrollment(e storedEnrollment) error {
+func (s *Store) PutEnrollment(e store.EnrollmentData) error {
 	if err := s.dir.WriteAtomic(enrollPath(e.ID), e.Data, 0o600); err != nil {
 		return fmt.Errorf("writing enrollment %s: %w", e.ID, err)
 	}
@@ -79,53 +81,53 @@ func (s *fileStore) PutEnrollment(e storedEnrollment) error {
 }
 
 // Enrollment reads the file of id.
-func (s *fileStore) Enrollment(id string) (storedEnrollment, error) {
+func (s *Store) Enrollment(id string) (store.EnrollmentData, error) {
 	data, err := s.dir.ReadFile(enrollPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return storedEnrollment{}, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
+		return store.EnrollmentData{}, fmt.Errorf("%w: %s", store.ErrEnrollmentUnknown, id)
 	}
 	if err != nil {
-		return storedEnrollment{}, fmt.Errorf("reading enrollment %q: %w", s.dir.Join(enrollPath(id)), err)
+		return store.EnrollmentData{}, fmt.Errorf("reading enrollment %q: %w", s.dir.Join(enrollPath(id)), err)
 	}
-	return storedEnrollment{ID: id, Data: data, Where: fmt.Sprintf("%q", s.dir.Join(enrollPath(id)))}, nil
+	return store.EnrollmentData{ID: id, Data: data, Where: fmt.Sprintf("%q", s.dir.Join(enrollPath(id)))}, nil
 }
 
 // EnrollmentByName reads the ID of name's latest enrollment from the
 // name index, then its file.
-func (s *fileStore) EnrollmentByName(name string) (storedEnrollment, error) {
+func (s *Store) EnrollmentByName(name string) (store.EnrollmentData, error) {
 	data, err := s.dir.ReadFile(path.Join(enrollNamesDir, name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return storedEnrollment{}, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
+		return store.EnrollmentData{}, fmt.Errorf("%w for %q", store.ErrEnrollmentUnknown, name)
 	}
 	if err != nil {
-		return storedEnrollment{}, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+		return store.EnrollmentData{}, fmt.Errorf("reading enrollment index of %q: %w", name, err)
 	}
 	id := strings.TrimSpace(string(data))
-	if !isEnrollmentID(id) {
-		return storedEnrollment{}, fmt.Errorf("%w: %q", ErrEnrollmentUnknown, id)
+	if !store.IsEnrollmentID(id) {
+		return store.EnrollmentData{}, fmt.Errorf("%w: %q", store.ErrEnrollmentUnknown, id)
 	}
 	return s.Enrollment(id)
 }
 
 // Enrollments reads the files of db/enroll in name order, which is ID
 // order.
-func (s *fileStore) Enrollments() iter.Seq2[storedEnrollment, error] {
-	return func(yield func(storedEnrollment, error) bool) {
-		entries, err := fs.ReadDir(s.dir.Root().FS(), enrollDir)
+func (s *Store) Enrollments() iter.Seq2[store.EnrollmentData, error] {
+	return func(yield func(store.EnrollmentData, error) bool) {
+		entries, err := fs.ReadDir(s.dir.Root().FS(), EnrollDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 		if err != nil {
-			yield(storedEnrollment{}, fmt.Errorf("listing %q: %w", s.dir.Join(enrollDir), err))
+			yield(store.EnrollmentData{}, fmt.Errorf("listing %q: %w", s.dir.Join(EnrollDir), err))
 			return
 		}
 		for _, ent := range entries {
 			id, ok := strings.CutSuffix(ent.Name(), ".json")
-			if ent.IsDir() || !ok || isTemp(ent.Name()) {
+			if ent.IsDir() || !ok || cadir.IsTemp(ent.Name()) {
 				continue
 			}
-			if !isEnrollmentID(id) {
-				if !yield(storedEnrollment{}, fmt.Errorf("%w: %q", ErrEnrollmentUnknown, id)) {
+			if !store.IsEnrollmentID(id) {
+				if !yield(store.EnrollmentData{}, fmt.Errorf("%w: %q", store.ErrEnrollmentUnknown, id)) {
 					return
 				}
 				continue

@@ -1,4 +1,4 @@
-package ca
+package file
 
 import (
 	"bytes"
@@ -19,9 +19,9 @@ import (
 // before the CRL is signed.
 
 // LastCRLNumber reads crlnumber (0 when it is missing).
-func (s *fileStore) LastCRLNumber() (*big.Int, error) {
+func (s *Store) LastCRLNumber() (*big.Int, error) {
 	last := new(big.Int)
-	data, err := s.dir.ReadFile(crlNumberFile)
+	data, err := s.dir.ReadFile(CRLNumberFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return last, nil
 	}
@@ -29,7 +29,7 @@ func (s *fileStore) LastCRLNumber() (*big.Int, error) {
 		return nil, fmt.Errorf("reading the CRL number: %w", err)
 	}
 	if _, ok := last.SetString(strings.TrimSpace(string(data)), 10); !ok || last.Sign() < 0 {
-		return nil, fmt.Errorf("corrupt CRL number file %q", s.dir.Join(crlNumberFile))
+		return nil, fmt.Errorf("corrupt CRL number file %q", s.dir.Join(CRLNumberFile))
 	}
 	return last, nil
 }
@@ -45,7 +45,7 @@ func (s *fileStore) LastCRLNumber() (*big.Int, error) {
 // Milliseconds, not finer, keep the number exact where it becomes a
 // float64 (Prometheus metrics, JSON readers), and within 6 octets for
 // ages, well within the 20 allowed.
-func (s *fileStore) NextCRLNumber(now time.Time) (*big.Int, error) {
+func (s *Store) NextCRLNumber(now time.Time) (*big.Int, error) {
 	last, err := s.LastCRLNumber()
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *fileStore) NextCRLNumber(now time.Time) (*big.Int, error) {
 	if fromClock := big.NewInt(now.UnixMilli()); fromClock.Cmp(next) > 0 {
 		next = fromClock
 	}
-	if err := s.dir.WriteAtomic(crlNumberFile, []byte(next.String()+"\n"), 0o644); err != nil {
+	if err := s.dir.WriteAtomic(CRLNumberFile, []byte(next.String()+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("saving the CRL number: %w", err)
 	}
 	return next, nil
@@ -69,7 +69,7 @@ func (s *fileStore) NextCRLNumber(now time.Time) (*big.Int, error) {
 
 // publishedCRLNumber returns the number of the published CRL, verified as
 // LoadCRL does but without reading its entries, or nil when there is none.
-func (s *fileStore) publishedCRLNumber() (*big.Int, error) {
+func (s *Store) publishedCRLNumber() (*big.Int, error) {
 	data, err := s.CRL()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -87,7 +87,7 @@ func (s *fileStore) publishedCRLNumber() (*big.Int, error) {
 // SaveCRL writes the CRL files, which are the file store's current CRL,
 // unless number is below the last one reserved: under the lock, which
 // orders every writer, a CRL numbered by NextCRLNumber is always saved.
-func (s *fileStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
+func (s *Store) SaveCRL(number *big.Int, der []byte) (bool, error) {
 	last, err := s.LastCRLNumber()
 	if err != nil {
 		return false, err
@@ -102,21 +102,21 @@ func (s *fileStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
 }
 
 // CRL reads crl.der.
-func (s *fileStore) CRL() ([]byte, error) { return s.dir.ReadFile(CRLDERFile) }
+func (s *Store) CRL() ([]byte, error) { return s.dir.ReadFile(store.CRLDERFile) }
 
 // ReadCRL reads crl.der, which must be a regular file, the one that
 // CRLStamp names.
-func (s *fileStore) ReadCRL() (*PublishedCRL, error) {
-	return store.ReadCRLFile(s.dir, CRLDERFile, ErrNoCRL, s.cert)
+func (s *Store) ReadCRL() (*store.PublishedCRL, error) {
+	return store.ReadCRLFile(s.dir, store.CRLDERFile, store.ErrNoCRL, s.cert)
 }
 
 // CRLStamp is the stamp of crl.der.
-func (s *fileStore) CRLStamp() (FileStamp, error) {
-	return store.FileCRLStamp(s.dir, CRLDERFile, ErrNoCRL)
+func (s *Store) CRLStamp() (store.FileStamp, error) {
+	return store.FileCRLStamp(s.dir, store.CRLDERFile, store.ErrNoCRL)
 }
 
 // CRLName is the path of crl.der.
-func (s *fileStore) CRLName() string { return s.dir.Join(CRLDERFile) }
+func (s *Store) CRLName() string { return s.dir.Join(store.CRLDERFile) }
 
 // CheckCRL makes crl.pem and crl.der agree, and returns the CRL they hold,
 // or nil (reported) when neither holds a CRL of this CA. SaveCRL writes
@@ -124,12 +124,12 @@ func (s *fileStore) CRLName() string { return s.dir.Join(CRLDERFile) }
 // copy written by hand or an older minica can be either. The file with
 // the higher CRL number wins, and a missing or unreadable one is
 // rewritten from the other.
-func (s *fileStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
+func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	derCRL, _, derErr := store.LoadCRL(s, s.cert)
-	derData, _ := s.dir.ReadFile(CRLDERFile)
+	derData, _ := s.dir.ReadFile(store.CRLDERFile)
 	var pemCRL *revoke.CRL
 	var pemDER []byte
-	pemData, pemErr := s.dir.ReadFile(CRLPEMFile)
+	pemData, pemErr := s.dir.ReadFile(store.CRLPEMFile)
 	if pemErr == nil {
 		block, _ := pem.Decode(pemData)
 		if block == nil || block.Type != "X509 CRL" {
@@ -145,16 +145,16 @@ func (s *fileStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	case derErr == nil && pemErr == nil && bytes.Equal(derData, pemDER):
 		return derCRL, nil
 	case pemErr != nil || (derErr == nil && derCRL.Number().Cmp(pemCRL.Number()) >= 0):
-		if err := store.WritePEMAtomic(s.dir, CRLPEMFile, derData); err != nil {
+		if err := store.WritePEMAtomic(s.dir, store.CRLPEMFile, derData); err != nil {
 			return nil, err
 		}
-		fixed(fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLPEMFile, CRLDERFile, derCRL.Number()))
+		fixed(fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", store.CRLPEMFile, store.CRLDERFile, derCRL.Number()))
 		return derCRL, nil
 	default:
-		if err := s.dir.WriteAtomic(CRLDERFile, pemDER, 0o644); err != nil {
+		if err := s.dir.WriteAtomic(store.CRLDERFile, pemDER, 0o644); err != nil {
 			return nil, err
 		}
-		fixed(fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLDERFile, CRLPEMFile, pemCRL.Number()))
+		fixed(fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", store.CRLDERFile, store.CRLPEMFile, pemCRL.Number()))
 		return pemCRL, nil
 	}
 }

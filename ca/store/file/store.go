@@ -1,4 +1,4 @@
-package ca
+package file
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	"minica/ca/store"
+	"minica/internal/cadir"
 	"minica/internal/flock"
 	"os"
 	"path"
@@ -16,9 +18,17 @@ import (
 	"time"
 )
 
-// fileStore is the file engine: the issuance database kept in the CA
-// directory's own files (see the package documentation for the layout).
-// Its invariants:
+// Files of the file store, relative to the CA directory (see also
+// RecordPath, NameIndexDir, RevocationLog and EnrollDir).
+const (
+	// LockFile is what Lock takes flock(2) on; it holds the holder's pid.
+	LockFile = "lock"
+	// CRLNumberFile holds the last CRL number reserved, in decimal.
+	CRLNumberFile = "crlnumber"
+)
+
+// Store is the file engine: the issuance database kept in the CA
+// directory's own files. Its invariants:
 //
 //   - a serial is reserved by creating its record file with O_EXCL before
 //     the certificate is signed, and indexed under its name (db/names)
@@ -29,33 +39,41 @@ import (
 //     the current CRL is the published copy itself: crl.pem, then crl.der;
 //   - every mutation holds flock(2) on the file "lock".
 //
-// What a crash leaves is repaired by Check, through Repair, Reindex,
-// DropUnreadable and CheckCRL.
-type fileStore struct {
-	dir *Dir
+// What a crash leaves is repaired by the CA's check, through Repair,
+// Reindex, DropUnreadable and CheckCRL.
+type Store struct {
+	dir *cadir.Dir
 	// cert is the CA certificate, which the published CRL's number is
 	// verified against.
-	cert *x509.Certificate
-	// wrapLog, when set, wraps the revocation log for appends (tests).
-	wrapLog func(logFile) logFile
-	// crashed, when set, is called after each file of a CRL is written;
-	// an error stops SaveCRL there, as a kill would (tests).
-	crashed func(file string) error
+	cert    *x509.Certificate
+	wrapLog func(LogFile) LogFile   // see Options
+	crashed func(file string) error // see Options
 	// indexMu makes one of concurrent reservations rebuild a missing
 	// name index.
 	indexMu sync.Mutex
 }
 
-// newFileStore returns the file engine of the CA directory dir.
-func newFileStore(dir *Dir, cert *x509.Certificate) *fileStore {
-	return &fileStore{dir: dir, cert: cert}
+// Options are the hooks of a file store, for tests.
+type Options struct {
+	// WrapLog, when set, wraps the revocation log for appends: tests
+	// inject failing writes through it.
+	WrapLog func(LogFile) LogFile
+	// Crashed, when set, is called after each file of a CRL is written;
+	// an error stops SaveCRL there, as a kill would.
+	Crashed func(file string) error
 }
 
-// makeFileStore lays out an empty file store in a new CA directory d:
+// New returns the file store of the CA directory dir, whose CA
+// certificate is cert.
+func New(dir *cadir.Dir, cert *x509.Certificate, o Options) *Store {
+	return &Store{dir: dir, cert: cert, wrapLog: o.WrapLog, crashed: o.Crashed}
+}
+
+// Create lays out an empty file store in a new CA directory d:
 // every CA directory has one, which holds the first CRL whatever store
 // the CA then uses.
-func makeFileStore(d *Dir) error {
-	for _, sub := range []string{"db", nameIndexDir} {
+func Create(d *cadir.Dir) error {
+	for _, sub := range []string{"db", NameIndexDir} {
 		if err := d.MkdirAll(sub); err != nil {
 			return err
 		}
@@ -63,19 +81,20 @@ func makeFileStore(d *Dir) error {
 	return nil
 }
 
-func (s *fileStore) String() string { return s.dir.Path() }
+// String is the CA directory's path.
+func (s *Store) String() string { return s.dir.Path() }
 
 // Close releases nothing: the CA handle owns the directory.
-func (s *fileStore) Close() error { return nil }
+func (s *Store) Close() error { return nil }
 
 // Lock takes the exclusive lock on the CA directory, waiting at most timeout
 // for another holder to let go. The lock is an flock(2) on the file "lock"
 // (LockFileEx on Windows), so the operating system releases it when its
 // holder dies, even by SIGKILL. The returned function releases it.
-func (s *fileStore) Lock(timeout time.Duration) (unlock func(), err error) {
-	f, err := s.dir.Root().OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o600)
+func (s *Store) Lock(timeout time.Duration) (unlock func(), err error) {
+	f, err := s.dir.Root().OpenFile(LockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("opening lock file %q: %w", s.dir.Join(lockFile), err)
+		return nil, fmt.Errorf("opening lock file %q: %w", s.dir.Join(LockFile), err)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -85,12 +104,12 @@ func (s *fileStore) Lock(timeout time.Duration) (unlock func(), err error) {
 		}
 		if !errors.Is(err, flock.ErrWouldBlock) {
 			f.Close()
-			return nil, fmt.Errorf("locking %q: %w", s.dir.Join(lockFile), err)
+			return nil, fmt.Errorf("locking %q: %w", s.dir.Join(LockFile), err)
 		}
 		if !time.Now().Before(deadline) {
 			pid := readPID(f)
 			f.Close()
-			return nil, &LockError{Path: s.dir.Join(lockFile), PID: pid}
+			return nil, &store.LockError{Path: s.dir.Join(LockFile), PID: pid}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -117,17 +136,17 @@ func readPID(f *os.File) int {
 // the files; serves register in the directory's serve.lock, which the CA
 // holds for every store.
 
-func (s *fileStore) HoldCRLSigner() (bool, error)                         { return true, nil }
-func (s *fileStore) ReleaseCRLSigner()                                    {}
-func (s *fileStore) CRLNotifications(ctx context.Context) <-chan struct{} { return nil }
-func (s *fileStore) HoldServing() (bool, error)                           { return false, nil }
-func (s *fileStore) ExcludeServing() (func(), error)                      { return func() {}, nil }
+func (s *Store) HoldCRLSigner() (bool, error)                         { return true, nil }
+func (s *Store) ReleaseCRLSigner()                                    {}
+func (s *Store) CRLNotifications(ctx context.Context) <-chan struct{} { return nil }
+func (s *Store) HoldServing() (bool, error)                           { return false, nil }
+func (s *Store) ExcludeServing() (func(), error)                      { return func() {}, nil }
 
 // Ping is always nil: the CA handle holds the directory open.
-func (s *fileStore) Ping() error { return nil }
+func (s *Store) Ping() error { return nil }
 
 // crash calls the test hook crashed, if set, after file was written.
-func (s *fileStore) crash(file string) error {
+func (s *Store) crash(file string) error {
 	if s.crashed == nil {
 		return nil
 	}
@@ -136,32 +155,32 @@ func (s *fileStore) crash(file string) error {
 
 // RaiseCRLNumber does nothing: the file store's next number is raised
 // above the published CRL's when it is reserved (see NextCRLNumber).
-func (s *fileStore) RaiseCRLNumber(*big.Int) (bool, error) { return false, nil }
+func (s *Store) RaiseCRLNumber(*big.Int) (bool, error) { return false, nil }
 
 // AdoptPublishedCRL does nothing: the published copy is the file store's
 // current CRL.
-func (s *fileStore) AdoptPublishedCRL() error { return nil }
+func (s *Store) AdoptPublishedCRL() error { return nil }
 
 // PublishedCopies is empty: the published copy is the database.
-func (s *fileStore) PublishedCopies() []crlCopy { return nil }
+func (s *Store) PublishedCopies() []store.CRLCopy { return nil }
 
 // Repair removes the temporary files that interrupted writes left in the
 // record shards, reports what else is in db/, and repairs the revocation
 // log (see repairRevlog).
-func (s *fileStore) Repair(fixed, problem func(string)) error {
+func (s *Store) Repair(fixed, problem func(string)) error {
 	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
 	for _, e := range shards {
-		if e.Name() == path.Base(revlogFile) || e.Name() == path.Base(nameIndexDir) {
+		if e.Name() == path.Base(RevocationLog) || e.Name() == path.Base(NameIndexDir) {
 			continue
 		}
 		if !e.IsDir() {
 			problem(fmt.Sprintf("unexpected file %q in the database", s.dir.Join(path.Join("db", e.Name()))))
 			continue
 		}
-		if err := removeTemps(s.dir, path.Join("db", e.Name())); err != nil {
+		if err := s.dir.RemoveTemps(path.Join("db", e.Name())); err != nil {
 			return err
 		}
 	}
@@ -170,9 +189,9 @@ func (s *fileStore) Repair(fixed, problem func(string)) error {
 
 // DropUnreadable removes the file of an unreadable record that no
 // certificate file can rebuild: what a power loss can make of a
-// reservation whose certificate was never written.
-func (s *fileStore) DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error {
-	file := recordPath(corrupt.Serial)
+// store.Reservation whose certificate was never written.
+func (s *Store) DropUnreadable(corrupt *store.CorruptRecordError, fixed, problem func(string)) error {
+	file := RecordPath(corrupt.Serial)
 	if err := s.dir.Root().Remove(file); err != nil {
 		return fmt.Errorf("removing %q: %w", s.dir.Join(file), err)
 	}

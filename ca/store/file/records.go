@@ -1,4 +1,4 @@
-package ca
+package file
 
 import (
 	"bytes"
@@ -14,9 +14,11 @@ import (
 	"strings"
 )
 
-func recordPath(serial string) string { return path.Join("db", serial[:2], serial+".json") }
+// RecordPath returns the path of a serial's record file, relative to the
+// CA directory.
+func RecordPath(serial string) string { return path.Join("db", serial[:2], serial+".json") }
 
-// reservedFile is a reservation of the file store: the pending record's
+// reservedFile is a store.Reservation of the file store: the pending record's
 // file, open for Complete to append the completed record to.
 type reservedFile struct{ f *os.File }
 
@@ -34,9 +36,9 @@ func currentLine(data []byte) []byte {
 	return data[bytes.LastIndexByte(data[:len(data)-1], '\n')+1:]
 }
 
-func decodeRecord(data []byte, file string) (*Record, error) {
+func decodeRecord(data []byte, file string) (*store.Record, error) {
 	corrupt := func(err error) error {
-		return &CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
+		return &store.CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
 	}
 	r, err := store.DecodeRecord(currentLine(data))
 	if err != nil {
@@ -45,7 +47,7 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 	if len(r.Serial) != 32 || path.Base(file) != r.Serial+".json" {
 		return nil, corrupt(fmt.Errorf("serial %q does not match the file name", r.Serial))
 	}
-	if ValidateName(r.Name) != nil {
+	if store.ValidateName(r.Name) != nil {
 		return nil, corrupt(fmt.Errorf("invalid name %q", r.Name))
 	}
 	return r, nil
@@ -53,11 +55,11 @@ func decodeRecord(data []byte, file string) (*Record, error) {
 
 // Reserve creates the pending record of a new serial with O_EXCL, and
 // appends the serial to its name's index, voiding the record when that
-// fails. Neither is synced: every other process sees the reservation at
+// fails. Neither is synced: every other process sees the store.Reservation at
 // once, and after a power loss Check rebuilds a lost or unreadable one
 // from the certificate files, which are synced before issuance reports
 // success, and rebuilds the index from the records.
-func (s *fileStore) Reserve(r *Record) (reservation, error) {
+func (s *Store) Reserve(r *store.Record) (store.Reservation, error) {
 	f, err := s.create(r)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func (s *fileStore) Reserve(r *Record) (reservation, error) {
 	if err := s.indexName(r.Name, r.Serial); err != nil {
 		f.Close()
 		v := *r
-		v.Status = StatusVoid
+		v.Status = store.StatusVoid
 		if verr := s.PutRecord(&v); verr != nil {
 			err = errors.Join(err, fmt.Errorf("voiding reserved serial %s: %w", r.Serial, verr))
 		}
@@ -79,8 +81,8 @@ func (s *fileStore) Reserve(r *Record) (reservation, error) {
 // create creates the file of a new record and returns it open for
 // Complete; it fails with an error matching fs.ErrExist when the serial is
 // taken.
-func (s *fileStore) create(r *Record) (*os.File, error) {
-	shard, _, err := s.dir.MkdirSub(path.Dir(recordPath(r.Serial)))
+func (s *Store) create(r *store.Record) (*os.File, error) {
+	shard, _, err := s.dir.MkdirSub(path.Dir(RecordPath(r.Serial)))
 	if err != nil {
 		return nil, err
 	}
@@ -90,15 +92,15 @@ func (s *fileStore) create(r *Record) (*os.File, error) {
 
 // ReserveGroup reserves each record as Reserve does; when one fails, those
 // reserved before it are voided, so that none of the group is pending.
-func (s *fileStore) ReserveGroup(rs []*Record) ([]reservation, error) {
-	res := make([]reservation, 0, len(rs))
+func (s *Store) ReserveGroup(rs []*store.Record) ([]store.Reservation, error) {
+	res := make([]store.Reservation, 0, len(rs))
 	for _, r := range rs {
 		rv, err := s.Reserve(r)
 		if err != nil {
 			for i, done := range res {
 				done.Release()
 				v := *rs[i]
-				v.Status = StatusVoid
+				v.Status = store.StatusVoid
 				if verr := s.PutRecord(&v); verr != nil {
 					err = errors.Join(err, fmt.Errorf("voiding reserved serial %s: %w", v.Serial, verr))
 				}
@@ -116,17 +118,17 @@ func (s *fileStore) ReserveGroup(rs []*Record) ([]reservation, error) {
 // the record's inode: replacing it would free one per certificate, and
 // ext4 without a journal then skips every recently freed inode when it
 // allocates the next, a cost that grows with the issuance rate.
-func (s *fileStore) Complete(res reservation, r *Record) error {
+func (s *Store) Complete(res store.Reservation, r *store.Record) error {
 	rf := res.(*reservedFile)
 	defer rf.Release()
 	if _, err := rf.f.Write(store.EncodeRecord(r)); err != nil {
-		return fmt.Errorf("writing %q: %w", s.dir.Join(recordPath(r.Serial)), err)
+		return fmt.Errorf("writing %q: %w", s.dir.Join(RecordPath(r.Serial)), err)
 	}
 	return nil
 }
 
-// CompleteGroup completes each reservation as Complete does.
-func (s *fileStore) CompleteGroup(res []reservation, rs []*Record) error {
+// CompleteGroup completes each store.Reservation as Complete does.
+func (s *Store) CompleteGroup(res []store.Reservation, rs []*store.Record) error {
 	var errs []error
 	for i := range res {
 		if err := s.Complete(res[i], rs[i]); err != nil {
@@ -137,14 +139,14 @@ func (s *fileStore) CompleteGroup(res []reservation, rs []*Record) error {
 }
 
 // PutRecord replaces an existing record atomically and durably.
-func (s *fileStore) PutRecord(r *Record) error {
-	return s.dir.WriteAtomic(recordPath(r.Serial), store.EncodeRecord(r), 0o644)
+func (s *Store) PutRecord(r *store.Record) error {
+	return s.dir.WriteAtomic(RecordPath(r.Serial), store.EncodeRecord(r), 0o644)
 }
 
 // UpdateRecord appends r's new state to its record file (see currentLine),
 // without a sync.
-func (s *fileStore) UpdateRecord(r *Record) error {
-	file := recordPath(r.Serial)
+func (s *Store) UpdateRecord(r *store.Record) error {
+	file := RecordPath(r.Serial)
 	f, err := s.dir.Root().OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("opening %q: %w", s.dir.Join(file), err)
@@ -159,15 +161,15 @@ func (s *fileStore) UpdateRecord(r *Record) error {
 	return nil
 }
 
-// Record reads the record file of serial.
-func (s *fileStore) Record(hex string) (*Record, error) {
+// store.Record reads the record file of serial.
+func (s *Store) Record(hex string) (*store.Record, error) {
 	if len(hex) != 32 {
-		return nil, fmt.Errorf("serial %s: %w", hex, ErrNotFound)
+		return nil, fmt.Errorf("serial %s: %w", hex, store.ErrNotFound)
 	}
-	file := recordPath(hex)
+	file := RecordPath(hex)
 	data, err := s.dir.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("serial %s: %w", hex, ErrNotFound)
+		return nil, fmt.Errorf("serial %s: %w", hex, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading record %q: %w", s.dir.Join(file), err)
@@ -178,12 +180,12 @@ func (s *fileStore) Record(hex string) (*Record, error) {
 // RecordsByName finds name's records through the name index, so that it
 // costs one file read per certificate of the name, whatever the database
 // size; in a CA directory that has no index yet it reads every record.
-func (s *fileStore) RecordsByName(name string) ([]*Record, error) {
+func (s *Store) RecordsByName(name string) ([]*store.Record, error) {
 	serials, indexed, err := s.indexedSerials(name)
 	if err != nil {
 		return nil, err
 	}
-	var recs []*Record
+	var recs []*store.Record
 	if !indexed {
 		if recs, err = s.scanByName(name); err != nil {
 			return nil, err
@@ -191,8 +193,8 @@ func (s *fileStore) RecordsByName(name string) ([]*Record, error) {
 	}
 	for _, serial := range serials {
 		r, err := s.Record(serial)
-		if errors.Is(err, ErrNotFound) {
-			continue // Check removed an unreadable reservation
+		if errors.Is(err, store.ErrNotFound) {
+			continue // Check removed an unreadable store.Reservation
 		}
 		if err != nil {
 			return nil, err
@@ -201,14 +203,14 @@ func (s *fileStore) RecordsByName(name string) ([]*Record, error) {
 			recs = append(recs, r)
 		}
 	}
-	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusVoid })
+	recs = slices.DeleteFunc(recs, func(r *store.Record) bool { return r.Status == store.StatusVoid })
 	store.SortByIssued(recs)
 	return recs, nil
 }
 
 // Records reads one shard directory at a time.
-func (s *fileStore) Records() iter.Seq2[*Record, error] {
-	return func(yield func(*Record, error) bool) {
+func (s *Store) Records() iter.Seq2[*store.Record, error] {
+	return func(yield func(*store.Record, error) bool) {
 		dirs, err := s.shardDirs()
 		if err != nil {
 			yield(nil, err)
@@ -223,27 +225,27 @@ func (s *fileStore) Records() iter.Seq2[*Record, error] {
 }
 
 // RecordParts returns one part per shard directory.
-func (s *fileStore) RecordParts() ([]iter.Seq2[*Record, error], error) {
+func (s *Store) RecordParts() ([]iter.Seq2[*store.Record, error], error) {
 	dirs, err := s.shardDirs()
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]iter.Seq2[*Record, error], len(dirs))
+	parts := make([]iter.Seq2[*store.Record, error], len(dirs))
 	for i, dir := range dirs {
-		parts[i] = func(yield func(*Record, error) bool) { s.shardRecords(dir, yield) }
+		parts[i] = func(yield func(*store.Record, error) bool) { s.shardRecords(dir, yield) }
 	}
 	return parts, nil
 }
 
 // shardDirs lists the shard directories of db/ in order.
-func (s *fileStore) shardDirs() ([]string, error) {
+func (s *Store) shardDirs() ([]string, error) {
 	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return nil, fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
 	var dirs []string
 	for _, shard := range shards {
-		if !shard.IsDir() || isTemp(shard.Name()) || shard.Name() == path.Base(nameIndexDir) || shard.Name() == path.Base(enrollDir) {
+		if !shard.IsDir() || cadir.IsTemp(shard.Name()) || shard.Name() == path.Base(NameIndexDir) || shard.Name() == path.Base(EnrollDir) {
 			continue
 		}
 		dirs = append(dirs, path.Join("db", shard.Name()))
@@ -251,7 +253,7 @@ func (s *fileStore) shardDirs() ([]string, error) {
 	return dirs, nil
 }
 
-func (s *fileStore) shardRecords(dir string, yield func(*Record, error) bool) bool {
+func (s *Store) shardRecords(dir string, yield func(*store.Record, error) bool) bool {
 	// One os.Root per shard: each record then costs a single openat
 	// instead of one per path component.
 	shard, err := s.dir.Root().OpenRoot(dir)
@@ -270,7 +272,7 @@ func (s *fileStore) shardRecords(dir string, yield func(*Record, error) bool) bo
 	}
 	buf := make([]byte, 0, 4096)
 	for _, name := range names {
-		if isTemp(name) || !strings.HasSuffix(name, ".json") {
+		if cadir.IsTemp(name) || !strings.HasSuffix(name, ".json") {
 			continue
 		}
 		file := s.dir.Join(path.Join(dir, name))

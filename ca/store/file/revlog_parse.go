@@ -1,33 +1,26 @@
-package ca
+package file
 
 import (
 	"bytes"
 	"encoding/json"
-	"time"
 
 	"minica/ca/store"
 	"minica/revoke"
 )
 
-func unixTime(sec int64) time.Time { return store.UnixTime(sec) }
-
-var errBadEvent = store.ErrBadEvent
-
 // parseLogEvent parses one line of the log. Lines in the exact form that
 // appendRevEvent writes take a fast path; any other JSON goes through
 // encoding/json, so a hand-edited log reads the same.
-func parseLogEvent(line []byte) (logEvent, error) {
+func parseLogEvent(line []byte) (store.LogEvent, error) {
 	if ev, ok := parseLogEventFast(line); ok {
 		return ev, nil
 	}
-	var je revEvent
+	var je store.RevEvent
 	if err := json.Unmarshal(line, &je); err != nil {
-		return logEvent{}, err
+		return store.LogEvent{}, err
 	}
-	return compactEvent(je)
+	return store.CompactEvent(je)
 }
-
-func compactEvent(je revEvent) (logEvent, error) { return store.CompactEvent(je) }
 
 // parseLogEventFast parses the two forms appendRevEvent writes,
 //
@@ -35,15 +28,15 @@ func compactEvent(je revEvent) (logEvent, error) { return store.CompactEvent(je)
 //	{"serial":"S","lifted":true}
 //
 // with times in RFC 3339 to the second, and reports false for anything else.
-func parseLogEventFast(line []byte) (logEvent, bool) {
+func parseLogEventFast(line []byte) (store.LogEvent, bool) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	s, ok := bytes.CutPrefix(line, []byte(`{"serial":"`))
 	if !ok || len(s) < 34 || s[32] != '"' {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
-	var ev logEvent
+	var ev store.LogEvent
 	if !decodeLowerHex(ev.Serial[:], s[:32]) || ev.Serial == [16]byte{} {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
 	s = s[33:]
 	if bytes.Equal(s, []byte(`,"lifted":true}`)) {
@@ -54,17 +47,17 @@ func parseLogEventFast(line []byte) (logEvent, bool) {
 	reason, s, ok2 := cutField(s, `,"reason":"`)
 	notAfter, s, ok3 := cutField(s, `,"not_after":"`)
 	if !ok1 || !ok2 || !ok3 || !bytes.Equal(s, []byte("}")) {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
 	r, err := revoke.ParseReason(string(reason))
 	if err != nil {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
 	if ev.RevokedAt, ok = parseUTCSecond(at); !ok {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
 	if ev.NotAfter, ok = parseUTCSecond(notAfter); !ok {
-		return logEvent{}, false
+		return store.LogEvent{}, false
 	}
 	ev.Reason = uint8(r)
 	return ev, true
@@ -84,7 +77,7 @@ func cutField(s []byte, prefix string) (value, rest []byte, ok bool) {
 	return s[:end], s[end+1:], true
 }
 
-// decodeLowerHex decodes lowercase hex, as SerialHex writes it.
+// decodeLowerHex decodes lowercase hex, as store.SerialHex writes it.
 func decodeLowerHex(dst, src []byte) bool {
 	for i := range dst {
 		hi, ok1 := lowerHexDigit(src[2*i])

@@ -1,4 +1,4 @@
-package ca
+package file
 
 import (
 	"bufio"
@@ -14,20 +14,20 @@ import (
 // they are, not synced one by one), the name index built from them, one
 // sync of the whole file system (or of db/), then the revocation log, the
 // enrollments, crlnumber and the CRL files.
-func (s *fileStore) Load(d *storeData) (int, error) {
+func (s *Store) Load(d *store.Contents) (int, error) {
 	for _, err := range s.Records() {
 		if err != nil {
 			return 0, err
 		}
-		return 0, fmt.Errorf("%w: %q holds records", ErrStoreNotEmpty, s.dir.Path())
+		return 0, fmt.Errorf("%w: %q holds records", store.ErrStoreNotEmpty, s.dir.Path())
 	}
-	if _, err := s.dir.Stat(revlogFile); err == nil {
-		return 0, fmt.Errorf("%w: %q has a revocation log", ErrStoreNotEmpty, s.dir.Join(revlogFile))
+	if _, err := s.dir.Stat(RevocationLog); err == nil {
+		return 0, fmt.Errorf("%w: %q has a revocation log", store.ErrStoreNotEmpty, s.dir.Join(RevocationLog))
 	}
 	for range s.Enrollments() {
-		return 0, fmt.Errorf("%w: %q holds enrollments", ErrStoreNotEmpty, s.dir.Path())
+		return 0, fmt.Errorf("%w: %q holds enrollments", store.ErrStoreNotEmpty, s.dir.Path())
 	}
-	if err := s.dir.MkdirAll(nameIndexDir); err != nil {
+	if err := s.dir.MkdirAll(NameIndexDir); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -55,7 +55,7 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 		}
 	}
 	if len(d.Events) > 0 {
-		err := s.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
+		err := s.dir.WriteAtomicFrom(RevocationLog, 0o644, func(w io.Writer) error {
 			bw := bufio.NewWriter(w)
 			for _, ev := range d.Events {
 				line, _ := json.Marshal(ev)
@@ -82,13 +82,13 @@ func (s *fileStore) Load(d *storeData) (int, error) {
 	if d.LastNumber.Cmp(last) > 0 {
 		last = d.LastNumber
 	}
-	if err := s.dir.WriteAtomic(crlNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
+	if err := s.dir.WriteAtomic(CRLNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
 		return n, err
 	}
 	if d.CRL != nil {
 		return n, store.WriteCRLCopy(s.dir, d.CRL, func(string) error { return nil })
 	}
-	for _, f := range []string{CRLPEMFile, CRLDERFile} {
+	for _, f := range []string{store.CRLPEMFile, store.CRLDERFile} {
 		if err := s.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return n, err
 		}
