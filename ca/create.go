@@ -76,9 +76,11 @@ type InitOptions struct {
 	// is written, so that the CA exists with its CRL or not at all.
 	FirstCRL bool
 	// Store is the CA's issuance database, kept in its settings: "" for
-	// the directory's files, or a postgres:// URL (see CheckStore), which
-	// is migrated and must belong to no CA before anything is written.
-	Store string
+	// the directory's files, or a URL of one of Engines (see CheckStore),
+	// which is migrated and must belong to no CA before anything is
+	// written.
+	Store   string
+	Engines []Engine
 }
 
 // Init creates a CA in the directory dir, which must not exist or be empty.
@@ -110,7 +112,7 @@ func Init(dir string, o InitOptions) (*CA, error) {
 		return nil, err
 	}
 	if o.Store != "" && o.Store != StoreFile {
-		if err := prepareInitStore(o.Store); err != nil {
+		if err := prepareInitStore(o.Store, o.Engines); err != nil {
 			return nil, err
 		}
 		o.Settings.Store = o.Store
@@ -120,7 +122,7 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	}); err != nil {
 		return nil, err
 	}
-	c, err := Open(dir)
+	c, err := OpenWith(dir, OpenOptions{Engines: o.Engines})
 	if err != nil {
 		return nil, err
 	}

@@ -32,11 +32,12 @@ var ErrNoCA = errors.New("no CA found")
 // by a rename or appended to, so a reader sees a state before or after.
 type CA struct {
 	dir *Dir
-	// db is the issuance database: the CA directory's files or a
-	// PostgreSQL database (see database); storeName names it as the
+	// db is the issuance database: the CA directory's files or a store
+	// of one of engines (see database); storeName names it as the
 	// settings or OpenOptions did ("" or "file" for the files).
 	db        database
 	storeName string
+	engines   []Engine
 	// Cert is the issuing CA certificate.
 	Cert *x509.Certificate
 	// Chain is what is handed out after a leaf: the issuing CA certificate

@@ -19,7 +19,7 @@ import (
 //   - in the CA directory: serve.lock, held with a shared flock(2) by
 //     every serve of the directory, whatever its store; a switch takes it
 //     exclusive;
-//   - in a PostgreSQL store: the advisory lock (PGLockClass, PGLockServe),
+//   - in a PostgreSQL store: the advisory lock (pg.LockClass, pg.LockServe),
 //     held shared on a connection of its own by every serve replica of the
 //     store, on any host; a switch away from the store takes it exclusive.
 //
@@ -27,10 +27,6 @@ import (
 
 // serveLockFile is the CA directory's registration of its serves.
 const serveLockFile = "serve.lock"
-
-// PGLockServe is the advisory lock key (of class PGLockClass) that every
-// serve of a PostgreSQL store holds shared while it runs.
-const PGLockServe int32 = 4
 
 // ErrServeRunning is matched by *ServeRunningError.
 var ErrServeRunning = store.ErrServeRunning
@@ -137,7 +133,7 @@ func (c *CA) MoveStore(to string) (*CopyResult, error) {
 
 // excludeServing takes what every serve holds shared exclusively, without
 // waiting: the directory's serve.lock and what the store has of its own
-// (on PostgreSQL, PGLockServe).
+// (on PostgreSQL, pg.LockServe).
 func (c *CA) excludeServing() (release func(), err error) {
 	f, err := c.dir.Root().OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -1,22 +1,19 @@
 package ca
 
 import (
-	"errors"
 	"fmt"
 	"minica/ca/store"
 	filestore "minica/ca/store/file"
-	"net/url"
 	"strings"
 )
 
 // The CA's issuance database is a store.Store: the file engine (the CA
-// directory's own files) or the PostgreSQL engine, chosen once by
-// openStore; the CA never asks which it holds.
+// directory's own files) or a store of one of the engines the CA was
+// given, chosen once by openStore; the CA never asks which it holds.
 type (
 	database         = store.Store
 	reservation      = store.Reservation
 	storedEnrollment = store.EnrollmentData
-	crlCopy          = store.CRLCopy
 	storeData        = store.Contents
 )
 
@@ -25,56 +22,69 @@ type (
 // settings.
 const StoreFile = "file"
 
-// ErrStorePassword is returned for a store URL that carries a password:
-// arguments and settings files are readable by others, so the password of
-// the database comes from libpq's usual sources instead.
-var ErrStorePassword = errors.New("the store URL holds a password")
+// ErrBadStore is returned for a store that is neither "file" nor a URL of
+// an engine the CA was given.
+var ErrBadStore = store.ErrBadStore
 
-// ErrBadStore is returned for a store that is neither a PostgreSQL URL nor
-// "file".
-var ErrBadStore = errors.New("invalid store")
+// ErrForeignStore is returned when a store holds another CA's records.
+var ErrForeignStore = store.ErrForeignStore
 
-// IsPostgresStore reports whether s names a PostgreSQL store.
-func IsPostgresStore(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
+// Engine opens the stores of one kind (see store.Engine): the program
+// chooses which a CA may use, through OpenOptions and InitOptions.
+type Engine = store.Engine
 
 // CheckStore validates a store as --store, MINICA_STORE and the settings
-// give it: "" or "file" for the CA directory, or a postgres:// URL (libpq's
-// form, sslmode and service included) without a password.
-func CheckStore(s string) error {
+// give it: "" or "file" for the CA directory, or a URL that one of
+// engines takes and accepts.
+func CheckStore(s string, engines ...Engine) error {
 	if s == "" || s == StoreFile {
 		return nil
 	}
-	if !IsPostgresStore(s) {
-		return fmt.Errorf("%w %s: want a postgres:// URL, or %q for the CA directory's files", ErrBadStore, printable(s), StoreFile)
+	if e := engineOf(s, engines); e != nil {
+		return e.Check(s)
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%w %s: %v", ErrBadStore, printable(s), err)
+	kinds := make([]string, 0, len(engines)+1)
+	for _, e := range engines {
+		kinds = append(kinds, e.Kind())
 	}
-	if _, has := u.User.Password(); has || u.Query().Has("password") {
-		return fmt.Errorf("%w: give it through ~/.pgpass (or PGPASSFILE), a service file (?service=NAME) or PGPASSWORD, never in an argument or the settings", ErrStorePassword)
+	want := strings.Join(kinds, " or ")
+	if want == "" {
+		want = "no other store here"
+	}
+	return fmt.Errorf("%w %s: want %s, or %q for the CA directory's files", ErrBadStore, printable(s), want, StoreFile)
+}
+
+// engineOf returns the engine of engines that takes the store s, or nil.
+func engineOf(s string, engines []Engine) Engine {
+	for _, e := range engines {
+		if e.Handles(s) {
+			return e
+		}
 	}
 	return nil
 }
 
 // OpenOptions are the inputs of OpenWith.
 type OpenOptions struct {
-	// Store overrides the store the CA settings name: "file" or a
-	// postgres:// URL (see CheckStore); "" keeps the settings' choice.
+	// Store overrides the store the CA settings name: "file" or a URL of
+	// one of Engines (see CheckStore); "" keeps the settings' choice.
 	Store string
+	// Engines are the engines of the stores the CA may use beside its
+	// directory's files (PostgreSQL's, say); a CA whose store none of
+	// them takes does not open.
+	Engines []Engine
 }
 
 // OpenWith is Open with the store chosen by o.
 func OpenWith(dir string, o OpenOptions) (*CA, error) {
-	if err := CheckStore(o.Store); err != nil {
+	if err := CheckStore(o.Store, o.Engines...); err != nil {
 		return nil, err
 	}
 	c, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	c.engines = o.Engines
 	store := o.Store
 	if store == "" {
 		store = c.Settings.Store
@@ -89,7 +99,7 @@ func OpenWith(dir string, o OpenOptions) (*CA, error) {
 // useStore connects c to store ("" or "file": the CA directory, which
 // openDir connected it to).
 func (c *CA) useStore(store string) error {
-	if err := CheckStore(store); err != nil {
+	if err := CheckStore(store, c.engines...); err != nil {
 		return fmt.Errorf("CA settings %q: %w", c.dir.Join(settingsFile), err)
 	}
 	db, err := c.openStore(store)
@@ -103,26 +113,21 @@ func (c *CA) useStore(store string) error {
 
 // openStore opens the engine of a store that CheckStore accepted, for
 // this CA: the one place that maps a store's name to its engine.
-func (c *CA) openStore(store string) (database, error) {
-	if IsPostgresStore(store) {
-		s, err := openPGStore(store, c.Cert, c.dir)
-		if err != nil {
-			return nil, err
-		}
-		s.crashed = c.crashed
-		return s, nil
+func (c *CA) openStore(name string) (database, error) {
+	if e := engineOf(name, c.engines); e != nil {
+		return e.Open(name, c.Cert, c.dir, store.OpenOptions{Crashed: c.crashed})
 	}
 	return c.fileStore(), nil
 }
 
 // prepareInitStore readies the store of a new CA before anything is
 // written in its directory (see InitOptions.Store).
-func prepareInitStore(store string) error {
-	if err := CheckStore(store); err != nil {
+func prepareInitStore(name string, engines []Engine) error {
+	if err := CheckStore(name, engines...); err != nil {
 		return err
 	}
-	if IsPostgresStore(store) {
-		return preparePGStore(store)
+	if e := engineOf(name, engines); e != nil {
+		return e.Prepare(name)
 	}
 	return nil
 }
@@ -139,7 +144,7 @@ func (c *CA) fileStore() *filestore.Store {
 	return filestore.New(c.dir, c.Cert, filestore.Options{WrapLog: wrapLog, Crashed: c.crashed})
 }
 
-// Store names the store in use: "file" or the PostgreSQL URL.
+// Store names the store in use: "file" or the store's URL.
 func (c *CA) Store() string {
 	if c.storeName == "" {
 		return StoreFile
@@ -156,7 +161,7 @@ func (c *CA) PingStore() error { return c.db.Ping() }
 // "file": the directory's files). It moves nothing: copy the database
 // first (CopyStore). The caller must hold the lock (see Lock).
 func (c *CA) SetStore(store string) error {
-	if err := CheckStore(store); err != nil {
+	if err := CheckStore(store, c.engines...); err != nil {
 		return err
 	}
 	if store == StoreFile {

@@ -5,6 +5,7 @@ package ca
 import (
 	"testing"
 
+	"minica/ca/store/pg"
 	"minica/internal/pgtest"
 )
 
@@ -13,9 +14,9 @@ import (
 func storeHarnessPG(t *testing.T) *storeHarness {
 	url := pgtest.New(t)
 	c, signer := newTestCA(t, InitOptions{Store: url})
-	s := c.db.(*pgStore)
+	s := c.db.(*pg.Store)
 	return &storeHarness{db: s, cert: c.Cert, signer: signer, open: reopener(c),
-		loseLock: func(t *testing.T) { killBackend(t, url, s.held.Load().pid) },
+		loseLock: func(t *testing.T) { killBackend(t, url, s.LockSessionPID()) },
 	}
 }
 

@@ -523,11 +523,7 @@ func testStoreLoad(t *testing.T, h *storeHarness) {
 	if _, err := src.db.SaveCRL(n, storeCRL(t, src, n.Int64())); err != nil {
 		t.Fatal(err)
 	}
-	d, err := readStoreData(src.db, src.cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := copyStore(d, h.db)
+	res, err := copyStore(src.db, h.db, src.cert)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,11 +541,7 @@ func testStoreLoad(t *testing.T, h *storeHarness) {
 		t.Errorf("LastCRLNumber() of the copy = %v, %v; want at least %s", last, err, n)
 	}
 	// A store that holds records takes no copy.
-	d, err = readStoreData(src.db, src.cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := copyStore(d, h.db); !errors.Is(err, ErrStoreNotEmpty) {
+	if _, err := copyStore(src.db, h.db, src.cert); !errors.Is(err, ErrStoreNotEmpty) {
 		t.Errorf("a second copy error = %v; want ErrStoreNotEmpty", err)
 	}
 }
@@ -565,7 +557,7 @@ func storeHarnessFile(t *testing.T) *storeHarness {
 // process of the CA would.
 func reopener(c *CA) func(t *testing.T) database {
 	return func(t *testing.T) database {
-		o, err := Open(c.dir.Path())
+		o, err := openTest(c.dir.Path())
 		if err != nil {
 			t.Fatal(err)
 		}

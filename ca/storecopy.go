@@ -37,10 +37,6 @@ type CopyResult struct {
 // enrollment (ErrStoreNotEmpty); a PostgreSQL target is written in one
 // transaction, so a failed copy leaves it empty. The caller holds the lock.
 func (c *CA) CopyStore(to string) (*CopyResult, error) {
-	data, err := readStoreData(c.db, c.Cert)
-	if err != nil {
-		return nil, err
-	}
 	target, err := c.openCopyTarget(to)
 	if err != nil {
 		return nil, err
@@ -49,7 +45,7 @@ func (c *CA) CopyStore(to string) (*CopyResult, error) {
 	if target.db.String() == c.db.String() {
 		return nil, fmt.Errorf("%w: %q is where the database is already", ErrStoreNotEmpty, to)
 	}
-	res, err := copyStore(data, target.db)
+	res, err := copyStore(c.db, target.db, c.Cert)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +53,14 @@ func (c *CA) CopyStore(to string) (*CopyResult, error) {
 	return res, target.finish()
 }
 
-// copyStore writes d, the database of one store, into the store to.
-func copyStore(d *storeData, to database) (*CopyResult, error) {
+// copyStore writes the whole database of from, a store of the CA whose
+// certificate is cert, into to, an empty store of the same CA. It asks
+// only what every engine answers, so a copy runs between any two.
+func copyStore(from, to database, cert *x509.Certificate) (*CopyResult, error) {
+	d, err := readStoreData(from, cert)
+	if err != nil {
+		return nil, err
+	}
 	n, err := to.Load(d)
 	if err != nil {
 		return nil, err
@@ -174,19 +176,19 @@ type copyTarget struct {
 
 // openCopyTarget opens the store named by to, the argument of CopyStore.
 func (c *CA) openCopyTarget(to string) (*copyTarget, error) {
-	if IsPostgresStore(to) {
-		if _, _, err := MigrateStore(to); err != nil {
+	if e := engineOf(to, c.engines); e != nil {
+		if _, _, err := e.Migrate(to); err != nil {
 			return nil, err
 		}
 		// The target's published copy is this CA directory's, which
 		// the copy leaves as it is.
-		db, err := openPGStore(to, c.Cert, c.dir)
+		db, err := e.Open(to, c.Cert, c.dir, store.OpenOptions{})
 		if err != nil {
 			return nil, err
 		}
 		return &copyTarget{db: db, finish: func() error { return nil }, close: func() { db.Close() }}, nil
 	}
-	if err := CheckStore(to); err == nil || strings.Contains(to, "://") {
+	if err := CheckStore(to, c.engines...); err == nil || strings.Contains(to, "://") {
 		return nil, fmt.Errorf("%w %s: store copy --to takes a postgres:// URL or the path of a CA directory", ErrBadStore, printable(to))
 	}
 	t, err := openDir(to)

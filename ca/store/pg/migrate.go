@@ -1,4 +1,4 @@
-package ca
+package pg
 
 import (
 	"context"
@@ -6,29 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"minica/ca/store"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// pgMigrations are the schema's versions, NNNN_what.sql, applied in order;
+// migrations are the schema's versions, NNNN_what.sql, applied in order;
 // the Nth file makes schema version N. A released file never changes: a
 // change of the schema is a new file.
 //
-//go:embed pgschema/*.sql
-var pgMigrations embed.FS
+//go:embed schema/*.sql
+var migrations embed.FS
 
-// PGSchemaVersion is the schema version this binary reads and writes.
-var PGSchemaVersion = len(migrationFiles())
+// SchemaVersion is the schema version this binary reads and writes.
+var SchemaVersion = len(migrationFiles())
 
 // ErrSchema is matched by every SchemaError.
 var ErrSchema = errors.New("store schema mismatch")
 
 // SchemaError is returned when the store's schema is not this binary's:
-// Found is 0 for a database never migrated, below PGSchemaVersion for one
+// Found is 0 for a database never migrated, below SchemaVersion for one
 // that needs `minica store migrate`, above it for one migrated by a newer
 // minica, which this binary refuses to touch.
 type SchemaError struct {
@@ -40,10 +42,10 @@ func (e *SchemaError) Error() string {
 	switch {
 	case e.Found == 0:
 		return fmt.Sprintf("the store %q has no minica schema: run minica store migrate", e.Store)
-	case e.Found < PGSchemaVersion:
-		return fmt.Sprintf("the store %q has schema version %d, older than this minica's %d: run minica store migrate", e.Store, e.Found, PGSchemaVersion)
+	case e.Found < SchemaVersion:
+		return fmt.Sprintf("the store %q has schema version %d, older than this minica's %d: run minica store migrate", e.Store, e.Found, SchemaVersion)
 	default:
-		return fmt.Sprintf("the store %q has schema version %d, newer than this minica knows (%d): upgrade minica; it never writes to a newer schema", e.Store, e.Found, PGSchemaVersion)
+		return fmt.Sprintf("the store %q has schema version %d, newer than this minica knows (%d): upgrade minica; it never writes to a newer schema", e.Store, e.Found, SchemaVersion)
 	}
 }
 
@@ -51,13 +53,13 @@ func (e *SchemaError) Error() string {
 func (e *SchemaError) Unwrap() error { return ErrSchema }
 
 func migrationFiles() []string {
-	names, _ := fs.Glob(pgMigrations, "pgschema/*.sql")
+	names, _ := fs.Glob(migrations, "schema/*.sql")
 	slices.Sort(names)
 	return names
 }
 
 // schemaVersion returns the store's schema version, 0 when it has none.
-func (s *pgStore) schemaVersion(ctx context.Context) (int, error) {
+func (s *Store) schemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM minica_schema").Scan(&v)
 	var pe *pgconn.PgError
@@ -70,16 +72,16 @@ func (s *pgStore) schemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// MigrateStore brings the schema of the PostgreSQL store at url to
-// PGSchemaVersion, in one transaction under an advisory lock, so that two
+// Migrate brings the schema of the PostgreSQL store at url to
+// SchemaVersion, in one transaction under an advisory lock, so that two
 // migrations at once apply each version once. It returns the versions
 // before and after; a schema newer than this binary's is refused with a
 // *SchemaError and left alone.
-func MigrateStore(url string) (from, to int, err error) {
-	if !IsPostgresStore(url) {
-		return 0, 0, fmt.Errorf("%w %s: store migrate takes a postgres:// URL", ErrBadStore, printable(url))
+func Migrate(url string) (from, to int, err error) {
+	if !IsURL(url) {
+		return 0, 0, fmt.Errorf("%w %s: store migrate takes a postgres:// URL", store.ErrBadStore, strconv.QuoteToASCII(url))
 	}
-	s, err := connectPG(url)
+	s, err := connect(url)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -87,8 +89,8 @@ func MigrateStore(url string) (from, to int, err error) {
 	return s.migrate()
 }
 
-func (s *pgStore) migrate() (from, to int, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*pgOpTimeout)
+func (s *Store) migrate() (from, to int, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*opTimeout)
 	defer cancel()
 	var standby bool
 	if err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
@@ -102,7 +104,7 @@ func (s *pgStore) migrate() (from, to int, err error) {
 	}
 	files := migrationFiles()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", PGLockClass); err != nil {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", LockClass); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS minica_schema (
@@ -122,7 +124,7 @@ func (s *pgStore) migrate() (from, to int, err error) {
 			if want := fmt.Sprintf("%04d_", v); !strings.HasPrefix(path.Base(name), want) {
 				return fmt.Errorf("migration %s: want a name starting %s", name, want)
 			}
-			sql, err := pgMigrations.ReadFile(name)
+			sql, err := migrations.ReadFile(name)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package ca
+package pg
 
 import (
 	"bytes"
@@ -13,19 +13,20 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"minica/ca/store"
+	"minica/ca/store/file"
 	"minica/revoke"
 )
 
 // Repair finds nothing to repair: every write is a transaction, so
 // nothing is ever half-written.
-func (s *pgStore) Repair(fixed, problem func(string)) error { return nil }
+func (s *Store) Repair(fixed, problem func(string)) error { return nil }
 
 // Reindex does nothing: the database indexes the names itself.
-func (s *pgStore) Reindex() error { return nil }
+func (s *Store) Reindex() error { return nil }
 
 // DropUnreadable reports the row: a database row is not what a crash
 // leaves, so it is left to a person.
-func (s *pgStore) DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error {
+func (s *Store) DropUnreadable(corrupt *store.CorruptRecordError, fixed, problem func(string)) error {
 	problem(fmt.Sprintf("%v, and no certificate with serial %s exists: correct or delete the row by hand", corrupt, corrupt.Serial))
 	return nil
 }
@@ -34,14 +35,14 @@ func (s *pgStore) DropUnreadable(corrupt *CorruptRecordError, fixed, problem fun
 // (what a crash after the database saved it, or a CRL published on
 // another host, leaves stale), and returns that CRL, or nil (reported)
 // when there is none.
-func (s *pgStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
+func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	crl, der, err := store.LoadCRL(s, s.cert)
 	if err != nil {
 		problem(err.Error() + " (publish one with minica crl)")
 		return nil, nil
 	}
-	fileDER, _ := s.dir.ReadFile(CRLDERFile)
-	pemData, _ := s.dir.ReadFile(CRLPEMFile)
+	fileDER, _ := s.dir.ReadFile(store.CRLDERFile)
+	pemData, _ := s.dir.ReadFile(store.CRLPEMFile)
 	block, _ := pem.Decode(pemData)
 	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
 		return crl, nil
@@ -49,17 +50,17 @@ func (s *pgStore) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	if err := store.WriteCRLCopy(s.dir, der, s.crash); err != nil {
 		return nil, err
 	}
-	fixed(fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", CRLPEMFile, CRLDERFile, crl.Number()))
+	fixed(fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", store.CRLPEMFile, store.CRLDERFile, crl.Number()))
 	return crl, nil
 }
 
 // PublishedCopies returns crl.der and crl.pem of the CA directory: they
 // may be newer than a database restored from a backup.
-func (s *pgStore) PublishedCopies() []crlCopy {
-	var out []crlCopy
-	for _, f := range []string{CRLDERFile, CRLPEMFile} {
+func (s *Store) PublishedCopies() []store.CRLCopy {
+	var out []store.CRLCopy
+	for _, f := range []string{store.CRLDERFile, store.CRLPEMFile} {
 		if data, err := s.dir.ReadFile(f); err == nil {
-			out = append(out, crlCopy{Name: s.dir.Join(f), Data: data})
+			out = append(out, store.CRLCopy{Name: s.dir.Join(f), Data: data})
 		}
 	}
 	return out
@@ -67,7 +68,7 @@ func (s *pgStore) PublishedCopies() []crlCopy {
 
 // RaiseCRLNumber makes the last reserved CRL number at least n, reporting
 // whether it was lower.
-func (s *pgStore) RaiseCRLNumber(n *big.Int) (bool, error) {
+func (s *Store) RaiseCRLNumber(n *big.Int) (bool, error) {
 	var raised bool
 	err := s.write("raising the CRL number", func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "UPDATE minica_crl SET last_number = $1::numeric WHERE id = 1 AND last_number < $1::numeric AND coalesce(number, 0) < $1::numeric", n.String())
@@ -80,8 +81,8 @@ func (s *pgStore) RaiseCRLNumber(n *big.Int) (bool, error) {
 // AdoptPublishedCRL saves the CRL that Init published in the new CA's
 // directory as the database's current CRL, whose number is the
 // database's from then on.
-func (s *pgStore) AdoptPublishedCRL() error {
-	der, err := s.dir.ReadFile(CRLDERFile)
+func (s *Store) AdoptPublishedCRL() error {
+	der, err := s.dir.ReadFile(store.CRLDERFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -90,7 +91,7 @@ func (s *pgStore) AdoptPublishedCRL() error {
 	}
 	n, err := revoke.CRLNumber(der, s.cert)
 	if err != nil {
-		return fmt.Errorf("reading CRL %q: %w", s.dir.Join(CRLDERFile), err)
+		return fmt.Errorf("reading CRL %q: %w", s.dir.Join(store.CRLDERFile), err)
 	}
 	err = s.write("saving the first CRL", func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE minica_crl SET last_number = greatest(last_number, $1::numeric), number = $1::numeric, der = $2, version = version + 1 WHERE id = 1`, n.String(), der)
@@ -101,7 +102,7 @@ func (s *pgStore) AdoptPublishedCRL() error {
 	}
 	// crl.pem and crl.der stay, as the published copy; the number is the
 	// database's now.
-	if err := s.dir.Root().Remove(crlNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.dir.Root().Remove(file.CRLNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return s.dir.SyncDir(".")
@@ -110,7 +111,7 @@ func (s *pgStore) AdoptPublishedCRL() error {
 // Load writes the copy d in one transaction, the tables locked and
 // checked empty first, the records with COPY as they stream from the
 // source.
-func (s *pgStore) Load(d *storeData) (int, error) {
+func (s *Store) Load(d *store.Contents) (int, error) {
 	records := 0
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -124,7 +125,7 @@ func (s *pgStore) Load(d *storeData) (int, error) {
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("%w: %q holds records, revocations or enrollments", ErrStoreNotEmpty, s.url)
+			return fmt.Errorf("%w: %q holds records, revocations or enrollments", store.ErrStoreNotEmpty, s.url)
 		}
 		next, stop := iter.Pull2(d.Records)
 		defer stop()
@@ -174,23 +175,23 @@ func (s *pgStore) Load(d *storeData) (int, error) {
 	return records, nil
 }
 
-// preparePGStore readies a PostgreSQL store for a new CA: it is migrated
+// Prepare readies a PostgreSQL store for a new CA: it is migrated
 // and must belong to no CA yet.
-func preparePGStore(url string) error {
-	if _, _, err := MigrateStore(url); err != nil {
+func Prepare(url string) error {
+	if _, _, err := Migrate(url); err != nil {
 		return err
 	}
-	s, err := connectPG(url)
+	s, err := connect(url)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var owner string
 	err = s.pool.QueryRow(ctx, "SELECT value FROM minica_meta WHERE key = 'ca_sha256'").Scan(&owner)
 	if err == nil {
-		return fmt.Errorf("%w: %q holds the records of the CA whose certificate has SHA-256 %s; give each CA a database of its own", ErrForeignStore, url, owner)
+		return fmt.Errorf("%w: %q holds the records of the CA whose certificate has SHA-256 %s; give each CA a database of its own", store.ErrForeignStore, url, owner)
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store %q: %w", url, err)

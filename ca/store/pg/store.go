@@ -1,4 +1,4 @@
-package ca
+package pg
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"iter"
 	"math/big"
 	"minica/ca/store"
+	"minica/internal/cadir"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -21,55 +22,33 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The PostgreSQL store keeps the issuance database of one CA in one
-// database (tables minica_*, see pgschema/). Its invariants are those of the
-// file store, held by the database instead of by files:
-//
-//   - a serial is a primary key, and its pending row is committed before
-//     the certificate is signed;
-//   - a revocation is a committed row of minica_revocations before the
-//     record changes and before the CRL is built;
-//   - CRL numbers are reserved under SELECT ... FOR UPDATE of the one row
-//     of minica_crl, so they strictly increase across every writer;
-//   - every mutation holds a session advisory lock (PGLockClass,
-//     PGLockCA) instead of the lock file: PostgreSQL releases it when the
-//     holder's connection dies, even by SIGKILL; each write of a holder
-//     checks that its session still holds it (pglock.go), and fails with
-//     ErrStoreLockLost when it does not.
-//
-// A transaction that fails for serialization (SQLSTATE 40001) or a
-// deadlock (40P01) is retried, at most pgMaxAttempts times.
-
-// Advisory locks of the store, pg_advisory_lock(PGLockClass, key): PGLockCA
+// Advisory locks of the store, pg_advisory_lock(LockClass, key): LockCA
 // is the lock every mutation holds. Other keys of the class are free for
 // other leases (a CRL signer, say).
 const (
-	PGLockClass int32 = 0x6d6e6361 // "mnca"
-	PGLockCA    int32 = 1
+	LockClass int32 = 0x6d6e6361 // "mnca"
+	LockCA    int32 = 1
 )
 
-// pgMaxAttempts bounds the retries of a transaction that failed for
-// serialization; pgOpTimeout bounds every statement but streaming reads.
+// MaxAttempts bounds the retries of a transaction that failed for
+// serialization; opTimeout bounds every statement but streaming reads.
 const (
-	pgMaxAttempts = 8
-	pgOpTimeout   = 30 * time.Second
+	MaxAttempts = 8
+	opTimeout   = 30 * time.Second
 )
-
-// ErrForeignStore is returned when the database holds another CA's records.
-var ErrForeignStore = store.ErrForeignStore
 
 // ErrReadOnlyStore is returned for a database that takes no writes (a hot
 // standby): a CA cannot reserve a serial there.
 var ErrReadOnlyStore = errors.New("the store is read-only")
 
-// pgStore is the PostgreSQL store.
-type pgStore struct {
+// Store is the PostgreSQL store.
+type Store struct {
 	url  string
 	pool *pgxpool.Pool
 	// dir is the CA directory, where SaveCRL writes the published copy
 	// of the current CRL; crashed, when set, is called after each file of
 	// it is written (tests).
-	dir     *Dir
+	dir     *cadir.Dir
 	cert    *x509.Certificate
 	crashed func(file string) error
 	// retries counts transactions retried after a serialization failure.
@@ -77,21 +56,21 @@ type pgStore struct {
 	// beforeCommit, set only by tests, runs inside a write transaction
 	// before it commits, with the attempt number (from 0).
 	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
-	// lease is the CRL signer's lease (see pglease.go).
+	// lease is the CRL signer's lease (see lease.go).
 	lease pgLease
 	// held is the session of the CA lock while the handle holds it
-	// (see pglock.go), nil otherwise.
-	held atomic.Pointer[pgLockSession]
+	// (see lock.go), nil otherwise.
+	held atomic.Pointer[lockSession]
 	// serving is the registration of a running serve (see serving.go).
 	serving pgServing
 }
 
-// openPGStore connects to the database at url, checks that its schema is
+// Open connects to the database at url, checks that its schema is
 // the one this binary knows, and that it belongs to the CA cert (binding
 // an empty store to it); dir is the CA directory, which holds the
 // published copy of the current CRL.
-func openPGStore(url string, cert *x509.Certificate, dir *Dir) (*pgStore, error) {
-	s, err := connectPG(url)
+func Open(url string, cert *x509.Certificate, dir *cadir.Dir) (*Store, error) {
+	s, err := connect(url)
 	if err != nil {
 		return nil, err
 	}
@@ -103,17 +82,17 @@ func openPGStore(url string, cert *x509.Certificate, dir *Dir) (*pgStore, error)
 	return s, nil
 }
 
-// connectPG opens a pool on url and pings it. The password comes from
+// connect opens a pool on url and pings it. The password comes from
 // libpq's sources, as pgx reads them: PGPASSWORD, PGPASSFILE or ~/.pgpass,
 // a service file (PGSERVICEFILE, ?service=NAME); sslmode and the other
 // connection parameters are libpq's too.
-func connectPG(url string) (*pgStore, error) {
-	if err := CheckStore(url); err != nil {
+func connect(url string) (*Store, error) {
+	if err := CheckURL(url); err != nil {
 		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", printable(url), err)
+		return nil, fmt.Errorf("store %s: %w", strconv.QuoteToASCII(url), err)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
@@ -128,7 +107,7 @@ func connectPG(url string) (*pgStore, error) {
 	// A command runs each statement a few times at most: preparing it
 	// first would cost a round trip more than it saves.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
@@ -140,13 +119,13 @@ func connectPG(url string) (*pgStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the store %q: %w", url, err)
 	}
-	return &pgStore{url: url, pool: pool}, nil
+	return &Store{url: url, pool: pool}, nil
 }
 
-func (s *pgStore) String() string { return s.url }
+func (s *Store) String() string { return s.url }
 
 // Close ends the lease, the serve registration and the pool.
-func (s *pgStore) Close() error {
+func (s *Store) Close() error {
 	s.ReleaseCRLSigner()
 	s.releaseServing()
 	s.pool.Close()
@@ -154,7 +133,7 @@ func (s *pgStore) Close() error {
 }
 
 // Ping makes a round trip to the server, bounded by a few seconds.
-func (s *pgStore) Ping() error {
+func (s *Store) Ping() error {
 	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
 	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
@@ -165,8 +144,8 @@ func (s *pgStore) Ping() error {
 
 // checkOpen refuses a standby, a schema other than this binary's, and the
 // records of another CA.
-func (s *pgStore) checkOpen(cert *x509.Certificate) error {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) checkOpen(cert *x509.Certificate) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var standby bool
 	if err := s.pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
@@ -183,9 +162,9 @@ func (s *pgStore) checkOpen(cert *x509.Certificate) error {
 		return err
 	}
 	switch {
-	case v > PGSchemaVersion:
+	case v > SchemaVersion:
 		return &SchemaError{Store: s.url, Found: v}
-	case v < PGSchemaVersion:
+	case v < SchemaVersion:
 		return &SchemaError{Store: s.url, Found: v}
 	}
 	return s.bind(ctx, cert)
@@ -193,7 +172,7 @@ func (s *pgStore) checkOpen(cert *x509.Certificate) error {
 
 // bind records the CA certificate's fingerprint in a store that has none,
 // and refuses a store that records another one.
-func (s *pgStore) bind(ctx context.Context, cert *x509.Certificate) error {
+func (s *Store) bind(ctx context.Context, cert *x509.Certificate) error {
 	sum := sha256.Sum256(cert.Raw)
 	want := hex.EncodeToString(sum[:])
 	// Read first: every open would otherwise be a write, and a commit.
@@ -207,7 +186,7 @@ func (s *pgStore) bind(ctx context.Context, cert *x509.Certificate) error {
 		return fmt.Errorf("store %q: reading its CA: %w", s.url, err)
 	}
 	if got != want {
-		return fmt.Errorf("%w: %q holds the records of the CA whose certificate has SHA-256 %s, not of this one (%s)", ErrForeignStore, s.url, got, want)
+		return fmt.Errorf("%w: %q holds the records of the CA whose certificate has SHA-256 %s, not of this one (%s)", store.ErrForeignStore, s.url, got, want)
 	}
 	return nil
 }
@@ -226,17 +205,17 @@ func isUniqueViolation(err error) bool {
 }
 
 // write runs fn in a serializable transaction, retrying it when it fails
-// for serialization, at most pgMaxAttempts times with a growing pause.
+// for serialization, at most MaxAttempts times with a growing pause.
 // While the handle holds the CA lock, the transaction first checks that
-// the lock is still held (see pglock.go); once it is lost, write fails
-// with ErrStoreLockLost without a round trip, and never retries.
-func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) error) error {
+// the lock is still held (see lock.go); once it is lost, write fails
+// with store.ErrStoreLockLost without a round trip, and never retries.
+func (s *Store) write(what string, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	ls := s.held.Load()
 	if ls != nil && ls.lost.Load() {
 		return fmt.Errorf("%s in %q: %w", what, s.url, ls.lostError())
 	}
 	var err error
-	for attempt := range pgMaxAttempts {
+	for attempt := range MaxAttempts {
 		err = s.writeOnce(attempt, ls, fn)
 		if !retryable(err) {
 			break
@@ -246,7 +225,7 @@ func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) err
 	}
 	err = ls.lockLost(err)
 	if retryable(err) {
-		return fmt.Errorf("%s in %q: still failing for serialization after %d attempts: %w", what, s.url, pgMaxAttempts, err)
+		return fmt.Errorf("%s in %q: still failing for serialization after %d attempts: %w", what, s.url, MaxAttempts, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s in %q: %w", what, s.url, err)
@@ -254,8 +233,8 @@ func (s *pgStore) write(what string, fn func(ctx context.Context, tx pgx.Tx) err
 	return nil
 }
 
-func (s *pgStore) writeOnce(attempt int, ls *pgLockSession, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) writeOnce(attempt int, ls *lockSession, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, func(tx pgx.Tx) error {
 		var g *guardTx
@@ -280,16 +259,16 @@ func (s *pgStore) writeOnce(attempt int, ls *pgLockSession, fn func(ctx context.
 
 // Records.
 
-// committedRow is a reservation of the PostgreSQL store: the pending
+// committedRow is a store.Reservation of the PostgreSQL store: the pending
 // row is committed; completing it replaces the row.
 type committedRow struct{}
 
 func (committedRow) Release() {}
 
 // Reserve commits the pending row; the table's index on name indexes it.
-func (s *pgStore) Reserve(r *Record) (reservation, error) {
+func (s *Store) Reserve(r *store.Record) (store.Reservation, error) {
 	err := s.write("reserving serial "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, pgInsertRecord, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
+		_, err := tx.Exec(ctx, insertRecord, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -302,16 +281,18 @@ func (s *pgStore) Reserve(r *Record) (reservation, error) {
 }
 
 // Complete replaces the pending row.
-func (s *pgStore) Complete(_ reservation, r *Record) error { return s.PutRecord(r) }
+func (s *Store) Complete(_ store.Reservation, r *store.Record) error { return s.PutRecord(r) }
 
 // CompleteGroup replaces the pending rows in one transaction.
-func (s *pgStore) CompleteGroup(_ []reservation, rs []*Record) error { return s.putRecords(rs) }
+func (s *Store) CompleteGroup(_ []store.Reservation, rs []*store.Record) error {
+	return s.putRecords(rs)
+}
 
 // UpdateRecord is PutRecord: a commit is what makes a row visible.
-func (s *pgStore) UpdateRecord(r *Record) error { return s.PutRecord(r) }
+func (s *Store) UpdateRecord(r *store.Record) error { return s.PutRecord(r) }
 
 // PutRecord replaces the row of r.
-func (s *pgStore) PutRecord(r *Record) error {
+func (s *Store) PutRecord(r *store.Record) error {
 	return s.write("writing record "+r.Serial, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (serial) DO UPDATE SET name = EXCLUDED.name, status = EXCLUDED.status, issued_at = EXCLUDED.issued_at, data = EXCLUDED.data`,
@@ -320,7 +301,7 @@ func (s *pgStore) PutRecord(r *Record) error {
 	})
 }
 
-func (s *pgStore) putRecords(rs []*Record) error {
+func (s *Store) putRecords(rs []*store.Record) error {
 	return s.write(fmt.Sprintf("writing %d records", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range rs {
@@ -331,34 +312,34 @@ func (s *pgStore) putRecords(rs []*Record) error {
 }
 
 // queueUpdateRecord queues the replacement of an existing record.
-func queueUpdateRecord(b *pgx.Batch, r *Record) {
+func queueUpdateRecord(b *pgx.Batch, r *store.Record) {
 	b.Queue(`UPDATE minica_records SET name = $2, status = $3, issued_at = $4, data = $5 WHERE serial = $1`,
 		r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
 }
 
 // decode decodes a record's data, checking it as decodeRecord does.
-func (s *pgStore) decode(serial, data string) (*Record, error) {
+func (s *Store) decode(serial, data string) (*store.Record, error) {
 	r, err := store.DecodeRecord([]byte(data))
 	if err == nil && r.Serial != serial {
 		err = fmt.Errorf("serial %q does not match the row's %q", r.Serial, serial)
 	}
-	if err == nil && ValidateName(r.Name) != nil {
+	if err == nil && store.ValidateName(r.Name) != nil {
 		err = fmt.Errorf("invalid name %q", r.Name)
 	}
 	if err != nil {
-		return nil, &CorruptRecordError{File: s.url + " record " + serial, Serial: serial, Err: err}
+		return nil, &store.CorruptRecordError{File: s.url + " record " + serial, Serial: serial, Err: err}
 	}
 	return r, nil
 }
 
 // Record reads the row of serial.
-func (s *pgStore) Record(serial string) (*Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) Record(serial string) (*store.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var data string
 	err := s.pool.QueryRow(ctx, "SELECT data FROM minica_records WHERE serial = $1", serial).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("serial %s: %w", serial, ErrNotFound)
+		return nil, fmt.Errorf("serial %s: %w", serial, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading record %s from %q: %w", serial, s.url, err)
@@ -367,15 +348,15 @@ func (s *pgStore) Record(serial string) (*Record, error) {
 }
 
 // RecordsByName reads the rows of name.
-func (s *pgStore) RecordsByName(name string) ([]*Record, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) RecordsByName(name string) ([]*store.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT serial, data FROM minica_records WHERE name = $1 AND status <> 'void' ORDER BY issued_at, serial`, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading the records of %q from %q: %w", name, s.url, err)
 	}
 	defer rows.Close()
-	var recs []*Record
+	var recs []*store.Record
 	for rows.Next() {
 		var serial, data string
 		if err := rows.Scan(&serial, &data); err != nil {
@@ -396,18 +377,18 @@ func (s *pgStore) RecordsByName(name string) ([]*Record, error) {
 
 // Records streams the rows in serial order: pgx reads them as they come,
 // so a million records take constant memory.
-func (s *pgStore) Records() iter.Seq2[*Record, error] {
+func (s *Store) Records() iter.Seq2[*store.Record, error] {
 	return streamRows(s, "records", "SELECT serial, data FROM minica_records ORDER BY serial", s.decode)
 }
 
 // RecordParts is Records in one part: the rows come in one stream.
-func (s *pgStore) RecordParts() ([]iter.Seq2[*Record, error], error) {
-	return []iter.Seq2[*Record, error]{s.Records()}, nil
+func (s *Store) RecordParts() ([]iter.Seq2[*store.Record, error], error) {
+	return []iter.Seq2[*store.Record, error]{s.Records()}, nil
 }
 
 // streamRows runs query, whose rows are (key, data) pairs, and yields each
 // decoded as it arrives; what names the rows in errors.
-func streamRows[T any](s *pgStore, what, query string, decode func(key, data string) (T, error)) iter.Seq2[T, error] {
+func streamRows[T any](s *Store, what, query string, decode func(key, data string) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		fail := func(err error) { yield(zero, fmt.Errorf("listing the %s of %q: %w", what, s.url, err)) }
@@ -446,7 +427,7 @@ func nullTime(t time.Time) any {
 }
 
 // AppendRevocations inserts the events in one transaction.
-func (s *pgStore) AppendRevocations(events ...revEvent) error {
+func (s *Store) AppendRevocations(events ...store.RevEvent) error {
 	return s.write("appending to the revocation log", func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, ev := range events {
@@ -457,18 +438,18 @@ func (s *pgStore) AppendRevocations(events ...revEvent) error {
 }
 
 // queueRevEvent queues the append of a revocation event.
-func queueRevEvent(b *pgx.Batch, ev revEvent) {
+func queueRevEvent(b *pgx.Batch, ev store.RevEvent) {
 	b.Queue(`INSERT INTO minica_revocations (serial, revoked_at, reason, not_after, lifted) VALUES ($1, $2, $3, $4, $5)`,
 		ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted)
 }
 
 // RevokeRecords inserts the events and replaces the records in one
 // transaction.
-func (s *pgStore) RevokeRecords(rs []*Record) error {
+func (s *Store) RevokeRecords(rs []*store.Record) error {
 	return s.write(fmt.Sprintf("revoking %d certificates", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range rs {
-			queueRevEvent(b, eventOf(r))
+			queueRevEvent(b, store.EventOf(r))
 			queueUpdateRecord(b, r)
 		}
 		return tx.SendBatch(ctx, b).Close()
@@ -476,8 +457,8 @@ func (s *pgStore) RevokeRecords(rs []*Record) error {
 }
 
 // LatestRevocations reads the latest row of every serial.
-func (s *pgStore) LatestRevocations() ([]logEvent, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) LatestRevocations() ([]store.LogEvent, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (serial) serial, revoked_at, reason, not_after, lifted
 		FROM minica_revocations ORDER BY serial, id DESC`)
@@ -485,9 +466,9 @@ func (s *pgStore) LatestRevocations() ([]logEvent, error) {
 		return nil, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
 	}
 	defer rows.Close()
-	var out []logEvent
+	var out []store.LogEvent
 	for rows.Next() {
-		var je revEvent
+		var je store.RevEvent
 		var at, notAfter *time.Time
 		if err := rows.Scan(&je.Serial, &at, &je.Reason, &notAfter, &je.Lifted); err != nil {
 			return nil, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
@@ -500,7 +481,7 @@ func (s *pgStore) LatestRevocations() ([]logEvent, error) {
 		}
 		ev, err := store.CompactEvent(je)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: serial %s: %w", ErrCorruptRevocationLog, s.url, je.Serial, err)
+			return nil, fmt.Errorf("%w %q: serial %s: %w", store.ErrCorruptRevocationLog, s.url, je.Serial, err)
 		}
 		out = append(out, ev)
 	}
@@ -511,21 +492,21 @@ func (s *pgStore) LatestRevocations() ([]logEvent, error) {
 }
 
 // RevocationStamp is the highest event ID.
-func (s *pgStore) RevocationStamp() (FileStamp, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) RevocationStamp() (store.FileStamp, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var id int64
 	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM minica_revocations").Scan(&id); err != nil {
-		return FileStamp{}, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
+		return store.FileStamp{}, fmt.Errorf("reading the revocation log of %q: %w", s.url, err)
 	}
-	return FileStamp{Ino: uint64(id)}, nil
+	return store.FileStamp{Ino: uint64(id)}, nil
 }
 
 // The CRL.
 
 // LastCRLNumber reads the last number reserved.
-func (s *pgStore) LastCRLNumber() (*big.Int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) LastCRLNumber() (*big.Int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var text string
 	if err := s.pool.QueryRow(ctx, "SELECT last_number::text FROM minica_crl WHERE id = 1").Scan(&text); err != nil {
@@ -538,7 +519,7 @@ func (s *pgStore) LastCRLNumber() (*big.Int, error) {
 
 // NextCRLNumber reserves the number under SELECT ... FOR UPDATE of the one
 // row of minica_crl, as the file store's NextCRLNumber computes it.
-func (s *pgStore) NextCRLNumber(now time.Time) (*big.Int, error) {
+func (s *Store) NextCRLNumber(now time.Time) (*big.Int, error) {
 	var next *big.Int
 	err := s.write("reserving a CRL number", func(ctx context.Context, tx pgx.Tx) error {
 		var lastText, publishedText string
@@ -566,7 +547,7 @@ func (s *pgStore) NextCRLNumber(now time.Time) (*big.Int, error) {
 // SaveCRL stores der as the current CRL unless a higher number is current,
 // notifying channel minica_crl with the number, and then writes the
 // published copy.
-func (s *pgStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
+func (s *Store) SaveCRL(number *big.Int, der []byte) (bool, error) {
 	saved, err := s.saveCRL(number, der)
 	if err == nil {
 		err = s.crash("store")
@@ -578,14 +559,14 @@ func (s *pgStore) SaveCRL(number *big.Int, der []byte) (bool, error) {
 }
 
 // crash calls the test hook crashed, if set, after file was written.
-func (s *pgStore) crash(file string) error {
+func (s *Store) crash(file string) error {
 	if s.crashed == nil {
 		return nil
 	}
 	return s.crashed(file)
 }
 
-func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
+func (s *Store) saveCRL(number *big.Int, der []byte) (bool, error) {
 	saved := false
 	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
@@ -603,8 +584,8 @@ func (s *pgStore) saveCRL(number *big.Int, der []byte) (bool, error) {
 }
 
 // CRL reads the current CRL; fs.ErrNotExist when none was saved.
-func (s *pgStore) CRL() ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) CRL() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var der []byte
 	if err := s.pool.QueryRow(ctx, "SELECT der FROM minica_crl WHERE id = 1").Scan(&der); err != nil {
@@ -617,7 +598,7 @@ func (s *pgStore) CRL() ([]byte, error) {
 }
 
 // ReadCRL reads the current CRL with the stamp of its version.
-func (s *pgStore) ReadCRL() (*PublishedCRL, error) {
+func (s *Store) ReadCRL() (*store.PublishedCRL, error) {
 	stamp, err := s.CRLStamp()
 	if err != nil {
 		return nil, err
@@ -626,31 +607,31 @@ func (s *pgStore) ReadCRL() (*PublishedCRL, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
+	return &store.PublishedCRL{CRL: crl, DER: der, Stamp: stamp}, nil
 }
 
 // CRLName is the store's URL.
-func (s *pgStore) CRLName() string { return s.url }
+func (s *Store) CRLName() string { return s.url }
 
 // CRLStamp is the version of the current CRL's row.
-func (s *pgStore) CRLStamp() (FileStamp, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) CRLStamp() (store.FileStamp, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var version int64
 	var size *int64
 	if err := s.pool.QueryRow(ctx, "SELECT version, length(der) FROM minica_crl WHERE id = 1").Scan(&version, &size); err != nil {
-		return FileStamp{}, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
+		return store.FileStamp{}, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
 	}
 	if size == nil {
-		return FileStamp{}, fmt.Errorf("%w in %q", ErrNoCRL, s.url)
+		return store.FileStamp{}, fmt.Errorf("%w in %q", store.ErrNoCRL, s.url)
 	}
-	return FileStamp{Ino: uint64(version), Size: *size}, nil
+	return store.FileStamp{Ino: uint64(version), Size: *size}, nil
 }
 
 // Enrollments.
 
 // CreateEnrollment inserts the row of a new enrollment.
-func (s *pgStore) CreateEnrollment(e storedEnrollment) error {
+func (s *Store) CreateEnrollment(e store.EnrollmentData) error {
 	err := s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(e.Data))
 		return err
@@ -662,7 +643,7 @@ func (s *pgStore) CreateEnrollment(e storedEnrollment) error {
 }
 
 // PutEnrollment replaces the row of an enrollment.
-func (s *pgStore) PutEnrollment(e storedEnrollment) error {
+func (s *Store) PutEnrollment(e store.EnrollmentData) error {
 	return s.write("writing enrollment "+e.ID, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data`, e.ID, e.Name, string(e.Data))
@@ -671,41 +652,41 @@ func (s *pgStore) PutEnrollment(e storedEnrollment) error {
 }
 
 // stored names the row of an enrollment.
-func (s *pgStore) stored(id, data string) (storedEnrollment, error) {
-	return storedEnrollment{ID: id, Data: []byte(data), Where: fmt.Sprintf("%s in %q", id, s.url)}, nil
+func (s *Store) stored(id, data string) (store.EnrollmentData, error) {
+	return store.EnrollmentData{ID: id, Data: []byte(data), Where: fmt.Sprintf("%s in %q", id, s.url)}, nil
 }
 
 // Enrollment reads the row of id.
-func (s *pgStore) Enrollment(id string) (storedEnrollment, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) Enrollment(id string) (store.EnrollmentData, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var data string
 	err := s.pool.QueryRow(ctx, "SELECT data FROM minica_enrollments WHERE id = $1", id).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return storedEnrollment{}, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
+		return store.EnrollmentData{}, fmt.Errorf("%w: %s", store.ErrEnrollmentUnknown, id)
 	}
 	if err != nil {
-		return storedEnrollment{}, fmt.Errorf("reading enrollment %s from %q: %w", id, s.url, err)
+		return store.EnrollmentData{}, fmt.Errorf("reading enrollment %s from %q: %w", id, s.url, err)
 	}
 	return s.stored(id, data)
 }
 
 // EnrollmentByName reads the latest row of name.
-func (s *pgStore) EnrollmentByName(name string) (storedEnrollment, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) EnrollmentByName(name string) (store.EnrollmentData, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var id, data string
 	err := s.pool.QueryRow(ctx, "SELECT id, data FROM minica_enrollments WHERE name = $1 ORDER BY seq DESC LIMIT 1", name).Scan(&id, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return storedEnrollment{}, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
+		return store.EnrollmentData{}, fmt.Errorf("%w for %q", store.ErrEnrollmentUnknown, name)
 	}
 	if err != nil {
-		return storedEnrollment{}, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+		return store.EnrollmentData{}, fmt.Errorf("reading enrollment index of %q: %w", name, err)
 	}
 	return s.stored(id, data)
 }
 
 // Enrollments streams the rows in ID order.
-func (s *pgStore) Enrollments() iter.Seq2[storedEnrollment, error] {
+func (s *Store) Enrollments() iter.Seq2[store.EnrollmentData, error] {
 	return streamRows(s, "enrollments", "SELECT id, data FROM minica_enrollments ORDER BY id", s.stored)
 }

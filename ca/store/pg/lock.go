@@ -1,9 +1,10 @@
-package ca
+package pg
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"minica/ca/store"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The CA lock on PostgreSQL is a session advisory lock (PGLockClass,
-// PGLockCA) held on one connection of the pool for as long as the caller
+// The CA lock on PostgreSQL is a session advisory lock (LockClass,
+// LockCA) held on one connection of the pool for as long as the caller
 // holds it, while the writes go through the other connections. The server
 // frees the lock when that session ends: a restart of PostgreSQL, a
 // dropped connection, pg_terminate_backend. Its holder would not know, and
@@ -24,21 +25,21 @@ import (
 // next. So every write transaction of a holder checks, inside the
 // transaction and in the round trip of its first statement, that the
 // session (its pid and start time: a pid is reused) still holds the lock,
-// and fails with ErrStoreLockLost when it does not.
+// and fails with store.ErrStoreLockLost when it does not.
 //
 // The check and the commit are two moments: a session could end between
-// them. PGLockWrites closes that gap: each checked transaction holds it
+// them. LockWrites closes that gap: each checked transaction holds it
 // shared from before its check to its end, and a new holder, once it has
 // the CA lock, takes it exclusive once before it writes anything, which
 // waits for a transaction still in flight from the holder before it.
 
-// PGLockWrites is the advisory lock key (of class PGLockClass) that every
+// LockWrites is the advisory lock key (of class LockClass) that every
 // write transaction of a holder of the CA lock holds shared, and that a
 // new holder takes exclusive once after it got the CA lock.
-const PGLockWrites int32 = 3
+const LockWrites int32 = 3
 
-// pgLockSession is the session holding the CA lock for a handle.
-type pgLockSession struct {
+// lockSession is the session holding the CA lock for a handle.
+type lockSession struct {
 	pid   int32
 	start time.Time // backend_start: a pid is reused, a start time is not
 	lost  atomic.Bool
@@ -48,13 +49,13 @@ type pgLockSession struct {
 }
 
 // lostError is the error of a write of the holder once the lock is lost.
-func (ls *pgLockSession) lostError() error {
-	return fmt.Errorf("%w: its session (backend pid %d) ended (PostgreSQL restarted, the connection dropped or pg_terminate_backend ended it) and another minica may hold the lock now, so this command wrote nothing more and stopped; run minica check, which repairs what the command left, then run the command again to complete it", ErrStoreLockLost, ls.pid)
+func (ls *lockSession) lostError() error {
+	return fmt.Errorf("%w: its session (backend pid %d) ended (PostgreSQL restarted, the connection dropped or pg_terminate_backend ended it) and another minica may hold the lock now, so this command wrote nothing more and stopped; run minica check, which repairs what the command left, then run the command again to complete it", store.ErrStoreLockLost, ls.pid)
 }
 
 // alive reports whether the lock's session still answers on its own
 // connection; a session that answers holds its session-level lock.
-func (ls *pgLockSession) alive() bool {
+func (ls *lockSession) alive() bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.conn == nil {
@@ -65,32 +66,32 @@ func (ls *pgLockSession) alive() bool {
 	return ls.conn.Ping(ctx) == nil
 }
 
-// pgLockHeldSQL is true when the session pid started at $4 holds the
+// lockHeldSQL is true when the session pid started at $4 holds the
 // CA lock of this database: pg_stat_get_activity(pid) reads one backend's
 // entry, not all of them as pg_stat_activity would.
-const pgLockHeldSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+const lockHeldSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
 		AND l.pid = $1 AND l.classid = $2 AND l.objid = $3 AND l.objsubid = 2
 		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
 	AND EXISTS (SELECT 1 FROM pg_stat_get_activity($1) a WHERE a.backend_start = $4)`
 
-// Lock takes the advisory lock (PGLockClass, PGLockCA) on a connection of
+// Lock takes the advisory lock (LockClass, LockCA) on a connection of
 // its own, polling as the lock file does; the holder's pid comes from its
 // application_name. It remembers the session for the checks of the writes,
 // and waits for the write transactions of a previous holder that lost the
 // lock to end.
-func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+pgOpTimeout)
+func (s *Store) Lock(timeout time.Duration) (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+opTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
 	}
-	ls := &pgLockSession{conn: conn}
+	ls := &lockSession{conn: conn}
 	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2), pg_backend_pid(),
-			(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid()))`, PGLockClass, PGLockCA).Scan(&ok, &ls.pid, &ls.start); err != nil {
+			(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid()))`, LockClass, LockCA).Scan(&ok, &ls.pid, &ls.start); err != nil {
 			conn.Release()
 			return nil, fmt.Errorf("locking the store %q: %w", s.url, err)
 		}
@@ -100,7 +101,7 @@ func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
 		if !time.Now().Before(deadline) {
 			pid := s.lockHolder(ctx, conn)
 			conn.Release()
-			return nil, &LockError{Path: s.url, PID: pid, Lock: fmt.Sprintf("the advisory lock of the store %q", s.url)}
+			return nil, &store.LockError{Path: s.url, PID: pid, Lock: fmt.Sprintf("the advisory lock of the store %q", s.url)}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -108,9 +109,9 @@ func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
 		s.held.CompareAndSwap(ls, nil)
 		ls.mu.Lock()
 		defer ls.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		defer cancel()
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", PGLockClass, PGLockCA); err != nil {
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", LockClass, LockCA); err != nil {
 			// Closing the session releases the lock as surely.
 			conn.Conn().Close(ctx)
 		}
@@ -119,7 +120,7 @@ func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
 	}
 	// A transaction-level lock taken outside a transaction is released
 	// when the statement ends: this only waits for the shared holders.
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", PGLockClass, PGLockWrites); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", LockClass, LockWrites); err != nil {
 		unlock()
 		return nil, fmt.Errorf("locking the store %q: waiting for the writes of the previous holder: %w", s.url, err)
 	}
@@ -129,12 +130,12 @@ func (s *pgStore) Lock(timeout time.Duration) (func(), error) {
 
 // lockHolder returns the pid of the minica process holding the lock, 0
 // when unknown.
-func (s *pgStore) lockHolder(ctx context.Context, conn *pgxpool.Conn) int {
+func (s *Store) lockHolder(ctx context.Context, conn *pgxpool.Conn) int {
 	var app string
 	conn.QueryRow(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
 		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-		uint32(PGLockClass), uint32(PGLockCA)).Scan(&app)
+		uint32(LockClass), uint32(LockCA)).Scan(&app)
 	pid, _ := strconv.Atoi(strings.TrimPrefix(app, "minica/"))
 	return pid
 }
@@ -143,11 +144,11 @@ func (s *pgStore) lockHolder(ctx context.Context, conn *pgxpool.Conn) int {
 // loss when the lock is gone: the check said so, or the write failed and
 // the lock's own connection no longer answers (a restart of the server
 // ends every session at once). Once lost, ls stays lost.
-func (ls *pgLockSession) lockLost(err error) error {
+func (ls *lockSession) lockLost(err error) error {
 	if ls == nil || err == nil {
 		return err
 	}
-	if errors.Is(err, ErrStoreLockLost) {
+	if errors.Is(err, store.ErrStoreLockLost) {
 		ls.lost.Store(true)
 		return err
 	}
@@ -159,19 +160,19 @@ func (ls *pgLockSession) lockLost(err error) error {
 }
 
 // guardTx is a write transaction of a holder of the CA lock: its first
-// statement goes in one round trip with PGLockWrites taken shared and the
+// statement goes in one round trip with LockWrites taken shared and the
 // check that the lock's session still holds the lock; guard runs them
 // alone for a transaction that had no statement of that kind before its
 // commit.
 type guardTx struct {
 	pgx.Tx
-	ls      *pgLockSession
+	ls      *lockSession
 	checked bool
 }
 
 func (g *guardTx) queueGuard(b *pgx.Batch) {
-	b.Queue("SELECT pg_advisory_xact_lock_shared($1, $2)", PGLockClass, PGLockWrites)
-	b.Queue(pgLockHeldSQL, g.ls.pid, uint32(PGLockClass), uint32(PGLockCA), g.ls.start)
+	b.Queue("SELECT pg_advisory_xact_lock_shared($1, $2)", LockClass, LockWrites)
+	b.Queue(lockHeldSQL, g.ls.pid, uint32(LockClass), uint32(LockCA), g.ls.start)
 }
 
 func (g *guardTx) readGuard(br pgx.BatchResults) error {

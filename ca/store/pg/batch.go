@@ -1,4 +1,4 @@
-package ca
+package pg
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pgInsertRecord is the statement of a reservation.
-const pgInsertRecord = `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`
+// insertRecord is the statement of a store.Reservation.
+const insertRecord = `INSERT INTO minica_records (serial, name, status, issued_at, data) VALUES ($1, $2, $3, $4, $5)`
 
 // queueRecords sends one statement per record in one round trip.
-func queueRecords(ctx context.Context, tx pgx.Tx, sql string, rs []*Record) error {
+func queueRecords(ctx context.Context, tx pgx.Tx, sql string, rs []*store.Record) error {
 	b := &pgx.Batch{}
 	for _, r := range rs {
 		b.Queue(sql, r.Serial, r.Name, string(r.Status), r.IssuedAt, string(store.EncodeRecord(r)))
@@ -26,9 +26,9 @@ func queueRecords(ctx context.Context, tx pgx.Tx, sql string, rs []*Record) erro
 // sync of the file store does, so with the group's completion in one
 // transaction too (CompleteGroup) a group of 64 certificates costs two
 // commits instead of 128.
-func (s *pgStore) ReserveGroup(rs []*Record) ([]reservation, error) {
+func (s *Store) ReserveGroup(rs []*store.Record) ([]store.Reservation, error) {
 	err := s.write(fmt.Sprintf("reserving %d serials", len(rs)), func(ctx context.Context, tx pgx.Tx) error {
-		return queueRecords(ctx, tx, pgInsertRecord, rs)
+		return queueRecords(ctx, tx, insertRecord, rs)
 	})
 	if isUniqueViolation(err) {
 		return nil, fmt.Errorf("reserving %d serials: %w", len(rs), fs.ErrExist)
@@ -36,7 +36,7 @@ func (s *pgStore) ReserveGroup(rs []*Record) ([]reservation, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := make([]reservation, len(rs))
+	res := make([]store.Reservation, len(rs))
 	for i := range res {
 		res[i] = committedRow{}
 	}

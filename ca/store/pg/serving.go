@@ -1,8 +1,9 @@
-package ca
+package pg
 
 import (
 	"context"
 	"fmt"
+	"minica/ca/store"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// pgServing is a serve's registration in a PostgreSQL store: PGLockServe
+// LockServe is the advisory lock key (of class LockClass) that every
+// serve of a PostgreSQL store holds shared while it runs.
+const LockServe int32 = 4
+
+// pgServing is a serve's registration in a PostgreSQL store: LockServe
 // held shared on a connection of its own.
 type pgServing struct {
 	mu   sync.Mutex
@@ -20,7 +25,7 @@ type pgServing struct {
 
 // HoldServing takes the registration, or takes it back when its session
 // ended (retaken).
-func (s *pgStore) HoldServing() (retaken bool, err error) {
+func (s *Store) HoldServing() (retaken bool, err error) {
 	l := &s.serving
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -38,19 +43,19 @@ func (s *pgStore) HoldServing() (retaken bool, err error) {
 		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
 	}
 	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1, $2)", LockClass, LockServe).Scan(&ok); err != nil {
 		conn.Close(ctx)
 		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
 	}
 	if !ok {
 		conn.Close(ctx)
-		return retaken, fmt.Errorf("%w: minica store copy --use is moving the database away from %q", ErrStoreSwitched, s.url)
+		return retaken, fmt.Errorf("%w: minica store copy --use is moving the database away from %q", store.ErrStoreSwitched, s.url)
 	}
 	l.conn = conn
 	return retaken, nil
 }
 
-func (s *pgStore) releaseServing() {
+func (s *Store) releaseServing() {
 	s.serving.mu.Lock()
 	defer s.serving.mu.Unlock()
 	s.serving.closeLocked()
@@ -66,11 +71,11 @@ func (l *pgServing) closeLocked() {
 	}
 }
 
-// ExcludeServing takes PGLockServe exclusive on a connection of its own,
-// or fails with a ServeRunningError naming the pids of the serves that
+// ExcludeServing takes LockServe exclusive on a connection of its own,
+// or fails with a store.ServeRunningError naming the pids of the serves that
 // hold it (from their application_name, minica/PID).
-func (s *pgStore) ExcludeServing() (release func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
+func (s *Store) ExcludeServing() (release func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 	if err != nil {
@@ -82,7 +87,7 @@ func (s *pgStore) ExcludeServing() (release func(), err error) {
 		cancel()
 	}
 	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", LockClass, LockServe).Scan(&ok); err != nil {
 		closeConn()
 		return nil, fmt.Errorf("looking for serves of the store %q: %w", s.url, err)
 	}
@@ -91,7 +96,7 @@ func (s *pgStore) ExcludeServing() (release func(), err error) {
 	}
 	rows, err := conn.Query(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
-		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, uint32(PGLockClass), uint32(PGLockServe))
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, uint32(LockClass), uint32(LockServe))
 	var pids []int
 	if err == nil {
 		for rows.Next() {
@@ -106,5 +111,5 @@ func (s *pgStore) ExcludeServing() (release func(), err error) {
 	}
 	closeConn()
 	slices.Sort(pids)
-	return nil, &ServeRunningError{Where: fmt.Sprintf("the store %q", s.url), PIDs: slices.Compact(pids)}
+	return nil, &store.ServeRunningError{Where: fmt.Sprintf("the store %q", s.url), PIDs: slices.Compact(pids)}
 }

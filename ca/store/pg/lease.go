@@ -1,4 +1,4 @@
-package ca
+package pg
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PGLockCRLSigner is the advisory lock key (of class PGLockClass) of the
+// LockCRLSigner is the advisory lock key (of class LockClass) of the
 // CRL signer's lease: of the `minica serve` replicas on one database, the
 // one whose session holds it re-signs the CRL. PostgreSQL ends a session
 // whose process died (even by SIGKILL), which frees the lease for the next
 // replica that asks.
-const PGLockCRLSigner int32 = 2
+const LockCRLSigner int32 = 2
 
-// pgNotifyChannel is the channel saveCRL notifies with a new CRL's number.
-const pgNotifyChannel = "minica_crl"
+// notifyChannel is the channel saveCRL notifies with a new CRL's number.
+const notifyChannel = "minica_crl"
 
 // leaseTimeout bounds each round trip of the lease and the listener.
 const leaseTimeout = 5 * time.Second
@@ -32,26 +32,8 @@ type pgLease struct {
 	held bool
 }
 
-// HoldCRLSigner reports whether this handle is the one replica that
-// re-signs the CRL, taking the lease when it is free. On the file store
-// it is always true: every process on the directory may sign, one at a
-// time under the lock file, as before. On PostgreSQL the lease is a
-// session advisory lock (PGLockClass, PGLockCRLSigner) on a connection of
-// the handle's own; a connection lost (a restart of the server) loses it,
-// and the next call tries again. Safe from any goroutine.
-//
-// The lease decides who signs, not whether a CRL is correct: the numbers
-// of CRLs are reserved under a row lock and strictly increase whoever
-// signs, so two signers for a moment (a holder cut off from the server
-// before it knows) never give one number twice.
-func (c *CA) HoldCRLSigner() (bool, error) { return c.db.HoldCRLSigner() }
-
-// ReleaseCRLSigner gives up the lease, if this handle holds it, so that
-// another replica takes it at once (a graceful stop). Close does it too.
-func (c *CA) ReleaseCRLSigner() { c.db.ReleaseCRLSigner() }
-
 // HoldCRLSigner tries the lease on the lease's own connection.
-func (s *pgStore) HoldCRLSigner() (bool, error) {
+func (s *Store) HoldCRLSigner() (bool, error) {
 	l := &s.lease
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -72,7 +54,7 @@ func (s *pgStore) HoldCRLSigner() (bool, error) {
 		l.conn = conn
 	}
 	var ok bool
-	if err := l.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockCRLSigner).Scan(&ok); err != nil {
+	if err := l.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", LockClass, LockCRLSigner).Scan(&ok); err != nil {
 		l.closeLocked()
 		return false, fmt.Errorf("taking the CRL signer's lease in %q: %w", s.url, err)
 	}
@@ -81,7 +63,7 @@ func (s *pgStore) HoldCRLSigner() (bool, error) {
 }
 
 // ReleaseCRLSigner ends the lease's session.
-func (s *pgStore) ReleaseCRLSigner() {
+func (s *Store) ReleaseCRLSigner() {
 	s.lease.mu.Lock()
 	defer s.lease.mu.Unlock()
 	s.lease.closeLocked()
@@ -97,25 +79,14 @@ func (l *pgLease) closeLocked() {
 	l.conn, l.held = nil, false
 }
 
-// CRLNotifications returns a channel that receives a value soon after any
-// process publishes a CRL into the store (PostgreSQL's LISTEN on the
-// channel minica_crl, which every saved CRL notifies), and once after each
-// reconnection, when notifications may have been missed. It is nil on the
-// file store, which is polled. The listener runs on a connection of its
-// own until ctx is done, reconnecting with a backoff of 250 ms doubling to
-// 5 s; a caller polls as well, at a slower pace, for the time it is cut off.
-func (c *CA) CRLNotifications(ctx context.Context) <-chan struct{} {
-	return c.db.CRLNotifications(ctx)
-}
-
 // CRLNotifications listens on a connection of its own.
-func (s *pgStore) CRLNotifications(ctx context.Context) <-chan struct{} {
+func (s *Store) CRLNotifications(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	go s.listen(ctx, ch)
 	return ch
 }
 
-func (s *pgStore) listen(ctx context.Context, ch chan<- struct{}) {
+func (s *Store) listen(ctx context.Context, ch chan<- struct{}) {
 	signal := func() {
 		select {
 		case ch <- struct{}{}:
@@ -151,14 +122,14 @@ func (s *pgStore) listen(ctx context.Context, ch chan<- struct{}) {
 	}
 }
 
-func (s *pgStore) listenConn(ctx context.Context) (*pgx.Conn, error) {
+func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, leaseTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, s.pool.Config().ConnConfig)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(cctx, "LISTEN "+pgNotifyChannel); err != nil {
+	if _, err := conn.Exec(cctx, "LISTEN "+notifyChannel); err != nil {
 		conn.Close(cctx)
 		return nil, err
 	}
@@ -169,7 +140,7 @@ func (s *pgStore) listenConn(ctx context.Context) (*pgx.Conn, error) {
 // (default_transaction_read_only, as a replica behind a read-only
 // endpoint, or a database set so by its operator): every write of the CA
 // would fail there, after it signed.
-func (s *pgStore) checkWritable(ctx context.Context) error {
+func (s *Store) checkWritable(ctx context.Context) error {
 	var ro string
 	if err := s.pool.QueryRow(ctx, "SHOW transaction_read_only").Scan(&ro); err != nil {
 		return fmt.Errorf("store %q: %w", s.url, err)
