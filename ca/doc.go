@@ -58,6 +58,15 @@
 // only, and Check removes what older versions or a crash left half-written.
 // [Init] writes ca.crt last and removes what it wrote when it fails.
 //
+// # The CA key
+//
+// The CA key is a PEM file (ca.key), encrypted or not, or a key in a
+// PKCS#11 token that ca.key-uri names. [CA.KeySource] tells which, for the
+// words a caller shows; [CA.OpenSigner] opens the key wherever it is, and
+// asks its [SecretFunc] for the password or the PIN only when the key needs
+// one. Callers never choose how a key is opened: they only know where a
+// person keeps the secret.
+//
 // # Renewal
 //
 // [CA.Renew] issues a certificate's successor: the same name, profile,

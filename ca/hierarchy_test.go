@@ -224,7 +224,7 @@ func TestPendingRefusesUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !publicKeysEqual(got.CSR.PublicKey, p.CSR.PublicKey) || strings.Join(got.Constraints.PermittedDNS, ",") != "example.com" || got.KeyEncrypted {
+	if !publicKeysEqual(got.CSR.PublicKey, p.CSR.PublicKey) || strings.Join(got.Constraints.PermittedDNS, ",") != "example.com" || got.Key.Kind != KeyInFile {
 		t.Errorf("OpenPending = %+v; want the CSR and constraints written", got)
 	}
 	if _, err := InitPending(p.Dir, InitOptions{CommonName: "again"}); !errors.Is(err, ErrUnfinished) {
@@ -342,11 +342,16 @@ func TestImportIntermediateWrongPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.KeyEncrypted {
-		t.Error("KeyEncrypted = false for a key with a password")
+	if p.Key.Kind != KeyInEncryptedFile {
+		t.Errorf("Key.Kind = %v for a key with a password; want KeyInEncryptedFile", p.Key.Kind)
+	}
+	if got, err := OpenPending(p.Dir); err != nil {
+		t.Fatal(err)
+	} else if got.Key.Kind != KeyInEncryptedFile {
+		t.Errorf("OpenPending: Key.Kind = %v; want KeyInEncryptedFile", got.Key.Kind)
 	}
 	is := signInt(t, root, "int1", p, Constraints{})
-	o := ImportOptions{Certs: []*x509.Certificate{is.Cert, root.Cert}, RootCRL: rootCRL(t, root), Now: fixedClock(hierNow), Password: []byte("wrong")}
+	o := ImportOptions{Certs: []*x509.Certificate{is.Cert, root.Cert}, RootCRL: rootCRL(t, root), Now: fixedClock(hierNow), Secret: FixedSecret([]byte("wrong"))}
 	before := treeSum(t, p.Dir)
 	if _, err := ImportIntermediate(p.Dir, o); !errors.Is(err, formats.ErrWrongPassword) {
 		t.Fatalf("error = %v; want ErrWrongPassword", err)
@@ -354,7 +359,7 @@ func TestImportIntermediateWrongPassword(t *testing.T) {
 	if treeSum(t, p.Dir) != before {
 		t.Error("a wrong password changed the directory")
 	}
-	o.Password = []byte("right")
+	o.Secret = FixedSecret([]byte("right"))
 	c, err := ImportIntermediate(p.Dir, o)
 	if err != nil {
 		t.Fatal(err)

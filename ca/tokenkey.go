@@ -217,10 +217,6 @@ func (t *tokenInit) abort() error {
 	return nil
 }
 
-// KeyURI returns the URI of the CA key when it is kept in a PKCS#11 token,
-// else nil.
-func (c *CA) KeyURI() *KeyURI { return c.keyURI }
-
 // loadKeyURI reads ca.key-uri when there is one.
 func (c *CA) loadKeyURI() error {
 	u, err := readKeyURI(c.dir)

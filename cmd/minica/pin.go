@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto"
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,53 +23,6 @@ const pinEnv = "MINICA_PIN"
 // errNoPINSource is returned when a token PIN is needed and there is no
 // file, no environment variable and no terminal to ask.
 var errNoPINSource = errors.New("the CA key is in a PKCS#11 token and its PIN is needed, but there is no --pin-file, no " + pinEnv + " and no terminal to ask")
-
-// tokenPIN reads the PIN of the token of u from --pin-file, then
-// MINICA_PIN, then a no-echo prompt. A wrong PIN is not asked again: tokens
-// lock the PIN after a few wrong ones.
-func (e *env) tokenPIN(c *cli.Context, u *ca.KeyURI) ([]byte, error) {
-	if !ca.PKCS11Supported {
-		// Before asking for a PIN that could not be used.
-		return nil, tokenHint(fmt.Errorf("the CA key is in %s: %w", u.TokenName(), ca.ErrPKCS11Unsupported))
-	}
-	if file := c.String("pin-file"); file != "" {
-		return readSecretFile(file, "PIN")
-	}
-	if v := os.Getenv(pinEnv); v != "" {
-		return []byte(v), nil
-	}
-	if !e.terminal() {
-		return nil, withHint(errNoPINSource, "pass --pin-file FILE or set %s", pinEnv)
-	}
-	pin, err := e.readSecret(fmt.Sprintf("PIN of %s: ", u.TokenName()))
-	if err != nil {
-		return nil, fmt.Errorf("reading PIN: %w", err)
-	}
-	return pin, nil
-}
-
-// loadTokenSigner is loadSigner for a CA whose key is in a PKCS#11 token.
-func loadTokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
-	u := authority.KeyURI()
-	if c.String("password-file") != "" {
-		return nil, usagef(c, "--password-file: the CA key is in %s, which takes a PIN: pass --pin-file FILE or set %s", u.TokenName(), pinEnv)
-	}
-	return tokenSigner(c, e, authority)
-}
-
-// tokenSigner reads the PIN (tokenPIN) and loads the key of a CA whose key
-// is in a PKCS#11 token.
-func tokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
-	pin, err := e.tokenPIN(c, authority.KeyURI())
-	if err != nil {
-		return nil, err
-	}
-	signer, err := authority.LoadSigner(pin)
-	if err != nil {
-		return nil, tokenHint(err)
-	}
-	return signer, nil
-}
 
 // tokenHint adds what to do to an error of a CA key in a token.
 func tokenHint(err error) error {
@@ -115,7 +65,12 @@ func tokenInitOptions(c *cli.Context, e *env, opts *ca.InitOptions) error {
 	if err != nil {
 		return usagef(c, "--key-uri: %v", err)
 	}
-	pin, err := e.tokenPIN(c, u)
+	// Before asking for a PIN that could not be used.
+	src := ca.KeySource{Kind: ca.KeyInToken, URI: u}
+	if err := src.Supported(); err != nil {
+		return tokenHint(err)
+	}
+	pin, err := caKeySecrets(c, e).find(src)
 	if err != nil {
 		return err
 	}
