@@ -103,5 +103,7 @@
 // renewed from the certificate, in the same append to the log; Check
 // completes a line that a crash cut short. CRL numbers come from the signing time in
 // milliseconds, kept strictly increasing, so that they keep growing after
-// an older copy of the directory is restored.
+// an older copy of the directory is restored. [CA.CRLStatus] sums up, for
+// a monitor, the published CRL's freshness, the revocations it lacks and,
+// on an intermediate, the root CRL it keeps.
 package ca
