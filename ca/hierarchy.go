@@ -71,11 +71,15 @@ const (
 var ErrRootCA = errors.New("a root CA signs only intermediate CAs and its own CRLs")
 
 // ErrNotRoot is returned by SignIntermediate on a CA that is not a root.
-var ErrNotRoot = errors.New("only a root CA (init --root) signs intermediate CAs")
+var ErrNotRoot = errors.New("only a root CA signs intermediate CAs")
 
 // ErrPending is returned by Open for an intermediate CA whose certificate
 // has not been imported yet.
 var ErrPending = errors.New("the intermediate CA waits for its certificate")
+
+// ErrNoPending is returned, with ErrNoCA, by OpenPending and
+// ImportIntermediate for a directory without a pending intermediate.
+var ErrNoPending = errors.New("no pending intermediate")
 
 // ErrNoRootCRL is returned by LoadRootCRL when an intermediate holds no
 // CRL of its root.
@@ -431,7 +435,7 @@ func readPending(d *Dir) (*Pending, error) {
 	}
 	csrPEM, err := d.ReadFile(pendingCSRFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q: no pending intermediate (%s); create one with 'minica init --intermediate --cn NAME --csr-out FILE'", ErrNoCA, d.Path(), pendingCSRFile)
+		return nil, fmt.Errorf("%w in %q: %w (%s)", ErrNoCA, d.Path(), ErrNoPending, pendingCSRFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", d.Join(pendingCSRFile), err)

@@ -190,7 +190,7 @@ func TestSignIntermediateRefuses(t *testing.T) {
 		req     IntermediateRequest
 		wantErr string
 	}{
-		{name: "not a root", ca: plain, req: IntermediateRequest{Name: "i", CSR: p.CSR}, wantErr: "only a root CA (init --root) signs intermediate CAs"},
+		{name: "not a root", ca: plain, req: IntermediateRequest{Name: "i", CSR: p.CSR}, wantErr: "only a root CA signs intermediate CAs"},
 		{name: "outlives the root", ca: root, req: IntermediateRequest{Name: "i", CSR: p.CSR, Validity: 5 * 365 * 24 * time.Hour},
 			wantErr: "certificate would outlive the CA: validity 1825d would end on 2035-01-01T02:59:05Z, after the CA certificate expires on 2033-01-01T03:04:05Z"},
 		{name: "bad name", ca: root, req: IntermediateRequest{Name: "../x", CSR: p.CSR}, wantErr: "name"},
@@ -547,5 +547,17 @@ func TestOpenRefusesForeignRoot(t *testing.T) {
 	}
 	if _, err := Open(inter.dir.Path()); err == nil || !strings.Contains(err.Error(), "the second certificate did not sign the CA certificate") {
 		t.Errorf("Open() with another root in chain.pem: error = %v", err)
+	}
+}
+
+// A directory without a pending intermediate is no CA, and says why.
+func TestOpenPendingNone(t *testing.T) {
+	c, _ := newTestCA(t, InitOptions{})
+	if err := os.Remove(c.Path(certFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenPending(c.Path("."))
+	if !errors.Is(err, ErrNoCA) || !errors.Is(err, ErrNoPending) || !strings.Contains(err.Error(), "no pending intermediate (intermediate.csr)") {
+		t.Fatalf("OpenPending() error = %v; want ErrNoCA and ErrNoPending", err)
 	}
 }

@@ -88,7 +88,7 @@ func (c *CA) load() error {
 	data, err := c.dir.ReadFile(certFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, perr := c.dir.Stat(pendingCSRFile); perr == nil {
-			return fmt.Errorf("%w in %q: import it with 'minica init --intermediate --import CERT --root-crl FILE'", ErrPending, c.dir.Path())
+			return fmt.Errorf("%w in %q", ErrPending, c.dir.Path())
 		}
 		return fmt.Errorf("%w in %q (no %s)", ErrNoCA, c.dir.Path(), certFile)
 	}

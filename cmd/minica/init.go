@@ -108,7 +108,7 @@ func runInit(c *cli.Context, e *env) error {
 		return withHint(err, "check object= and id= in the key URI (p11tool --list-privkeys or pkcs11-tool --list-objects shows the keys), or leave out --existing-key to make a new key")
 	}
 	if err != nil {
-		return tokenHint(err)
+		return err
 	}
 	defer authority.Close()
 	return printInit(c, e, authority, opts)

@@ -199,7 +199,7 @@ func signWithParent(c *cli.Context, e *env, dir string, root *ca.CA, pending *ca
 	}
 	authority, err := ca.ImportIntermediate(dir, ca.ImportOptions{Certs: []*x509.Certificate{issued.Cert, root.Cert}, RootCRL: rootCRL,
 		Secret: opts.KeySecret, Now: e.now, LockTimeout: c.Duration("lock-timeout")})
-	return authority, tokenHint(err)
+	return authority, err
 }
 
 // importFlags are the flags that go with --import.

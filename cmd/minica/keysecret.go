@@ -77,15 +77,15 @@ func (s *keySecrets) pin(u *ca.KeyURI) ([]byte, error) {
 }
 
 // open calls open with find; a password typed at the prompt that is wrong
-// is asked again, up to maxPasswordTries times. The error gets the hint of
-// a wrong password or a token's error.
+// is asked again, up to maxPasswordTries times. A wrong password that was
+// not typed gets the hint of where it came from.
 func (s *keySecrets) open(open func(secret ca.SecretFunc) error) error {
 	err := s.e.inputRetry(s.c, s.passwordFlag, s.passwordEnv, func() error { return open(s.find) })
 	var typed typedWrong
 	if errors.Is(err, formats.ErrWrongPassword) && !errors.As(err, &typed) {
 		return withHint(err, "check --%s or %s", s.passwordFlag, s.passwordEnv)
 	}
-	return tokenHint(err)
+	return err
 }
 
 // signer opens the key of authority (ca.CA.OpenSigner).
