@@ -71,11 +71,15 @@ const (
 var ErrRootCA = errors.New("a root CA signs only intermediate CAs and its own CRLs")
 
 // ErrNotRoot is returned by SignIntermediate on a CA that is not a root.
-var ErrNotRoot = errors.New("only a root CA (init --root) signs intermediate CAs")
+var ErrNotRoot = errors.New("only a root CA signs intermediate CAs")
 
 // ErrPending is returned by Open for an intermediate CA whose certificate
 // has not been imported yet.
 var ErrPending = errors.New("the intermediate CA waits for its certificate")
+
+// ErrNoPending is returned, with ErrNoCA, by OpenPending and
+// ImportIntermediate for a directory without a pending intermediate.
+var ErrNoPending = errors.New("no pending intermediate")
 
 // ErrNoRootCRL is returned by LoadRootCRL when an intermediate holds no
 // CRL of its root.
@@ -288,11 +292,9 @@ type Pending struct {
 	Constraints Constraints
 	// Dir is the CA directory.
 	Dir string
-	// KeyEncrypted tells whether the pending key needs a password.
-	KeyEncrypted bool
-	// KeyURI is set when the key is in a PKCS#11 token (ca.key-uri): the
-	// import then needs the token's PIN.
-	KeyURI *KeyURI
+	// Key tells where the pending key is kept: a key in a token or an
+	// encrypted file needs its PIN or password for the import.
+	Key KeySource
 }
 
 // pendingJSON is intermediate.json.
@@ -400,9 +402,12 @@ func writePending(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (*Pe
 	if err := d.CreateExclusive(pendingCSRFile, csrPEM, 0o644); err != nil {
 		return nil, true, err
 	}
-	p := &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: o.Password != nil}
-	if tok != nil {
-		p.KeyURI = tok.uri
+	p := &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: KeySource{Kind: KeyInFile}}
+	switch {
+	case tok != nil:
+		p.Key = KeySource{Kind: KeyInToken, URI: tok.uri}
+	case o.Password != nil:
+		p.Key.Kind = KeyInEncryptedFile
 	}
 	return p, true, nil
 }
@@ -430,7 +435,7 @@ func readPending(d *Dir) (*Pending, error) {
 	}
 	csrPEM, err := d.ReadFile(pendingCSRFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q: no pending intermediate (%s); create one with 'minica init --intermediate --cn NAME --csr-out FILE'", ErrNoCA, d.Path(), pendingCSRFile)
+		return nil, fmt.Errorf("%w in %q: %w (%s)", ErrNoCA, d.Path(), ErrNoPending, pendingCSRFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", d.Join(pendingCSRFile), err)
@@ -464,15 +469,13 @@ func readPending(d *Dir) (*Pending, error) {
 		return nil, err
 	}
 	if u != nil {
-		return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyURI: u}, nil
+		return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: KeySource{Kind: KeyInToken, URI: u}}, nil
 	}
 	keyPEM, err := d.ReadFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading CA key %q: %w", d.Join(keyFile), err)
 	}
-	block, _ = pem.Decode(keyPEM)
-	encrypted := block != nil && block.Type == "ENCRYPTED PRIVATE KEY"
-	return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: encrypted}, nil
+	return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: fileKeySource(keyPEM)}, nil
 }
 
 // RemovePending removes a pending intermediate CA that InitPending made in
@@ -514,10 +517,10 @@ type ImportOptions struct {
 	Root *x509.Certificate
 	// RootCRL is the root's current CRL, PEM or DER.
 	RootCRL []byte
-	// Password decrypts the intermediate's key, nil when it is not
-	// encrypted. The key signs the intermediate's first CRL.
-	Password []byte
-	Now      func() time.Time
+	// Secret gives the password or PIN of the intermediate's key (see
+	// OpenSigner), which signs the intermediate's first CRL; nil is none.
+	Secret SecretFunc
+	Now    func() time.Time
 	// LockTimeout bounds the wait for the directory's lock.
 	LockTimeout time.Duration
 }
@@ -585,7 +588,7 @@ func ImportIntermediate(dir string, o ImportOptions) (*CA, error) {
 	if err := c.loadKeyURI(); err != nil {
 		return nil, err
 	}
-	signer, err := c.LoadSigner(o.Password)
+	signer, err := c.OpenSigner(o.Secret)
 	if err != nil {
 		return nil, err
 	}
