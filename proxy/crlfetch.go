@@ -36,39 +36,20 @@ func ReloadFailure(err error, file string) error {
 	return nil
 }
 
-// Reasons a new CRL is refused, as CRLRefusalReason names them.
-const (
-	ReasonCRLMalformed    = "malformed"          // not a CRL (garbage, truncated, an HTML page)
-	ReasonCRLBadSignature = "bad-signature"      // the signature does not verify
-	ReasonCRLWrongIssuer  = "wrong-issuer"       // another CA's CRL
-	ReasonCRLIncomplete   = "incomplete"         // a delta or partial CRL
-	ReasonCRLOlder        = "older-number"       // a lower number than the one in use: a replay
-	ReasonCRLFuture       = "future-this-update" // thisUpdate in the future
-	ReasonCRLStale        = "expired"            // past its nextUpdate, while the CRL in use is current
-	ReasonCRLRefused      = "refused"            // any other refusal
-)
-
 // CRLRefusalReason names why a CRL was refused, from the error of the CRL
-// part of a Reload (see ReloadFailure), or of revoke.ParseCRLFile and
-// revoke.MayReplace: one of the ReasonCRL constants.
+// part of a Reload (see ReloadFailure): one of revoke's Refusal constants,
+// by revoke.RefusalReason, the proxy's own wording of a refusal of
+// revoke.MayReplace included.
 func CRLRefusalReason(err error) string {
 	switch {
-	case errors.Is(err, ErrCRLOlder), errors.Is(err, revoke.ErrLowerNumber):
-		return ReasonCRLOlder
-	case errors.Is(err, ErrCRLFuture), errors.Is(err, revoke.ErrNotYetValid):
-		return ReasonCRLFuture
-	case errors.Is(err, ErrCRLExpired), errors.Is(err, revoke.ErrExpired):
-		return ReasonCRLStale
-	case errors.Is(err, revoke.ErrMalformed):
-		return ReasonCRLMalformed
-	case errors.Is(err, revoke.ErrBadSignature):
-		return ReasonCRLBadSignature
-	case errors.Is(err, revoke.ErrWrongIssuer):
-		return ReasonCRLWrongIssuer
-	case errors.Is(err, revoke.ErrIncomplete):
-		return ReasonCRLIncomplete
+	case errors.Is(err, ErrCRLOlder):
+		return revoke.RefusalOlder
+	case errors.Is(err, ErrCRLFuture):
+		return revoke.RefusalFuture
+	case errors.Is(err, ErrCRLExpired):
+		return revoke.RefusalExpired
 	}
-	return ReasonCRLRefused
+	return revoke.RefusalReason(err)
 }
 
 // CRLFetchFailed records a failed fetch of the CRL from its URL, by a

@@ -35,12 +35,12 @@ func TestCRLRefusalReason(t *testing.T) {
 		crl  []byte
 		want string
 	}{
-		{"garbage", []byte("garbage"), ReasonCRLMalformed},
-		{"truncated", good[:len(good)/2], ReasonCRLMalformed},
-		{"html page", []byte("<html><body><h1>502 Bad Gateway</h1></body></html>"), ReasonCRLMalformed},
-		{"other CA", e.makeCRLWith(big.NewInt(11), e.now(), e.now().Add(time.Hour), stranger), ReasonCRLWrongIssuer},
-		{"replay", e.makeCRLWith(big.NewInt(9), e.now(), e.now().Add(time.Hour), e.ca), ReasonCRLOlder},
-		{"future", e.makeCRLWith(big.NewInt(12), e.now().Add(time.Hour), e.now().Add(2*time.Hour), e.ca), ReasonCRLFuture},
+		{"garbage", []byte("garbage"), revoke.RefusalMalformed},
+		{"truncated", good[:len(good)/2], revoke.RefusalMalformed},
+		{"html page", []byte("<html><body><h1>502 Bad Gateway</h1></body></html>"), revoke.RefusalMalformed},
+		{"other CA", e.makeCRLWith(big.NewInt(11), e.now(), e.now().Add(time.Hour), stranger), revoke.RefusalWrongIssuer},
+		{"replay", e.makeCRLWith(big.NewInt(9), e.now(), e.now().Add(time.Hour), e.ca), revoke.RefusalOlder},
+		{"future", e.makeCRLWith(big.NewInt(12), e.now().Add(time.Hour), e.now().Add(2*time.Hour), e.ca), revoke.RefusalFuture},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

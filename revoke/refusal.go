@@ -1,0 +1,38 @@
+package revoke
+
+import "errors"
+
+// Reasons a new CRL is refused, as RefusalReason names them: the label of
+// the proxy's log lines and metrics, and the word `minica crl fetch` prints.
+const (
+	RefusalMalformed    = "malformed"          // not a CRL (garbage, truncated, an HTML page)
+	RefusalBadSignature = "bad-signature"      // the signature does not verify
+	RefusalWrongIssuer  = "wrong-issuer"       // another CA's CRL
+	RefusalIncomplete   = "incomplete"         // a delta or partial CRL
+	RefusalOlder        = "older-number"       // a lower number than the one held: a replay
+	RefusalFuture       = "future-this-update" // thisUpdate in the future
+	RefusalExpired      = "expired"            // past its nextUpdate, while the CRL held is current
+	RefusalOther        = "refused"            // any other refusal
+)
+
+// RefusalReason names why a CRL was refused, from an error of ParseCRL,
+// ParseCRLFile or MayReplace: one of the Refusal constants.
+func RefusalReason(err error) string {
+	switch {
+	case errors.Is(err, ErrLowerNumber):
+		return RefusalOlder
+	case errors.Is(err, ErrNotYetValid):
+		return RefusalFuture
+	case errors.Is(err, ErrExpired):
+		return RefusalExpired
+	case errors.Is(err, ErrMalformed):
+		return RefusalMalformed
+	case errors.Is(err, ErrBadSignature):
+		return RefusalBadSignature
+	case errors.Is(err, ErrWrongIssuer):
+		return RefusalWrongIssuer
+	case errors.Is(err, ErrIncomplete):
+		return RefusalIncomplete
+	}
+	return RefusalOther
+}
