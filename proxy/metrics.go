@@ -107,7 +107,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
 //	minica_proxy_connections_shed_total{reason}    closed for a limit (source-limit, handshake-limit, conn-limit)
-//	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see CRLFetchFailed)
+//	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see crlSink.FetchFailed)
 //	minica_proxy_crl_last_fetch_success_seconds    unix time of the last good fetch of the CRL URL
 //	minica_proxy_open_connections                  client connections past their handshake
 //	minica_proxy_handshakes_in_progress            client connections in their handshake

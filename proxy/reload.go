@@ -17,7 +17,7 @@ import (
 // handshakes and the next request of open connections; a part that fails
 // (unreadable, corrupt, wrong signer, lower CRL number, future thisUpdate)
 // keeps the last good one, is logged and counted. The error joins the
-// failures, each a *ReloadError (see ReloadFailure), nil if none.
+// failures, each a *ReloadError (see reloadFailure), nil if none.
 func (p *Proxy) Reload() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()

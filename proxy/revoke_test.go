@@ -182,8 +182,8 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 			if tt.wantMsg != "" && err.Error() != tt.wantMsg {
 				t.Errorf("Reload() error = %q; want %q", err, tt.wantMsg)
 			}
-			if got := CRLRefusalReason(ReloadFailure(err, "crl")); tt.wantReason != "" && got != tt.wantReason {
-				t.Errorf("CRLRefusalReason() = %q; want %q", got, tt.wantReason)
+			if got := crlRefusalReason(reloadFailure(err, "crl")); tt.wantReason != "" && got != tt.wantReason {
+				t.Errorf("crlRefusalReason() = %q; want %q", got, tt.wantReason)
 			}
 			if code, _ := e.get(c, "/", nil); code != 200 {
 				t.Errorf("status = %d; want 200 (old CRL kept)", code)

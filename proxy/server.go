@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/crlsource"
 	"minica/revoke"
 )
 
@@ -54,8 +55,8 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.checkRefusal(); err != nil {
 		return nil, err
 	}
-	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
-		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
+	if cfg.LoadCA == nil || cfg.CRL == nil || cfg.LoadCert == nil {
+		return nil, errors.New("config: LoadCA, CRL and LoadCert are required")
 	}
 	headers, err := NewHeaders(cfg.Profile, cfg.CustomHeaders)
 	if err != nil {
@@ -198,12 +199,17 @@ func (p *Proxy) now() time.Time {
 // Serve accepts connections on ln until ctx is done (then it closes every
 // connection at once) or Shutdown is called (then it drains them). ln is the
 // caller's and must be a plain TCP (or unix) listener: Serve does TLS. It
-// returns nil after Shutdown or ctx, else the error that stopped it.
+// returns nil after Shutdown or ctx, else the error that stopped it. While
+// it serves, it follows a CRL source that brings new CRLs itself (see
+// Config.CRL) and reloads each at once.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	tl := newTLSListener(ln, p)
 	stop := make(chan struct{})
 	defer close(stop)
 	go p.watchExpiry(stop)
+	if f, ok := p.cfg.CRL.(crlsource.Followed); ok {
+		defer p.followCRL(ctx, f)()
+	}
 	go func() {
 		var tick <-chan time.Time
 		if p.cfg.ReloadInterval > 0 {

@@ -140,7 +140,7 @@ type loadedCRL struct {
 // at start) by revoke.MayReplace. Unchanged bytes are not parsed again; a
 // CRL with the number of the one in use leaves that one in place.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
-	data, err := cfg.LoadCRL()
+	data, err := cfg.CRL.Current()
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
@@ -148,14 +148,14 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	if prev != nil && l.sum == prev.crlSum && crlIssuersIn(prev.crls, cas) {
 		return loadedCRL{crls: prev.crls, sum: l.sum}, nil
 	}
-	crls, err := revoke.ParseCRLFile(data, cas, cfg.ParseCRL)
+	crls, err := cfg.parseCRLFile(data, cas)
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
 	for i, next := range crls {
 		var held revoke.IssuedCRL
 		if prev != nil {
-			held.CRL, held.Issuer = crlOf(prev.crls, next.Issuer)
+			held = revoke.CRLOf(prev.crls, next.Issuer)
 		}
 		replace, err := revoke.MayReplace(next, held, now)
 		if err != nil {
@@ -182,16 +182,6 @@ func replaceRefusal(err error, next, held revoke.IssuedCRL) error {
 			next.CRL.NextUpdate().UTC().Format(time.RFC3339), held.CRL.Number(), held.CRL.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	return err
-}
-
-// crlOf returns the CRL of crls issued by ca and its issuer, or nils.
-func crlOf(crls []revoke.IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
-	for _, c := range crls {
-		if c.Issuer.Equal(ca) {
-			return c.CRL, c.Issuer
-		}
-	}
-	return nil, nil
 }
 
 // crlIssuersIn reports whether the issuer of every CRL of crls is in cas.

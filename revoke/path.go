@@ -51,8 +51,8 @@ func JudgePath(f Facts, path []*x509.Certificate, crls []IssuedCRL) error {
 		return Judge(f)
 	}
 	f.Issuer = path[1]
-	if crl, issuer := crlOf(crls, path[1]); crl != nil {
-		f.CRL, f.CRLIssuer = crl, issuer
+	if c := CRLOf(crls, path[1]); c.CRL != nil {
+		f.CRL, f.CRLIssuer = c.CRL, c.Issuer
 	}
 	if err := Judge(f); err != nil || f.SkipRevocation {
 		return err
@@ -81,7 +81,7 @@ func JudgeChains(f Facts, chains [][]*x509.Certificate, crls []IssuedCRL) ([]*x5
 		if err == nil {
 			return chain, nil
 		}
-		hasCRL := len(chain) > 1 && crlOfOK(crls, chain[1])
+		hasCRL := len(chain) > 1 && CRLOf(crls, chain[1]).CRL != nil
 		if refused == nil || hasCRL && !throughCRLIssuer {
 			refused, throughCRLIssuer = err, hasCRL
 		}
@@ -89,15 +89,11 @@ func JudgeChains(f Facts, chains [][]*x509.Certificate, crls []IssuedCRL) ([]*x5
 	return nil, refused
 }
 
-func crlOfOK(crls []IssuedCRL, ca *x509.Certificate) bool {
-	crl, _ := crlOf(crls, ca)
-	return crl != nil
-}
-
 // judgeCA checks ca, a CA of a verified path below the anchor, against the
 // CRL of parent, the CA above it.
 func judgeCA(f Facts, ca, parent *x509.Certificate, crls []IssuedCRL) error {
-	crl, issuer := crlOf(crls, parent)
+	held := CRLOf(crls, parent)
+	crl, issuer := held.CRL, held.Issuer
 	g := Facts{CAs: []*x509.Certificate{parent}, CRL: crl, CRLIssuer: issuer, Grace: f.Grace, Skew: f.Skew, At: f.At}
 	if err := checkCRL(g); err != nil {
 		var ve *VerifyError
@@ -127,14 +123,14 @@ func judgeCA(f Facts, ca, parent *x509.Certificate, crls []IssuedCRL) error {
 	return nil
 }
 
-// crlOf returns the CRL of crls issued by ca, or nils.
-func crlOf(crls []IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
+// CRLOf returns the CRL of crls that ca issued, or the zero IssuedCRL.
+func CRLOf(crls []IssuedCRL, ca *x509.Certificate) IssuedCRL {
 	for _, c := range crls {
 		if c.Issuer != nil && c.CRL != nil && c.Issuer.Equal(ca) {
-			return c.CRL, c.Issuer
+			return c
 		}
 	}
-	return nil, nil
+	return IssuedCRL{}
 }
 
 // SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file

@@ -56,7 +56,7 @@ func TestParseCRLFile(t *testing.T) {
 			if tt.cas != nil {
 				bundle = tt.cas
 			}
-			got, err := revoke.ParseCRLFile(tt.data, bundle, nil)
+			got, err := revoke.ParseCRLFile(tt.data, bundle)
 			if tt.wantErr != "" {
 				if !errors.Is(err, tt.wantIs) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseCRLFile() error = %v; want %v containing %q", err, tt.wantIs, tt.wantErr)

@@ -150,7 +150,7 @@ func runCRLFetch(c *cli.Context, e *env) error {
 // oneCRL reads data, a CRL file, by revoke.ParseCRLFile, the reader of the
 // proxy: it must hold one CRL, of a CA of cas.
 func oneCRL(data []byte, cas []*x509.Certificate) (revoke.IssuedCRL, error) {
-	crls, err := revoke.ParseCRLFile(data, cas, nil)
+	crls, err := revoke.ParseCRLFile(data, cas)
 	if err != nil {
 		return revoke.IssuedCRL{}, err
 	}
