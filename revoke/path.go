@@ -2,7 +2,6 @@ package revoke
 
 import (
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -131,29 +130,4 @@ func CRLOf(crls []IssuedCRL, ca *x509.Certificate) IssuedCRL {
 		}
 	}
 	return IssuedCRL{}
-}
-
-// SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file
-// (a file may hold the CRLs of several CAs, as nginx, Apache and HAProxy
-// read them), or data itself when it holds no PEM block (one DER CRL, or
-// bytes that ParseCRL then refuses). Text around
-// the PEM blocks is ignored, as those servers ignore it; a block of another
-// type is an error naming it.
-func SplitCRLs(data []byte) ([][]byte, error) {
-	if block, _ := pem.Decode(data); block == nil {
-		return [][]byte{data}, nil // DER, or bytes ParseCRL will refuse
-	}
-	var out [][]byte
-	for rest := data; ; {
-		block, r := pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "X509 CRL" {
-			return nil, malformed("PEM block %d is %q, not \"X509 CRL\"", len(out)+1, block.Type)
-		}
-		out = append(out, pem.EncodeToMemory(block))
-		rest = r
-	}
-	return out, nil
 }
