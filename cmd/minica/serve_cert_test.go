@@ -10,8 +10,8 @@ import (
 )
 
 // serve's HTTPS certificate is loaded again once a minute old or after
-// SIGHUP (force); a failed load keeps the last good one and warns once.
-func TestCertReloader(t *testing.T) {
+// SIGHUP (Expire); a failed load keeps the last good one and warns once.
+func TestServeCert(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	loads, fail := 0, false
 	load := func() (tls.Certificate, error) {
@@ -22,12 +22,12 @@ func TestCertReloader(t *testing.T) {
 		return tls.Certificate{Certificate: [][]byte{{byte(loads)}}}, nil
 	}
 	var log bytes.Buffer
-	r, err := newCertReloader(load, func() time.Time { return now }, &log)
+	r, err := newServeCert(load, func() time.Time { return now }, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := func() byte {
-		c, err := r.get(nil)
+		c, err := r.GetCertificate(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestCertReloader(t *testing.T) {
 		now = now.Add(st.advance)
 		fail = st.fail
 		if st.force {
-			r.force()
+			r.Expire()
 		}
 		if got := served(); got != st.want {
 			t.Errorf("%s: served certificate %d; want %d", st.name, got, st.want)
