@@ -152,7 +152,7 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	gauge(w, "minica_proxy_crl_number", n)
 	gauge(w, "minica_proxy_crl_age_seconds", now.Sub(t.crl.ThisUpdate()).Seconds())
 	gauge(w, "minica_proxy_crl_next_update_seconds", t.crl.NextUpdate().Sub(now).Seconds())
-	gauge(w, "minica_proxy_certificate_days_left", t.cert.Leaf.NotAfter.Sub(now).Hours()/24)
+	gauge(w, "minica_proxy_certificate_days_left", p.cert.Current().Leaf.NotAfter.Sub(now).Hours()/24)
 	soon := 0
 	for _, na := range m.seen {
 		if na.After(now) && na.Sub(now) <= p.cfg.ExpiringSoon {

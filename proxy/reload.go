@@ -52,10 +52,8 @@ func (p *Proxy) Reload() error {
 		changed = true
 	}
 	p.reloadPolicy(next.cas, fail)
-	if cert, err := loadCert(&p.cfg); err != nil {
+	if err := p.cert.Reload(); err != nil {
 		fail("cert", err)
-	} else {
-		next.cert = cert
 	}
 	if changed {
 		next.gen = old.gen + 1

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"minica/crlsource"
+	"minica/internal/certreload"
 	"minica/revoke"
 )
 
@@ -35,6 +36,7 @@ type Proxy struct {
 	log       *logger
 	exchanges *exchanges
 	idle      *idleConns
+	cert      *certreload.Cert // the server certificate, loaded again by Reload
 
 	trust    atomic.Pointer[trust]
 	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
@@ -95,12 +97,11 @@ func New(cfg Config) (*Proxy, error) {
 			return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, c.CRL.NextUpdate().UTC().Format(time.RFC3339))
 		}
 	}
-	cert, err := loadCert(&cfg)
-	if err != nil {
+	if p.cert, err = certreload.New(func() (tls.Certificate, error) { return loadCert(&p.cfg) }, certreload.Options{}); err != nil {
 		return nil, err
 	}
 	p.tlsConfig = p.newTLSConfig()
-	t := &trust{gen: 1, cert: cert}
+	t := &trust{gen: 1}
 	t.setCAs(cas, roots)
 	t.setCRLs(crl)
 	p.storeTrust(t)
@@ -121,11 +122,11 @@ func New(cfg Config) (*Proxy, error) {
 }
 
 // newTLSConfig builds the one tls.Config of the proxy. What changes on
-// reload (certificate, CA bundle, CRL) is read through p.trust: by
-// GetCertificate, and by GetConfigForClient, which hands each handshake
-// the configuration of the current trust (see clientConfig). A reload thus
-// applies to the next handshake, resumed sessions included, without
-// touching open connections.
+// reload is read at each handshake: the certificate by GetCertificate
+// (p.cert), the CA bundle and the CRL by GetConfigForClient, which hands
+// each handshake the configuration of the current trust (see
+// clientConfig). A reload thus applies to the next handshake, resumed
+// sessions included, without touching open connections.
 func (p *Proxy) newTLSConfig() *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -143,8 +144,8 @@ func (p *Proxy) newTLSConfig() *tls.Config {
 		// Without the per-trust configuration, no client would verify.
 		ClientAuth: tls.RequireAndVerifyClientCert,
 		ClientCAs:  x509.NewCertPool(),
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return p.trust.Load().cert, nil
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return p.cert.GetCertificate(hello)
 		},
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			return p.trust.Load().tls, nil

@@ -54,7 +54,6 @@ type trust struct {
 	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
-	cert      *tls.Certificate
 	// tls is the configuration of handshakes verified against this trust.
 	tls *tls.Config
 }
@@ -106,25 +105,26 @@ func (t *trust) setCRLs(l loadedCRL) {
 	}
 }
 
-func loadCert(cfg *Config) (*tls.Certificate, error) {
+// loadCert is cfg.LoadCert, checked: a leaf, parsed, with its key.
+func loadCert(cfg *Config) (tls.Certificate, error) {
 	c, err := cfg.LoadCert()
 	if err != nil {
-		return nil, fmt.Errorf("loading server certificate: %w", err)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", err)
 	}
 	if len(c.Certificate) == 0 {
-		return nil, fmt.Errorf("loading server certificate: %w", ErrNoLeaf)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", ErrNoLeaf)
 	}
 	if c.PrivateKey == nil {
-		return nil, fmt.Errorf("loading server certificate: %w", errCertKeyMissing)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", errCertKeyMissing)
 	}
 	if c.Leaf == nil {
 		leaf, err := x509.ParseCertificate(c.Certificate[0])
 		if err != nil {
-			return nil, fmt.Errorf("parsing server certificate: %w", err)
+			return tls.Certificate{}, fmt.Errorf("parsing server certificate: %w", err)
 		}
 		c.Leaf = leaf
 	}
-	return &c, nil
+	return c, nil
 }
 
 // loadedCRL are the CRLs that loaded and verified, each with its issuer,
