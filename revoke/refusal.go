@@ -15,24 +15,28 @@ const (
 	RefusalOther        = "refused"            // any other refusal
 )
 
+// refusals pairs each sentinel with its label, in the order RefusalReason
+// tries them.
+var refusals = []struct {
+	err    error
+	reason string
+}{
+	{ErrLowerNumber, RefusalOlder},
+	{ErrNotYetValid, RefusalFuture},
+	{ErrExpired, RefusalExpired},
+	{ErrMalformed, RefusalMalformed},
+	{ErrBadSignature, RefusalBadSignature},
+	{ErrWrongIssuer, RefusalWrongIssuer},
+	{ErrIncomplete, RefusalIncomplete},
+}
+
 // RefusalReason names why a CRL was refused, from an error of ParseCRL,
 // ParseCRLFile or MayReplace: one of the Refusal constants.
 func RefusalReason(err error) string {
-	switch {
-	case errors.Is(err, ErrLowerNumber):
-		return RefusalOlder
-	case errors.Is(err, ErrNotYetValid):
-		return RefusalFuture
-	case errors.Is(err, ErrExpired):
-		return RefusalExpired
-	case errors.Is(err, ErrMalformed):
-		return RefusalMalformed
-	case errors.Is(err, ErrBadSignature):
-		return RefusalBadSignature
-	case errors.Is(err, ErrWrongIssuer):
-		return RefusalWrongIssuer
-	case errors.Is(err, ErrIncomplete):
-		return RefusalIncomplete
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
 	}
 	return RefusalOther
 }

@@ -18,20 +18,27 @@ func served(t *testing.T, c *Cert) byte {
 	return cert.Certificate[0][0]
 }
 
+// loader numbers the certificates it loads from 1, or fails with err.
+type loader struct {
+	n   int
+	err error
+}
+
+func (l *loader) load() (tls.Certificate, error) {
+	if l.err != nil {
+		return tls.Certificate{}, l.err
+	}
+	l.n++
+	return tls.Certificate{Certificate: [][]byte{{byte(l.n)}}}, nil
+}
+
 // With a MaxAge the certificate is loaded again once it is that old, or
 // after Expire; a failed load keeps the last good one and is told once.
 func TestMaxAgeAndExpire(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	loads, fail := 0, false
-	load := func() (tls.Certificate, error) {
-		if fail {
-			return tls.Certificate{}, errors.New("no valid server certificate")
-		}
-		loads++
-		return tls.Certificate{Certificate: [][]byte{{byte(loads)}}}, nil
-	}
+	l := &loader{}
 	var told []error
-	c, err := New(load, Options{MaxAge: time.Minute, Now: func() time.Time { return now }, Failed: func(err error) { told = append(told, err) }})
+	c, err := New(l.load, Options{MaxAge: time.Minute, Now: func() time.Time { return now }, Failed: func(err error) { told = append(told, err) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,10 @@ func TestMaxAgeAndExpire(t *testing.T) {
 	}
 	for _, st := range steps {
 		now = now.Add(st.advance)
-		fail = st.fail
+		l.err = nil
+		if st.fail {
+			l.err = errors.New("no valid server certificate")
+		}
 		if st.expire {
 			c.Expire()
 		}
@@ -68,15 +78,8 @@ func TestMaxAgeAndExpire(t *testing.T) {
 // Without a MaxAge only Reload loads; a failed Reload returns its error
 // and keeps the last good certificate; a failed first load fails New.
 func TestReloadKeepsTheLastGood(t *testing.T) {
-	n, fail := 0, false
-	load := func() (tls.Certificate, error) {
-		if fail {
-			return tls.Certificate{}, errors.New("bad key")
-		}
-		n++
-		return tls.Certificate{Certificate: [][]byte{{byte(n)}}}, nil
-	}
-	c, err := New(load, Options{})
+	l := &loader{}
+	c, err := New(l.load, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,22 +90,22 @@ func TestReloadKeepsTheLastGood(t *testing.T) {
 	for range 3 {
 		served(t, c)
 	}
-	if n != 2 {
-		t.Errorf("loads = %d; want 2, none by GetCertificate without MaxAge", n)
+	if l.n != 2 {
+		t.Errorf("loads = %d; want 2, none by GetCertificate without MaxAge", l.n)
 	}
-	fail = true
+	l.err = errors.New("bad key")
 	if err := c.Reload(); err == nil || err.Error() != "bad key" {
 		t.Errorf("Reload() = %v; want the load's error", err)
 	}
 	if got := served(t, c); got != 2 {
 		t.Errorf("after a failed Reload: served %d; want 2 kept", got)
 	}
-	fail = false
+	l.err = nil
 	if err := c.Reload(); err != nil || served(t, c) != 3 {
 		t.Errorf("Reload() = %v, served %d; want 3", err, served(t, c))
 	}
-	fail = true
-	if _, err := New(load, Options{}); err == nil {
+	l.err = errors.New("bad key")
+	if _, err := New(l.load, Options{}); err == nil {
 		t.Error("New() with a failing load succeeded")
 	}
 }
