@@ -238,7 +238,7 @@ func (c *CA) publishedCRLNumber() (*big.Int, error) {
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA
 // certificate. It gives an error matching ErrNoCRL when none exists, and
 // the revoke package's sentinels for a corrupt or foreign one. Its dates are
-// not checked; see revoke.CRL.CheckTime.
+// not checked; see revoke.Freshness.
 func (c *CA) LoadCRL() (*revoke.CRL, error) {
 	crl, _, err := c.loadCRL()
 	return crl, err
@@ -264,7 +264,7 @@ func (c *CA) loadCRL() (*revoke.CRL, []byte, error) {
 // the reader of the proxy, so that verify and the proxy agree on every
 // crl.der: it must hold one CRL, of issuer.
 func parseCRLFile(data []byte, issuer *x509.Certificate) (*revoke.CRL, error) {
-	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer}, nil)
+	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer})
 	if err != nil {
 		return nil, err
 	}

@@ -724,14 +724,16 @@ func (c *CA) LoadRootCRL() (*revoke.CRL, error) {
 var ErrOlderCRL = errors.New("the CRL is older than the one held")
 
 // ImportRootCRL replaces the root CRL of an intermediate's directory with
-// data (PEM or DER), after checking that the root signed it and that its
-// number is not lower than the held CRL's; the same CRL again changes
-// nothing. The caller must hold the lock.
+// data (PEM or DER, read by revoke.ParseCRLFile), after checking that the
+// root signed it and that revoke.MayReplace, the one rule for a CRL after
+// another, lets it replace the CRL held: a lower number is ErrOlderCRL, the
+// same number changes nothing and returns the CRL held. The caller must
+// hold the lock.
 func (c *CA) ImportRootCRL(data []byte) (*revoke.CRL, error) {
 	if !c.IsIntermediate() {
 		return nil, fmt.Errorf("%q is not an intermediate CA: only an intermediate keeps its root's CRL", c.dir.Path())
 	}
-	crl, err := revoke.ParseCRL(data, c.Root())
+	crl, err := parseCRLFile(data, c.Root())
 	if err != nil {
 		return nil, fmt.Errorf("the CRL is not one of the root %q: %w", c.Root().Subject, err)
 	}
@@ -739,8 +741,18 @@ func (c *CA) ImportRootCRL(data []byte) (*revoke.CRL, error) {
 	if err != nil && !errors.Is(err, ErrNoRootCRL) {
 		return nil, err
 	}
-	if held != nil && crl.Number().Cmp(held.Number()) < 0 {
+	var prev revoke.IssuedCRL
+	if held != nil {
+		prev = revoke.IssuedCRL{CRL: held, Issuer: c.Root()}
+	}
+	replace, err := revoke.MayReplace(revoke.IssuedCRL{CRL: crl, Issuer: c.Root()}, prev, c.Now())
+	switch {
+	case errors.Is(err, revoke.ErrLowerNumber):
 		return nil, fmt.Errorf("%w: number %s, but %s is held (of %s)", ErrOlderCRL, crl.Number(), held.Number(), held.ThisUpdate().UTC().Format(time.RFC3339))
+	case err != nil:
+		return nil, fmt.Errorf("importing the root CRL: %w", err)
+	case !replace:
+		return held, nil
 	}
 	// A CRL that lists this intermediate is imported all the same: the
 	// root says it is revoked, and verify must say so too.

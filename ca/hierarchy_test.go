@@ -427,6 +427,8 @@ func TestImportRootCRL(t *testing.T) {
 	}
 	root.Now = fixedClock(hierNow.Add(time.Hour))
 	newer := rootCRL(t, root)
+	// Brought to the intermediate once the root signed it.
+	inter.Now = fixedClock(hierNow.Add(time.Hour))
 	if _, err := inter.ImportRootCRL(rootCRL(t, other)); err == nil || !strings.Contains(err.Error(), `the CRL is not one of the root "CN=Test Root"`) {
 		t.Errorf("foreign CRL: error = %v", err)
 	}
@@ -447,6 +449,20 @@ func TestImportRootCRL(t *testing.T) {
 	}
 	if _, err := root.ImportRootCRL(newer); err == nil {
 		t.Error("ImportRootCRL on a root: no error")
+	}
+	// revoke.MayReplace refuses a CRL signed by a clock ahead of the
+	// intermediate's, and an expired one over the current one, whatever
+	// their numbers; root-crl.der stays.
+	root.Now = fixedClock(hierNow.Add(3 * time.Hour))
+	if _, err := inter.ImportRootCRL(rootCRL(t, root)); !errors.Is(err, revoke.ErrNotYetValid) {
+		t.Errorf("CRL from the future: error = %v; want ErrNotYetValid", err)
+	}
+	root.Now = fixedClock(hierNow.Add(-2 * DefaultRootCRLLifetime))
+	if _, err := inter.ImportRootCRL(rootCRL(t, root)); !errors.Is(err, revoke.ErrExpired) {
+		t.Errorf("expired CRL: error = %v; want ErrExpired", err)
+	}
+	if der, _ := inter.dir.ReadFile(RootCRLDERFile); !bytes.Equal(der, newer) {
+		t.Error("a refused CRL replaced root-crl.der")
 	}
 }
 

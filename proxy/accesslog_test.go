@@ -91,8 +91,8 @@ func TestParseLogFormat(t *testing.T) {
 		t.Fatal("New loaded the CA despite a bad LogFormat")
 		return nil, nil
 	}
-	cfg := Config{LogFormat: "xml", Upstream: "http://127.0.0.1:1", LoadCA: never, ParseCRL: parseTestCRL,
-		LoadCRL: func() ([]byte, error) { return nil, nil }, LoadCert: func() (tls.Certificate, error) { return tls.Certificate{}, nil }}
+	cfg := Config{LogFormat: "xml", Upstream: "http://127.0.0.1:1", LoadCA: never,
+		CRL: crlFunc(func() ([]byte, error) { return nil, nil }), LoadCert: func() (tls.Certificate, error) { return tls.Certificate{}, nil }}
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), `log format "xml"`) {
 		t.Errorf("New(LogFormat xml) error = %v; want the log format named", err)
 	}

@@ -7,15 +7,12 @@ import (
 	"io"
 	"time"
 
+	"minica/crlsource"
 	"minica/revoke"
 )
 
 // Revocations is a parsed, signature-checked CRL, as revoke.Judge takes it.
 type Revocations = revoke.Revocations
-
-// CRLParser parses and verifies CRL bytes (PEM or DER) against the issuing
-// CA. It must fail when the signature does not verify.
-type CRLParser = revoke.CRLParser
 
 // Defaults of the Config limits, used when a field is zero.
 const (
@@ -35,9 +32,10 @@ const (
 	DefaultExpiringSoon                  = 30 * 24 * time.Hour
 )
 
-// Config is everything a Proxy needs. The loader functions are called by New
-// and by every Reload; they must return fresh data each time (re-reading
-// files), and must be safe to call from any goroutine.
+// Config is everything a Proxy needs. The loader functions and the CRL
+// source are called by New and by every Reload; they must return fresh
+// data each time (re-reading files), and must be safe to call from any
+// goroutine.
 type Config struct {
 	// Upstream is where verified requests go, as ParseUpstream reads it:
 	// "http://host:port[/path]" (or "host:port"), "https://host:port[/path]"
@@ -51,13 +49,15 @@ type Config struct {
 	// bundle may hold a hierarchy: a CA of it signed by another is an
 	// intermediate, and a client's path then runs up to the root.
 	LoadCA func() ([]*x509.Certificate, error)
-	// LoadCRL returns the current CRL bytes (PEM or DER) of the CA, or the
-	// PEM CRLs of several CAs of the bundle, at most one per CA. Every CA
-	// on a client's path below the root needs the CRL of the CA above it:
-	// under an intermediate, the CRLs of the intermediate and of the root.
-	LoadCRL func() ([]byte, error)
-	// ParseCRL parses and verifies what LoadCRL returns (revoke.ParseCRL).
-	ParseCRL CRLParser
+	// CRL is where the CRLs come from: files (crlsource.Files) or a URL
+	// followed (a crlsource.Follower). It gives the CRL (PEM or DER) of
+	// the CA, or the PEM CRLs of several CAs of the bundle, at most one
+	// per CA. Every CA on a client's path below the root needs the CRL of
+	// the CA above it: under an intermediate, the CRLs of the intermediate
+	// and of the root. A source that brings new CRLs itself (a
+	// crlsource.Followed) is followed by Serve, and each new CRL reloaded
+	// at once.
+	CRL crlsource.Source
 	// LoadCert returns the proxy's own server certificate and key.
 	LoadCert func() (tls.Certificate, error)
 
@@ -117,6 +117,10 @@ type Config struct {
 	LogFormat string
 	// Now is the clock for certificate and CRL validity; nil means time.Now.
 	Now func() time.Time
+
+	// parseCRLFile reads what CRL gives; nil means revoke.ParseCRLFile.
+	// Tests count its calls.
+	parseCRLFile func(data []byte, cas []*x509.Certificate) ([]revoke.IssuedCRL, error)
 }
 
 // checkLimits rejects negative limits, which have no meaning.
@@ -181,5 +185,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.parseCRLFile == nil {
+		c.parseCRLFile = revoke.ParseCRLFile
 	}
 }

@@ -4,11 +4,12 @@
 // headers that tell the upstream who the client is.
 //
 // The caller owns the listener and the sources of the files: [Config] takes
-// loader functions for the CA bundle, the CRL and the server certificate,
-// and a [CRLParser] (revoke.ParseCRL in minica). [New] loads them and fails
-// on any bad input; [Proxy.Reload] reloads them, keeping the last good state
-// of any part that fails; [Proxy.Serve] serves a listener; [Proxy.Shutdown]
-// drains it.
+// loader functions for the CA bundle and the server certificate, and a CRL
+// source (files or a URL, package crlsource) whose bytes the proxy reads
+// with revoke.ParseCRLFile and judges with revoke.MayReplace. [New] loads
+// them and fails on any bad input; [Proxy.Reload] reloads them, keeping the
+// last good state of any part that fails; [Proxy.Serve] serves a listener;
+// [Proxy.Shutdown] drains it.
 //
 // # Verification
 //
@@ -70,15 +71,16 @@
 //
 // # CRL from a URL
 //
-// LoadCRL may return what a caller fetched from a URL (minica uses package
-// crlsource): such a CRL goes through the same checks as a file, by Reload,
-// which the caller calls as soon as a new CRL arrives. [ReloadFailure] and
-// [CRLRefusalReason] tell it whether the CRL was taken and why not;
-// [Proxy.CRLFetchFailed] and [Proxy.CRLFetched] log and count its fetches.
+// Config.CRL may be a URL that a crlsource.Follower follows: Serve runs
+// it, and each new CRL goes through the same checks as a file, by Reload,
+// at once. A refused one keeps the CRL in use and is, like a failed
+// fetch, logged as crl-fetch-failed with its reason (revoke's Refusal
+// labels, or crlsource's Reason constants) and counted.
 //
 // A new CRL is refused (the old one stays) if it does not verify against a
 // CA of the bundle, if its number is lower than the current one of the same
-// issuer, or if its thisUpdate is more than a minute in the future. A new CA
+// issuer, if its thisUpdate is more than a minute in the future, or if it
+// is past its nextUpdate while the current one is not. A new CA
 // bundle that no longer holds the issuer of the CRL in use is refused too,
 // unless a CRL of the new bundle comes with it: clients are never checked
 // against a CRL of another CA.

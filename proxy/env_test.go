@@ -22,37 +22,10 @@ import (
 	"minica/internal/testca"
 )
 
-// testCRL is the test-only Revocations: x509.ParseRevocationList, the
-// signature checked against the issuer, and a map of revoked serials.
-type testCRL struct {
-	rl      *x509.RevocationList
-	revoked map[string]bool
-}
+// crlFunc is a CRL source of the bytes its function returns.
+type crlFunc func() ([]byte, error)
 
-func (c *testCRL) Number() *big.Int      { return c.rl.Number }
-func (c *testCRL) ThisUpdate() time.Time { return c.rl.ThisUpdate }
-func (c *testCRL) NextUpdate() time.Time { return c.rl.NextUpdate }
-func (c *testCRL) IsRevoked(serial *big.Int) bool {
-	return c.revoked[serial.String()]
-}
-
-func parseTestCRL(data []byte, issuer *x509.Certificate) (Revocations, error) {
-	if block, _ := pem.Decode(data); block != nil {
-		data = block.Bytes
-	}
-	rl, err := x509.ParseRevocationList(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := rl.CheckSignatureFrom(issuer); err != nil {
-		return nil, err
-	}
-	c := &testCRL{rl: rl, revoked: map[string]bool{}}
-	for _, e := range rl.RevokedCertificateEntries {
-		c.revoked[e.SerialNumber.String()] = true
-	}
-	return c, nil
-}
+func (f crlFunc) Current() ([]byte, error) { return f() }
 
 // syncBuffer is a log sink safe for concurrent writes.
 type syncBuffer struct {
@@ -137,14 +110,13 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 		LoadCA: func() ([]*x509.Certificate, error) {
 			return *e.cas.Load(), nil
 		},
-		LoadCRL: func() ([]byte, error) {
+		CRL: crlFunc(func() ([]byte, error) {
 			data := *e.crl.Load()
 			if data == nil {
 				return nil, errors.New("no CRL file")
 			}
 			return data, nil
-		},
-		ParseCRL: parseTestCRL,
+		}),
 		LoadCert: func() (tls.Certificate, error) { return *e.srvCert.Load(), nil },
 		Log:      e.log,
 		Now:      e.now,

@@ -451,7 +451,7 @@ func startMinica(t *testing.T, ca *testca.CA, srv *x509.Certificate, srvKey cryp
 		c.Upstream = upstream
 		c.Profile = profile
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil }
-		c.LoadCRL = func() ([]byte, error) { return crl, nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return crl, nil })
 		c.LoadCert = func() (tls.Certificate, error) {
 			return tls.Certificate{Certificate: [][]byte{srv.Raw}, PrivateKey: srvKey, Leaf: srv}, nil
 		}

@@ -41,7 +41,6 @@ func pageEnv(t *testing.T, mod func(*Config)) *env {
 		c.Upstream = up.URL
 		c.Refusal = RefusalPage
 		c.HelpURL = testHelpURL
-		c.ParseCRL = revokeParser
 		if mod != nil {
 			mod(c)
 		}
@@ -336,7 +335,7 @@ func TestRefusalPageRevokedIntermediate(t *testing.T) {
 	crls.Write(pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}))
 	e := pageEnv(t, func(c *Config) {
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{root.Cert, inter.Cert}, nil }
-		c.LoadCRL = func() ([]byte, error) { return crls.Bytes(), nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return crls.Bytes(), nil })
 	})
 	code, body := e.get(e.presentingClient(cert, key, false), "/", nil)
 	want := "A certificate authority above your certificate (serial " + serialHex(inter.Cert.SerialNumber) + ") was revoked on 2026-11-01 00:00:00 UTC (reason: cACompromise)"

@@ -497,3 +497,34 @@ func TestRefusesExpiredPublishedCRL(t *testing.T) {
 		t.Errorf("log lacks the refusal:\n%s", f.logText())
 	}
 }
+
+// A crl.der replaced by a copy of the CRL served (the same number, a new
+// file) changes nothing: no refusal logged or counted, the CRL stays.
+func TestSameNumberPublishedCRLIsNoOp(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Signer = nil })
+	cur := f.srv.CRL()
+	crlFile := filepath.Join(f.dir, ca.CRLDERFile)
+	der, err := os.ReadFile(crlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile := crlFile + ".copy"
+	if err := os.WriteFile(copyFile, der, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyFile, crlFile); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		f.srv.check()
+	}
+	if got := f.srv.CRL().Number(); got.Cmp(cur.Number()) != 0 {
+		t.Fatalf("served CRL %s; want %s kept", got, cur.Number())
+	}
+	if strings.Contains(f.logText(), "crl-refused") {
+		t.Errorf("a copy of the CRL served was refused:\n%s", f.logText())
+	}
+	if !hasLine(f.metrics(t), "minica_serve_crl_load_failures_total 0") {
+		t.Errorf("load failures counted:\n%s", f.metrics(t))
+	}
+}

@@ -122,7 +122,7 @@ type Server struct {
 	m       metrics
 
 	// Watcher state, used by its goroutine only.
-	badStamp   ca.FileStamp // the stamp of a crl.der refused, not re-read
+	skipStamp  ca.FileStamp // the stamp of a crl.der refused or served already, not re-read
 	lastErr    string       // the last load error logged, not repeated
 	nextResign time.Time    // no re-sign before this after a failure
 	backoff    time.Duration
@@ -440,7 +440,7 @@ func pastHalfLife(crl *revoke.CRL, now time.Time) bool {
 func (s *Server) loadNewer() {
 	cur := s.cur.Load()
 	stamp, err := s.cfg.CA.CRLStamp()
-	if stamp == cur.stamp || (stamp != (ca.FileStamp{}) && stamp == s.badStamp) {
+	if stamp == cur.stamp || (stamp != (ca.FileStamp{}) && stamp == s.skipStamp) {
 		return
 	}
 	var pub *ca.PublishedCRL
@@ -455,21 +455,22 @@ func (s *Server) loadNewer() {
 			// replayed on the file store is not its database).
 			s.storeBehind = true
 		}
-		if err == nil && !replace {
-			err = pub.CRL.CheckNewer(cur.crl) // the same number: nothing to install
-		}
 	}
 	if err != nil {
 		msg := err.Error()
 		if stamp == (ca.FileStamp{}) && msg == s.lastErr {
 			return // still missing
 		}
-		s.badStamp, s.lastErr = stamp, msg
+		s.skipStamp, s.lastErr = stamp, msg
 		s.m.loadFailures.Add(1)
 		s.log.event("crl-refused", "error", msg, "serving", cur.crl.Number().String())
 		return
 	}
 	s.lastErr = ""
+	if !replace {
+		s.skipStamp = stamp // the same number: the CRL served, nothing to install
+		return
+	}
 	s.install(pub)
 }
 

@@ -16,11 +16,13 @@ func crlImportRootCommand(e *env) *cli.Command {
 		Usage:     "on an intermediate CA: replace the root's CRL that it keeps with a newer one",
 		ArgsUsage: "FILE",
 		Description: "FILE is the root's CRL (PEM or DER), as 'minica --dir ROOTDIR crl --out FILE'\n" +
-			"writes it on the root's machine. It must be signed by the root in root.crt\n" +
-			"and numbered no lower than the CRL held; it goes to root-crl.pem and\n" +
-			"root-crl.der, which verify, the generated server configurations and serve\n" +
-			"read. A CRL that lists this intermediate is imported too: from then on\n" +
-			"every leaf of it fails verification.\n\n" +
+			"writes it on the root's machine. It must be signed by the root in root.crt,\n" +
+			"numbered no lower than the CRL held, not signed in the future, and not\n" +
+			"expired while the CRL held is current (the proxy's rule for a new CRL); it\n" +
+			"goes to root-crl.pem and root-crl.der, which verify, the generated server\n" +
+			"configurations and serve read. The same CRL again changes nothing. A CRL\n" +
+			"that lists this intermediate is imported too: from then on every leaf of\n" +
+			"it fails verification.\n\n" +
 			"Example:\n   minica crl import-root /media/usb/root.crl",
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error { return runCRLImportRoot(c, e) },

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"runtime/debug"
@@ -19,7 +18,6 @@ import (
 	"minica/crlsource"
 	"minica/formats"
 	"minica/proxy"
-	"minica/revoke"
 )
 
 // Defaults of the proxy command that the library does not define.
@@ -126,10 +124,9 @@ type proxyOptions struct {
 	logFile                    *logFile // the --access-log file, nil for stderr
 	// caPin is --ca-fingerprint, nil without.
 	caPin []byte
-	// crlURL is --crl when it is a URL; follower follows it.
+	// crlURL is --crl when it is a URL, which the proxy follows.
 	crlURL               string
 	crlRefresh, crlLimit time.Duration
-	follower             *crlFollow
 	// serverCA is the CA directory, when the proxy reads from it.
 	serverCA *followedCA
 }
@@ -200,9 +197,6 @@ func runProxy(c *cli.Context, e *env) error {
 	p, err := proxy.New(o.cfg)
 	if err != nil {
 		return policyStartHint(proxyStartHint(err))
-	}
-	if o.follower != nil {
-		o.follower.attach(p)
 	}
 	setProxyGCPercent(os.LookupEnv)
 	return serveProxy(c.Context, e, p, o)
@@ -307,9 +301,9 @@ func checkServerCertFlags(c *cli.Context) error {
 	return nil
 }
 
-// setProxySources sets the loaders of o.cfg: each re-reads its file on
-// every call, so that a reload sees what changed on disk; a --crl URL is
-// fetched once here and then followed (see crlFollow).
+// setProxySources sets the loaders and the CRL source of o.cfg: each
+// re-reads its file on every call, so that a reload sees what changed on
+// disk; a --crl URL is fetched once here, and the proxy follows it.
 func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) error {
 	cfg := &o.cfg
 	caFile, crlFiles := c.String("ca"), c.StringSlice("crl")
@@ -327,15 +321,13 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 		}
 	}
 	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readPinnedCerts(caFile, o.caPin) }
-	cfg.ParseCRL = parseProxyCRL
+	cfg.CRL = crlsource.Files(crlFiles)
 	if o.crlURL != "" {
 		f, err := startCRLFollow(c, e, o)
 		if err != nil {
 			return err
 		}
-		o.follower, cfg.LoadCRL = f, f.Current
-	} else {
-		cfg.LoadCRL = func() ([]byte, error) { return readCRLFiles(crlFiles) }
+		cfg.CRL = f
 	}
 	if name := c.String("server-cert"); name != "" {
 		cfg.LoadCert = func() (tls.Certificate, error) { return o.serverCA.serverCert(name, e.now()) }
@@ -356,33 +348,6 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 	return nil
 }
 
-// crlReadError is a CRL file that could not be read, for the start-up hint.
-type crlReadError struct {
-	file string
-	err  error
-}
-
-func (e *crlReadError) Error() string {
-	err := e.err
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return fmt.Sprintf("reading CRL %q: %v", e.file, err)
-}
-
-func (e *crlReadError) Unwrap() error { return e.err }
-
-// parseProxyCRL is revoke.ParseCRL as a proxy.CRLParser; a failure is a nil
-// interface, never a nil *revoke.CRL in one.
-func parseProxyCRL(data []byte, issuer *x509.Certificate) (proxy.Revocations, error) {
-	crl, err := revoke.ParseCRL(data, issuer)
-	if err != nil {
-		return nil, err
-	}
-	return crl, nil
-}
-
 func readCertsFile(file string) ([]*x509.Certificate, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -397,7 +362,7 @@ func readCertsFile(file string) ([]*x509.Certificate, error) {
 
 // proxyStartHint adds what to do to the errors of proxy.New.
 func proxyStartHint(err error) error {
-	var readErr *crlReadError
+	var readErr *crlsource.FileError
 	switch {
 	case errors.Is(err, proxy.ErrCRLExpired):
 		return withHint(err, "publish a fresh CRL with 'minica crl', or accept a stale one for a while with --crl-grace")

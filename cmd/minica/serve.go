@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/internal/certreload"
 	"minica/proxy"
 	"minica/revoke"
 	"minica/serve"
@@ -217,13 +218,14 @@ func runServe(c *cli.Context, e *env) error {
 		}
 	}
 	var tlsConfig *tls.Config
-	var certs *certReloader
+	var certs *certreload.Cert
 	if o.listenTLS != "" {
-		if certs, err = serveCertLoader(c, e); err != nil {
+		var closeCerts func()
+		if certs, closeCerts, err = serveCertLoader(c, e); err != nil {
 			return proxyStartHint(err)
 		}
-		defer certs.close()
-		tlsConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
+		defer closeCerts()
+		tlsConfig = &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 	}
 	cfg := o.cfg
 	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
@@ -287,32 +289,31 @@ func runServe(c *cli.Context, e *env) error {
 }
 
 // serveCertLoader loads serve's HTTPS certificate: of --server-cert, through
-// a CA handle of its own (handshakes run beside the CRL watcher), or from
-// --cert and --key.
-func serveCertLoader(c *cli.Context, e *env) (*certReloader, error) {
+// a CA handle of its own (handshakes run beside the CRL watcher), which the
+// function it returns closes, or from --cert and --key.
+func serveCertLoader(c *cli.Context, e *env) (*certreload.Cert, func(), error) {
 	certFile, keyFile := c.String("cert"), c.String("key")
 	load := func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
 	closer := func() {}
 	if name := c.String("server-cert"); name != "" {
 		authority, err := openCA(c, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		load = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
 		closer = func() { authority.Close() }
 	}
-	r, err := newCertReloader(load, e.now, e.stderr)
+	r, err := newServeCert(load, e.now, e.stderr)
 	if err != nil {
 		closer()
-		return nil, err
+		return nil, nil, err
 	}
-	r.close = closer
-	return r, nil
+	return r, closer, nil
 }
 
 // runServeListeners listens, serves until SIGTERM or SIGINT (or ctx) and
 // drains for up to o.shutdown. SIGHUP reloads the HTTPS certificate.
-func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certReloader) error {
+func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certreload.Cert) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -371,7 +372,7 @@ wait:
 		select {
 		case <-hup:
 			if certs != nil {
-				certs.force() // the CRL is followed without a signal
+				certs.Expire() // the CRL is followed without a signal
 			}
 		case err := <-served:
 			if err != nil {

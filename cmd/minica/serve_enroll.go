@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/internal/certreload"
 	"minica/serve"
 )
 
@@ -57,7 +58,7 @@ func isLoopback(addr string) bool {
 // a CA handle of its own, with the HTTPS certificate (when there is one) as
 // the signer of Apple profiles, and adds its metrics; without --enroll it
 // does nothing. The function it returns releases the handle.
-func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.Signer, certs *certReloader) (func(), error) {
+func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.Signer, certs *certreload.Cert) (func(), error) {
 	if !c.Bool("enroll") {
 		return func() {}, nil
 	}
@@ -71,7 +72,7 @@ func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.S
 		TotalBurst: max(c.Int("enroll-rate-total")/5, 1),
 	}
 	if certs != nil {
-		ec.SigningCert = func() (*tls.Certificate, error) { return certs.get(nil) }
+		ec.SigningCert = func() (*tls.Certificate, error) { return certs.GetCertificate(nil) }
 	}
 	h, err := serve.NewEnroller(ec)
 	if err != nil {
