@@ -20,6 +20,7 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/internal/eventlog"
 	"minica/internal/pagesec"
 )
 
@@ -78,7 +79,7 @@ type EnrollConfig struct {
 // model.
 type Enroller struct {
 	cfg    EnrollConfig
-	log    *logger
+	log    *eventlog.Logger
 	mu     sync.Mutex // serialises issuances in this process (the CA lock serialises processes)
 	limits *rateLimits
 	m      enrollMetrics
@@ -113,7 +114,7 @@ func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
 	def(&cfg.TotalRate, DefaultEnrollTotalRate)
 	def(&cfg.TotalBurst, DefaultEnrollTotalBurst)
 	return &Enroller{
-		cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now},
+		cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now),
 		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxEnrollAddrs),
 	}, nil
 }
@@ -154,7 +155,7 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := ca.EnrollmentID(token) // a short hash: safe to log
 	if wait, ok := h.limits.allow(rateKey(from), h.cfg.Now()); !ok {
 		h.m.limited.Add(1)
-		h.log.event("enroll-rate-limited", "id", id, "from", from)
+		h.log.Event("enroll-rate-limited", "id", id, "from", from)
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
 		h.render(w, http.StatusTooManyRequests, &pageData{Kind: "error", Title: "Too many requests",
 			Message: "Too many requests from your address. Wait a minute and open the link again."})
@@ -162,7 +163,7 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.RawQuery != "" || r.URL.ForceQuery {
 		h.m.refused.Add(1)
-		h.log.event("enroll-refused", "id", id, "from", from, "status", "query")
+		h.log.Event("enroll-refused", "id", id, "from", from, "status", "query")
 		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad link", Message: "An enrollment link has nothing after its token. Open the link exactly as you got it."})
 		return
 	}
@@ -203,7 +204,7 @@ func (h *Enroller) lookup(w http.ResponseWriter, token, id, from string) *ca.Enr
 	e, err := h.cfg.CA.LookupEnrollment(token)
 	if err != nil && !errors.Is(err, ca.ErrEnrollmentUnknown) {
 		h.m.failed.Add(1)
-		h.log.event("enroll-error", "id", id, "from", from, "error", err.Error())
+		h.log.Event("enroll-error", "id", id, "from", from, "error", err.Error())
 		h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "Enrollment unavailable",
 			Message: "The server could not read this enrollment. Ask the person who sent you the link."})
 		return nil
@@ -240,7 +241,7 @@ func (h *Enroller) refuse(w http.ResponseWriter, e *ca.Enrollment, id, from stri
 			p.Message = "This link was cancelled. Ask for a new one if you still need a certificate."
 		}
 	}
-	h.log.event("enroll-refused", "id", id, "from", from, "status", status)
+	h.log.Event("enroll-refused", "id", id, "from", from, "status", status)
 	h.render(w, http.StatusNotFound, p)
 }
 
@@ -250,7 +251,7 @@ func (h *Enroller) serveForm(w http.ResponseWriter, r *http.Request, token, id, 
 	if e == nil {
 		return
 	}
-	h.log.event("enroll-page", "id", id, "name", e.Name, "from", from)
+	h.log.Event("enroll-page", "id", id, "name", e.Name, "from", from)
 	h.render(w, http.StatusOK, h.formPage(e, r.UserAgent(), ""))
 }
 
@@ -274,24 +275,24 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 		h.m.refused.Add(1)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "too-large")
+			h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "too-large")
 			h.render(w, http.StatusRequestEntityTooLarge, &pageData{Kind: "error", Title: "Form too large", Message: "The form was larger than this page ever sends."})
 			return
 		}
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "malformed")
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "malformed")
 		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad form", Message: "The form could not be read. Open the link again."})
 		return
 	}
 	if why := h.badOrigin(r); why != "" {
 		h.m.refused.Add(1)
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", why)
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", why)
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "Form refused", Message: "The form was sent from another site. Open the link again and use its page."})
 		return
 	}
 	for k, v := range r.PostForm {
 		if !formFields[k] || len(v) != 1 {
 			h.m.refused.Add(1)
-			h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "unexpected-field")
+			h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "unexpected-field")
 			h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad form", Message: "The form held fields this page never sends. Open the link again."})
 			return
 		}
@@ -302,7 +303,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 	}
 	if !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(csrfToken(e))) {
 		h.m.refused.Add(1)
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "csrf")
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "csrf")
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "Form refused", Message: "The form did not come from this enrollment's page. Open the link again."})
 		return
 	}
@@ -318,7 +319,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 			h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "Error", Message: "No password could be generated. Try again."})
 			return
 		}
-		h.log.event("enroll-password-generated", "id", id, "name", e.Name, "from", from)
+		h.log.Event("enroll-password-generated", "id", id, "name", e.Name, "from", from)
 		p := h.formPage(e, r.UserAgent(), "")
 		p.Kind, p.Generated = "generated", pw
 		p.choose(format)
@@ -388,7 +389,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 	unlock, err := h.cfg.CA.Lock(h.cfg.LockTimeout)
 	if err != nil {
 		h.mu.Unlock()
-		h.log.event("enroll-busy", "id", id, "from", from, "error", err.Error())
+		h.log.Event("enroll-busy", "id", id, "from", from, "error", err.Error())
 		w.Header().Set("Retry-After", "5")
 		h.render(w, http.StatusServiceUnavailable, &pageData{Kind: "error", Title: "Busy", Message: "The server is busy. Your link was not used: wait a few seconds and send the form again."})
 		return
@@ -411,7 +412,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 		return
 	}
 	h.m.issued.Add(1)
-	h.log.event("enroll-issued", "id", id, "name", e.Name, "serial", issued.Record.Serial, "format", format.String(), "from", from)
+	h.log.Event("enroll-issued", "id", id, "name", e.Name, "serial", issued.Record.Serial, "format", format.String(), "from", from)
 	hd := w.Header()
 	hd.Set("Content-Type", format.contentType())
 	hd.Set("Content-Disposition", `attachment; filename="`+e.Name+format.suffix()+`"`)
@@ -422,7 +423,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 
 func (h *Enroller) fail(w http.ResponseWriter, id, from string, err error) {
 	h.m.failed.Add(1)
-	h.log.event("enroll-failed", "id", id, "from", from, "error", err.Error())
+	h.log.Event("enroll-failed", "id", id, "from", from, "error", err.Error())
 	h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "The certificate could not be issued",
 		Message: "Something went wrong on the server. Ask the person who sent you the link for a new one."})
 }

@@ -117,7 +117,7 @@ func (p *pageData) FormatLabel() string {
 func (h *Enroller) render(w http.ResponseWriter, code int, p *pageData) {
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, p); err != nil {
-		h.log.event("enroll-page-error", "error", err.Error())
+		h.log.Event("enroll-page-error", "error", err.Error())
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

@@ -67,7 +67,9 @@ import (
 	"golang.org/x/crypto/ocsp"
 
 	"minica/ca"
+	"minica/internal/eventlog"
 	"minica/revoke"
+	"minica/serve/internal/etag"
 )
 
 // MaxOCSPRequest bounds the size of an OCSP request, POST body or decoded
@@ -122,7 +124,7 @@ type OCSPConfig struct {
 // comment at the top of this file. It is safe for concurrent use.
 type OCSPResponder struct {
 	cfg      OCSPConfig
-	log      *logger
+	log      *eventlog.Logger
 	prefixes []string // GET path prefixes before the base64 request, longest first
 	// caHashes are the issuer name and key hashes of the CA by hash.
 	caHashes map[crypto.Hash][2][]byte
@@ -211,7 +213,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
+	r := &OCSPResponder{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
 		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second, bodyTimeout: ocspBodyTimeout}
 	if err := r.hashCA(); err != nil {
 		return nil, err
@@ -538,7 +540,7 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	}
 	single, out, err := r.status(id, now)
 	if err != nil {
-		r.log.event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
+		r.log.Event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
 		return nil, outInternal, err
 	}
 	thisUpdate := now.UTC().Truncate(time.Second)
@@ -557,11 +559,11 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	resp, err := s.sign(single, thisUpdate, exts)
 	<-r.signSlots
 	if err != nil {
-		r.log.event("ocsp-sign-failed", "error", err.Error())
+		r.log.Event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
 	}
 	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil,
-		length: []string{strconv.Itoa(len(resp))}, etag: []string{etagOf(resp)},
+		length: []string{strconv.Itoa(len(resp))}, etag: []string{etag.Of(resp)},
 		lastModified: []string{thisUpdate.Format(http.TimeFormat)}, expires: []string{nextUpdate.Format(http.TimeFormat)}}
 	if res.nonce {
 		return res, out, nil
@@ -737,10 +739,10 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 			}
 		}
 		if usable {
-			r.log.event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
+			r.log.Event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
 			return s, nil
 		}
-		r.log.event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
+		r.log.Event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
 		return nil, err
 	}
 	if s != nil && (s.cert == nil) == (ns.cert == nil) && (s.cert == nil || s.cert.Equal(ns.cert)) {
@@ -800,7 +802,7 @@ func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("issuing the OCSP responder certificate: %w", err)
 	}
-	r.log.event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
+	r.log.Event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
 	return newSigningKey(is.Cert, is.Key, is.Cert.NotAfter, is.Cert.NotAfter.Add(-r.cfg.RenewBefore))
 }
 

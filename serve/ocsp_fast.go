@@ -11,7 +11,7 @@ package serve
 // handshake would cost more than the answer.
 //
 // The listener keeps the limits of the main ones: the connections of
-// limitListener (the oldest not in a request is closed to make room),
+// package connlimit (the oldest not in a request is closed to make room),
 // request headers of MaxHeaderBytes, a request read within
 // ReadHeaderTimeout (headers and body: a slowloris client is cut off),
 // IdleTimeout between keep-alive requests, bodies of MaxOCSPRequest.
@@ -34,6 +34,8 @@ import (
 	"runtime"
 
 	"github.com/valyala/fasthttp"
+
+	"minica/serve/internal/connlimit"
 )
 
 // ServeOCSP serves the OCSP responder of the Config (an *OCSPResponder)
@@ -46,7 +48,7 @@ func (s *Server) ServeOCSP(ln net.Listener) error {
 		ln.Close()
 		return errors.New("serving OCSP: the server has no OCSP responder")
 	}
-	lim := newLimitListener(ln, s.cfg.MaxConns, &s.m)
+	lim := connlimit.NewListener(ln, s.cfg.MaxConns, &s.m.conns)
 	srv := r.fastServer(s.cfg, s.isOCSP, s.m.request)
 	if !s.register(ln, srv.ShutdownWithContext) {
 		return nil
@@ -61,8 +63,8 @@ func (r *OCSPResponder) fastServer(cfg Config, isOCSP func(method, path string) 
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			if t := trackedOf(ctx.Conn()); t != nil {
-				t.busy.Add(1)
-				defer t.busy.Add(-1)
+				t.Begin()
+				defer t.End()
 			}
 			ep, status := r.serveFast(ctx, isOCSP)
 			count(ep, status)
@@ -200,28 +202,29 @@ func writeFast(ctx *fasthttp.RequestCtx, a *ocspReply) {
 	ctx.Response.SetBodyRaw(a.body)
 }
 
-// fastListener hands out the connections of a limitListener as fastConns.
-type fastListener struct{ *limitListener }
+// fastListener hands out the connections of a connlimit.Listener as
+// fastConns.
+type fastListener struct{ *connlimit.Listener }
 
 func (l fastListener) Accept() (net.Conn, error) {
-	c, err := l.limitListener.Accept()
+	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &fastConn{trackedConn: c.(*trackedConn)}, nil
+	return &fastConn{Conn: c.(*connlimit.Conn)}, nil
 }
 
 // fastConn is a connection of the dedicated listener: it yields before the
 // first read that follows a write (see the comment at the top of this
 // file). fasthttp reads and writes a connection from one goroutine.
 type fastConn struct {
-	*trackedConn
+	*connlimit.Conn
 	wrote bool
 }
 
 func (c *fastConn) Write(p []byte) (int, error) {
 	c.wrote = true
-	return c.trackedConn.Write(p)
+	return c.Conn.Write(p)
 }
 
 func (c *fastConn) Read(p []byte) (int, error) {
@@ -229,14 +232,14 @@ func (c *fastConn) Read(p []byte) (int, error) {
 		c.wrote = false
 		runtime.Gosched()
 	}
-	return c.trackedConn.Read(p)
+	return c.Conn.Read(p)
 }
 
-// trackedOf returns the trackedConn under a connection of the dedicated
-// listener, or nil for another connection.
-func trackedOf(c net.Conn) *trackedConn {
+// trackedOf returns the connlimit.Conn under a connection of the
+// dedicated listener, or nil for another connection.
+func trackedOf(c net.Conn) *connlimit.Conn {
 	if f, ok := c.(*fastConn); ok {
-		return f.trackedConn
+		return f.Conn
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ocsp"
 
 	"minica/revoke"
+	"minica/serve/internal/connlimit"
 )
 
 // A frontEnd puts an HTTP server in front of a responder: the responder
@@ -290,8 +291,8 @@ func TestOCSPListenerShutdown(t *testing.T) {
 	}
 }
 
-// The dedicated listener's connections are those of its limitListener:
-// the handler finds the trackedConn under each to mark it busy, bytes pass
+// The dedicated listener's connections are those of its connlimit.Listener:
+// the handler finds the connlimit.Conn under each to mark it busy, bytes pass
 // both ways (a read after a write yields first), and Close gives the slot
 // back.
 func TestOCSPListenerConns(t *testing.T) {
@@ -300,8 +301,8 @@ func TestOCSPListenerConns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	var m metrics
-	lim := newLimitListener(ln, 4, &m)
+	var n connlimit.Counters
+	lim := connlimit.NewListener(ln, 4, &n)
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -312,11 +313,8 @@ func TestOCSPListenerConns(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := trackedOf(c)
-	lim.mu.Lock()
-	_, listed := lim.conns[tc]
-	lim.mu.Unlock()
-	if tc == nil || !listed || m.conns.Load() != 1 {
-		t.Fatalf("trackedOf(%T) = %v, listed %v, %d connections; want the limitListener's one", c, tc, listed, m.conns.Load())
+	if tc == nil || n.Open.Load() != 1 {
+		t.Fatalf("trackedOf(%T) = %v, %d connections; want the connlimit.Listener's one", c, tc, n.Open.Load())
 	}
 	if trackedOf(client) != nil {
 		t.Errorf("trackedOf(a plain connection) is not nil")
@@ -337,11 +335,8 @@ func TestOCSPListenerConns(t *testing.T) {
 		}
 	}
 	c.Close()
-	lim.mu.Lock()
-	left := len(lim.conns)
-	lim.mu.Unlock()
-	if left != 0 || m.conns.Load() != 0 {
-		t.Errorf("after Close: %d tracked, %d counted; want none", left, m.conns.Load())
+	if n.Open.Load() != 0 {
+		t.Errorf("after Close: %d counted; want none", n.Open.Load())
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ocsp"
+
+	"minica/serve/internal/connlimit"
 )
 
 // ocspBodyTimeout bounds the reading of a POST body when no Server bounds
@@ -31,7 +33,7 @@ var errOCSPBodySize = errors.New("OCSP request body larger than MaxOCSPRequest")
 // declared too large, goes through http.MaxBytesReader, which also closes
 // the connection after the answer to an oversized body.
 func (r *OCSPResponder) readPOST(w http.ResponseWriter, req *http.Request) ([]byte, error) {
-	if _, tracked := req.Context().Value(connKey{}).(*trackedConn); !tracked {
+	if _, tracked := connlimit.FromContext(req.Context()); !tracked {
 		http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.bodyTimeout))
 	}
 	if n := req.ContentLength; n > 0 && n <= MaxOCSPRequest {

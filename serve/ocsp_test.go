@@ -24,6 +24,7 @@ import (
 	"minica/ca"
 	"minica/internal/certlint"
 	"minica/revoke"
+	"minica/serve/internal/etag"
 )
 
 // testClock is a clock that tests move by hand.
@@ -638,9 +639,9 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 	h := front(t, r)
 	path := "/ocsp/" + url.PathEscape(base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1)))
 	first := get(t, h, path)
-	etag := first.Header().Get("ETag")
-	if first.Code != http.StatusOK || etag != etagOf(first.Body.Bytes()) {
-		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, etag)
+	tag := first.Header().Get("ETag")
+	if first.Code != http.StatusOK || tag != etag.Of(first.Body.Bytes()) {
+		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, tag)
 	}
 	revalidate := func(inm string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
@@ -649,9 +650,9 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 		h.ServeHTTP(rec, req)
 		return rec
 	}
-	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
+	for _, inm := range []string{tag, `"other", ` + tag, "W/" + tag, "*"} {
 		rec := revalidate(inm)
-		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != tag ||
 			!strings.HasPrefix(rec.Header().Get("Cache-Control"), "max-age=") {
 			t.Errorf("If-None-Match %s: HTTP %d, %d bytes, headers %v; want 304, no body, the ETag and max-age", inm, rec.Code, rec.Body.Len(), rec.Header())
 		}
@@ -664,8 +665,8 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 	}
 	clock.Advance(time.Second)
 	r.CRLChanged()
-	rec := revalidate(etag)
-	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != ocsp.Revoked || rec.Header().Get("ETag") == etag {
+	rec := revalidate(tag)
+	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != ocsp.Revoked || rec.Header().Get("ETag") == tag {
 		t.Errorf("after a revocation and a CRL change: HTTP %d, ETag %q; want 200, revoked, a new ETag", rec.Code, rec.Header().Get("ETag"))
 	}
 }

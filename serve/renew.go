@@ -35,6 +35,7 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/internal/eventlog"
 	"minica/revoke"
 )
 
@@ -123,7 +124,7 @@ type RenewConfig struct {
 // comment at the top of this file. It is safe for concurrent use.
 type Renewer struct {
 	cfg  RenewConfig
-	log  *logger
+	log  *eventlog.Logger
 	pool *x509.CertPool
 
 	mu     sync.Mutex // serialises the use of cfg.CA and the limiter
@@ -159,7 +160,7 @@ func NewRenewer(cfg RenewConfig) (*Renewer, error) {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(cfg.CA.Cert)
-	return &Renewer{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, pool: pool,
+	return &Renewer{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), pool: pool,
 		tokens: float64(cfg.Burst)}, nil
 }
 
@@ -191,13 +192,13 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cert != nil {
 			kv = append(kv, "serial", ca.SerialHex(cert.SerialNumber), "subject", subjectOf(cert))
 		}
-		rn.log.event("renew-refused", kv...)
+		rn.log.Event("renew-refused", kv...)
 		rn.count(ref.reason)
 		writeProblem(w, ref)
 		return
 	}
 	rn.renewed.Add(1)
-	rn.log.event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
+	rn.log.Event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
 		"not_after", rfc3339(res.Cert.NotAfter), "client", who, "subject", subjectOf(cert),
 		"keygen", strconv.FormatBool(keygen), "in_grace", strconv.FormatBool(res.Expired))
 	var body bytes.Buffer
