@@ -32,12 +32,13 @@
 //	            token) cannot sign
 //	/metrics    Prometheus text
 //
-// POST only, on the HTTPS listener with a client certificate: [Renewer]
-// (see renew.go), 404 with the reason renewal-disabled without one:
+// POST only, on the HTTPS listener with a client certificate: the
+// renewal handler (Config.Renew, package minica/serve/renew), 404 with the
+// reason renewal-disabled without one:
 //
 //	/renew         a CSR in, the client certificate's successor and chain out
 //	/renew/keygen  no body in, a new key, its certificate and chain out
-//	               (only with RenewConfig.Keygen)
+//	               (only with renew.Config.Keygen)
 //
 // Request targets are refused (400) unless they are a plain origin-form
 // path: no percent-encoding, backslash, empty or dot segment. The CA files

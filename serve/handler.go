@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"minica/revoke"
+	"minica/serve/renew"
 )
 
 var discardLog = log.New(io.Discard, "", 0)
@@ -83,10 +84,9 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 		s.cfg.Enroll.ServeHTTP(w, r)
 		return epEnroll
 	}
-	if path == RenewPath || path == RenewKeygenPath {
+	if path == renew.Path || path == renew.KeygenPath {
 		if s.cfg.Renew == nil {
-			writeProblem(w, refuse(http.StatusNotFound, RefuseRenewalOff,
-				"this serve does not renew certificates: it renews on its HTTPS listener (--listen-tls) with the CA key, without --no-renew"))
+			renew.ServeDisabled(w, r)
 		} else {
 			s.cfg.Renew.ServeHTTP(w, r)
 		}

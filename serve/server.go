@@ -91,8 +91,8 @@ type Config struct {
 	OCSPURL string
 	// Enroll answers /enroll/... (see Enroller); nil answers 404 there.
 	Enroll http.Handler
-	// Renew answers POST /renew and /renew/keygen (a *Renewer); nil
-	// answers 404 there, with the reason renewal-disabled.
+	// Renew answers POST /renew and /renew/keygen (a *renew.Renewer);
+	// nil answers 404 there, with the reason renewal-disabled.
 	Renew http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded and when
 	// the revocation log changed (from the Server's goroutine).
