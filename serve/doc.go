@@ -25,7 +25,7 @@
 //	            (openssl ocsp -url http://HOST:PORT); 404 without a
 //	            responder. [OCSPResponder] is the responder (see ocsp.go)
 //	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
-//	            `minica enroll` ([Enroller], see enroll.go); 404 without it
+//	            `minica enroll` (package minica/serve/enroll); 404 without it
 //	/healthz    the CRL's state, whether serve can sign and whether its store
 //	            answers: 200, or 503 when the CRL is expired or not yet
 //	            valid, the store does not answer, or the CA key (in a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"minica/revoke"
+	"minica/serve/enroll"
 	"minica/serve/renew"
 )
 
@@ -60,10 +61,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
 func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	w.Header()["X-Content-Type-Options"] = hdrNosniff
 	path := r.URL.Path
-	// Whatever answers a path under /enroll (the Enroller, or a refusal
+	// Whatever answers a path under /enroll (Config.Enroll, or a refusal
 	// below), its URL may hold a token: never cached, never a referrer.
 	if strings.HasPrefix(path, "/enroll") {
-		setEnrollHeaders(w)
+		enroll.SetHeaders(w)
 	}
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.

@@ -89,7 +89,8 @@ type Config struct {
 	// nil answers 404 there.
 	OCSP    http.Handler
 	OCSPURL string
-	// Enroll answers /enroll/... (see Enroller); nil answers 404 there.
+	// Enroll answers /enroll/... (an *enroll.Enroller); nil answers 404
+	// there.
 	Enroll http.Handler
 	// Renew answers POST /renew and /renew/keygen (a *renew.Renewer);
 	// nil answers 404 there, with the reason renewal-disabled.

@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"crypto"
@@ -24,31 +24,34 @@ import (
 	"minica/internal/pagesec"
 )
 
-// Defaults of EnrollConfig.
+// Defaults of Config.
 const (
+	// DefaultLockTimeout is how long an issuance waits for the CA lock.
+	DefaultLockTimeout = 10 * time.Second
 	// DefaultMinPasswordLength is the shortest bundle password a person
 	// may choose: the bundle travels (mail, downloads folder, backups) and
 	// its password is all that protects the key in it.
 	DefaultMinPasswordLength = 10
-	// DefaultEnrollRate and DefaultEnrollBurst limit the enrollment
+	// DefaultRate and DefaultBurst limit the enrollment
 	// requests of one source address: a person needs about three (the
 	// page, a generated password, the download).
-	DefaultEnrollRate  = 20 // per minute
-	DefaultEnrollBurst = 10
-	// DefaultEnrollTotalRate and DefaultEnrollTotalBurst limit the
+	DefaultRate  = 20 // per minute
+	DefaultBurst = 10
+	// DefaultTotalRate and DefaultTotalBurst limit the
 	// enrollment requests of all addresses together, so that a flood
 	// spread over many addresses cannot keep the CA key busy.
-	DefaultEnrollTotalRate  = 300 // per minute
-	DefaultEnrollTotalBurst = 60
-	// MaxEnrollFormBytes bounds the body of an enrollment form.
-	MaxEnrollFormBytes = 4 << 10
-	// maxEnrollAddrs bounds the per-address rate table.
-	maxEnrollAddrs = 10_000
+	DefaultTotalRate  = 300 // per minute
+	DefaultTotalBurst = 60
+	// MaxFormBytes bounds the body of an enrollment form.
+	MaxFormBytes = 4 << 10
+	// maxAddrs bounds the per-address rate table.
+	maxAddrs = 10_000
 )
 
-// EnrollConfig configures an Enroller. CA and Signer are required.
-type EnrollConfig struct {
-	// CA is a handle of the Enroller's own (see Config.CA).
+// Config configures an Enroller. CA and Signer are required.
+type Config struct {
+	// CA is a handle of the Enroller's own: serve's other handlers use
+	// theirs from other goroutines.
 	CA *ca.CA
 	// Signer is the CA key: enrollment issues certificates.
 	Signer crypto.Signer
@@ -78,7 +81,7 @@ type EnrollConfig struct {
 // form, and the bundle. See docs/enrollment.md for the flow and the threat
 // model.
 type Enroller struct {
-	cfg    EnrollConfig
+	cfg    Config
 	log    *eventlog.Logger
 	mu     sync.Mutex // serialises issuances in this process (the CA lock serialises processes)
 	limits *rateLimits
@@ -89,8 +92,8 @@ type enrollMetrics struct {
 	issued, limited, refused, failed atomic.Uint64
 }
 
-// NewEnroller checks cfg and fills its defaults.
-func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Enroller, error) {
 	if cfg.CA == nil || cfg.Signer == nil {
 		return nil, errors.New("serve: enrollment needs the CA and its key")
 	}
@@ -109,13 +112,13 @@ func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
 		}
 	}
 	def(&cfg.MinPasswordLength, DefaultMinPasswordLength)
-	def(&cfg.Rate, DefaultEnrollRate)
-	def(&cfg.Burst, DefaultEnrollBurst)
-	def(&cfg.TotalRate, DefaultEnrollTotalRate)
-	def(&cfg.TotalBurst, DefaultEnrollTotalBurst)
+	def(&cfg.Rate, DefaultRate)
+	def(&cfg.Burst, DefaultBurst)
+	def(&cfg.TotalRate, DefaultTotalRate)
+	def(&cfg.TotalBurst, DefaultTotalBurst)
 	return &Enroller{
 		cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now),
-		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxEnrollAddrs),
+		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxAddrs),
 	}, nil
 }
 
@@ -127,12 +130,12 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "# HELP minica_serve_enroll_failed_total Enrollments whose issuance failed.\n# TYPE minica_serve_enroll_failed_total counter\nminica_serve_enroll_failed_total %d\n", h.m.failed.Load())
 }
 
-// setEnrollHeaders sets what every enrollment response carries: never
+// SetHeaders sets what every enrollment response carries: never
 // cached, a referrer for serve itself only (the URL holds the token), a
 // strict CSP. Not no-referrer: under it browsers send "Origin: null" with
 // the form's POST (Fetch, "serializing a request origin"), which
 // badOrigin refuses; same-origin keeps the page's origin on it.
-func setEnrollHeaders(w http.ResponseWriter) {
+func SetHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	pagesec.SetHeaders(h, pageCSP)
 	h.Set("Referrer-Policy", "same-origin")
@@ -144,7 +147,7 @@ func setEnrollHeaders(w http.ResponseWriter) {
 // ServeHTTP answers GET/HEAD (the page) and POST (the form) of
 // /enroll/TOKEN.
 func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setEnrollHeaders(w)
+	SetHeaders(w)
 	if r.TLS == nil && !h.cfg.AllowHTTP {
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "HTTPS only",
 			Message: "Enrollment links are answered over HTTPS only. Use the https:// link you were given."})
@@ -270,7 +273,7 @@ var formFields = map[string]bool{"csrf": true, "action": true, "password": true,
 // servePost handles the form: "generate" shows a generated password,
 // "download" issues the certificate and sends the bundle.
 func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, from string) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxEnrollFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		h.m.refused.Add(1)
 		var tooBig *http.MaxBytesError
