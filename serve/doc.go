@@ -23,7 +23,8 @@
 //	/ocsp       Config.OCSP, every method, and /ocsp/... (RFC 5019 GET);
 //	            also the path of Config.OCSPURL and below it, and POST /
 //	            (openssl ocsp -url http://HOST:PORT); 404 without a
-//	            responder. [OCSPResponder] is the responder (see ocsp.go)
+//	            responder (package minica/serve/ocsp); --listen-ocsp serves
+//	            it alone on a listener of its own (Server.ServeOCSP)
 //	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
 //	            `minica enroll` (package minica/serve/enroll); 404 without it
 //	/healthz    the CRL's state, whether serve can sign and whether its store

@@ -2,16 +2,17 @@ package serve
 
 import (
 	"crypto"
+	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"minica/ca"
 	"minica/serve/internal/servetest"
+	"minica/serve/ocsp"
 )
 
 // timers is a Config.NewTimer whose timers fire only when the test says.
@@ -134,11 +135,23 @@ func readFile(t *testing.T, name string) []byte {
 	return data
 }
 
-func hasLine(text, line string) bool {
-	for l := range strings.SplitSeq(text, "\n") {
-		if l == line {
-			return true
-		}
+func hasLine(text, line string) bool { return servetest.HasLine(text, line) }
+
+func issue(t testing.TB, c *ca.CA, signer crypto.Signer, name string) *x509.Certificate {
+	t.Helper()
+	return servetest.Issue(t, c, signer, name)
+}
+
+func request(t testing.TB, cert, issuer *x509.Certificate, h crypto.Hash) []byte {
+	t.Helper()
+	return servetest.OCSPRequest(t, cert, issuer, h)
+}
+
+func newTestResponder(t testing.TB, cfg ocsp.Config) *ocsp.Responder {
+	t.Helper()
+	r, err := ocsp.New(cfg)
+	if err != nil {
+		t.Fatalf("ocsp.New() error = %v", err)
 	}
-	return false
+	return r
 }

@@ -20,6 +20,7 @@ import (
 	"minica/proxy"
 	"minica/revoke"
 	"minica/serve"
+	"minica/serve/ocsp"
 	"minica/serve/renew"
 )
 
@@ -236,7 +237,7 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer ocspCA.Close()
-	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
+	responder, err := ocsp.New(ocsp.Config{
 		// A root issues no leaves, a responder certificate included: its
 		// OCSP answers (about its intermediates) carry its own signature.
 		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key") || (ocspCA.IsRoot() && signer != nil),

@@ -84,7 +84,14 @@ func TestRefusedWhenAllBusy(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if !closed(refused, 5*time.Second) || n.Refused.Load() != 1 || n.Open.Load() != 1 {
+	if !closed(refused, 5*time.Second) {
+		t.Fatal("the new connection was not closed")
+	}
+	// Accept counts the refusal just after closing the connection.
+	for deadline := time.Now().Add(5 * time.Second); n.Refused.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n.Refused.Load() != 1 || n.Open.Load() != 1 {
 		t.Errorf("refused %d, open %d; want the new connection closed, 1 and 1", n.Refused.Load(), n.Open.Load())
 	}
 }

@@ -7,10 +7,16 @@ package servetest
 import (
 	"bytes"
 	"crypto"
+	"crypto/x509"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ocsp"
 
 	"minica/ca"
 )
@@ -115,4 +121,57 @@ func (f *Fixture) PublishElsewhere(t testing.TB) *ca.CRLInfo {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// HasLine reports whether text holds line as a whole line.
+func HasLine(text, line string) bool {
+	for l := range strings.SplitSeq(text, "\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
+
+// Issue issues a client certificate name with signer, the key of c.
+func Issue(t testing.TB, c *ca.CA, signer crypto.Signer, name string) *x509.Certificate {
+	t.Helper()
+	is, err := c.Issue(signer, ca.Request{Name: name, Profile: ca.Client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return is.Cert
+}
+
+// OCSPRequest is the DER of an OCSP request about cert, issued by issuer,
+// with the hash h and no nonce.
+func OCSPRequest(t testing.TB, cert, issuer *x509.Certificate, h crypto.Hash) []byte {
+	t.Helper()
+	der, err := ocsp.CreateRequest(cert, issuer, &ocsp.RequestOptions{Hash: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// PostOCSP posts the OCSP request der to /ocsp through h.
+func PostOCSP(t testing.TB, h http.Handler, der []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/ocsp", bytes.NewReader(der)))
+	return rec
+}
+
+// ParseOCSP checks that rec is an OCSP response (200,
+// application/ocsp-response) about cert, signed for issuer, and parses it.
+func ParseOCSP(t testing.TB, rec *httptest.ResponseRecorder, cert, issuer *x509.Certificate) *ocsp.Response {
+	t.Helper()
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/ocsp-response" {
+		t.Fatalf("HTTP %d, Content-Type %q; want 200 application/ocsp-response", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	resp, err := ocsp.ParseResponseForCert(rec.Body.Bytes(), cert, issuer)
+	if err != nil {
+		t.Fatalf("ParseResponseForCert() error = %v", err)
+	}
+	return resp
 }
