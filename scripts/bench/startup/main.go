@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -89,13 +88,8 @@ func run(c string, i int) (sample, error) {
 	if err := cmd.Run(); err != nil {
 		return sample{}, fmt.Errorf("%s: %w", strings.Join(words, " "), err)
 	}
-	wall := time.Since(start)
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	var cpu time.Duration
-	if ru != nil {
-		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	return sample{wall, cpu}, nil
+	ps := cmd.ProcessState
+	return sample{time.Since(start), ps.UserTime() + ps.SystemTime()}, nil
 }
 
 func report(name, c string, s []sample) {
