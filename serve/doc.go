@@ -2,7 +2,15 @@
 // certificate, its chain and the current CRL over HTTP and HTTPS, keeps the
 // CRL fresh, and lets replicas learn of a new CRL at once. It works over
 // package ca and package revoke only; it never reads the CA directory
-// itself, and nothing but the files below is reachable through it.
+// itself, and nothing but the paths below is reachable through it.
+//
+// The other products of serve are http.Handlers in packages of their own,
+// which serve routes to and counts: the OCSP responder (package
+// minica/serve/ocsp, Config.OCSP), online renewal (minica/serve/renew,
+// Config.Renew) and enrollment links (minica/serve/enroll,
+// Config.Enroll). Server.ServeOCSP serves the responder alone on a
+// listener of its own, on fasthttp (serve/internal/fastocsp), or on
+// net/http when built with the tag stdocsp.
 //
 // # Paths
 //
