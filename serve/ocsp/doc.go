@@ -1,6 +1,7 @@
-// Package ocsp is serve's OCSP responder: [Responder] answers OCSP requests (RFC 6960) sent by POST, or by GET in
-// the RFC 5019 form /ocsp/{url-escaped base64 of the DER request}, about
-// certificates of one CA. The status comes from the issuance database, one
+// Package ocsp is serve's OCSP responder: [Responder] answers OCSP
+// requests (RFC 6960) sent by POST, or by GET in the RFC 5019 form
+// /ocsp/{url-escaped base64 of the DER request}, about certificates of one
+// CA. The status comes from the issuance database, one
 // record read by serial (db/XX/SERIAL.json): a valid or expired certificate
 // is good, a revoked one revoked with its time and reason (certificateHold
 // included), and a serial minica never issued (or only reserved) unknown.
