@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -421,7 +422,7 @@ func wantsHTML(r *http.Request) bool {
 func writeRefusal(w http.ResponseWriter, r *http.Request, pg *refusalPage) {
 	var buf bytes.Buffer
 	ctype := "text/plain; charset=utf-8"
-	if wantsHTML(r) && refusalTemplate.Execute(&buf, pg) == nil {
+	if wantsHTML(r) && refusalTemplate().Execute(&buf, pg) == nil {
 		ctype = "text/html; charset=utf-8"
 	} else {
 		buf.Reset()
@@ -464,7 +465,13 @@ a.help{display:inline-block;margin:.6rem 0;padding:.5rem 1rem;border-radius:6px;
 // refusalCSP is the Content-Security-Policy of every refusal page.
 var refusalCSP = pagesec.CSP(refusalCSS, "'none'")
 
-var refusalTemplate = template.Must(template.New("refusal").Parse(`<!doctype html>
+// refusalTemplate is the refusal page, parsed at its first use rather than
+// at every start of the minica binary.
+var refusalTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("refusal").Parse(refusalHTML))
+})
+
+const refusalHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{{.Title}}</title><style>` + refusalCSS + `</style></head>
 <body><main{{if .Service}} class="service"{{end}}>
@@ -483,4 +490,4 @@ var refusalTemplate = template.Must(template.New("refusal").Parse(`<!doctype htm
 {{- end}}
 <p class="note">Reason code <code>{{.Reason}}</code> at {{.Time}}. Quote it if you ask for help.</p>
 </main></body></html>
-`))
+`

@@ -21,6 +21,8 @@ import (
 	"minica/proxy"
 	"minica/revoke"
 	"minica/serve"
+	"minica/serve/ocsp"
+	"minica/serve/renew"
 )
 
 // defaultServeListen is serve's --listen: loopback, so that publishing the
@@ -64,7 +66,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "no-renew", Usage: "do not renew certificates on --listen-tls (POST /renew answers 404)"},
 			&cli.StringFlag{Name: "renew-grace", Usage: "renew a client certificate up to `DURATION` after it expired (default: not at all)"},
 			&cli.BoolFlag{Name: "renew-keygen", Usage: "also answer POST /renew/keygen: serve makes the new key pair and returns it"},
-			&cli.IntFlag{Name: "renew-rate", Value: serve.DefaultRenewRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
+			&cli.IntFlag{Name: "renew-rate", Value: renew.DefaultRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
 			passwordFileFlag(),
 			pinFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
@@ -86,7 +88,7 @@ type serveOptions struct {
 	// renew is set when POST /renew is on; renewCfg is its configuration
 	// but for the CA, the key and the CRL.
 	renew    bool
-	renewCfg serve.RenewConfig
+	renewCfg renew.Config
 }
 
 func parseServeFlags(c *cli.Context) (*serveOptions, error) {
@@ -191,7 +193,7 @@ func parseRenewFlags(c *cli.Context, o *serveOptions) error {
 	if rate <= 0 {
 		return usagef(c, "--renew-rate must be positive, got %d", rate)
 	}
-	o.renewCfg = serve.RenewConfig{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
+	o.renewCfg = renew.Config{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
 	return nil
 }
 
@@ -237,7 +239,7 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer ocspCA.Close()
-	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
+	responder, err := ocsp.New(ocsp.Config{
 		// A root issues no leaves, a responder certificate included: its
 		// OCSP answers (about its intermediates) carry its own signature.
 		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key") || (ocspCA.IsRoot() && signer != nil),
@@ -264,7 +266,7 @@ func runServe(c *cli.Context, e *env) error {
 		rc := o.renewCfg
 		rc.CA, rc.Signer, rc.LockTimeout, rc.Log, rc.Now = renewCA, signer, cfg.LockTimeout, e.stderr, e.now
 		rc.CRL = func() *revoke.CRL { return srv.CRL() }
-		renewer, err := serve.NewRenewer(rc)
+		renewer, err := renew.New(rc)
 		if err != nil {
 			return err
 		}

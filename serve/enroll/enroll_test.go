@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"bytes"
@@ -22,42 +22,46 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/serve/internal/servetest"
 )
 
-// enrollFixture is a Server with an Enroller on a CA handle of its own,
-// answering plain HTTP (AllowHTTP) unless the test says otherwise.
+// enrollFixture is a CA (servetest.Fixture) with an Enroller on a CA
+// handle of its own, answering plain HTTP (AllowHTTP) unless the test says
+// otherwise.
 type enrollFixture struct {
-	*fixture
+	*servetest.Fixture
 	h *Enroller
 }
 
-func newEnrollFixture(t *testing.T, mod func(*EnrollConfig)) *enrollFixture {
+var start = servetest.Start
+
+func newEnrollFixture(t *testing.T, mod func(*Config)) *enrollFixture {
 	t.Helper()
-	ef := &enrollFixture{}
-	ef.fixture = newFixture(t, func(cfg *Config) {
-		c, err := ca.Open(cfg.CA.Dir().Path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		c.Now = cfg.Now
-		ec := EnrollConfig{CA: c, Signer: cfg.Signer, Now: cfg.Now, Log: cfg.Log, AllowHTTP: true,
-			LockTimeout: 5 * time.Second, P12Iterations: 1, Rate: 1000, Burst: 1000, TotalRate: 10000, TotalBurst: 10000}
-		if mod != nil {
-			mod(&ec)
-		}
-		if ef.h, err = NewEnroller(ec); err != nil {
-			t.Fatal(err)
-		}
-		cfg.Enroll, cfg.ExtraMetrics = ef.h, ef.h.WriteMetrics
-	})
+	ef := &enrollFixture{Fixture: servetest.NewFixture(t)}
+	ec := Config{CA: ef.Other(t), Signer: ef.Signer, Now: ef.Clock.Now, Log: ef.Log, AllowHTTP: true,
+		LockTimeout: 5 * time.Second, P12Iterations: 1, Rate: 1000, Burst: 1000, TotalRate: 10000, TotalBurst: 10000}
+	if mod != nil {
+		mod(&ec)
+	}
+	var err error
+	if ef.h, err = New(ec); err != nil {
+		t.Fatal(err)
+	}
 	return ef
+}
+
+// metrics returns the Enroller's metrics, as serve's /metrics appends them.
+func (f *enrollFixture) metrics(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	f.h.WriteMetrics(&b)
+	return b.String()
 }
 
 // create makes a pending enrollment for name and returns its token.
 func (f *enrollFixture) create(t *testing.T, name string, id ca.EnrollIdentity, life time.Duration) string {
 	t.Helper()
-	c := f.other(t)
+	c := f.Other(t)
 	unlock, err := c.Lock(time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +109,7 @@ func (f *enrollFixture) send(t *testing.T, r enrollReq) *httptest.ResponseRecord
 		req.Header.Set(r.header[i], r.header[i+1])
 	}
 	rec := httptest.NewRecorder()
-	f.srv.Handler().ServeHTTP(rec, req)
+	f.h.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -135,7 +139,7 @@ func download(csrf, password, format string) url.Values {
 
 func (f *enrollFixture) clientRecords(t *testing.T, name string) []*ca.Record {
 	t.Helper()
-	recs, err := f.other(t).RecordsByName(name)
+	recs, err := f.Other(t).RecordsByName(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +173,7 @@ func TestEnrollDownloadsEachFormat(t *testing.T) {
 			}
 			p12 := rec.Body.Bytes()
 			if format == "mobileconfig" {
-				p12 = checkMobileconfig(t, p12, f.ca.Cert)
+				p12 = checkMobileconfig(t, p12, f.CA.Cert)
 			}
 			_, leaf, _, err := formats.DecodeP12(p12, testPassword)
 			if err != nil {
@@ -260,7 +264,7 @@ func signedProfile(t *testing.T) (*ca.CA, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewEnroller(EnrollConfig{CA: c, Signer: signer, AllowHTTP: true,
+	h, err := New(Config{CA: c, Signer: signer, AllowHTTP: true,
 		SigningCert: func() (*tls.Certificate, error) { return &signing, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +298,7 @@ func TestEnrollSignsMobileconfig(t *testing.T) {
 }
 
 func TestEnrollSecurityHeadersOnEveryResponse(t *testing.T) {
-	f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.Rate, ec.Burst = 60, 12 })
+	f := newEnrollFixture(t, func(ec *Config) { ec.Rate, ec.Burst = 60, 12 })
 	token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 	csrf := f.csrf(t, token)
 	tests := []struct {
@@ -309,7 +313,7 @@ func TestEnrollSecurityHeadersOnEveryResponse(t *testing.T) {
 		{"bad method", enrollReq{method: http.MethodPut, token: token}, 405},
 		{"generate", enrollReq{token: token, form: url.Values{"csrf": {csrf}, "action": {"generate"}, "format": {"p12"}}}, 200},
 		{"short password", enrollReq{token: token, form: download(csrf, "short", "p12")}, 400},
-		{"too large", enrollReq{token: token, body: "csrf=" + strings.Repeat("a", MaxEnrollFormBytes)}, 413},
+		{"too large", enrollReq{token: token, body: "csrf=" + strings.Repeat("a", MaxFormBytes)}, 413},
 		{"download", enrollReq{token: token, form: download(csrf, testPassword, "p12")}, 200},
 		{"used", enrollReq{token: token}, 404},
 		{"rate limited", enrollReq{token: token}, 429},
@@ -380,10 +384,10 @@ func TestEnrollRefusedLinksLookAlike(t *testing.T) {
 	if rec := f.send(t, enrollReq{token: used, form: download(f.csrf(t, used), testPassword, "p12")}); rec.Code != 200 {
 		t.Fatalf("download = %d", rec.Code)
 	}
-	if _, err := f.other(t).CancelEnrollment("cancelled"); err != nil {
+	if _, err := f.Other(t).CancelEnrollment("cancelled"); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Set(start.Add(2 * time.Minute))
+	f.Clock.Set(start.Add(2 * time.Minute))
 	tests := []struct{ name, token, want string }{
 		{"unknown", strings.Repeat("A", 43), "not valid"},
 		{"malformed", "abc", "not valid"},
@@ -415,7 +419,7 @@ func TestEnrollRefusedLinksLookAlike(t *testing.T) {
 
 func TestEnrollRateLimits(t *testing.T) {
 	t.Run("per address", func(t *testing.T) {
-		f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.Rate, ec.Burst = 6, 3 })
+		f := newEnrollFixture(t, func(ec *Config) { ec.Rate, ec.Burst = 6, 3 })
 		token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 		for i := range 3 {
 			if rec := f.send(t, enrollReq{token: token}); rec.Code != 200 {
@@ -429,7 +433,7 @@ func TestEnrollRateLimits(t *testing.T) {
 		if rec := f.send(t, enrollReq{token: token, from: "198.51.100.9:1"}); rec.Code != 200 {
 			t.Errorf("another address = %d; want 200", rec.Code)
 		}
-		f.clock.Set(start.Add(10 * time.Second)) // one token back at 6 a minute
+		f.Clock.Set(start.Add(10 * time.Second)) // one token back at 6 a minute
 		if rec := f.send(t, enrollReq{token: token}); rec.Code != 200 {
 			t.Errorf("after 10s = %d; want 200", rec.Code)
 		}
@@ -438,7 +442,7 @@ func TestEnrollRateLimits(t *testing.T) {
 		}
 	})
 	t.Run("overall", func(t *testing.T) {
-		f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.TotalRate, ec.TotalBurst = 60, 5 })
+		f := newEnrollFixture(t, func(ec *Config) { ec.TotalRate, ec.TotalBurst = 60, 5 })
 		token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 		codes := map[int]int{}
 		for i := range 8 {
@@ -449,7 +453,7 @@ func TestEnrollRateLimits(t *testing.T) {
 		}
 	})
 	t.Run("ipv6 counts by /64", func(t *testing.T) {
-		f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.Rate, ec.Burst = 6, 2 })
+		f := newEnrollFixture(t, func(ec *Config) { ec.Rate, ec.Burst = 6, 2 })
 		token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 		f.send(t, enrollReq{token: token, from: "[2001:db8::1]:1"})
 		f.send(t, enrollReq{token: token, from: "[2001:db8::2]:1"})
@@ -566,7 +570,7 @@ func TestEnrollPasswordRules(t *testing.T) {
 }
 
 func TestEnrollHTTPSOnly(t *testing.T) {
-	f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.AllowHTTP = false })
+	f := newEnrollFixture(t, func(ec *Config) { ec.AllowHTTP = false })
 	token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 	if rec := f.send(t, enrollReq{token: token}); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "HTTPS only") {
 		t.Errorf("plain HTTP = %d; want 403 HTTPS only", rec.Code)
@@ -574,14 +578,14 @@ func TestEnrollHTTPSOnly(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "https://pki.example.com/enroll/"+token, nil)
 	req.RequestURI = "/enroll/" + token
 	rec := httptest.NewRecorder()
-	f.srv.Handler().ServeHTTP(rec, req)
+	f.h.ServeHTTP(rec, req)
 	if rec.Code != 200 {
 		t.Errorf("HTTPS = %d; want 200", rec.Code)
 	}
 }
 
 func TestEnrollNeverLogsSecrets(t *testing.T) {
-	f := newEnrollFixture(t, func(ec *EnrollConfig) { ec.Rate, ec.Burst = 60, 6 })
+	f := newEnrollFixture(t, func(ec *Config) { ec.Rate, ec.Burst = 60, 6 })
 	token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
 	csrf := f.csrf(t, token)
 	gen := f.send(t, enrollReq{token: token, form: url.Values{"csrf": {csrf}, "action": {"generate"}, "format": {"p12"}}})
@@ -593,7 +597,7 @@ func TestEnrollNeverLogsSecrets(t *testing.T) {
 	for range 8 {
 		f.send(t, enrollReq{token: token})
 	}
-	log := f.logText()
+	log := f.Log.String()
 	for what, secret := range map[string]string{"token": token, "token prefix": token[:16], "csrf": csrf, "password": testPassword, "generated password": generated} {
 		if strings.Contains(log, secret) {
 			t.Errorf("the log holds the %s:\n%s", what, log)
@@ -662,5 +666,50 @@ func TestDetectPlatform(t *testing.T) {
 		if !strings.Contains(body, "Installing on "+p.Name) {
 			t.Errorf("%s: the page lacks its install steps", tt.platform)
 		}
+	}
+}
+
+// Two serve processes on one CA directory (two Enrollers, each on its own
+// CA handle, so that only the CA's file lock orders them) racing on one
+// token issue exactly one certificate.
+func TestEnrollConcurrentUseAcrossHandles(t *testing.T) {
+	f := newEnrollFixture(t, nil)
+	second, err := New(Config{CA: f.Other(t), Signer: f.Signer, Now: f.Clock.Now, AllowHTTP: true,
+		LockTimeout: 10 * time.Second, P12Iterations: 1, Rate: 1000, Burst: 1000, TotalRate: 10000, TotalBurst: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h.cfg.LockTimeout = 10 * time.Second
+	token := f.create(t, "simon", ca.EnrollIdentity{}, time.Hour)
+	form := download(f.csrf(t, token), testPassword, "p12").Encode()
+	const n = 16
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range n {
+		h := http.Handler(f.h)
+		if i%2 == 1 {
+			h = second
+		}
+		wg.Go(func() {
+			req := httptest.NewRequest(http.MethodPost, "/enroll/"+token, strings.NewReader(form))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			rec := httptest.NewRecorder()
+			<-gate
+			h.ServeHTTP(rec, req)
+			codes[i] = rec.Code
+		})
+	}
+	close(gate)
+	wg.Wait()
+	counts := map[int]int{}
+	for _, code := range codes {
+		counts[code]++
+	}
+	if counts[200] != 1 || counts[404] != n-1 {
+		t.Errorf("%d simultaneous downloads through two handles got %v; want one 200 and %d 404", n, counts, n-1)
+	}
+	if recs := f.clientRecords(t, "simon"); len(recs) != 1 {
+		t.Errorf("%d certificates issued for simon; want exactly 1", len(recs))
 	}
 }

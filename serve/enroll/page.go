@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"minica/ca"
@@ -30,7 +31,13 @@ button.alt{background:#fff;color:#2456b3}
 // pageCSP is the Content-Security-Policy of every enrollment response.
 var pageCSP = pagesec.CSP(pageCSS, "'self'")
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+// pageTemplate is the page of every answer, parsed at its first use rather
+// than at every start of the minica binary.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(pageHTML))
+})
+
+const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title>{{.Title}}</title><style>` + pageCSS + `</style></head>
 <body><main>
@@ -75,7 +82,7 @@ so choose a password that you use nowhere else; you will type it once, when you 
 <p id="message">{{.Message}}</p>
 {{- end}}
 </main></body></html>
-`))
+`
 
 // pageData is what the template renders.
 type pageData struct {
@@ -116,8 +123,8 @@ func (p *pageData) FormatLabel() string {
 // render writes the page p with status code.
 func (h *Enroller) render(w http.ResponseWriter, code int, p *pageData) {
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, p); err != nil {
-		h.log.event("enroll-page-error", "error", err.Error())
+	if err := pageTemplate().Execute(&buf, p); err != nil {
+		h.log.Event("enroll-page-error", "error", err.Error())
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

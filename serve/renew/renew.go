@@ -1,18 +1,4 @@
-package serve
-
-// # Renewal
-//
-// Renewer answers POST /renew on serve's HTTPS listener: a client presents
-// its current certificate in the TLS handshake and sends a CSR, and gets
-// the certificate's successor, issued by ca.CA.Renew as `minica renew`
-// issues one (same name, profile, subject, SANs and lifetime, records
-// linked both ways). The client certificate is judged by revoke.Judge, as
-// the proxy and `minica verify` judge one: chain to this CA, validity,
-// CA:FALSE, the extended key usage of its profile, the CRL being served and
-// the revocation log. Then ca.CheckRenewable and ca.CheckRenewalCSR refuse
-// a record that is not renewable and a CSR that asks for another identity,
-// key usage or CA:TRUE. See docs/serve.md for the wire format; refusals are
-// RFC 9457 problem details whose "reason" is one of the Refuse* values.
+package renew
 
 import (
 	"bytes"
@@ -35,31 +21,34 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/internal/eventlog"
 	"minica/revoke"
 )
 
 // Paths and media types of the renewal endpoint.
 const (
-	RenewPath       = "/renew"
-	RenewKeygenPath = "/renew/keygen"
-	CSRType         = "application/pkcs10"
-	ChainType       = "application/pem-certificate-chain"
-	ProblemType     = "application/problem+json"
-	PEMType         = "application/x-pem-file"
+	Path        = "/renew"
+	KeygenPath  = "/renew/keygen"
+	CSRType     = "application/pkcs10"
+	ChainType   = "application/pem-certificate-chain"
+	ProblemType = "application/problem+json"
+	PEMType     = "application/x-pem-file"
 )
 
-// Defaults of RenewConfig.
+// Defaults of Config.
 const (
+	// DefaultLockTimeout bounds the wait for the CA lock.
+	DefaultLockTimeout = 10 * time.Second
 	// DefaultMaxCSR bounds a request body: a CSR is under 2 KiB even
 	// with an RSA 4096 key and a hundred SANs.
 	DefaultMaxCSR = 16 << 10
-	// DefaultRenewRate and DefaultRenewBurst bound renewals per second
+	// DefaultRate and DefaultBurst bound renewals per second
 	// for the whole server: signing is the costly part.
-	DefaultRenewRate  = 10
-	DefaultRenewBurst = 20
-	// DefaultRenewInterval is how soon the same certificate may be
+	DefaultRate  = 10
+	DefaultBurst = 20
+	// DefaultInterval is how soon the same certificate may be
 	// renewed again (a client that lost the answer asks again).
-	DefaultRenewInterval = time.Minute
+	DefaultInterval = time.Minute
 )
 
 // Reasons of a refused renewal, besides revoke.VerifyReason values (the
@@ -89,8 +78,8 @@ const (
 	RefuseRecentlyRenewed = "recently-renewed"
 )
 
-// RenewConfig configures a Renewer. CA, Signer and CRL are required.
-type RenewConfig struct {
+// Config configures a Renewer. CA, Signer and CRL are required.
+type Config struct {
 	// CA is a handle of the Renewer's own (requests use it one at a time).
 	CA *ca.CA
 	// Signer is the CA key.
@@ -120,10 +109,10 @@ type RenewConfig struct {
 }
 
 // Renewer is the http.Handler of POST /renew and /renew/keygen; see the
-// comment at the top of this file. It is safe for concurrent use.
+// package doc. It is safe for concurrent use.
 type Renewer struct {
-	cfg  RenewConfig
-	log  *logger
+	cfg  Config
+	log  *eventlog.Logger
 	pool *x509.CertPool
 
 	mu     sync.Mutex // serialises the use of cfg.CA and the limiter
@@ -134,8 +123,8 @@ type Renewer struct {
 	refused sync.Map // reason -> *atomic.Uint64
 }
 
-// NewRenewer checks cfg and returns a Renewer.
-func NewRenewer(cfg RenewConfig) (*Renewer, error) {
+// New checks cfg and returns a Renewer.
+func New(cfg Config) (*Renewer, error) {
 	if cfg.CA == nil || cfg.Signer == nil || cfg.CRL == nil {
 		return nil, errors.New("creating the renewal handler: the CA, its key and the CRL are required")
 	}
@@ -149,17 +138,17 @@ func NewRenewer(cfg RenewConfig) (*Renewer, error) {
 		cfg.MaxCSR = DefaultMaxCSR
 	}
 	if cfg.Rate <= 0 {
-		cfg.Rate = DefaultRenewRate
+		cfg.Rate = DefaultRate
 	}
 	if cfg.Burst <= 0 {
-		cfg.Burst = DefaultRenewBurst
+		cfg.Burst = DefaultBurst
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultRenewInterval
+		cfg.Interval = DefaultInterval
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(cfg.CA.Cert)
-	return &Renewer{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, pool: pool,
+	return &Renewer{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), pool: pool,
 		tokens: float64(cfg.Burst)}, nil
 }
 
@@ -179,7 +168,7 @@ func refuse(status int, reason, format string, args ...any) *refusal {
 // ServeHTTP answers a renewal request.
 func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	keygen := r.URL.Path == RenewKeygenPath
+	keygen := r.URL.Path == KeygenPath
 	who := r.RemoteAddr
 	res, cert, err := rn.handle(w, r, keygen)
 	if err != nil {
@@ -191,13 +180,13 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cert != nil {
 			kv = append(kv, "serial", ca.SerialHex(cert.SerialNumber), "subject", subjectOf(cert))
 		}
-		rn.log.event("renew-refused", kv...)
+		rn.log.Event("renew-refused", kv...)
 		rn.count(ref.reason)
 		writeProblem(w, ref)
 		return
 	}
 	rn.renewed.Add(1)
-	rn.log.event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
+	rn.log.Event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
 		"not_after", rfc3339(res.Cert.NotAfter), "client", who, "subject", subjectOf(cert),
 		"keygen", strconv.FormatBool(keygen), "in_grace", strconv.FormatBool(res.Expired))
 	var body bytes.Buffer
@@ -236,7 +225,7 @@ func (rn *Renewer) handle(w http.ResponseWriter, r *http.Request, keygen bool) (
 	}
 	cert := r.TLS.PeerCertificates[0]
 	if keygen && !rn.cfg.Keygen {
-		return nil, cert, refuse(http.StatusForbidden, RefuseKeygenOff, "this serve does not make key pairs (serve --renew-keygen): send a CSR to %s", RenewPath)
+		return nil, cert, refuse(http.StatusForbidden, RefuseKeygenOff, "this serve does not make key pairs (serve --renew-keygen): send a CSR to %s", Path)
 	}
 	var csr *x509.CertificateRequest
 	if !keygen {
@@ -408,7 +397,7 @@ func renewRefusal(err error) error {
 	case errors.Is(err, ca.ErrSameKey):
 		return refuse(http.StatusForbidden, RefuseSameKey, "%v: send a CSR for a new key", err)
 	case errors.Is(err, ca.ErrNoRenewalKey):
-		return refuse(http.StatusForbidden, RefuseNoHeldKey, "%v: send a CSR to %s", err, RenewPath)
+		return refuse(http.StatusForbidden, RefuseNoHeldKey, "%v: send a CSR to %s", err, Path)
 	case errors.Is(err, ca.ErrOutlivesCA):
 		return refuse(http.StatusForbidden, RefuseOutlivesCA, "%v", err)
 	case errors.Is(err, ca.ErrLocked):
@@ -475,3 +464,12 @@ func writeProblem(w http.ResponseWriter, ref *refusal) {
 	w.WriteHeader(ref.status)
 	w.Write(append(body, '\n'))
 }
+
+// ServeDisabled answers a renewal request where serve renews nothing: 404
+// with the reason renewal-disabled.
+func ServeDisabled(w http.ResponseWriter, _ *http.Request) {
+	writeProblem(w, refuse(http.StatusNotFound, RefuseRenewalOff,
+		"this serve does not renew certificates: it renews on its HTTPS listener (--listen-tls) with the CA key, without --no-renew"))
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }

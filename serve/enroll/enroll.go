@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"crypto"
@@ -20,34 +20,38 @@ import (
 
 	"minica/ca"
 	"minica/formats"
+	"minica/internal/eventlog"
 	"minica/internal/pagesec"
 )
 
-// Defaults of EnrollConfig.
+// Defaults of Config.
 const (
+	// DefaultLockTimeout is how long an issuance waits for the CA lock.
+	DefaultLockTimeout = 10 * time.Second
 	// DefaultMinPasswordLength is the shortest bundle password a person
 	// may choose: the bundle travels (mail, downloads folder, backups) and
 	// its password is all that protects the key in it.
 	DefaultMinPasswordLength = 10
-	// DefaultEnrollRate and DefaultEnrollBurst limit the enrollment
+	// DefaultRate and DefaultBurst limit the enrollment
 	// requests of one source address: a person needs about three (the
 	// page, a generated password, the download).
-	DefaultEnrollRate  = 20 // per minute
-	DefaultEnrollBurst = 10
-	// DefaultEnrollTotalRate and DefaultEnrollTotalBurst limit the
+	DefaultRate  = 20 // per minute
+	DefaultBurst = 10
+	// DefaultTotalRate and DefaultTotalBurst limit the
 	// enrollment requests of all addresses together, so that a flood
 	// spread over many addresses cannot keep the CA key busy.
-	DefaultEnrollTotalRate  = 300 // per minute
-	DefaultEnrollTotalBurst = 60
-	// MaxEnrollFormBytes bounds the body of an enrollment form.
-	MaxEnrollFormBytes = 4 << 10
-	// maxEnrollAddrs bounds the per-address rate table.
-	maxEnrollAddrs = 10_000
+	DefaultTotalRate  = 300 // per minute
+	DefaultTotalBurst = 60
+	// MaxFormBytes bounds the body of an enrollment form.
+	MaxFormBytes = 4 << 10
+	// maxAddrs bounds the per-address rate table.
+	maxAddrs = 10_000
 )
 
-// EnrollConfig configures an Enroller. CA and Signer are required.
-type EnrollConfig struct {
-	// CA is a handle of the Enroller's own (see Config.CA).
+// Config configures an Enroller. CA and Signer are required.
+type Config struct {
+	// CA is a handle of the Enroller's own: serve's other handlers use
+	// theirs from other goroutines.
 	CA *ca.CA
 	// Signer is the CA key: enrollment issues certificates.
 	Signer crypto.Signer
@@ -77,8 +81,8 @@ type EnrollConfig struct {
 // form, and the bundle. See docs/enrollment.md for the flow and the threat
 // model.
 type Enroller struct {
-	cfg    EnrollConfig
-	log    *logger
+	cfg    Config
+	log    *eventlog.Logger
 	mu     sync.Mutex // serialises issuances in this process (the CA lock serialises processes)
 	limits *rateLimits
 	m      enrollMetrics
@@ -88,8 +92,8 @@ type enrollMetrics struct {
 	issued, limited, refused, failed atomic.Uint64
 }
 
-// NewEnroller checks cfg and fills its defaults.
-func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Enroller, error) {
 	if cfg.CA == nil || cfg.Signer == nil {
 		return nil, errors.New("serve: enrollment needs the CA and its key")
 	}
@@ -108,13 +112,13 @@ func NewEnroller(cfg EnrollConfig) (*Enroller, error) {
 		}
 	}
 	def(&cfg.MinPasswordLength, DefaultMinPasswordLength)
-	def(&cfg.Rate, DefaultEnrollRate)
-	def(&cfg.Burst, DefaultEnrollBurst)
-	def(&cfg.TotalRate, DefaultEnrollTotalRate)
-	def(&cfg.TotalBurst, DefaultEnrollTotalBurst)
+	def(&cfg.Rate, DefaultRate)
+	def(&cfg.Burst, DefaultBurst)
+	def(&cfg.TotalRate, DefaultTotalRate)
+	def(&cfg.TotalBurst, DefaultTotalBurst)
 	return &Enroller{
-		cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now},
-		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxEnrollAddrs),
+		cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now),
+		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxAddrs),
 	}, nil
 }
 
@@ -126,12 +130,12 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "# HELP minica_serve_enroll_failed_total Enrollments whose issuance failed.\n# TYPE minica_serve_enroll_failed_total counter\nminica_serve_enroll_failed_total %d\n", h.m.failed.Load())
 }
 
-// setEnrollHeaders sets what every enrollment response carries: never
+// SetHeaders sets what every enrollment response carries: never
 // cached, a referrer for serve itself only (the URL holds the token), a
 // strict CSP. Not no-referrer: under it browsers send "Origin: null" with
 // the form's POST (Fetch, "serializing a request origin"), which
 // badOrigin refuses; same-origin keeps the page's origin on it.
-func setEnrollHeaders(w http.ResponseWriter) {
+func SetHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	pagesec.SetHeaders(h, pageCSP)
 	h.Set("Referrer-Policy", "same-origin")
@@ -143,7 +147,7 @@ func setEnrollHeaders(w http.ResponseWriter) {
 // ServeHTTP answers GET/HEAD (the page) and POST (the form) of
 // /enroll/TOKEN.
 func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setEnrollHeaders(w)
+	SetHeaders(w)
 	if r.TLS == nil && !h.cfg.AllowHTTP {
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "HTTPS only",
 			Message: "Enrollment links are answered over HTTPS only. Use the https:// link you were given."})
@@ -154,7 +158,7 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := ca.EnrollmentID(token) // a short hash: safe to log
 	if wait, ok := h.limits.allow(rateKey(from), h.cfg.Now()); !ok {
 		h.m.limited.Add(1)
-		h.log.event("enroll-rate-limited", "id", id, "from", from)
+		h.log.Event("enroll-rate-limited", "id", id, "from", from)
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
 		h.render(w, http.StatusTooManyRequests, &pageData{Kind: "error", Title: "Too many requests",
 			Message: "Too many requests from your address. Wait a minute and open the link again."})
@@ -162,7 +166,7 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.RawQuery != "" || r.URL.ForceQuery {
 		h.m.refused.Add(1)
-		h.log.event("enroll-refused", "id", id, "from", from, "status", "query")
+		h.log.Event("enroll-refused", "id", id, "from", from, "status", "query")
 		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad link", Message: "An enrollment link has nothing after its token. Open the link exactly as you got it."})
 		return
 	}
@@ -203,7 +207,7 @@ func (h *Enroller) lookup(w http.ResponseWriter, token, id, from string) *ca.Enr
 	e, err := h.cfg.CA.LookupEnrollment(token)
 	if err != nil && !errors.Is(err, ca.ErrEnrollmentUnknown) {
 		h.m.failed.Add(1)
-		h.log.event("enroll-error", "id", id, "from", from, "error", err.Error())
+		h.log.Event("enroll-error", "id", id, "from", from, "error", err.Error())
 		h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "Enrollment unavailable",
 			Message: "The server could not read this enrollment. Ask the person who sent you the link."})
 		return nil
@@ -240,7 +244,7 @@ func (h *Enroller) refuse(w http.ResponseWriter, e *ca.Enrollment, id, from stri
 			p.Message = "This link was cancelled. Ask for a new one if you still need a certificate."
 		}
 	}
-	h.log.event("enroll-refused", "id", id, "from", from, "status", status)
+	h.log.Event("enroll-refused", "id", id, "from", from, "status", status)
 	h.render(w, http.StatusNotFound, p)
 }
 
@@ -250,7 +254,7 @@ func (h *Enroller) serveForm(w http.ResponseWriter, r *http.Request, token, id, 
 	if e == nil {
 		return
 	}
-	h.log.event("enroll-page", "id", id, "name", e.Name, "from", from)
+	h.log.Event("enroll-page", "id", id, "name", e.Name, "from", from)
 	h.render(w, http.StatusOK, h.formPage(e, r.UserAgent(), ""))
 }
 
@@ -269,29 +273,29 @@ var formFields = map[string]bool{"csrf": true, "action": true, "password": true,
 // servePost handles the form: "generate" shows a generated password,
 // "download" issues the certificate and sends the bundle.
 func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, from string) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxEnrollFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		h.m.refused.Add(1)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "too-large")
+			h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "too-large")
 			h.render(w, http.StatusRequestEntityTooLarge, &pageData{Kind: "error", Title: "Form too large", Message: "The form was larger than this page ever sends."})
 			return
 		}
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "malformed")
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "malformed")
 		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad form", Message: "The form could not be read. Open the link again."})
 		return
 	}
 	if why := h.badOrigin(r); why != "" {
 		h.m.refused.Add(1)
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", why)
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", why)
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "Form refused", Message: "The form was sent from another site. Open the link again and use its page."})
 		return
 	}
 	for k, v := range r.PostForm {
 		if !formFields[k] || len(v) != 1 {
 			h.m.refused.Add(1)
-			h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "unexpected-field")
+			h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "unexpected-field")
 			h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad form", Message: "The form held fields this page never sends. Open the link again."})
 			return
 		}
@@ -302,7 +306,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 	}
 	if !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(csrfToken(e))) {
 		h.m.refused.Add(1)
-		h.log.event("enroll-form-refused", "id", id, "from", from, "reason", "csrf")
+		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", "csrf")
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "Form refused", Message: "The form did not come from this enrollment's page. Open the link again."})
 		return
 	}
@@ -318,7 +322,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 			h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "Error", Message: "No password could be generated. Try again."})
 			return
 		}
-		h.log.event("enroll-password-generated", "id", id, "name", e.Name, "from", from)
+		h.log.Event("enroll-password-generated", "id", id, "name", e.Name, "from", from)
 		p := h.formPage(e, r.UserAgent(), "")
 		p.Kind, p.Generated = "generated", pw
 		p.choose(format)
@@ -388,7 +392,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 	unlock, err := h.cfg.CA.Lock(h.cfg.LockTimeout)
 	if err != nil {
 		h.mu.Unlock()
-		h.log.event("enroll-busy", "id", id, "from", from, "error", err.Error())
+		h.log.Event("enroll-busy", "id", id, "from", from, "error", err.Error())
 		w.Header().Set("Retry-After", "5")
 		h.render(w, http.StatusServiceUnavailable, &pageData{Kind: "error", Title: "Busy", Message: "The server is busy. Your link was not used: wait a few seconds and send the form again."})
 		return
@@ -411,7 +415,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 		return
 	}
 	h.m.issued.Add(1)
-	h.log.event("enroll-issued", "id", id, "name", e.Name, "serial", issued.Record.Serial, "format", format.String(), "from", from)
+	h.log.Event("enroll-issued", "id", id, "name", e.Name, "serial", issued.Record.Serial, "format", format.String(), "from", from)
 	hd := w.Header()
 	hd.Set("Content-Type", format.contentType())
 	hd.Set("Content-Disposition", `attachment; filename="`+e.Name+format.suffix()+`"`)
@@ -422,7 +426,7 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 
 func (h *Enroller) fail(w http.ResponseWriter, id, from string, err error) {
 	h.m.failed.Add(1)
-	h.log.event("enroll-failed", "id", id, "from", from, "error", err.Error())
+	h.log.Event("enroll-failed", "id", id, "from", from, "error", err.Error())
 	h.render(w, http.StatusInternalServerError, &pageData{Kind: "error", Title: "The certificate could not be issued",
 		Message: "Something went wrong on the server. Ask the person who sent you the link for a new one."})
 }

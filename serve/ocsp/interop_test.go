@@ -1,6 +1,6 @@
 //go:build interop
 
-package serve
+package ocsp
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func TestOCSPAgainstOpenSSL(t *testing.T) {
 	strangerFile := writePEM(t, dir, "stranger.crt", unrecorded(t, c, signer).Raw)
 	caFile := c.CertFile()
 
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer, Log: os.Stderr})
+	r := newTestResponder(t, Config{CA: c, Signer: signer, Log: os.Stderr})
 	mux := http.NewServeMux()
 	mux.Handle("/", r)     // openssl posts to the URL's path, "/" when it has none
 	mux.Handle("/ocsp", r) // ServeMux would redirect POST /ocsp to /ocsp/

@@ -1,4 +1,4 @@
-package serve
+package ocsp
 
 import (
 	"bytes"
@@ -19,11 +19,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ocsp"
+	xocsp "golang.org/x/crypto/ocsp"
 
 	"minica/ca"
 	"minica/internal/certlint"
 	"minica/revoke"
+	"minica/serve/internal/etag"
+	"minica/serve/internal/servetest"
 )
 
 // testClock is a clock that tests move by hand.
@@ -55,22 +57,18 @@ func newTestCA(t testing.TB) (*ca.CA, crypto.Signer, *testClock) {
 	return c, signer, clock
 }
 
-func newTestResponder(t testing.TB, cfg OCSPConfig) *OCSPResponder {
+func newTestResponder(t testing.TB, cfg Config) *Responder {
 	t.Helper()
-	r, err := NewOCSPResponder(cfg)
+	r, err := New(cfg)
 	if err != nil {
-		t.Fatalf("NewOCSPResponder() error = %v", err)
+		t.Fatalf("New() error = %v", err)
 	}
 	return r
 }
 
 func issue(t testing.TB, c *ca.CA, signer crypto.Signer, name string) *x509.Certificate {
 	t.Helper()
-	is, err := c.Issue(signer, ca.Request{Name: name, Profile: ca.Client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return is.Cert
+	return servetest.Issue(t, c, signer, name)
 }
 
 // unrecorded signs a leaf with the CA key by hand: a serial minica never
@@ -95,11 +93,7 @@ func unrecorded(t testing.TB, c *ca.CA, signer crypto.Signer) *x509.Certificate 
 
 func request(t testing.TB, cert, issuer *x509.Certificate, h crypto.Hash) []byte {
 	t.Helper()
-	der, err := ocsp.CreateRequest(cert, issuer, &ocsp.RequestOptions{Hash: h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der
+	return servetest.OCSPRequest(t, cert, issuer, h)
 }
 
 // withNonce adds a nonce extension to a request.
@@ -120,9 +114,7 @@ func withNonce(t testing.TB, der, nonce []byte) []byte {
 
 func post(t testing.TB, h http.Handler, body []byte) *httptest.ResponseRecorder {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/ocsp", bytes.NewReader(body)))
-	return rec
+	return servetest.PostOCSP(t, h, body)
 }
 
 // get sends GET target, a URL path as on the wire (escaped); one without a
@@ -144,16 +136,9 @@ func get(t testing.TB, h http.Handler, target string) *httptest.ResponseRecorder
 
 // parse checks an OCSP response to cert's request: HTTP 200, signed by a
 // responder the issuer certified (or the issuer itself).
-func parse(t testing.TB, rec *httptest.ResponseRecorder, cert, issuer *x509.Certificate) *ocsp.Response {
+func parse(t testing.TB, rec *httptest.ResponseRecorder, cert, issuer *x509.Certificate) *xocsp.Response {
 	t.Helper()
-	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/ocsp-response" {
-		t.Fatalf("HTTP %d, Content-Type %q; want 200 application/ocsp-response", rec.Code, rec.Header().Get("Content-Type"))
-	}
-	resp, err := ocsp.ParseResponseForCert(rec.Body.Bytes(), cert, issuer)
-	if err != nil {
-		t.Fatalf("ParseResponseForCert() error = %v", err)
-	}
-	return resp
+	return servetest.ParseOCSP(t, rec, cert, issuer)
 }
 
 func TestOCSPStatuses(t *testing.T) { bothFrontEnds(t, testOCSPStatuses) }
@@ -177,7 +162,7 @@ func testOCSPStatuses(t *testing.T, front frontEnd) {
 	}
 	revokedAt := clock.Now()
 	clock.Advance(time.Minute)
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	fh := front(t, r)
 	now := clock.Now()
 	tests := []struct {
@@ -187,11 +172,11 @@ func testOCSPStatuses(t *testing.T, front frontEnd) {
 		reason     int
 		expiredNow bool
 	}{
-		{name: "valid", cert: alice, status: ocsp.Good},
-		{name: "keyCompromise", cert: bob, status: ocsp.Revoked, reason: ocsp.KeyCompromise},
-		{name: "unspecified", cert: carol, status: ocsp.Revoked, reason: ocsp.Unspecified},
-		{name: "certificateHold", cert: hold, status: ocsp.Revoked, reason: ocsp.CertificateHold},
-		{name: "never issued", cert: stranger, status: ocsp.Unknown},
+		{name: "valid", cert: alice, status: xocsp.Good},
+		{name: "keyCompromise", cert: bob, status: xocsp.Revoked, reason: xocsp.KeyCompromise},
+		{name: "unspecified", cert: carol, status: xocsp.Revoked, reason: xocsp.Unspecified},
+		{name: "certificateHold", cert: hold, status: xocsp.Revoked, reason: xocsp.CertificateHold},
+		{name: "never issued", cert: stranger, status: xocsp.Unknown},
 	}
 	for _, tt := range tests {
 		for _, h := range []crypto.Hash{crypto.SHA1, crypto.SHA256} {
@@ -208,11 +193,11 @@ func testOCSPStatuses(t *testing.T, front frontEnd) {
 					if resp.Status != tt.status || resp.SerialNumber.Cmp(tt.cert.SerialNumber) != 0 {
 						t.Errorf("%s: status %d for serial %x; want %d for %x", form, resp.Status, resp.SerialNumber, tt.status, tt.cert.SerialNumber)
 					}
-					if tt.status == ocsp.Revoked && (!resp.RevokedAt.Equal(revokedAt) || resp.RevocationReason != tt.reason) {
+					if tt.status == xocsp.Revoked && (!resp.RevokedAt.Equal(revokedAt) || resp.RevocationReason != tt.reason) {
 						t.Errorf("%s: revoked at %v (reason %d); want %v (reason %d)", form, resp.RevokedAt, resp.RevocationReason, revokedAt, tt.reason)
 					}
-					if !resp.ThisUpdate.Equal(now) || !resp.NextUpdate.Equal(now.Add(DefaultOCSPResponseValidity)) || !resp.ProducedAt.Equal(now) {
-						t.Errorf("%s: produced %v, thisUpdate %v, nextUpdate %v; want %v, %v, %v", form, resp.ProducedAt, resp.ThisUpdate, resp.NextUpdate, now, now, now.Add(DefaultOCSPResponseValidity))
+					if !resp.ThisUpdate.Equal(now) || !resp.NextUpdate.Equal(now.Add(DefaultResponseValidity)) || !resp.ProducedAt.Equal(now) {
+						t.Errorf("%s: produced %v, thisUpdate %v, nextUpdate %v; want %v, %v, %v", form, resp.ProducedAt, resp.ThisUpdate, resp.NextUpdate, now, now, now.Add(DefaultResponseValidity))
 					}
 					if resp.Certificate == nil || !slices.Contains(resp.Certificate.ExtKeyUsage, x509.ExtKeyUsageOCSPSigning) {
 						t.Errorf("%s: responder certificate %v; want a delegated OCSPSigning one", form, resp.Certificate)
@@ -225,9 +210,9 @@ func testOCSPStatuses(t *testing.T, front frontEnd) {
 		}
 	}
 	t.Run("responder certificate", func(t *testing.T) {
-		recs, err := c.RecordsByName(OCSPResponderName)
+		recs, err := c.RecordsByName(ResponderName)
 		if err != nil || len(recs) != 1 || recs[0].Profile != ca.OCSP {
-			t.Fatalf("records of %s: %v, %v; want one of profile ocsp", OCSPResponderName, recs, err)
+			t.Fatalf("records of %s: %v, %v; want one of profile ocsp", ResponderName, recs, err)
 		}
 		leaf, err := c.LoadLeaf(recs[0])
 		if err != nil {
@@ -280,7 +265,7 @@ func TestOCSPNonceEchoedAndNotCached(t *testing.T) { bothFrontEnds(t, testOCSPNo
 func testOCSPNonceEchoedAndNotCached(t *testing.T, front frontEnd) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	h := front(t, r)
 	plain := request(t, alice, c.Cert, crypto.SHA1)
 	first := post(t, h, plain)
@@ -289,7 +274,7 @@ func testOCSPNonceEchoedAndNotCached(t *testing.T, front frontEnd) {
 	}
 	for _, nonce := range [][]byte{bytes.Repeat([]byte{1}, 16), bytes.Repeat([]byte{2}, 32), {3}} {
 		rec := post(t, h, withNonce(t, plain, nonce))
-		if resp := parse(t, rec, alice, c.Cert); resp.Status != ocsp.Good {
+		if resp := parse(t, rec, alice, c.Cert); resp.Status != xocsp.Good {
 			t.Errorf("nonce %x: status %d; want good", nonce, resp.Status)
 		}
 		if got := responseNonce(t, rec.Body.Bytes()); !bytes.Equal(got, nonce) {
@@ -312,28 +297,28 @@ func TestOCSPCacheUntilCRLChanged(t *testing.T) { bothFrontEnds(t, testOCSPCache
 func testOCSPCacheUntilCRLChanged(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	h := front(t, r)
 	der := request(t, alice, c.Cert, crypto.SHA1)
-	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Good {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != xocsp.Good {
 		t.Fatalf("status %d; want good", resp.Status)
 	}
 	if _, err := c.Revoke(alice.SerialNumber, revoke.KeyCompromise); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
-	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Good || r.hits.Load() != 1 {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != xocsp.Good || r.hits.Load() != 1 {
 		t.Errorf("before CRLChanged: status %d, cache hits %d; want the cached good, 1", resp.Status, r.hits.Load())
 	}
 	r.CRLChanged()
-	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != ocsp.Revoked || r.hits.Load() != 1 {
+	if resp := parse(t, post(t, h, der), alice, c.Cert); resp.Status != xocsp.Revoked || r.hits.Load() != 1 {
 		t.Errorf("after CRLChanged: status %d, cache hits %d; want revoked, 1", resp.Status, r.hits.Load())
 	}
 	// Past half of its validity a cached response is signed anew.
 	bob := issue(t, c, signer, "bob")
 	der = request(t, bob, c.Cert, crypto.SHA1)
 	first := parse(t, post(t, h, der), bob, c.Cert)
-	clock.Advance(DefaultOCSPResponseValidity/2 + time.Second)
+	clock.Advance(DefaultResponseValidity/2 + time.Second)
 	second := parse(t, post(t, h, der), bob, c.Cert)
 	if !second.ThisUpdate.After(first.ThisUpdate) {
 		t.Errorf("after half the validity: thisUpdate %v; want after %v", second.ThisUpdate, first.ThisUpdate)
@@ -345,7 +330,7 @@ func TestOCSPRefusesBadRequests(t *testing.T) { bothFrontEnds(t, testOCSPRefuses
 func testOCSPRefusesBadRequests(t *testing.T, front frontEnd) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	h := front(t, r)
 	good := request(t, alice, c.Cert, crypto.SHA1)
 	other, otherKey, _ := newTestCA(t)
@@ -364,16 +349,16 @@ func testOCSPRefusesBadRequests(t *testing.T, front frontEnd) {
 		body []byte
 		want []byte
 	}{
-		{name: "empty", body: nil, want: ocsp.MalformedRequestErrorResponse},
-		{name: "garbage", body: []byte("GET / HTTP/1.1\r\n"), want: ocsp.MalformedRequestErrorResponse},
-		{name: "truncated", body: good[:len(good)-3], want: ocsp.MalformedRequestErrorResponse},
-		{name: "trailing data", body: append(slices.Clone(good), 0), want: ocsp.MalformedRequestErrorResponse},
-		{name: "oversized", body: append(slices.Clone(good), make([]byte, MaxOCSPRequest)...), want: ocsp.MalformedRequestErrorResponse},
-		{name: "two certificates", body: twoDER, want: ocsp.MalformedRequestErrorResponse},
-		{name: "md5", body: md5DER, want: ocsp.MalformedRequestErrorResponse},
-		{name: "empty nonce", body: withNonce(t, good, nil), want: ocsp.MalformedRequestErrorResponse},
-		{name: "33-byte nonce", body: withNonce(t, good, make([]byte, 33)), want: ocsp.MalformedRequestErrorResponse},
-		{name: "another issuer", body: foreign, want: ocsp.UnauthorizedErrorResponse},
+		{name: "empty", body: nil, want: xocsp.MalformedRequestErrorResponse},
+		{name: "garbage", body: []byte("GET / HTTP/1.1\r\n"), want: xocsp.MalformedRequestErrorResponse},
+		{name: "truncated", body: good[:len(good)-3], want: xocsp.MalformedRequestErrorResponse},
+		{name: "trailing data", body: append(slices.Clone(good), 0), want: xocsp.MalformedRequestErrorResponse},
+		{name: "oversized", body: append(slices.Clone(good), make([]byte, MaxRequest)...), want: xocsp.MalformedRequestErrorResponse},
+		{name: "two certificates", body: twoDER, want: xocsp.MalformedRequestErrorResponse},
+		{name: "md5", body: md5DER, want: xocsp.MalformedRequestErrorResponse},
+		{name: "empty nonce", body: withNonce(t, good, nil), want: xocsp.MalformedRequestErrorResponse},
+		{name: "33-byte nonce", body: withNonce(t, good, make([]byte, 33)), want: xocsp.MalformedRequestErrorResponse},
+		{name: "another issuer", body: foreign, want: xocsp.UnauthorizedErrorResponse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -384,7 +369,7 @@ func testOCSPRefusesBadRequests(t *testing.T, front frontEnd) {
 		})
 	}
 	for _, path := range []string{"/ocsp/", "/ocsp/%21%21", "/ocsp/" + strings.Repeat("A", 8<<10), "/ocsp/" + base64.StdEncoding.EncodeToString([]byte("hello"))} {
-		if rec := get(t, h, path); !bytes.Equal(rec.Body.Bytes(), ocsp.MalformedRequestErrorResponse) {
+		if rec := get(t, h, path); !bytes.Equal(rec.Body.Bytes(), xocsp.MalformedRequestErrorResponse) {
 			t.Errorf("GET %.40q: body %x; want malformedRequest", path, rec.Body.Bytes())
 		}
 	}
@@ -421,7 +406,7 @@ func testOCSPHeadAndGetHeaders(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	c.SetOCSPURL("http://pki.example.com/status/")
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	h := front(t, r)
 	b64 := base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1))
 	for _, path := range []string{"/ocsp/" + b64, "/status/" + b64, "/" + b64, b64} {
@@ -445,13 +430,13 @@ func TestOCSPResponderRenewal(t *testing.T) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	der := request(t, alice, c.Cert, crypto.SHA1)
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	first := parse(t, post(t, r, der), alice, c.Cert).Certificate
 	if got, want := first.NotAfter.Sub(first.NotBefore), ca.DefaultOCSPResponderValidity; got != want {
 		t.Errorf("responder lifetime %v; want %v", got, want)
 	}
 	// A restart reuses the responder certificate.
-	if again := parse(t, post(t, newTestResponder(t, OCSPConfig{CA: c, Signer: signer}), der), alice, c.Cert).Certificate; !again.Equal(first) {
+	if again := parse(t, post(t, newTestResponder(t, Config{CA: c, Signer: signer}), der), alice, c.Cert).Certificate; !again.Equal(first) {
 		t.Errorf("a new responder issued serial %x; want the recorded %x reused", again.SerialNumber, first.SerialNumber)
 	}
 	// Responses never outlive their responder certificate.
@@ -469,24 +454,24 @@ func TestOCSPResponderRenewal(t *testing.T) {
 	if !resp.ThisUpdate.Equal(clock.Now()) {
 		t.Errorf("past renewal: thisUpdate %v; want a fresh response at %v", resp.ThisUpdate, clock.Now())
 	}
-	recs, err := c.RecordsByName(OCSPResponderName)
+	recs, err := c.RecordsByName(ResponderName)
 	if err != nil || len(recs) != 2 || recs[1].Serial != ca.SerialHex(second.SerialNumber) || recs[1].Profile != ca.OCSP {
 		t.Errorf("records after renewal: %v, %v; want two, the newest %x of profile ocsp", recs, err, second.SerialNumber)
 	}
 	// Without the CA key the last responder certificate serves until it
 	// expires, then every answer is tryLater.
 	var logged strings.Builder
-	noKey := newTestResponder(t, OCSPConfig{CA: c, Log: &logged})
+	noKey := newTestResponder(t, Config{CA: c, Log: &logged})
 	if got := parse(t, post(t, noKey, der), alice, c.Cert).Certificate; !got.Equal(second) {
 		t.Errorf("without the CA key: responder %x; want %x", got.SerialNumber, second.SerialNumber)
 	}
 	clock.Advance(ca.DefaultOCSPResponderValidity)
-	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), xocsp.TryLaterErrorResponse) {
 		t.Errorf("without the CA key, responder expired: body %x; want tryLater", rec.Body.Bytes())
 	}
 	logged.Reset()
-	late := newTestResponder(t, OCSPConfig{CA: c, Log: &logged})
-	if rec := post(t, late, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) ||
+	late := newTestResponder(t, Config{CA: c, Log: &logged})
+	if rec := post(t, late, der); !bytes.Equal(rec.Body.Bytes(), xocsp.TryLaterErrorResponse) ||
 		!strings.Contains(logged.String(), " ocsp-no-signer error=\"no valid OCSP responder certificate, and no CA key to issue one") {
 		t.Errorf("started without the CA key or a valid responder: body %x, log %q; want tryLater and an ocsp-no-signer line", rec.Body.Bytes(), logged.String())
 	}
@@ -495,15 +480,15 @@ func TestOCSPResponderRenewal(t *testing.T) {
 func TestOCSPSignWithCAKey(t *testing.T) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer, SignWithCAKey: true})
+	r := newTestResponder(t, Config{CA: c, Signer: signer, SignWithCAKey: true})
 	resp := parse(t, post(t, r, request(t, alice, c.Cert, crypto.SHA1)), alice, c.Cert)
-	if resp.Status != ocsp.Good || resp.Certificate != nil {
+	if resp.Status != xocsp.Good || resp.Certificate != nil {
 		t.Errorf("status %d, certificate %v; want good, none (signed by the CA)", resp.Status, resp.Certificate)
 	}
-	if recs, _ := c.RecordsByName(OCSPResponderName); len(recs) != 0 {
+	if recs, _ := c.RecordsByName(ResponderName); len(recs) != 0 {
 		t.Errorf("%d responder certificates issued; want none", len(recs))
 	}
-	if _, err := NewOCSPResponder(OCSPConfig{CA: c, SignWithCAKey: true}); err == nil || err.Error() != "creating OCSP responder: signing with the CA key needs the CA key" {
+	if _, err := New(Config{CA: c, SignWithCAKey: true}); err == nil || err.Error() != "creating OCSP responder: signing with the CA key needs the CA key" {
 		t.Errorf("SignWithCAKey without the key: error %v", err)
 	}
 }
@@ -513,7 +498,7 @@ func TestOCSPMetrics(t *testing.T) {
 	alice := issue(t, c, signer, "alice")
 	bob := issue(t, c, signer, "bob")
 	c.Revoke(bob.SerialNumber, revoke.Superseded)
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	post(t, r, request(t, alice, c.Cert, crypto.SHA1))
 	post(t, r, request(t, alice, c.Cert, crypto.SHA1))
 	post(t, r, request(t, bob, c.Cert, crypto.SHA1))
@@ -542,7 +527,7 @@ func TestOCSPMetrics(t *testing.T) {
 func TestOCSPConcurrent(t *testing.T) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	der := request(t, alice, c.Cert, crypto.SHA1)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8*50)
@@ -551,8 +536,8 @@ func TestOCSPConcurrent(t *testing.T) {
 			for range 50 {
 				rec := httptest.NewRecorder()
 				r.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/ocsp", bytes.NewReader(der)))
-				resp, err := ocsp.ParseResponseForCert(rec.Body.Bytes(), alice, c.Cert)
-				if err != nil || resp.Status != ocsp.Good {
+				resp, err := xocsp.ParseResponseForCert(rec.Body.Bytes(), alice, c.Cert)
+				if err != nil || resp.Status != xocsp.Good {
 					errs <- fmt.Sprint(err)
 				}
 			}
@@ -574,7 +559,7 @@ func TestOCSPConcurrent(t *testing.T) {
 func BenchmarkOCSP(b *testing.B) {
 	c, signer, _ := newTestCA(b)
 	alice := issue(b, c, signer, "alice")
-	r := newTestResponder(b, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(b, Config{CA: c, Signer: signer})
 	plain := request(b, alice, c.Cert, crypto.SHA1)
 	for _, bc := range []struct {
 		name string
@@ -597,7 +582,7 @@ func TestOCSPRevokedResponderReplaced(t *testing.T) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
 	der := request(t, alice, c.Cert, crypto.SHA1)
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	first := parse(t, post(t, r, der), alice, c.Cert).Certificate
 	r.CRLChanged() // a CRL change with the responder valid keeps it
 	if again := parse(t, post(t, r, der), alice, c.Cert).Certificate; !again.Equal(first) {
@@ -612,17 +597,17 @@ func TestOCSPRevokedResponderReplaced(t *testing.T) {
 	if next.Equal(first) {
 		t.Fatalf("after revoking the responder certificate: still signed by it")
 	}
-	if recs, _ := c.RecordsByName(OCSPResponderName); len(recs) != 2 {
+	if recs, _ := c.RecordsByName(ResponderName); len(recs) != 2 {
 		t.Errorf("%d responder certificates recorded; want 2", len(recs))
 	}
 	// Without the CA key, a revoked responder certificate stops signing.
-	noKey := newTestResponder(t, OCSPConfig{CA: c})
+	noKey := newTestResponder(t, Config{CA: c})
 	parse(t, post(t, noKey, der), alice, c.Cert)
 	if _, err := c.Revoke(next.SerialNumber, revoke.KeyCompromise); err != nil {
 		t.Fatal(err)
 	}
 	noKey.CRLChanged()
-	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+	if rec := post(t, noKey, der); !bytes.Equal(rec.Body.Bytes(), xocsp.TryLaterErrorResponse) {
 		t.Errorf("without the CA key, responder revoked: body %x; want tryLater", rec.Body.Bytes())
 	}
 }
@@ -634,13 +619,13 @@ func TestOCSPGetRevalidates(t *testing.T) { bothFrontEnds(t, testOCSPGetRevalida
 func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 	c, signer, clock := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	h := front(t, r)
 	path := "/ocsp/" + url.PathEscape(base64.StdEncoding.EncodeToString(request(t, alice, c.Cert, crypto.SHA1)))
 	first := get(t, h, path)
-	etag := first.Header().Get("ETag")
-	if first.Code != http.StatusOK || etag != etagOf(first.Body.Bytes()) {
-		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, etag)
+	tag := first.Header().Get("ETag")
+	if first.Code != http.StatusOK || tag != etag.Of(first.Body.Bytes()) {
+		t.Fatalf("GET: HTTP %d, ETag %q; want 200 and the digest of the body", first.Code, tag)
 	}
 	revalidate := func(inm string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
@@ -649,9 +634,9 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 		h.ServeHTTP(rec, req)
 		return rec
 	}
-	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
+	for _, inm := range []string{tag, `"other", ` + tag, "W/" + tag, "*"} {
 		rec := revalidate(inm)
-		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+		if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != tag ||
 			!strings.HasPrefix(rec.Header().Get("Cache-Control"), "max-age=") {
 			t.Errorf("If-None-Match %s: HTTP %d, %d bytes, headers %v; want 304, no body, the ETag and max-age", inm, rec.Code, rec.Body.Len(), rec.Header())
 		}
@@ -664,8 +649,8 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 	}
 	clock.Advance(time.Second)
 	r.CRLChanged()
-	rec := revalidate(etag)
-	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != ocsp.Revoked || rec.Header().Get("ETag") == etag {
+	rec := revalidate(tag)
+	if rec.Code != http.StatusOK || parse(t, rec, alice, c.Cert).Status != xocsp.Revoked || rec.Header().Get("ETag") == tag {
 		t.Errorf("after a revocation and a CRL change: HTTP %d, ETag %q; want 200, revoked, a new ETag", rec.Code, rec.Header().Get("ETag"))
 	}
 }
@@ -676,7 +661,7 @@ func testOCSPGetRevalidates(t *testing.T, front frontEnd) {
 func TestOCSPSigningBounded(t *testing.T) {
 	c, signer, _ := newTestCA(t)
 	alice := issue(t, c, signer, "alice")
-	r := newTestResponder(t, OCSPConfig{CA: c, Signer: signer})
+	r := newTestResponder(t, Config{CA: c, Signer: signer})
 	plain := request(t, alice, c.Cert, crypto.SHA1)
 	cached := post(t, r, plain).Body.Bytes()
 	r.signWait = 10 * time.Millisecond
@@ -684,22 +669,22 @@ func TestOCSPSigningBounded(t *testing.T) {
 		r.signSlots <- struct{}{}
 	}
 	nonced := withNonce(t, plain, bytes.Repeat([]byte{7}, 16))
-	if rec := post(t, r, nonced); !bytes.Equal(rec.Body.Bytes(), ocsp.TryLaterErrorResponse) {
+	if rec := post(t, r, nonced); !bytes.Equal(rec.Body.Bytes(), xocsp.TryLaterErrorResponse) {
 		t.Errorf("a nonce with every slot busy: %x; want tryLater", rec.Body.Bytes())
 	}
 	if rec := post(t, r, plain); !bytes.Equal(rec.Body.Bytes(), cached) {
 		t.Errorf("a cached request with every slot busy: not the cached answer")
 	}
 	<-r.signSlots
-	if resp := parse(t, post(t, r, nonced), alice, c.Cert); resp.Status != ocsp.Good {
+	if resp := parse(t, post(t, r, nonced), alice, c.Cert); resp.Status != xocsp.Good {
 		t.Errorf("a nonce once a slot is free: status %d; want good", resp.Status)
 	}
-	if !hasLine(metricsOf(r), `minica_serve_ocsp_responses_total{status="try_later"} 1`) {
+	if !servetest.HasLine(metricsOf(r), `minica_serve_ocsp_responses_total{status="try_later"} 1`) {
 		t.Errorf("metrics lack one tryLater:\n%s", metricsOf(r))
 	}
 }
 
-func metricsOf(r *OCSPResponder) string {
+func metricsOf(r *Responder) string {
 	var b strings.Builder
 	r.WriteMetrics(&b)
 	return b.String()

@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"net/http"
@@ -34,7 +34,7 @@ func BenchmarkEnrollDownload(b *testing.B) {
 			}
 			defer c.Close()
 			signer, _ := c.LoadSigner(nil)
-			h, err := NewEnroller(EnrollConfig{CA: c, Signer: signer, AllowHTTP: true, Rate: 1 << 30, Burst: 1 << 30, TotalRate: 1 << 30, TotalBurst: 1 << 30})
+			h, err := New(Config{CA: c, Signer: signer, AllowHTTP: true, Rate: 1 << 30, Burst: 1 << 30, TotalRate: 1 << 30, TotalBurst: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package serve
+package ocsp
 
 // The HTTP side of an OCSP answer, kept off the allocations and system
 // calls that a cached answer does not need: the POST body is read into one
@@ -14,38 +14,40 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/crypto/ocsp"
+	xocsp "golang.org/x/crypto/ocsp"
+
+	"minica/serve/internal/connlimit"
 )
 
-// ocspBodyTimeout bounds the reading of a POST body when no Server bounds
-// it (OCSPResponder.bodyTimeout).
-const ocspBodyTimeout = 10 * time.Second
+// defaultBodyTimeout bounds the reading of a POST body when no Server
+// bounds it (Responder.bodyTimeout).
+const defaultBodyTimeout = 10 * time.Second
 
-var errOCSPBodySize = errors.New("OCSP request body larger than MaxOCSPRequest")
+var errBodySize = errors.New("OCSP request body larger than MaxRequest")
 
 // readPOST returns the DER request in the body of a POST, of at most
-// MaxOCSPRequest bytes, read within r.bodyTimeout. Behind a Server the
+// MaxRequest bytes, read within r.bodyTimeout. Behind a Server the
 // deadline is already set: track bounds every request body by the
 // Server's ReadHeaderTimeout. A body of a declared length within the
 // bound is read into a buffer of that length; a chunked one, or one
 // declared too large, goes through http.MaxBytesReader, which also closes
 // the connection after the answer to an oversized body.
-func (r *OCSPResponder) readPOST(w http.ResponseWriter, req *http.Request) ([]byte, error) {
-	if _, tracked := req.Context().Value(connKey{}).(*trackedConn); !tracked {
+func (r *Responder) readPOST(w http.ResponseWriter, req *http.Request) ([]byte, error) {
+	if _, tracked := connlimit.FromContext(req.Context()); !tracked {
 		http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.bodyTimeout))
 	}
-	if n := req.ContentLength; n > 0 && n <= MaxOCSPRequest {
+	if n := req.ContentLength; n > 0 && n <= MaxRequest {
 		der := make([]byte, n)
 		if _, err := io.ReadFull(req.Body, der); err != nil {
 			return nil, err
 		}
 		return der, nil
 	}
-	der, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxOCSPRequest))
+	der, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRequest))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, errOCSPBodySize
+			return nil, errBodySize
 		}
 		return nil, err
 	}
@@ -76,8 +78,8 @@ func (d *dateCache) header(now time.Time) []string {
 
 // ocspErrorBodies are the unsigned OCSP error responses, by outcome.
 var ocspErrorBodies = [numOutcomes][]byte{
-	outMalformed:    ocsp.MalformedRequestErrorResponse,
-	outUnauthorized: ocsp.UnauthorizedErrorResponse,
-	outInternal:     ocsp.InternalErrorErrorResponse,
-	outTryLater:     ocsp.TryLaterErrorResponse,
+	outMalformed:    xocsp.MalformedRequestErrorResponse,
+	outUnauthorized: xocsp.UnauthorizedErrorResponse,
+	outInternal:     xocsp.InternalErrorErrorResponse,
+	outTryLater:     xocsp.TryLaterErrorResponse,
 }

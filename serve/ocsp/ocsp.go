@@ -1,45 +1,4 @@
-package serve
-
-// # OCSP
-//
-// OCSPResponder answers OCSP requests (RFC 6960) sent by POST, or by GET in
-// the RFC 5019 form /ocsp/{url-escaped base64 of the DER request}, about
-// certificates of one CA. The status comes from the issuance database, one
-// record read by serial (db/XX/SERIAL.json): a valid or expired certificate
-// is good, a revoked one revoked with its time and reason (certificateHold
-// included), and a serial minica never issued (or only reserved) unknown.
-// A request about another issuer gets unauthorized; one that does not parse,
-// asks about more than one certificate (RFC 5019 section 2.1.1), carries a
-// nonce longer than 32 octets (RFC 8954) or is larger than MaxOCSPRequest
-// gets malformedRequest. OCSP errors travel in a 200 response, as RFC 6960
-// appendix A.1 has it.
-//
-// Responses are signed by a delegated responder (RFC 6960 section 4.2.2.2)
-// by default: a certificate of profile ca.OCSP (EKU OCSPSigning,
-// id-pkix-ocsp-nocheck, ca.DefaultOCSPResponderValidity) that the responder
-// issues itself under the name OCSPResponderName, recorded in the database
-// like every certificate the CA signs, and reused across restarts. It is
-// renewed once less than OCSPConfig.RenewBefore of it is left. Without the CA
-// key (serve --no-sign) the newest responder certificate in the database is
-// used until it expires; after that every answer is tryLater. With
-// SignWithCAKey the CA key signs the responses itself, which puts the CA key
-// to work on every uncached request.
-//
-// A response is cached per request and reused until CRLChanged is called (the
-// server calls it whenever a new CRL is published or the revocation log
-// changes) or half its validity has passed, whichever comes first; a request
-// with a nonce gets a fresh response that echoes it and is not cached, and
-// an unknown serial is not cached either. thisUpdate is the time of signing
-// and nextUpdate ResponseValidity later, never after the responder
-// certificate expires. A GET answer carries an ETag (the digest of the DER)
-// and an If-None-Match naming it gets a 304. Signatures made on demand take
-// one of signSlots (half the CPUs), so that a flood of requests that must be
-// signed leaves CPU to cached answers.
-//
-// golang.org/x/crypto/ocsp builds no response extensions and stamps
-// producedAt from the system clock, so responses are encoded here, to put
-// the nonce where RFC 6960 section 4.4.1 and OpenSSL look for it (the
-// responseExtensions) and to honour the injected clock.
+package ocsp
 
 import (
 	"bytes"
@@ -64,31 +23,34 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/crypto/ocsp"
+	xocsp "golang.org/x/crypto/ocsp"
 
 	"minica/ca"
+	"minica/internal/eventlog"
 	"minica/revoke"
+	"minica/serve/internal/etag"
+	"minica/serve/internal/httpreply"
 )
 
-// MaxOCSPRequest bounds the size of an OCSP request, POST body or decoded
+// MaxRequest bounds the size of an OCSP request, POST body or decoded
 // GET path: a request about one certificate with a nonce is about 100 bytes.
-const MaxOCSPRequest = 4 << 10
+const MaxRequest = 4 << 10
 
-// OCSPResponderName is the name under which the responder records the
+// ResponderName is the name under which the responder records the
 // delegated responder certificates it issues.
-const OCSPResponderName = "minica-ocsp"
+const ResponderName = "minica-ocsp"
 
-// Defaults of OCSPConfig.
+// Defaults of Config.
 const (
-	DefaultOCSPResponseValidity = time.Hour
-	DefaultOCSPLockTimeout      = 10 * time.Second
-	// OCSPMaxAge bounds the Cache-Control max-age of a GET response, as
+	DefaultResponseValidity = time.Hour
+	DefaultLockTimeout      = 10 * time.Second
+	// MaxAge bounds the Cache-Control max-age of a GET response, as
 	// for the CRL, so that a cache in front learns of a revocation soon.
-	OCSPMaxAge = 300 * time.Second
+	MaxAge = 300 * time.Second
 )
 
-// OCSPConfig configures an OCSPResponder.
-type OCSPConfig struct {
+// Config configures an Responder.
+type Config struct {
 	// CA is the CA whose certificates the responder answers for. The
 	// responder only reads it, except to issue its responder certificate,
 	// which it does under the CA's lock.
@@ -99,7 +61,7 @@ type OCSPConfig struct {
 	// responder certificate; it needs Signer.
 	SignWithCAKey bool
 	// ResponseValidity is nextUpdate - thisUpdate of a response; 0 means
-	// DefaultOCSPResponseValidity.
+	// DefaultResponseValidity.
 	ResponseValidity time.Duration
 	// ResponderValidity is the lifetime of a responder certificate; 0
 	// means ca.DefaultOCSPResponderValidity.
@@ -108,7 +70,7 @@ type OCSPConfig struct {
 	// is replaced; 0 means half of ResponderValidity.
 	RenewBefore time.Duration
 	// LockTimeout bounds the wait for the CA lock when the responder issues
-	// its certificate; 0 means DefaultOCSPLockTimeout.
+	// its certificate; 0 means DefaultLockTimeout.
 	LockTimeout time.Duration
 	// Now is the clock; nil means the CA's clock (CA.Now), which also
 	// dates the responder certificates.
@@ -118,11 +80,11 @@ type OCSPConfig struct {
 	Log io.Writer
 }
 
-// OCSPResponder is an http.Handler answering OCSP requests; see the
+// Responder is an http.Handler answering OCSP requests; see the
 // comment at the top of this file. It is safe for concurrent use.
-type OCSPResponder struct {
-	cfg      OCSPConfig
-	log      *logger
+type Responder struct {
+	cfg      Config
+	log      *eventlog.Logger
 	prefixes []string // GET path prefixes before the base64 request, longest first
 	// caHashes are the issuer name and key hashes of the CA by hash.
 	caHashes map[crypto.Hash][2][]byte
@@ -185,11 +147,11 @@ const (
 
 var outcomeNames = [numOutcomes]string{"good", "revoked", "unknown", "malformed", "unauthorized", "internal_error", "try_later"}
 
-// NewOCSPResponder returns a responder for cfg.CA. It obtains its signing
+// New returns a responder for cfg.CA. It obtains its signing
 // key at once (loading or issuing a responder certificate), so that a
 // failure shows at start. Without the CA key and without a valid responder
 // certificate it logs why and returns a responder that answers tryLater.
-func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
+func New(cfg Config) (*Responder, error) {
 	if cfg.CA == nil {
 		return nil, errors.New("creating OCSP responder: a CA is required")
 	}
@@ -197,7 +159,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 		return nil, errors.New("creating OCSP responder: signing with the CA key needs the CA key")
 	}
 	if cfg.ResponseValidity <= 0 {
-		cfg.ResponseValidity = DefaultOCSPResponseValidity
+		cfg.ResponseValidity = DefaultResponseValidity
 	}
 	if cfg.ResponderValidity <= 0 {
 		cfg.ResponderValidity = ca.DefaultOCSPResponderValidity
@@ -206,13 +168,13 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 		cfg.RenewBefore = cfg.ResponderValidity / 2
 	}
 	if cfg.LockTimeout <= 0 {
-		cfg.LockTimeout = DefaultOCSPLockTimeout
+		cfg.LockTimeout = DefaultLockTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = cfg.CA.Now
 	}
-	r := &OCSPResponder{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
-		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second, bodyTimeout: ocspBodyTimeout}
+	r := &Responder{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), cache: map[string]*cachedResponse{}, maxCache: 1 << 16,
+		signSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), signWait: time.Second, bodyTimeout: defaultBodyTimeout}
 	if err := r.hashCA(); err != nil {
 		return nil, err
 	}
@@ -231,7 +193,7 @@ func NewOCSPResponder(cfg OCSPConfig) (*OCSPResponder, error) {
 
 // hashCA computes the CA's issuerNameHash and issuerKeyHash (RFC 6960
 // section 4.1.1) for every hash a request may use.
-func (r *OCSPResponder) hashCA() error {
+func (r *Responder) hashCA() error {
 	key, err := subjectPublicKeyBits(r.cfg.CA.Cert)
 	if err != nil {
 		return err
@@ -263,12 +225,12 @@ func subjectPublicKeyBits(cert *x509.Certificate) ([]byte, error) {
 // whenever the revocation log changes. The next
 // request also checks that the responder certificate itself was not
 // revoked (then a new one is issued).
-func (r *OCSPResponder) CRLChanged() {
+func (r *Responder) CRLChanged() {
 	r.recheck.Store(true)
 	r.dropCache()
 }
 
-func (r *OCSPResponder) dropCache() {
+func (r *Responder) dropCache() {
 	r.mu.Lock()
 	r.gen++
 	clear(r.cache)
@@ -281,7 +243,7 @@ func (r *OCSPResponder) dropCache() {
 // minica_serve_ocsp_cache_hits_total and, when it has one,
 // minica_serve_ocsp_responder_expiry_seconds (time left to the signing
 // certificate's notAfter).
-func (r *OCSPResponder) WriteMetrics(w io.Writer) {
+func (r *Responder) WriteMetrics(w io.Writer) {
 	fmt.Fprintln(w, "# HELP minica_serve_ocsp_responses_total OCSP responses sent, by status.")
 	fmt.Fprintln(w, "# TYPE minica_serve_ocsp_responses_total counter")
 	for i, name := range outcomeNames {
@@ -299,52 +261,33 @@ func (r *OCSPResponder) WriteMetrics(w io.Writer) {
 
 // ServeHTTP answers POST with a DER request body, and GET and HEAD with the
 // request in the path; other methods get 405.
-func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (r *Responder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var body []byte
 	var bodyErr error
 	if req.Method == http.MethodPost {
 		// Bounded in time as in size, whatever the server's timeouts.
 		body, bodyErr = r.readPOST(w, req)
 	}
-	var a ocspReply
-	r.answer(&a, req.Method, req.URL.Path, body, bodyErr, req.Header["If-None-Match"])
+	var a httpreply.Reply
+	r.Answer(&a, req.Method, req.URL.Path, body, bodyErr, req.Header["If-None-Match"])
 	h := w.Header()
-	for _, f := range a.hdr[:a.n] {
-		h[f.name] = f.vals
+	for _, f := range a.Fields() {
+		h[f.Name] = f.Values
 	}
 	h["Date"] = r.date.header(time.Now())
-	w.WriteHeader(a.status)
-	if a.status != http.StatusNotModified {
-		w.Write(a.body)
+	w.WriteHeader(a.Status)
+	if a.Status != http.StatusNotModified {
+		w.Write(a.Body)
 	}
 }
 
-// ocspReply is the answer to one OCSP request, whichever HTTP server
-// carries it: the status, the header fields (values shared between
-// responses: the writer only reads them) and the body. Date is the
-// server's to add, as each formats it once a second.
-type ocspReply struct {
-	status int
-	hdr    [8]ocspField
-	n      int
-	body   []byte
-}
-
-type ocspField struct {
-	name string
-	vals []string
-}
-
-func (a *ocspReply) set(name string, vals []string) {
-	a.hdr[a.n] = ocspField{name, vals}
-	a.n++
-}
-
-// answer is the responder behind both front ends (ServeHTTP and the
-// dedicated listener of ocsp_fast.go): method, the unescaped path, the
-// body of a POST as read (bodyErr when its reading failed, too large
-// included) and the If-None-Match values; it counts the outcome.
-func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, bodyErr error, inm []string) {
+// Answer answers one request into a, whichever HTTP server carries it
+// (ServeHTTP, or the dedicated listener's): method, the unescaped path,
+// the body of a POST as read (bodyErr when its reading failed, too large
+// included: malformedRequest) and the If-None-Match values. It counts the
+// outcome. The header values of a are shared between answers: a writer
+// only reads them.
+func (r *Responder) Answer(a *httpreply.Reply, method, path string, body []byte, bodyErr error, inm []string) {
 	var der []byte
 	get := false
 	switch method {
@@ -362,12 +305,12 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 			return
 		}
 	default:
-		a.status = http.StatusMethodNotAllowed
-		a.set("Allow", hdrAllowOCSP)
-		a.set("X-Content-Type-Options", hdrNosniff)
-		a.set("Content-Type", hdrTextPlain)
-		a.body = msgMethodOCSP
-		a.set("Content-Length", []string{strconv.Itoa(len(a.body))})
+		a.Status = http.StatusMethodNotAllowed
+		a.Set("Allow", hdrAllowOCSP)
+		a.Set("X-Content-Type-Options", hdrNosniff)
+		a.Set("Content-Type", hdrTextPlain)
+		a.Body = msgMethodOCSP
+		a.Set("Content-Length", []string{strconv.Itoa(len(a.Body))})
 		return
 	}
 	resp, out, err := r.respond(der)
@@ -376,30 +319,30 @@ func (r *OCSPResponder) answer(a *ocspReply, method, path string, body []byte, b
 		return
 	}
 	r.counts[out].Add(1)
-	a.status = http.StatusOK
+	a.Status = http.StatusOK
 	switch {
 	case resp.nonce:
-		a.set("Cache-Control", hdrNoStore)
+		a.Set("Cache-Control", hdrNoStore)
 	case get:
 		// RFC 5019 section 6.2; the age is bounded, so that a cache in
-		// front serves a stale answer for OCSPMaxAge at most.
-		age := min(resp.nextUpdate.Sub(r.cfg.Now()), OCSPMaxAge)
-		a.set("Cache-Control", []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"})
-		a.set("Last-Modified", resp.lastModified)
-		a.set("Expires", resp.expires)
-		a.set("Etag", resp.etag)
+		// front serves a stale answer for MaxAge at most.
+		age := min(resp.nextUpdate.Sub(r.cfg.Now()), MaxAge)
+		a.Set("Cache-Control", []string{"max-age=" + strconv.Itoa(max(int(age/time.Second), 0)) + ", public, no-transform, must-revalidate"})
+		a.Set("Last-Modified", resp.lastModified)
+		a.Set("Expires", resp.expires)
+		a.Set("Etag", resp.etag)
 		// A cache revalidating its copy (RFC 9110 section 13.1.2): a 304
 		// without the content's Content-Type, as net/http sends it.
 		if len(inm) > 0 && etagListed(inm, resp.etag[0]) {
-			a.status = http.StatusNotModified
+			a.Status = http.StatusNotModified
 			return
 		}
 	default:
-		a.set("Cache-Control", hdrNoCache)
+		a.Set("Cache-Control", hdrNoCache)
 	}
-	a.set("Content-Type", hdrOCSPResponse)
-	a.set("Content-Length", resp.length)
-	a.body = resp.der
+	a.Set("Content-Type", hdrOCSPResponse)
+	a.Set("Content-Length", resp.length)
+	a.Body = resp.der
 }
 
 // Header values shared by every response: net/http only reads them.
@@ -409,6 +352,7 @@ var (
 	hdrNoCache      = []string{"no-cache"}
 	hdrAllowOCSP    = []string{"GET, HEAD, POST"}
 	hdrTextPlain    = []string{"text/plain; charset=utf-8"}
+	hdrNosniff      = []string{"nosniff"}
 	msgMethodOCSP   = []byte("method not allowed: OCSP takes POST, or GET /ocsp/{base64 request}\n")
 )
 
@@ -425,19 +369,19 @@ func etagListed(values []string, etag string) bool {
 }
 
 // fail makes an OCSP error response (RFC 6960 section 4.2.1), unsigned.
-func (r *OCSPResponder) fail(a *ocspReply, out outcome) {
+func (r *Responder) fail(a *httpreply.Reply, out outcome) {
 	r.counts[out].Add(1)
-	a.status = http.StatusOK
-	a.body = ocspErrorBodies[out]
-	a.set("Content-Type", hdrOCSPResponse)
-	a.set("Cache-Control", hdrNoStore)
-	a.set("Content-Length", []string{strconv.Itoa(len(a.body))})
+	a.Status = http.StatusOK
+	a.Body = ocspErrorBodies[out]
+	a.Set("Content-Type", hdrOCSPResponse)
+	a.Set("Cache-Control", hdrNoStore)
+	a.Set("Content-Length", []string{strconv.Itoa(len(a.Body))})
 }
 
 // pathRequest decodes the base64 request of a GET path, after one of the
 // known prefixes or, when the handler is mounted with the prefix stripped,
 // the whole path. Go has already undone the URL escaping.
-func (r *OCSPResponder) pathRequest(p string) ([]byte, bool) {
+func (r *Responder) pathRequest(p string) ([]byte, bool) {
 	rest := strings.TrimPrefix(p, "/")
 	for _, prefix := range r.prefixes {
 		if s, ok := strings.CutPrefix(p, prefix); ok {
@@ -445,7 +389,7 @@ func (r *OCSPResponder) pathRequest(p string) ([]byte, bool) {
 			break
 		}
 	}
-	if rest == "" || len(rest) > base64.StdEncoding.EncodedLen(MaxOCSPRequest) {
+	if rest == "" || len(rest) > base64.StdEncoding.EncodedLen(MaxRequest) {
 		return nil, false
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
@@ -496,7 +440,7 @@ var (
 
 // respond answers one DER request. On an error, the outcome says which
 // OCSP error to send.
-func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
+func (r *Responder) respond(der []byte) (*cachedResponse, outcome, error) {
 	// The cache is keyed by the request itself: a repeated request is
 	// answered before any parsing, and one with a nonce never matches.
 	now := r.cfg.Now()
@@ -538,7 +482,7 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	}
 	single, out, err := r.status(id, now)
 	if err != nil {
-		r.log.event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
+		r.log.Event("ocsp-lookup-failed", "serial", id.SerialNumber.Text(16), "error", err.Error())
 		return nil, outInternal, err
 	}
 	thisUpdate := now.UTC().Truncate(time.Second)
@@ -557,11 +501,11 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 	resp, err := s.sign(single, thisUpdate, exts)
 	<-r.signSlots
 	if err != nil {
-		r.log.event("ocsp-sign-failed", "error", err.Error())
+		r.log.Event("ocsp-sign-failed", "error", err.Error())
 		return nil, outInternal, err
 	}
 	res := &cachedResponse{der: resp, thisUpdate: thisUpdate, nextUpdate: nextUpdate, outcome: out, nonce: nonce != nil,
-		length: []string{strconv.Itoa(len(resp))}, etag: []string{etagOf(resp)},
+		length: []string{strconv.Itoa(len(resp))}, etag: []string{etag.Of(resp)},
 		lastModified: []string{thisUpdate.Format(http.TimeFormat)}, expires: []string{nextUpdate.Format(http.TimeFormat)}}
 	if res.nonce {
 		return res, out, nil
@@ -583,7 +527,7 @@ func (r *OCSPResponder) respond(der []byte) (*cachedResponse, outcome, error) {
 
 // status reads the record of id's serial and turns it into a single
 // response without its times.
-func (r *OCSPResponder) status(id certID, now time.Time) (*singleResponse, outcome, error) {
+func (r *Responder) status(id certID, now time.Time) (*singleResponse, outcome, error) {
 	single := &singleResponse{CertID: asn1.RawValue{FullBytes: id.Raw}}
 	unknown := asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 2}
 	if id.SerialNumber.Sign() <= 0 {
@@ -619,7 +563,7 @@ func (r *OCSPResponder) status(id certID, now time.Time) (*singleResponse, outco
 }
 
 // acquireSignSlot takes a signing slot, waiting signWait at most.
-func (r *OCSPResponder) acquireSignSlot() bool {
+func (r *Responder) acquireSignSlot() bool {
 	select {
 	case r.signSlots <- struct{}{}:
 		return true
@@ -696,14 +640,14 @@ func (s *signingKey) sign(single *singleResponse, producedAt time.Time, exts []p
 	if err != nil {
 		return nil, err
 	}
-	return asn1.Marshal(ocspResponse{Status: asn1.Enumerated(ocsp.Success), Bytes: responseBytes{Type: oidOCSPBasic, Response: b}})
+	return asn1.Marshal(ocspResponse{Status: asn1.Enumerated(xocsp.Success), Bytes: responseBytes{Type: oidOCSPBasic, Response: b}})
 }
 
 // signingKey returns the key that signs responses at now, obtaining or
 // renewing the responder certificate when it is due. While the current one
 // is still valid, one caller renews it and the others go on with it; after
 // a failure, no attempt is made (nor logged) for a minute.
-func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
+func (r *Responder) signingKey(now time.Time) (*signingKey, error) {
 	s := r.signer.Load()
 	if s != nil && now.Before(s.renewAt) && !r.recheck.Load() {
 		return s, nil
@@ -737,10 +681,10 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 			}
 		}
 		if usable {
-			r.log.event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
+			r.log.Event("ocsp-renew-failed", "error", err.Error(), "expires", s.notAfter.UTC().Format(time.RFC3339), "retry_in", "1m")
 			return s, nil
 		}
-		r.log.event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
+		r.log.Event("ocsp-no-signer", "error", err.Error(), "action", "answering tryLater")
 		return nil, err
 	}
 	if s != nil && (s.cert == nil) == (ns.cert == nil) && (s.cert == nil || s.cert.Equal(ns.cert)) {
@@ -754,12 +698,12 @@ func (r *OCSPResponder) signingKey(now time.Time) (*signingKey, error) {
 // obtain returns a signing key at now: the CA key with SignWithCAKey, else
 // the newest responder certificate in the database that is not due for
 // renewal (or, without the CA key, not expired), else a new one.
-func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
+func (r *Responder) obtain(now time.Time) (*signingKey, error) {
 	c := r.cfg.CA
 	if r.cfg.SignWithCAKey {
 		return newSigningKey(nil, r.cfg.Signer, c.Cert.NotAfter, c.Cert.NotAfter)
 	}
-	recs, err := c.RecordsByName(OCSPResponderName)
+	recs, err := c.RecordsByName(ResponderName)
 	if err != nil {
 		return nil, fmt.Errorf("looking up the OCSP responder certificate: %w", err)
 	}
@@ -794,13 +738,13 @@ func (r *OCSPResponder) obtain(now time.Time) (*signingKey, error) {
 	}
 	defer unlock()
 	is, err := c.Issue(r.cfg.Signer, ca.Request{
-		Name: OCSPResponderName, Profile: ca.OCSP, CommonName: "OCSP responder",
+		Name: ResponderName, Profile: ca.OCSP, CommonName: "OCSP responder",
 		Validity: r.cfg.ResponderValidity, Force: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("issuing the OCSP responder certificate: %w", err)
 	}
-	r.log.event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
+	r.log.Event("ocsp-responder-issued", "serial", is.Record.Serial, "not_after", is.Cert.NotAfter.UTC().Format(time.RFC3339))
 	return newSigningKey(is.Cert, is.Key, is.Cert.NotAfter, is.Cert.NotAfter.Add(-r.cfg.RenewBefore))
 }
 

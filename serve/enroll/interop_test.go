@@ -1,6 +1,6 @@
 //go:build interop
 
-package serve
+package enroll
 
 import (
 	"os"

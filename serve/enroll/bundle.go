@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"crypto"

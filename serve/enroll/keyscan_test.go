@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestEnrollKeepsNoKeyAfterDownload(t *testing.T) {
 		}
 		p12 := rec.Body.Bytes()
 		if format == "mobileconfig" {
-			p12 = checkMobileconfig(t, p12, f.ca.Cert)
+			p12 = checkMobileconfig(t, p12, f.CA.Cert)
 		}
 		_, leaf, _, err := formats.DecodeP12(p12, testPassword)
 		if err != nil {
@@ -42,9 +42,9 @@ func TestEnrollKeepsNoKeyAfterDownload(t *testing.T) {
 		}
 		downloads = append(downloads, done{token: token, leaf: leaf.PublicKey})
 	}
-	caKey := filepath.Join(f.dir, "ca.key")
+	caKey := filepath.Join(f.Dir, "ca.key")
 	for _, d := range downloads {
-		found, st, err := keyscan.Scan([]string{f.dir}, d.leaf, func(file string) bool { return file == caKey })
+		found, st, err := keyscan.Scan([]string{f.Dir}, d.leaf, func(file string) bool { return file == caKey })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestEnrollKeepsNoKeyAfterDownload(t *testing.T) {
 			t.Errorf("private key material in the CA directory after a download: %s", x)
 		}
 	}
-	filepath.WalkDir(f.dir, func(path string, e fs.DirEntry, err error) error {
+	filepath.WalkDir(f.Dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}

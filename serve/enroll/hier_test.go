@@ -1,4 +1,4 @@
-package serve
+package enroll
 
 import (
 	"bytes"
@@ -57,8 +57,8 @@ func TestNewEnrollerRefusesRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewEnroller(EnrollConfig{CA: root, Signer: signer}); err == nil || !strings.Contains(err.Error(), "a root CA signs only intermediate CAs") {
-		t.Errorf("NewEnroller on a root error = %v; want it refused as a root", err)
+	if _, err := New(Config{CA: root, Signer: signer}); err == nil || !strings.Contains(err.Error(), "a root CA signs only intermediate CAs") {
+		t.Errorf("New on a root error = %v; want it refused as a root", err)
 	}
 }
 
@@ -72,7 +72,7 @@ func TestEnrollBundlesUnderIntermediate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewEnroller(EnrollConfig{CA: inter, Signer: signer, AllowHTTP: true, P12Iterations: 1})
+	h, err := New(Config{CA: inter, Signer: signer, AllowHTTP: true, P12Iterations: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
