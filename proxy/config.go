@@ -39,7 +39,7 @@ const (
 // and by every Reload; they must return fresh data each time (re-reading
 // files), and must be safe to call from any goroutine.
 type Config struct {
-	// Upstream is where verified requests go, as ParseUpstream reads it:
+	// Upstream is where verified requests go, as endpoint.ParseUpstream reads it:
 	// "http://host:port[/path]" (or "host:port"), "https://host:port[/path]"
 	// (verified against UpstreamRootCAs), or "unix:/path/to.sock" (plain
 	// HTTP over a unix socket).

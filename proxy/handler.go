@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/internal/endpoint"
 	"minica/revoke"
 )
 
@@ -264,7 +265,7 @@ func headerBytes(h http.Header) int {
 
 // newReverseProxy returns the ReverseProxy of the upstream up, an https one
 // verified against roots (nil: the system roots).
-func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.ReverseProxy {
+func (p *Proxy) newReverseProxy(up endpoint.Upstream, roots *x509.CertPool) *httputil.ReverseProxy {
 	dialer := &net.Dialer{Timeout: p.cfg.UpstreamDialTimeout}
 	tr := &http.Transport{
 		Proxy:                 nil,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/internal/endpoint"
 	"minica/internal/testca"
 )
 
@@ -115,7 +116,7 @@ func TestAllowList(t *testing.T) {
 		{"any list", Config{AllowCN: []string{"bob"}, AllowOU: []string{"Ops"}}, true},
 	}
 	for _, tt := range tests {
-		if _, _, got := legacyPolicy(&tt.cfg, Upstream{}).Routes[0].Rule.match(id); got != tt.want {
+		if _, _, got := legacyPolicy(&tt.cfg, endpoint.Upstream{}).Routes[0].Rule.match(id); got != tt.want {
 			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"minica/formats"
+	"minica/internal/endpoint"
 )
 
 // Policy is a compiled policy file: routes matched by host and path prefix,
@@ -56,7 +57,7 @@ type Route struct {
 	Path     string // the prefix, clean and percent-encoded as paths are matched
 	Upstream string // as written; "" for a route that refuses
 	Rule     *Rule
-	up       Upstream
+	up       endpoint.Upstream
 	// upstreamCA is the CA file of an https upstream, "" for the system
 	// roots; upstreamPool holds its certificates.
 	upstreamCA   string
@@ -260,7 +261,7 @@ func (pc *policyCompiler) route(n int) {
 		case "upstream":
 			if s, voff, ok := r.str(what + ": upstream"); ok {
 				upOff = voff
-				up, err := ParseUpstream(s)
+				up, err := endpoint.ParseUpstream(s)
 				if err != nil {
 					r.errAt(voff, "%s: upstream %v", what, err)
 				}

@@ -9,6 +9,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+
+	"minica/internal/endpoint"
 )
 
 // routing is the policy in use, with the ReverseProxy of each route (nil
@@ -31,24 +33,24 @@ type policyState struct {
 
 // configUpstream is the Upstream of cfg, nil with a PolicyFile, which
 // excludes Upstream, UpstreamRootCAs and the Allow lists.
-func configUpstream(cfg *Config) (Upstream, error) {
+func configUpstream(cfg *Config) (endpoint.Upstream, error) {
 	if cfg.PolicyFile == "" {
-		up, err := ParseUpstream(cfg.Upstream)
+		up, err := endpoint.ParseUpstream(cfg.Upstream)
 		if err != nil {
-			return Upstream{}, fmt.Errorf("upstream %w", err)
+			return endpoint.Upstream{}, fmt.Errorf("upstream %w", err)
 		}
 		return up, nil
 	}
 	if cfg.Upstream != "" || cfg.UpstreamRootCAs != nil || len(cfg.AllowCN)+len(cfg.AllowEmail)+len(cfg.AllowOU)+len(cfg.AllowURI) > 0 {
-		return Upstream{}, errors.New("config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists")
+		return endpoint.Upstream{}, errors.New("config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists")
 	}
-	return Upstream{}, nil
+	return endpoint.Upstream{}, nil
 }
 
 // legacyPolicy is the policy of Config.Upstream and the Allow lists: one
 // route for every host and path, whose rule is the Allow lists (everyone
 // when they are empty).
-func legacyPolicy(cfg *Config, up Upstream) *Policy {
+func legacyPolicy(cfg *Config, up endpoint.Upstream) *Policy {
 	rule := &Rule{Any: true}
 	if len(cfg.AllowCN)+len(cfg.AllowEmail)+len(cfg.AllowOU)+len(cfg.AllowURI) > 0 {
 		setOf := func(vals []string, norm func(string) string) set {
@@ -80,7 +82,7 @@ func policyOptions(cas []*x509.Certificate) PolicyOptions {
 func (p *Proxy) initRouting(cas []*x509.Certificate) error {
 	var pol *Policy
 	if p.cfg.PolicyFile == "" {
-		pol = legacyPolicy(&p.cfg, Upstream{URL: p.target, Socket: p.unixPath})
+		pol = legacyPolicy(&p.cfg, endpoint.Upstream{URL: p.target, Socket: p.unixPath})
 	} else {
 		var err error
 		if pol, err = LoadPolicyFile(p.cfg.PolicyFile, policyOptions(cas)); err != nil {

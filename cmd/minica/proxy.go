@@ -18,6 +18,7 @@ import (
 	"minica/ca"
 	"minica/crlsource"
 	"minica/formats"
+	"minica/internal/endpoint"
 	"minica/proxy"
 	"minica/revoke"
 )
@@ -220,10 +221,10 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if cfg.Upstream == "" && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH (or --policy FILE)")
 	}
-	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
+	if _, err := endpoint.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream %v", err)
 	}
-	host, port, err := proxy.ParseListen(o.listen)
+	host, port, err := endpoint.ParseListen(o.listen)
 	if err != nil {
 		return nil, usagef(c, "--listen %v", err)
 	}

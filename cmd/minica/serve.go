@@ -17,7 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/proxy"
+	"minica/internal/endpoint"
 	"minica/revoke"
 	"minica/serve"
 )
@@ -98,7 +98,7 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		if v == "" {
 			continue
 		}
-		host, port, err := proxy.ParseListen(v)
+		host, port, err := endpoint.ParseListen(v)
 		if err != nil {
 			return nil, usagef(c, "--%s %v", l.flag, err)
 		}
