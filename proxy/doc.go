@@ -92,11 +92,12 @@
 // identity namespace is deleted, comparing names case-insensitively with '_'
 // read as '-': X-SSL-Client-*, Client-Cert*, X-Forwarded-*, Forwarded, and
 // every name of every profile and custom header. The proxy then sets the
-// headers of its profile (see [Profiles], [FieldNames]) and X-Forwarded-For,
-// X-Forwarded-Proto and X-Forwarded-Host. The Host header is passed through.
+// headers of its profile (see [identity.Profiles], [identity.FieldNames])
+// and X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host. The Host
+// header is passed through.
 //
 // Header values never hold a control character or a raw non-ASCII byte; the
-// encodings are listed in encode.go and in docs/proxy.md.
+// encodings are listed in package identity and in docs/proxy.md.
 //
 // # Limits
 //

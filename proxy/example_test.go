@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"minica/identity"
 	"minica/proxy"
 )
 
@@ -86,7 +87,7 @@ func Example() {
 		ParseCRL:       parseCRL,
 		LoadCert:       func() (tls.Certificate, error) { return tls.LoadX509KeyPair("app.crt", "app.key") },
 		ReloadInterval: 5 * time.Second,
-		Profile:        proxy.ProfileApache,
+		Profile:        identity.ProfileApache,
 		CustomHeaders:  []string{"X-User=email"},
 		Log:            os.Stderr,
 	})

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/identity"
 	"minica/internal/endpoint"
 	"minica/revoke"
 )
@@ -32,8 +33,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	gen     uint64
-	id      *Identity
-	headers []Header
+	id      *identity.Identity
+	headers []identity.Header
 	hdrLen  int    // bytes of the identity headers on the wire
 	refused string // a Reason constant, or ""
 
@@ -41,7 +42,7 @@ type conn struct {
 
 	// checked is the first of the identity headers last checked for the
 	// outbound request (see checkRendered).
-	checked atomic.Pointer[Header]
+	checked atomic.Pointer[identity.Header]
 }
 
 type connKey struct{}
@@ -111,15 +112,15 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 	}
 	ci.why = nil
 	if ci.id == nil {
-		id, err := NewIdentity(ci.certs[0], chain)
+		id, err := identity.NewIdentity(ci.certs[0], chain)
 		if err != nil {
 			ci.refused = ReasonBadChain
 			return
 		}
-		id.DaysLeft = DaysLeft(id.NotAfter, p.cfg.Now())
+		id.DaysLeft = identity.DaysLeft(id.NotAfter, p.cfg.Now())
 		ci.id = id
 		ci.headers = p.headers.Render(id)
-		ci.hdrLen = headersLen(ci.headers)
+		ci.hdrLen = identity.WireSize(ci.headers)
 		p.metrics.sawClient(id)
 		p.metrics.days.observe(id.NotAfter, p.cfg.Now())
 	}
@@ -129,7 +130,7 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 // current returns ci's state, re-verified if the trust changed since, and
 // refused while the CRL is past nextUpdate (beyond CRLGrace) or once the
 // client certificate has expired.
-func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, refused string) {
+func (p *Proxy) current(ci *conn) (id *identity.Identity, headers []identity.Header, hdrLen int, refused string) {
 	t := p.trust.Load()
 	now := p.now()
 	ci.mu.Lock()
@@ -186,7 +187,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}{rec: recorder{ResponseWriter: w}}
 	rec := &both.rec
 	reason := ""
-	var id *Identity
+	var id *identity.Identity
 	var x *exchange
 	defer func() {
 		if reason == "" {
@@ -312,8 +313,8 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 	pr.SetURL(target)
 	pr.Out.Host = pr.In.Host
-	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
-	var headers []Header
+	p.reserved.Strip(pr.Out.Trailer) // some frameworks merge trailers into headers
+	var headers []identity.Header
 	if x := p.exchanges.get(pr.In); x != nil {
 		headers = x.headers
 	}
@@ -321,7 +322,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 	// proxy's own, so that it does not grow (and copy itself) as they are set.
 	out := make(http.Header, len(pr.Out.Header)+len(headers)+3)
 	for name, values := range pr.Out.Header {
-		if !p.reserved.reserved(name) {
+		if !p.reserved.Holds(name) {
 			out[name] = values
 		}
 	}
@@ -335,7 +336,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 // values's if it has room, which it returns: one allocation at most, not
 // one per header; each value gets a full slice of capacity 1, so an
 // append to one never writes into the next.
-func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Header, values []string) []string {
+func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []identity.Header, values []string) []string {
 	if n := len(headers) + 3; cap(values) < n {
 		values = make([]string, 0, n)
 	}

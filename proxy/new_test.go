@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/endpoint"
 	"minica/internal/testca"
 )
@@ -49,7 +50,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "negative body timeout", mod: func(c *Config) { c.BodyTimeout = -time.Second }, wantErr: "config: BodyTimeout must not be negative (-1s)"},
 		{name: "negative body rate", mod: func(c *Config) { c.BodyMinRate = -1 }, wantErr: "config: BodyMinRate must not be negative (-1)"},
 		{name: "negative write timeout", mod: func(c *Config) { c.WriteTimeout = -time.Millisecond }, wantErr: "config: WriteTimeout must not be negative (-1ms)"},
-		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: ErrUnknownProfile},
+		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: identity.ErrUnknownProfile},
 		{name: "bad custom header", mod: func(c *Config) { c.CustomHeaders = []string{"X"} }, wantErr: `custom header "X": want NAME=FIELD`},
 		{name: "upstream scheme", mod: func(c *Config) { c.Upstream = "ftp://x" }, wantErr: `upstream "ftp://x": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
 		{name: "upstream no host", mod: func(c *Config) { c.Upstream = "http://" }, wantErr: `upstream "http://": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
@@ -99,7 +100,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestAllowList(t *testing.T) {
-	id := &Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
+	id := &identity.Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
 	tests := []struct {
 		name string
 		cfg  Config

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // servletPolicy protects /admin (cn admin only), /a/b and /private (refuse
@@ -114,7 +116,7 @@ func TestDecidePathParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := &Identity{CN: "alice", NotAfter: time.Now().Add(48 * time.Hour)}
+	id := &identity.Identity{CN: "alice", NotAfter: time.Now().Add(48 * time.Hour)}
 	tests := []struct {
 		path   string
 		route  string // "" for a refusal before routing
@@ -197,7 +199,7 @@ func FuzzDecideServletView(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	id := &Identity{CN: "admin", NotAfter: time.Now().Add(48 * time.Hour)}
+	id := &identity.Identity{CN: "admin", NotAfter: time.Now().Add(48 * time.Hour)}
 	f.Fuzz(func(t *testing.T, in string) {
 		if !strings.HasPrefix(in, "/") {
 			return

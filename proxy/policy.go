@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"minica/formats"
+	"minica/identity"
 	"minica/internal/endpoint"
 )
 
@@ -449,7 +450,7 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		case "issuer_sha256":
 			list(&rule.issuerSHA, func(s string) (string, error) {
 				fp, err := normFingerprint(s)
-				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
+				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return identity.Fingerprint(c) == fp }) {
 					err = fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
 				return fp, err
@@ -526,7 +527,7 @@ func normSerialClause(s string) (string, error) {
 	if !ok || h == "" || n.Sign() < 0 {
 		return "", fmt.Errorf("want a serial in hex, such as 5F3C09")
 	}
-	return serialHex(n), nil
+	return identity.SerialHex(n), nil
 }
 
 func normFingerprint(s string) (string, error) {
@@ -539,22 +540,17 @@ func normFingerprint(s string) (string, error) {
 
 // subjectDN is c's subject as Identity.IssuerDN prints it.
 func subjectDN(c *x509.Certificate) string {
-	rdns, err := parseDN(c.RawSubject)
+	dn, err := identity.FormatDN(c.RawSubject)
 	if err != nil {
 		return ""
 	}
-	return formatDN(rdns)
-}
-
-func fingerprint(c *x509.Certificate) string {
-	s := sha256.Sum256(c.Raw)
-	return hex.EncodeToString(s[:])
+	return dn
 }
 
 func caNames(cas []*x509.Certificate) string {
 	names := make([]string, len(cas))
 	for i, c := range cas {
-		names[i] = fmt.Sprintf("%q sha256 %s", subjectDN(c), fingerprint(c))
+		names[i] = fmt.Sprintf("%q sha256 %s", subjectDN(c), identity.Fingerprint(c))
 	}
 	return "the bundle has " + strings.Join(names, ", ")
 }

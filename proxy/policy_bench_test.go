@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // benchPolicy writes a policy of n routes to dir and returns its file. The
@@ -105,7 +107,7 @@ func BenchmarkPolicy1000(b *testing.B) {
 func BenchmarkDecide(b *testing.B) {
 	ca := newEnv(b, nil).ca
 	cert, _ := ca.Client(b, "alice")
-	id, err := NewIdentity(cert, nil)
+	id, err := identity.NewIdentity(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

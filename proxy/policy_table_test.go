@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // policyEnv is a proxy under a policy of overlapping routes, in front of
@@ -93,7 +95,7 @@ func newPolicyEnv(t *testing.T) *policyEnv {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	pe.srvCert.Store(&tls.Certificate{Certificate: [][]byte{srv.Raw}, PrivateKey: srvKey, Leaf: srv})
 	pol := strings.NewReplacer("HTTPS/", secure.URL+"/", "HTTP/", plain.URL+"/",
-		`"UNIX"`, `"unix:`+sock+`"`, "SERIAL", "0A:1B:2C", "FINGERPRINT", fingerprint(pe.ca.Cert)).Replace(tablePolicy)
+		`"UNIX"`, `"unix:`+sock+`"`, "SERIAL", "0A:1B:2C", "FINGERPRINT", identity.Fingerprint(pe.ca.Cert)).Replace(tablePolicy)
 	pe.writePolicy(t, pol)
 	if err := pe.p.Reload(); err != nil {
 		t.Fatalf("Reload() error = %v", err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestParsePolicyErrors(t *testing.T) {
 	root := testca.New(t, "Test CA")
 	const up = `"upstream": "http://127.0.0.1:1"`
-	bundle := `(the bundle has "CN=Test CA" sha256 ` + fingerprint(root.Cert) + `)`
+	bundle := `(the bundle has "CN=Test CA" sha256 ` + identity.Fingerprint(root.Cert) + `)`
 	ab := strings.Repeat("ab", 32)
 	tests := []struct {
 		name, json string
@@ -268,7 +269,7 @@ func TestPolicyDecideAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := &Identity{CN: "alice", Email: "a@example.com", Emails: []string{"a@example.com"}, NotAfter: time.Now().Add(48 * time.Hour)}
+	id := &identity.Identity{CN: "alice", Email: "a@example.com", Emails: []string{"a@example.com"}, NotAfter: time.Now().Add(48 * time.Hour)}
 	in := RouteRequest{Host: "a.example.com:443", SNI: "a.example.com", Path: "/x/y"} // lowercase: an upper-case host or email domain costs one copy
 	now := time.Now()
 	if d := pol.Decide(in, id, now); d.Reason != "" || d.Route.Index != 1 {
@@ -459,7 +460,7 @@ func TestDocPolicyExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example of docs/proxy.md: %v", err)
 	}
-	simon := &Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
+	simon := &identity.Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
 	for _, tt := range []struct{ host, path, route, reason string }{
 		{"wiki.example.com", "/admin/users", "wiki-admin", ""},
 		{"wiki.example.com", "/administrator", "wiki", ReasonNotAllowed},

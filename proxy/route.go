@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"minica/identity"
 )
 
 // Reasons of the policy's refusals, besides ReasonNotAllowed (the route's
@@ -55,16 +57,16 @@ type RouteRequest struct {
 }
 
 // Decide routes in and judges id (verified) by the rule of its route, at now.
-func (p *Policy) Decide(in RouteRequest, id *Identity, now time.Time) Decision {
+func (p *Policy) Decide(in RouteRequest, id *identity.Identity, now time.Time) Decision {
 	return p.decide(in, id, now, false)
 }
 
 // Explain is Decide with Decision.Why filled in.
-func (p *Policy) Explain(in RouteRequest, id *Identity, now time.Time) Decision {
+func (p *Policy) Explain(in RouteRequest, id *identity.Identity, now time.Time) Decision {
 	return p.decide(in, id, now, true)
 }
 
-func (p *Policy) decide(in RouteRequest, id *Identity, now time.Time, explain bool) Decision {
+func (p *Policy) decide(in RouteRequest, id *identity.Identity, now time.Time, explain bool) Decision {
 	d := Decision{Host: normHost(in.Host)}
 	path, err := cleanPath(in.Path)
 	if err != nil {
@@ -127,7 +129,7 @@ func (p *Policy) lookup(host, path string) int {
 
 // judge returns "" if the rule lets id through at now, else the reason.
 // With explain, why names the clause that decided.
-func (r *Rule) judge(id *Identity, now time.Time, explain bool) (reason, why string) {
+func (r *Rule) judge(id *identity.Identity, now time.Time, explain bool) (reason, why string) {
 	if r.Refuse {
 		if explain {
 			why = "the route refuses every client"
@@ -163,7 +165,7 @@ func daysLeftText(d time.Duration) string {
 	return strconv.FormatFloat(d.Hours()/24, 'f', 1, 64) + " days"
 }
 
-func identitySummary(id *Identity) string {
+func identitySummary(id *identity.Identity) string {
 	parts := []string{"cn " + strconv.Quote(id.CN)}
 	add := func(name string, vals []string) {
 		for _, v := range vals {
@@ -183,7 +185,7 @@ func identitySummary(id *Identity) string {
 
 // match returns the first clause of r that id satisfies, in the documented
 // order, with the value that matched.
-func (r *Rule) match(id *Identity) (clause, value string, ok bool) {
+func (r *Rule) match(id *identity.Identity) (clause, value string, ok bool) {
 	if r.Any {
 		return "any", "", true
 	}
@@ -233,7 +235,7 @@ func (r *Rule) match(id *Identity) (clause, value string, ok bool) {
 		return "issuer", id.IssuerDN, true
 	}
 	if len(r.issuerSHA) > 0 && len(id.Chain) > 0 {
-		if fp := fingerprint(id.Chain[0]); r.issuerSHA.has(fp) {
+		if fp := identity.Fingerprint(id.Chain[0]); r.issuerSHA.has(fp) {
 			return "issuer_sha256", fp, true
 		}
 	}
@@ -256,7 +258,7 @@ func globRest(rest string) bool {
 }
 
 // emailsOf is every address of id: Identity.Email, then the rfc822Name SANs.
-func emailsOf(id *Identity) []string {
+func emailsOf(id *identity.Identity) []string {
 	if id.Email == "" || (len(id.Emails) > 0 && id.Emails[0] == id.Email) {
 		return id.Emails
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 
+	"minica/identity"
 	"minica/internal/endpoint"
 )
 
@@ -173,7 +174,7 @@ func oneLineError(err error) error {
 
 // route decides r of the verified client id by the policy in use: the
 // ReverseProxy of its route, or nil and the refusal.
-func (p *Proxy) route(r *http.Request, id *Identity) (*httputil.ReverseProxy, Decision) {
+func (p *Proxy) route(r *http.Request, id *identity.Identity) (*httputil.ReverseProxy, Decision) {
 	rt := p.routing.Load()
 	in := RouteRequest{Host: r.Host, Path: r.URL.EscapedPath()}
 	if r.TLS != nil {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/identity"
 	"minica/revoke"
 )
 
@@ -23,8 +24,8 @@ import (
 // Shutdown. Its methods are safe for concurrent use.
 type Proxy struct {
 	cfg       Config
-	headers   *Headers
-	reserved  reservedSet
+	headers   *identity.Headers
+	reserved  identity.Namespace
 	target    *url.URL
 	unixPath  string
 	rp        *httputil.ReverseProxy
@@ -57,7 +58,7 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
 		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
 	}
-	headers, err := NewHeaders(cfg.Profile, cfg.CustomHeaders)
+	headers, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
-		reserved: newReservedSet(headers),
+		reserved: headers.Namespace(),
 		target:   up.URL,
 		unixPath: up.Socket,
 		metrics:  newMetrics(),

@@ -37,7 +37,7 @@ type Front struct {
 	HostDir   string
 	HostFiles []HostFile // what to copy into HostDir
 	// The identity headers, as the proxy's --headers and --header take
-	// them (see proxy.HeaderFields): "" is the minica profile. nginx and
+	// them (see identity.HeaderFields): "" is the minica profile. nginx and
 	// Apache only; HAProxy sets the minica profile's.
 	HeaderProfile string
 	CustomHeaders []string

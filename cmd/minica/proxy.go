@@ -18,6 +18,7 @@ import (
 	"minica/ca"
 	"minica/crlsource"
 	"minica/formats"
+	"minica/identity"
 	"minica/internal/endpoint"
 	"minica/proxy"
 	"minica/revoke"
@@ -92,8 +93,8 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
-		&cli.StringFlag{Name: "headers", Value: proxy.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(proxy.Profiles, ", ")},
-		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(proxy.FieldNames(), ", ") + ")"},
+		&cli.StringFlag{Name: "headers", Value: identity.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(identity.Profiles, ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(identity.FieldNames(), ", ") + ")"},
 		&cli.StringSliceFlag{Name: "allow-cn", Usage: "let through only clients with this `CN` or another allowed value (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-email", Usage: "let through clients with this `EMAIL` (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-ou", Usage: "let through clients with this `OU` (repeatable)"},
@@ -242,7 +243,7 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		return nil, err
 	}
 	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
-	if _, err := proxy.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
+	if _, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
 		return nil, usagef(c, "%v", err)
 	}
 	cfg.AllowCN, cfg.AllowEmail = c.StringSlice("allow-cn"), c.StringSlice("allow-email")

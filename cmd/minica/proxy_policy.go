@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/identity"
 	"minica/proxy"
 )
 
@@ -127,7 +128,7 @@ func explainPolicy(e *env, pol *proxy.Policy, cas []*x509.Certificate, certFile 
 			break
 		}
 	}
-	id, err := proxy.NewIdentity(leaf, chain)
+	id, err := identity.NewIdentity(leaf, chain)
 	if err != nil {
 		return fmt.Errorf("reading certificate %q: %w", certFile, err)
 	}
