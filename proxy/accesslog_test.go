@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"minica/identity"
+	"minica/proxy/policy"
 )
 
 // printableASCII reports whether b is a line of printable ASCII only.
@@ -224,7 +225,7 @@ func TestJSONRequestLineAllocations(t *testing.T) {
 	p := &Proxy{log: &logger{w: nullWriter{}, json: true}}
 	r := httptest.NewRequest("GET", "/caf%C3%A9?q=1", nil)
 	id := &identity.Identity{CN: "Zoë \"q\"", SerialHex: "0A1B", SHA256: "ab", DaysLeft: 3}
-	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &policy.Route{Name: "wiki"}}
 	start := time.Now()
 	if n := testing.AllocsPerRun(100, func() { p.logRequest(r, id, rec, "", start) }); n != 0 {
 		t.Errorf("a JSON request line: %v allocations; want 0", n)
@@ -237,7 +238,7 @@ func BenchmarkRequestLine(b *testing.B) {
 	r.RemoteAddr = "127.0.0.1:50000"
 	id := &identity.Identity{CN: "alice", SerialHex: "D38974F57799AF6AF2E4AE9D0050F629",
 		SHA256: "d3e6163ce9d82d2d32e27b6acb3daf8d40fc64dd908f3b5166fa59a28380c31e", DaysLeft: 30}
-	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &policy.Route{Name: "wiki"}}
 	for _, json := range []bool{false, true} {
 		b.Run(map[bool]string{false: "text", true: "json"}[json], func(b *testing.B) {
 			p := &Proxy{log: &logger{w: nullWriter{}, json: json}}

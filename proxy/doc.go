@@ -51,7 +51,7 @@
 // handshake is refused, and HealthHandler answers 503. The policy (the
 // routes of Config.PolicyFile, or the one route of Upstream and the
 // allow-lists) decides per request, after these checks: 403 "client not
-// allowed" from the rule of the request's route (see Policy and Decision).
+// allowed" from the rule of the request's route (see package policy).
 //
 // An exchange that outlives the check of its request (a WebSocket or other
 // upgraded tunnel, a streaming response or request body) is checked again
@@ -171,7 +171,7 @@
 // unknown-ca, expired, not-yet-valid, wrong-eku, no-eku, ca-certificate,
 // no-crl-for-issuer, revoked, crl-expired, crl-not-yet-valid, not-allowed,
 // bad-chain, handshake-timeout, tls-error; the policy's too-few-days-left,
-// no-route, misdirected and bad-path (see Decision); a request refused for its size
+// no-route, misdirected and bad-path (see package policy); a request refused for its size
 // has header-too-large or upstream-header-budget, one whose body came too
 // slowly body-timeout, one whose client did not take its response in time
 // write-timeout. Those of the certificate checks are revoke's reasons:

@@ -17,6 +17,7 @@ import (
 
 	"minica/identity"
 	"minica/internal/endpoint"
+	"minica/proxy/policy"
 	"minica/revoke"
 )
 
@@ -390,11 +391,11 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	upstreamErr error
-	x           *exchange // nil for a request refused before its exchange
-	reason      string    // set by an error handler that refuses the request
-	bytes       int64     // response body bytes written (none of a tunnel)
-	forwarded   bool      // the request went to the upstream
-	route       *Route    // the request's route, nil if none matched
+	x           *exchange     // nil for a request refused before its exchange
+	reason      string        // set by an error handler that refuses the request
+	bytes       int64         // response body bytes written (none of a tunnel)
+	forwarded   bool          // the request went to the upstream
+	route       *policy.Route // the request's route, nil if none matched
 	// clientClosed: the client went away before the upstream answered.
 	clientClosed bool
 	// writeTimedOut: a write of the response ran past WriteTimeout.

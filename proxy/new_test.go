@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"minica/identity"
-	"minica/internal/endpoint"
 	"minica/internal/testca"
 )
 
@@ -97,30 +96,6 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("New() error = %v", err)
 		}
 	})
-}
-
-func TestAllowList(t *testing.T) {
-	id := &identity.Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
-	tests := []struct {
-		name string
-		cfg  Config
-		want bool
-	}{
-		{"empty", Config{}, true},
-		{"cn", Config{AllowCN: []string{"bob", "alice"}}, true},
-		{"cn other", Config{AllowCN: []string{"bob"}}, false},
-		{"cn case", Config{AllowCN: []string{"Alice"}}, false},
-		{"second email", Config{AllowEmail: []string{"b@x"}}, true},
-		{"ou", Config{AllowOU: []string{"Dev"}}, true},
-		{"uri", Config{AllowURI: []string{"spiffe://x/a"}}, true},
-		{"uri prefix", Config{AllowURI: []string{"spiffe://x/"}}, false},
-		{"any list", Config{AllowCN: []string{"bob"}, AllowOU: []string{"Ops"}}, true},
-	}
-	for _, tt := range tests {
-		if _, _, got := legacyPolicy(&tt.cfg, endpoint.Upstream{}).Routes[0].Rule.match(id); got != tt.want {
-			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
-		}
-	}
 }
 
 func TestMetricsAndHealthValues(t *testing.T) {

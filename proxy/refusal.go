@@ -19,6 +19,7 @@ import (
 
 	"minica/identity"
 	"minica/internal/pagesec"
+	"minica/proxy/policy"
 	"minica/revoke"
 )
 
@@ -147,7 +148,7 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *ide
 // policy refuses by d: in RefusalPage mode the refusals of a route's rule
 // (not allowed, too few days left) get a refusal page, the others (no
 // route, a misdirected request, a bad path) what refuseRoute answers.
-func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, d Decision) {
+func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, d policy.Decision) {
 	if p.cfg.Refusal != RefusalPage || d.Reason != ReasonNotAllowed && d.Reason != ReasonDaysLeft {
 		refuseRoute(w, d)
 		return
@@ -157,7 +158,7 @@ func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn,
 
 // refusePage is refuse in RefusalPage mode, for a refusal of the policy's
 // decision d when it is not nil.
-func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string, d *Decision) *identity.Identity {
+func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string, d *policy.Decision) *identity.Identity {
 	now := p.cfg.Now()
 	var cert *x509.Certificate
 	if len(ci.certs) > 0 {
@@ -340,7 +341,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 
 // route says which route of the policy refused the client, and for a rule
 // that wants more days left, how many.
-func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time) {
+func (pg *refusalPage) route(d *policy.Decision, cert *x509.Certificate, now time.Time) {
 	if d.Route == nil {
 		return
 	}

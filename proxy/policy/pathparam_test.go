@@ -1,4 +1,4 @@
-package proxy
+package policy
 
 import (
 	"strings"
@@ -112,7 +112,7 @@ func TestServletView(t *testing.T) {
 // broad route with a path the container serves as /admin, /a/b or
 // /private.
 func TestDecidePathParameters(t *testing.T) {
-	pol, err := ParsePolicy("p.json", []byte(servletPolicy), PolicyOptions{})
+	pol, err := Parse("p.json", []byte(servletPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDecidePathParameters(t *testing.T) {
 		{path: "/ADMIN", route: "broad", fwd: "/ADMIN"},
 	}
 	for _, tt := range tests {
-		d := pol.Explain(RouteRequest{Host: "h", Path: tt.path}, id, time.Now())
+		d := pol.Explain(Request{Host: "h", Path: tt.path}, id, time.Now())
 		route := ""
 		if d.Route != nil {
 			route = d.Route.Name
@@ -195,7 +195,7 @@ func FuzzDecideServletView(f *testing.F) {
 	for _, s := range []string{"/x/..;/admin", "/a;x/b", "/;/admin", "/x/%2e%2e;y/a/b", "/admin;x", "/x/..%3B/admin", "/a/./b;c/..;/d"} {
 		f.Add(s)
 	}
-	pol, err := ParsePolicy("p.json", []byte(servletPolicy), PolicyOptions{})
+	pol, err := Parse("p.json", []byte(servletPolicy), Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -204,6 +204,6 @@ func FuzzDecideServletView(f *testing.F) {
 		if !strings.HasPrefix(in, "/") {
 			return
 		}
-		checkServletRoute(t, pol, in, pol.Decide(RouteRequest{Host: "h", Path: in}, id, time.Now()))
+		checkServletRoute(t, pol, in, pol.Decide(Request{Host: "h", Path: in}, id, time.Now()))
 	})
 }
