@@ -160,10 +160,12 @@ var refusalText = map[string]string{
 	ReasonExpired:    "client certificate expired",
 }
 
-// refuse answers a request whose client is refused for reason (a Reason
-// constant): 503 while the CRL is expired (or not yet valid), else 403,
-// with a short text.
-func refuse(w http.ResponseWriter, reason string) {
+// refuseWithText answers a request whose client is refused for reason (a
+// Reason constant): 503 while the CRL is expired (or not yet valid), else
+// 403, with a short text: RefusalAlert mode's answer (Proxy.refuse
+// chooses between it and a refusal page), and that of an exchange closed
+// while its upstream had not answered.
+func refuseWithText(w http.ResponseWriter, reason string) {
 	code := http.StatusForbidden
 	if reason == ReasonCRLExpired || reason == ReasonCRLNotYetValid {
 		code = http.StatusServiceUnavailable
@@ -367,7 +369,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		// Closed before the upstream answered: the client's connection
 		// is gone, but the log shows the refusal.
 		if reason := rec.x.cutReason(); reason != "" {
-			refuse(w, reason)
+			refuseWithText(w, reason)
 			return
 		}
 	}

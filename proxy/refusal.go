@@ -138,7 +138,7 @@ func (p *Proxy) verifiedAtHandshake(tc *tls.Conn) bool {
 // presented (with Verify "FAILED:reason"), nil if none.
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string) *identity.Identity {
 	if p.cfg.Refusal != RefusalPage {
-		refuse(w, reason)
+		refuseWithText(w, reason)
 		return id
 	}
 	return p.refusePage(w, r, ci, id, reason, nil)

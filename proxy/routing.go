@@ -199,12 +199,12 @@ func withPath(r *http.Request, clean string) *http.Request {
 	return r
 }
 
-// refuseRoute answers a request the policy refuses: by refuse for the
-// refusals of a rule, with the status of d for the others.
+// refuseRoute answers a request the policy refuses: by refuseWithText for
+// the refusals of a rule, with the status of d for the others.
 func refuseRoute(w http.ResponseWriter, d policy.Decision) {
 	switch d.Reason {
 	case ReasonNotAllowed, ReasonDaysLeft:
-		refuse(w, d.Reason)
+		refuseWithText(w, d.Reason)
 	case ReasonMisdirected:
 		http.Error(w, "misdirected request: the host is not the one this connection was opened for", d.Status)
 	case ReasonBadPath:
