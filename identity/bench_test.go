@@ -8,7 +8,7 @@ import (
 func BenchmarkNewIdentity(b *testing.B) {
 	id := goldenIdentity(b)
 	for b.Loop() {
-		if _, err := NewIdentity(id.Cert, nil); err != nil {
+		if _, err := New(id.Cert, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,7 @@
 // client: the client's [Identity], read from its certificate, and the
 // header profiles that render it on the wire.
 //
-// The proxy builds an Identity with [NewIdentity] once a client's chain is
+// The proxy builds an Identity with [New] once a client's chain is
 // verified (this package verifies nothing), renders it with the [Headers]
 // of its profile, and strips the [Namespace] of those headers from every
 // inbound request first. Package serverconf reads the same profiles

@@ -41,7 +41,7 @@ func goldenIdentity(t testing.TB) *Identity {
 	t.Helper()
 	client := readCert(t, filepath.Join("testdata", "golden-client.pem"))
 	ca := readCert(t, filepath.Join("testdata", "golden-ca.pem"))
-	id, err := NewIdentity(client, []*x509.Certificate{client, ca})
+	id, err := New(client, []*x509.Certificate{client, ca})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestRenderIsWireSafe(t *testing.T) {
 			RawSubject:     testdn.Name(t, testdn.One(testdn.OU, testdn.UTF8(cn)), testdn.One(testdn.CN, testdn.UTF8(cn))),
 			EmailAddresses: []string{"a\x01b@example.com"},
 		})
-		id, err := NewIdentity(cert, nil)
+		id, err := New(cert, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,14 +45,14 @@ type Identity struct {
 	PEM       string              // the certificate PEM-encoded, 64-column lines, final newline
 	Verify    string              // VerifySuccess
 	// DaysLeft is DaysLeft(NotAfter, now) at the request: the proxy sets
-	// it (NewIdentity leaves it 0) and renews it when the day changes.
+	// it (New leaves it 0) and renews it when the day changes.
 	DaysLeft int
 }
 
-// NewIdentity builds the identity of a client whose certificate cert has been
+// New builds the identity of a client whose certificate cert has been
 // verified through chain (the verified chain, leaf first; it may be nil).
 // It fails only if the certificate's subject or issuer DER is malformed.
-func NewIdentity(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, error) {
+func New(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, error) {
 	if cert == nil {
 		return nil, errors.New("no certificate")
 	}

@@ -68,9 +68,9 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, tt.rdns...)})
-			id, err := NewIdentity(cert, nil)
+			id, err := New(cert, nil)
 			if err != nil {
-				t.Fatalf("NewIdentity() error = %v", err)
+				t.Fatalf("New() error = %v", err)
 			}
 			if id.DN != tt.want {
 				t.Errorf("DN = %q; want %q", id.DN, tt.want)
@@ -85,7 +85,7 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 func TestDNTrailingSpace(t *testing.T) {
 	ca := testca.New(t, "Test CA")
 	cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, testdn.One(testdn.CN, testdn.UTF8("x ")))})
-	id, err := NewIdentity(cert, nil)
+	id, err := New(cert, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestNewIdentityFields(t *testing.T) {
 		DNSNames:       []string{"alice.example.com"},
 		ExtKeyUsage:    []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
-	id, err := NewIdentity(cert, []*x509.Certificate{cert, ca.Cert})
+	id, err := New(cert, []*x509.Certificate{cert, ca.Cert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestNewIdentityFields(t *testing.T) {
 	}
 	// Without a rfc822Name SAN the DN emailAddress is the email.
 	cert2, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, testdn.One(testdn.CN, testdn.UTF8("bob")), testdn.One(testdn.EmailAddress, testdn.IA5("bob@example.com")))})
-	id2, err := NewIdentity(cert2, nil)
+	id2, err := New(cert2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +162,12 @@ func TestSerialHex(t *testing.T) {
 }
 
 func TestNewIdentityErrors(t *testing.T) {
-	if _, err := NewIdentity(nil, nil); err == nil || err.Error() != "no certificate" {
-		t.Errorf("NewIdentity(nil) error = %v; want %q", err, "no certificate")
+	if _, err := New(nil, nil); err == nil || err.Error() != "no certificate" {
+		t.Errorf("New(nil) error = %v; want %q", err, "no certificate")
 	}
 	bad := &x509.Certificate{RawSubject: []byte{0x30, 0x03, 0x31, 0x01}}
-	if _, err := NewIdentity(bad, nil); err == nil || !strings.HasPrefix(err.Error(), "parsing subject: ") {
-		t.Errorf("NewIdentity(bad subject) error = %v; want parsing subject", err)
+	if _, err := New(bad, nil); err == nil || !strings.HasPrefix(err.Error(), "parsing subject: ") {
+		t.Errorf("New(bad subject) error = %v; want parsing subject", err)
 	}
 }
 

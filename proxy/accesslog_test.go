@@ -134,7 +134,7 @@ func TestJSONAccessLog(t *testing.T) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
-	id, err := identity.NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestJSONAccessLog(t *testing.T) {
 	if len(requests) != 2 {
 		t.Fatalf("%d request lines; want 2:\n%s", len(requests), e.log.String())
 	}
-	bobID, _ := identity.NewIdentity(bob, nil)
+	bobID, _ := identity.New(bob, nil)
 	want := []map[string]any{{
 		"event": "request", "remote": requests[0]["remote"], "route": "upstream", "cn": "Zoë \"q\"\nx",
 		"serial": id.SerialHex, "fingerprint": id.SHA256, "days_left": json.Number("0"), "decision": "allowed", "reason": "",

@@ -143,7 +143,7 @@ func BenchmarkHandler(b *testing.B) {
 func BenchmarkRewrite(b *testing.B) {
 	e := newEnv(b, nil)
 	cert, _ := e.ca.Client(b, "alice")
-	id, err := identity.NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 	}
 	ci.why = nil
 	if ci.id == nil {
-		id, err := identity.NewIdentity(ci.certs[0], chain)
+		id, err := identity.New(ci.certs[0], chain)
 		if err != nil {
 			ci.refused = ReasonBadChain
 			return

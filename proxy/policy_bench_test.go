@@ -108,7 +108,7 @@ func BenchmarkPolicy1000(b *testing.B) {
 func BenchmarkDecide(b *testing.B) {
 	ca := newEnv(b, nil).ca
 	cert, _ := ca.Client(b, "alice")
-	id, err := identity.NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id 
 	}
 	writeRefusal(w, r, pg)
 	if id == nil && cert != nil {
-		if seen, err := identity.NewIdentity(cert, nil); err == nil {
+		if seen, err := identity.New(cert, nil); err == nil {
 			seen.Verify = "FAILED:" + reason
 			seen.DaysLeft = identity.DaysLeft(seen.NotAfter, now)
 			id = seen

@@ -54,7 +54,7 @@ func TestSpoofingMatrix(t *testing.T) {
 				"X-Forwarded-Host":  e.addr,
 			}
 			hs, _ := identity.NewHeaders(profile, nil)
-			id, _ := identity.NewIdentity(cert, nil)
+			id, _ := identity.New(cert, nil)
 			for _, h := range hs.Render(id) {
 				if h.Name != "Client-Cert-Chain" {
 					want[h.Name] = h.Value

@@ -129,7 +129,7 @@ func explainPolicy(e *env, pol *policy.Policy, cas []*x509.Certificate, certFile
 			break
 		}
 	}
-	id, err := identity.NewIdentity(leaf, chain)
+	id, err := identity.New(leaf, chain)
 	if err != nil {
 		return fmt.Errorf("reading certificate %q: %w", certFile, err)
 	}
