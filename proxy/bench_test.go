@@ -13,44 +13,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"minica/identity"
 )
-
-func BenchmarkNewIdentity(b *testing.B) {
-	id := goldenIdentity(b)
-	for b.Loop() {
-		if _, err := NewIdentity(id.Cert, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkRender(b *testing.B) {
-	id := goldenIdentity(b)
-	for _, p := range Profiles {
-		h, err := NewHeaders(p, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(p, func(b *testing.B) {
-			for b.Loop() {
-				h.Render(id)
-			}
-		})
-	}
-}
-
-func BenchmarkStrip(b *testing.B) {
-	h, _ := NewHeaders("", nil)
-	set := newReservedSet(h)
-	in := http.Header{
-		"Accept": {"*/*"}, "User-Agent": {"curl/8"}, "Accept-Encoding": {"gzip"},
-		"Cookie": {"a=b"}, "X-Request-Id": {"1234"}, "Authorization": {"Bearer x"},
-	}
-	for b.Loop() {
-		h := in.Clone()
-		set.strip(h)
-	}
-}
 
 // plainProxy is the peer: Go's TLS server verifying client certificates
 // itself and a stock httputil.ReverseProxy, no identity headers.
@@ -178,7 +143,7 @@ func BenchmarkHandler(b *testing.B) {
 func BenchmarkRewrite(b *testing.B) {
 	e := newEnv(b, nil)
 	cert, _ := e.ca.Client(b, "alice")
-	id, err := NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -37,7 +37,7 @@ const (
 // data each time (re-reading files), and must be safe to call from any
 // goroutine.
 type Config struct {
-	// Upstream is where verified requests go, as ParseUpstream reads it:
+	// Upstream is where verified requests go, as endpoint.ParseUpstream reads it:
 	// "http://host:port[/path]" (or "host:port"), "https://host:port[/path]"
 	// (verified against UpstreamRootCAs), or "unix:/path/to.sock" (plain
 	// HTTP over a unix socket).
@@ -67,22 +67,24 @@ type Config struct {
 	// ReloadInterval, when positive, makes Serve call Reload that often.
 	ReloadInterval time.Duration
 
-	// Profile is the header profile (see Profiles); "" means "minica".
+	// Profile is the header profile (see identity.Profiles); "" means
+	// "minica".
 	Profile string
-	// CustomHeaders are extra "NAME=FIELD" headers (see FieldNames).
+	// CustomHeaders are extra "NAME=FIELD" headers (see
+	// identity.FieldNames).
 	CustomHeaders []string
 
-	// PolicyFile, when set, is the policy file (see ParsePolicy and
+	// PolicyFile, when set, is the policy file (see policy.Parse and
 	// docs/proxy.md, "Routes and policy"): routes by host and path, each
 	// with its upstream and rule, re-read on every Reload. It excludes
 	// Upstream, UpstreamRootCAs and the Allow lists, which are a policy of
-	// one route for every host and path.
+	// one route for every host and path (policy.OneRoute).
 	PolicyFile string
 
 	// AllowCN, AllowEmail, AllowOU and AllowURI, when any is non-empty,
 	// let through only clients matching at least one entry exactly (CN;
-	// email as in Identity.Email or any rfc822Name SAN; any OU; any URI
-	// SAN). Others get 403 "client not allowed".
+	// email as in identity.Identity.Email or any rfc822Name SAN; any OU;
+	// any URI SAN). Others get 403 "client not allowed".
 	AllowCN, AllowEmail, AllowOU, AllowURI []string
 
 	// Limits; a zero value means the matching Default constant.

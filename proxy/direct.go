@@ -14,6 +14,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"minica/identity"
+	"minica/internal/httptoken"
 )
 
 // The direct way: a request that the short way upstream takes (see
@@ -111,7 +114,7 @@ func connectionListed(vs []string) []string {
 // net/http's Transport checks them; the identity headers were checked
 // once for the connection (see checkRendered). The header, and the
 // values minica sets, are o's, kept from its last request.
-func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []Header) (http.Header, error) {
+func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []identity.Header) (http.Header, error) {
 	listed := connectionListed(r.Header["Connection"])
 	out := o.header
 	if out == nil {
@@ -119,10 +122,10 @@ func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []Header) (http.He
 		o.header = out
 	}
 	for k, vs := range r.Header {
-		if hopHeaders[k] || forwarded[k] || p.reserved.reserved(k) || contains(listed, k) {
+		if hopHeaders[k] || forwarded[k] || p.reserved.Holds(k) || contains(listed, k) {
 			continue
 		}
-		if !validToken(k) {
+		if !httptoken.Valid(k) {
 			return nil, fmt.Errorf("net/http: invalid header field name %q", k)
 		}
 		for _, v := range vs {
@@ -138,7 +141,7 @@ func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []Header) (http.He
 	if !validFieldValue(r.RemoteAddr) {
 		return nil, errors.New(`net/http: invalid header field value for "X-Forwarded-For"`)
 	}
-	if headerValuesContainsToken(r.Header["Te"], "trailers") && !p.reserved.reserved("Te") {
+	if headerValuesContainsToken(r.Header["Te"], "trailers") && !p.reserved.Holds("Te") {
 		out["Te"] = []string{"trailers"}
 	}
 	o.values = p.setOwnHeaders(out, r, headers, o.values[:0])
@@ -161,12 +164,12 @@ func contains(names []string, k string) bool {
 // (they are rendered once per connection, and again when its days left
 // change): the outbound check of net/http's Transport, on values minica
 // made itself.
-func checkRendered(ci *conn, headers []Header) error {
+func checkRendered(ci *conn, headers []identity.Header) error {
 	if len(headers) == 0 || ci.checked.Load() == &headers[0] {
 		return nil
 	}
 	for _, h := range headers {
-		if !validToken(h.Name) {
+		if !httptoken.Valid(h.Name) {
 			return fmt.Errorf("net/http: invalid header field name %q", h.Name)
 		}
 		if !validFieldValue(h.Value) {
@@ -241,7 +244,7 @@ func (o *outBuf) reset() {
 // fillOutRequest makes in o the request the upstream target gets for r,
 // as ReverseProxy's clone and rewrite make it: the URL joined to
 // target's, r's Host, no body, the header of outHeader.
-func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, headers []Header) (*http.Request, error) {
+func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, headers []identity.Header) (*http.Request, error) {
 	out := &o.req
 	*out = *r // the context too
 	o.u = *r.URL

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"minica/crlsource"
+	"minica/identity"
 	"minica/proxy"
 )
 
@@ -56,7 +57,7 @@ func Example() {
 		CRL:            crlsource.Files{"ca.crl"},
 		LoadCert:       func() (tls.Certificate, error) { return tls.LoadX509KeyPair("app.crt", "app.key") },
 		ReloadInterval: 5 * time.Second,
-		Profile:        proxy.ProfileApache,
+		Profile:        identity.ProfileApache,
 		CustomHeaders:  []string{"X-User=email"},
 		Log:            os.Stderr,
 	})

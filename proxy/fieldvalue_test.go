@@ -68,18 +68,3 @@ func BenchmarkValidFieldBytes(b *testing.B) {
 		}
 	}
 }
-
-// TestValidToken checks validToken for every byte against RFC 9110's
-// tchar.
-func TestValidToken(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		want := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c < 0x80 && strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c))
-		if got := validToken("X-" + string([]byte{byte(c)})); got != want {
-			t.Errorf("validToken(%q) = %v; want %v", "X-"+string([]byte{byte(c)}), got, want)
-		}
-	}
-	if validToken("") {
-		t.Error(`validToken("") = true; want false`)
-	}
-}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"minica/internal/httptoken"
 )
 
 // h1Transport sends the common request, one without a body to a plain
@@ -444,7 +446,7 @@ func replayable(r *http.Request) bool {
 // character but HTAB.
 func checkOutHeaders(h http.Header) error {
 	for k, vs := range h {
-		if !validToken(k) {
+		if !httptoken.Valid(k) {
 			return fmt.Errorf("net/http: invalid header field name %q", k)
 		}
 		for _, v := range vs {

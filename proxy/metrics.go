@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"minica/identity"
 )
 
 // maxSeenClients bounds the memory of the expiring-soon metric.
@@ -89,7 +91,7 @@ func (m *metrics) fetchFailed(reason string) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) sawClient(id *Identity) {
+func (m *metrics) sawClient(id *identity.Identity) {
 	m.mu.Lock()
 	if len(m.seen) < maxSeenClients {
 		m.seen[id.SerialHex] = id.NotAfter

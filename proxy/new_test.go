@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -47,7 +48,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "negative body timeout", mod: func(c *Config) { c.BodyTimeout = -time.Second }, wantErr: "config: BodyTimeout must not be negative (-1s)"},
 		{name: "negative body rate", mod: func(c *Config) { c.BodyMinRate = -1 }, wantErr: "config: BodyMinRate must not be negative (-1)"},
 		{name: "negative write timeout", mod: func(c *Config) { c.WriteTimeout = -time.Millisecond }, wantErr: "config: WriteTimeout must not be negative (-1ms)"},
-		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: ErrUnknownProfile},
+		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: identity.ErrUnknownProfile},
 		{name: "bad custom header", mod: func(c *Config) { c.CustomHeaders = []string{"X"} }, wantErr: `custom header "X": want NAME=FIELD`},
 		{name: "upstream scheme", mod: func(c *Config) { c.Upstream = "ftp://x" }, wantErr: `upstream "ftp://x": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
 		{name: "upstream no host", mod: func(c *Config) { c.Upstream = "http://" }, wantErr: `upstream "http://": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
@@ -94,30 +95,6 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("New() error = %v", err)
 		}
 	})
-}
-
-func TestAllowList(t *testing.T) {
-	id := &Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
-	tests := []struct {
-		name string
-		cfg  Config
-		want bool
-	}{
-		{"empty", Config{}, true},
-		{"cn", Config{AllowCN: []string{"bob", "alice"}}, true},
-		{"cn other", Config{AllowCN: []string{"bob"}}, false},
-		{"cn case", Config{AllowCN: []string{"Alice"}}, false},
-		{"second email", Config{AllowEmail: []string{"b@x"}}, true},
-		{"ou", Config{AllowOU: []string{"Dev"}}, true},
-		{"uri", Config{AllowURI: []string{"spiffe://x/a"}}, true},
-		{"uri prefix", Config{AllowURI: []string{"spiffe://x/"}}, false},
-		{"any list", Config{AllowCN: []string{"bob"}, AllowOU: []string{"Ops"}}, true},
-	}
-	for _, tt := range tests {
-		if _, _, got := legacyPolicy(&tt.cfg, Upstream{}).Routes[0].Rule.match(id); got != tt.want {
-			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
-		}
-	}
 }
 
 func TestMetricsAndHealthValues(t *testing.T) {

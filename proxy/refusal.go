@@ -18,7 +18,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"minica/identity"
 	"minica/internal/pagesec"
+	"minica/proxy/policy"
 	"minica/revoke"
 )
 
@@ -135,9 +137,9 @@ func (p *Proxy) verifiedAtHandshake(tc *tls.Conn) bool {
 // page. It returns the identity the access log names: id, or, for a
 // client whose certificate never passed, one made of the certificate it
 // presented (with Verify "FAILED:reason"), nil if none.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, reason string) *Identity {
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string) *identity.Identity {
 	if p.cfg.Refusal != RefusalPage {
-		refuse(w, reason)
+		refuseWithText(w, reason)
 		return id
 	}
 	return p.refusePage(w, r, ci, id, reason, nil)
@@ -147,7 +149,7 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Ide
 // policy refuses by d: in RefusalPage mode the refusals of a route's rule
 // (not allowed, too few days left) get a refusal page, the others (no
 // route, a misdirected request, a bad path) what refuseRoute answers.
-func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, d Decision) {
+func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, d policy.Decision) {
 	if p.cfg.Refusal != RefusalPage || d.Reason != ReasonNotAllowed && d.Reason != ReasonDaysLeft {
 		refuseRoute(w, d)
 		return
@@ -157,7 +159,7 @@ func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn,
 
 // refusePage is refuse in RefusalPage mode, for a refusal of the policy's
 // decision d when it is not nil.
-func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, reason string, d *Decision) *Identity {
+func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string, d *policy.Decision) *identity.Identity {
 	now := p.cfg.Now()
 	var cert *x509.Certificate
 	if len(ci.certs) > 0 {
@@ -175,9 +177,9 @@ func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id 
 	}
 	writeRefusal(w, r, pg)
 	if id == nil && cert != nil {
-		if seen, err := NewIdentity(cert, nil); err == nil {
+		if seen, err := identity.New(cert, nil); err == nil {
 			seen.Verify = "FAILED:" + reason
-			seen.DaysLeft = DaysLeft(seen.NotAfter, now)
+			seen.DaysLeft = identity.DaysLeft(seen.NotAfter, now)
 			id = seen
 		}
 	}
@@ -263,7 +265,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 		if issuer == "" {
 			issuer = displayText(cert.Issuer.String())
 		}
-		pg.Cert = &seenCert{CN: displayText(cert.Subject.CommonName), Serial: serialHex(cert.SerialNumber),
+		pg.Cert = &seenCert{CN: displayText(cert.Subject.CommonName), Serial: identity.SerialHex(cert.SerialNumber),
 			Issuer: issuer, NotBefore: pageTime(cert.NotBefore), NotAfter: pageTime(cert.NotAfter)}
 	} else {
 		// Only no-certificate and the CRL's reasons come without one; a
@@ -297,7 +299,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 			if e.Serial.Cmp(cert.SerialNumber) == 0 {
 				pg.Message = "Your client certificate was revoked on " + pageTime(e.RevokedAt) + " (reason: " + e.Reason.String() + ")."
 			} else {
-				pg.Message = "A certificate authority above your certificate (serial " + serialHex(e.Serial) + ") was revoked on " +
+				pg.Message = "A certificate authority above your certificate (serial " + identity.SerialHex(e.Serial) + ") was revoked on " +
 					pageTime(e.RevokedAt) + " (reason: " + e.Reason.String() + "), and with it every certificate under it."
 			}
 		}
@@ -340,7 +342,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 
 // route says which route of the policy refused the client, and for a rule
 // that wants more days left, how many.
-func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time) {
+func (pg *refusalPage) route(d *policy.Decision, cert *x509.Certificate, now time.Time) {
 	if d.Route == nil {
 		return
 	}
@@ -348,7 +350,7 @@ func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time)
 	switch {
 	case d.Reason == ReasonDaysLeft && d.Route.Rule != nil:
 		pg.Title = "Your certificate expires too soon for this page"
-		pg.Message = "Your certificate is valid until " + pageTime(cert.NotAfter) + ", " + strconv.Itoa(DaysLeft(cert.NotAfter, now)) +
+		pg.Message = "Your certificate is valid until " + pageTime(cert.NotAfter) + ", " + strconv.Itoa(identity.DaysLeft(cert.NotAfter, now)) +
 			" days from now; this part of the site (" + name + ") wants at least " + strconv.Itoa(d.Route.Rule.MinDaysLeft) + " days left."
 		pg.Advice = "Renew your certificate and install the new one." + restartAdvice
 		pg.HelpText = "Renew your certificate" // pageFor kept HelpURL for this reason

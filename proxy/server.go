@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"minica/crlsource"
+	"minica/identity"
 	"minica/internal/certreload"
 	"minica/revoke"
 )
@@ -25,8 +26,8 @@ import (
 // Shutdown. Its methods are safe for concurrent use.
 type Proxy struct {
 	cfg       Config
-	headers   *Headers
-	reserved  reservedSet
+	headers   *identity.Headers
+	reserved  identity.Namespace
 	target    *url.URL
 	unixPath  string
 	rp        *httputil.ReverseProxy
@@ -60,7 +61,7 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.LoadCA == nil || cfg.CRL == nil || cfg.LoadCert == nil {
 		return nil, errors.New("config: LoadCA, CRL and LoadCert are required")
 	}
-	headers, err := NewHeaders(cfg.Profile, cfg.CustomHeaders)
+	headers, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
-		reserved: newReservedSet(headers),
+		reserved: headers.Namespace(),
 		target:   up.URL,
 		unixPath: up.Socket,
 		metrics:  newMetrics(),

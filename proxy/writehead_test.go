@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"minica/internal/httptoken"
 )
 
 // headsMatch writes r with writeHead and with Request.Write, and checks
@@ -125,7 +127,7 @@ func FuzzWriteHead(f *testing.F) {
 	f.Add("GET", "h", "/", "", "Bad Name", "v", "\x00")
 	f.Add("GET", "h", "/", "", "X-Ssl-Client", "\x01", "") // reserved: dropped
 	f.Fuzz(func(t *testing.T, method, host, path, query, name, value, ua string) {
-		if method == "" || !validToken(method) {
+		if method == "" || !httptoken.Valid(method) {
 			return // the server admits no other method
 		}
 		r := &http.Request{Method: method, Host: host, Header: http.Header{name: {value, value}},
@@ -133,7 +135,7 @@ func FuzzWriteHead(f *testing.F) {
 		if ua != "" {
 			r.Header["User-Agent"] = []string{ua}
 		}
-		valid := validToken(name) && validFieldValue(value) && validFieldValue(ua)
+		valid := httptoken.Valid(name) && validFieldValue(value) && validFieldValue(ua)
 		out, err := (&Proxy{}).outHeader(new(outBuf), r, nil)
 		if valid && validFieldValue(host) && err != nil {
 			t.Fatalf("outHeader: %v", err)

@@ -17,6 +17,8 @@ import (
 	"minica/ca"
 	"minica/crlsource"
 	"minica/formats"
+	"minica/identity"
+	"minica/internal/endpoint"
 	"minica/proxy"
 )
 
@@ -89,8 +91,8 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
-		&cli.StringFlag{Name: "headers", Value: proxy.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(proxy.Profiles, ", ")},
-		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(proxy.FieldNames(), ", ") + ")"},
+		&cli.StringFlag{Name: "headers", Value: identity.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(identity.Profiles, ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(identity.FieldNames(), ", ") + ")"},
 		&cli.StringSliceFlag{Name: "allow-cn", Usage: "let through only clients with this `CN` or another allowed value (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-email", Usage: "let through clients with this `EMAIL` (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-ou", Usage: "let through clients with this `OU` (repeatable)"},
@@ -214,10 +216,10 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if cfg.Upstream == "" && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH (or --policy FILE)")
 	}
-	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
+	if _, err := endpoint.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream %v", err)
 	}
-	host, port, err := proxy.ParseListen(o.listen)
+	host, port, err := endpoint.ParseListen(o.listen)
 	if err != nil {
 		return nil, usagef(c, "--listen %v", err)
 	}
@@ -235,7 +237,7 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		return nil, err
 	}
 	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
-	if _, err := proxy.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
+	if _, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
 		return nil, usagef(c, "%v", err)
 	}
 	cfg.AllowCN, cfg.AllowEmail = c.StringSlice("allow-cn"), c.StringSlice("allow-email")

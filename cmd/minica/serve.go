@@ -18,7 +18,7 @@ import (
 
 	"minica/ca"
 	"minica/internal/certreload"
-	"minica/proxy"
+	"minica/internal/endpoint"
 	"minica/revoke"
 	"minica/serve"
 	"minica/serve/ocsp"
@@ -101,7 +101,7 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		if v == "" {
 			continue
 		}
-		host, port, err := proxy.ParseListen(v)
+		host, port, err := endpoint.ParseListen(v)
 		if err != nil {
 			return nil, usagef(c, "--%s %v", l.flag, err)
 		}

@@ -1,4 +1,4 @@
-package proxy
+package endpoint
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Upstream is a parsed Config.Upstream: where verified requests go.
+// Upstream is a parsed upstream: where a front end forwards requests.
 type Upstream struct {
 	// URL is the http or https URL requests are forwarded to; for a unix
 	// socket it is http://unix/.
@@ -18,11 +18,10 @@ type Upstream struct {
 	Socket string
 }
 
-// ParseUpstream parses an upstream as `minica proxy --upstream` and
-// `minica config --upstream` both accept it: http://HOST[:PORT][/PATH],
-// https://HOST[:PORT][/PATH], unix:/PATH, or HOST:PORT, short for
-// http://HOST:PORT. Errors start with the quoted input, so that callers can
-// prefix the flag or field name.
+// ParseUpstream parses an upstream as `minica proxy --upstream`, a
+// policy's "upstream" and `minica config --upstream` accept it:
+// http://HOST[:PORT][/PATH], https://HOST[:PORT][/PATH], unix:/PATH, or
+// HOST:PORT, short for http://HOST:PORT.
 func ParseUpstream(s string) (Upstream, error) {
 	if path, ok := strings.CutPrefix(s, "unix:"); ok {
 		if path == "" {
@@ -51,12 +50,12 @@ func ParseUpstream(s string) (Upstream, error) {
 // a decimal number.
 var ErrListenPort = errors.New("the port must be a number")
 
-// ParseListen parses where to accept clients, as `minica proxy --listen`
-// and `minica config --listen` both accept it: PORT or :PORT (every
-// address), or HOST:PORT, with an IPv6 address in brackets. host is "" for
-// every address. The port's range is the caller's to check: the proxy leaves
-// it to the system (port 0 picks a free one), a configuration wants 1 to
-// 65535.
+// ParseListen parses where to accept clients, as `minica proxy --listen`,
+// `minica serve --listen` and `minica config --listen` accept it: PORT or
+// :PORT (every address), or HOST:PORT, with an IPv6 address in brackets.
+// host is "" for every address. The port's range is the caller's to check:
+// the proxy leaves it to the system (port 0 picks a free one), a
+// configuration wants 1 to 65535.
 func ParseListen(s string) (host, port string, err error) {
 	port = s
 	if strings.Contains(s, ":") {

@@ -1,4 +1,4 @@
-package proxy
+package policy
 
 import (
 	"crypto/sha256"
@@ -13,80 +13,12 @@ import (
 	"strings"
 
 	"minica/formats"
+	"minica/identity"
+	"minica/internal/endpoint"
 )
 
-// Policy is a compiled policy file: routes matched by host and path prefix,
-// each with its upstream and its rule (see docs/proxy.md, "Routes and
-// policy"). It is immutable; the proxy swaps in a new one on reload.
-type Policy struct {
-	// Routes in file order; the first that matches a request wins.
-	Routes []*Route
-	exact  map[string]*pathIndex // by host
-	wild   map[string]*pathIndex // by the parent of *.parent
-	any    *pathIndex            // host "*"
-	// sum is the SHA-256 of the file and of the upstream CA files it names,
-	// to tell a changed policy from the one in use; dataSum that of the
-	// file alone, and caFiles that of each CA file by its path, to skip
-	// compiling an unchanged file again.
-	sum     [32]byte
-	dataSum [32]byte
-	caFiles map[string][32]byte
-}
-
-// unchanged reports whether data and the CA files, read by readFile, are
-// those p was compiled from.
-func (p *Policy) unchanged(data []byte, readFile func(string) ([]byte, error)) bool {
-	if sha256.Sum256(data) != p.dataSum {
-		return false
-	}
-	for path, sum := range p.caFiles {
-		b, err := readFile(path)
-		if err != nil || sha256.Sum256(b) != sum {
-			return false
-		}
-	}
-	return true
-}
-
-// Route is one route of a Policy.
-type Route struct {
-	Index    int    // from 1, in file order
-	Name     string // the "name" field, or "route N"
-	Host     string // "example.com", "*.example.com" or "*", lowercase
-	Path     string // the prefix, clean and percent-encoded as paths are matched
-	Upstream string // as written; "" for a route that refuses
-	Rule     *Rule
-	up       Upstream
-	// upstreamCA is the CA file of an https upstream, "" for the system
-	// roots; upstreamPool holds its certificates.
-	upstreamCA   string
-	upstreamPool *x509.CertPool
-	upstreamKey  string // upstream and CA bytes: routes with one key share a ReverseProxy
-	off          int    // where the route starts in the file
-}
-
-// Rule decides which verified clients a route lets through: any one of its
-// identity clauses matching, and the certificate having MinDaysLeft days
-// left when given.
-type Rule struct {
-	Name   string // the name under "rules", "" for a route's own "allow"
-	Any    bool   // every verified client (still subject to MinDaysLeft)
-	Refuse bool   // nobody: the route's "refuse": true
-	// MinDaysLeft, when HasMinDays, wants NotAfter at least that many
-	// 24-hour days after now.
-	MinDaysLeft int
-	HasMinDays  bool
-
-	cn, email, emailDomain, o, ou, dns, uri, serial, issuer, issuerSHA set
-	uriPrefix                                                          []string
-}
-
-type set map[string]struct{}
-
-func (s set) has(v string) bool { _, ok := s[v]; return ok }
-
-// PolicyOptions are what ParsePolicy needs besides the file's bytes.
-type PolicyOptions struct {
+// Options are what Parse needs besides the file's bytes.
+type Options struct {
 	// ReadFile reads an upstream_ca file, named relative to the policy
 	// file's directory; nil means os.ReadFile.
 	ReadFile func(name string) ([]byte, error)
@@ -98,20 +30,20 @@ type PolicyOptions struct {
 	CAs []*x509.Certificate
 }
 
-// LoadPolicyFile reads and compiles the policy in file; see ParsePolicy.
-func LoadPolicyFile(file string, opt PolicyOptions) (*Policy, error) {
+// LoadFile reads and compiles the policy in file; see Parse.
+func LoadFile(file string, opt Options) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading policy %q: %w", file, err)
 	}
-	return ParsePolicy(file, data, opt)
+	return Parse(file, data, opt)
 }
 
-// ParsePolicy compiles the policy data read from file (the name errors
-// carry, and the directory upstream_ca files are relative to). Its errors
-// are PolicyErrors, each with its line and column, except a failure to read
-// an upstream CA file, which names that file.
-func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
+// Parse compiles the policy data read from file (the name errors carry,
+// and the directory upstream_ca files are relative to). Its errors are
+// Errors, each with its line and column, except a failure to read an
+// upstream CA file, which names that file.
+func Parse(file string, data []byte, opt Options) (*Policy, error) {
 	if opt.ReadFile == nil {
 		opt.ReadFile = os.ReadFile
 	}
@@ -140,7 +72,7 @@ func ParsePolicy(file string, data []byte, opt PolicyOptions) (*Policy, error) {
 
 type policyCompiler struct {
 	r       *jsonReader
-	opt     PolicyOptions
+	opt     Options
 	dir     string
 	rules   map[string]*Rule
 	refs    []ruleRef // "rule" fields, resolved after the whole file is read
@@ -260,11 +192,11 @@ func (pc *policyCompiler) route(n int) {
 		case "upstream":
 			if s, voff, ok := r.str(what + ": upstream"); ok {
 				upOff = voff
-				up, err := ParseUpstream(s)
+				up, err := endpoint.ParseUpstream(s)
 				if err != nil {
 					r.errAt(voff, "%s: upstream %v", what, err)
 				}
-				rt.Upstream, rt.up = s, up
+				rt.Upstream, rt.Target = s, up
 			}
 		case "upstream_ca":
 			if s, voff, ok := r.str(what + ": upstream_ca"); ok {
@@ -314,13 +246,13 @@ func (pc *policyCompiler) route(n int) {
 		r.errAt(start, "%s: no upstream: give \"upstream\": http://HOST:PORT, https://HOST:PORT or unix:/PATH", what)
 	}
 	if rt.upstreamCA != "" {
-		if rt.up.URL == nil || rt.up.URL.Scheme != "https" || rt.up.Socket != "" {
+		if rt.Target.URL == nil || rt.Target.URL.Scheme != "https" || rt.Target.Socket != "" {
 			r.errAt(caOff, "%s: upstream_ca is only for an https upstream", what)
 			return
 		}
-		rt.upstreamPool = pc.readCA(rt.upstreamCA)
+		rt.UpstreamRootCAs = pc.readCA(rt.upstreamCA)
 	}
-	rt.upstreamKey = rt.Upstream + "\x00" + rt.upstreamCA + "\x00" + pc.caSums[rt.upstreamCA]
+	rt.UpstreamKey = rt.Upstream + "\x00" + rt.upstreamCA + "\x00" + pc.caSums[rt.upstreamCA]
 }
 
 // readCA reads an upstream CA file once per policy.
@@ -448,7 +380,7 @@ func (pc *policyCompiler) rule(what string, off int) *Rule {
 		case "issuer_sha256":
 			list(&rule.issuerSHA, func(s string) (string, error) {
 				fp, err := normFingerprint(s)
-				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return fingerprint(c) == fp }) {
+				if err == nil && pc.opt.CAs != nil && !slices.ContainsFunc(pc.opt.CAs, func(c *x509.Certificate) bool { return identity.Fingerprint(c) == fp }) {
 					err = fmt.Errorf("no CA of the bundle (%s)", caNames(pc.opt.CAs))
 				}
 				return fp, err
@@ -525,7 +457,7 @@ func normSerialClause(s string) (string, error) {
 	if !ok || h == "" || n.Sign() < 0 {
 		return "", fmt.Errorf("want a serial in hex, such as 5F3C09")
 	}
-	return serialHex(n), nil
+	return identity.SerialHex(n), nil
 }
 
 func normFingerprint(s string) (string, error) {
@@ -538,85 +470,17 @@ func normFingerprint(s string) (string, error) {
 
 // subjectDN is c's subject as Identity.IssuerDN prints it.
 func subjectDN(c *x509.Certificate) string {
-	rdns, err := parseDN(c.RawSubject)
+	dn, err := identity.FormatDN(c.RawSubject)
 	if err != nil {
 		return ""
 	}
-	return formatDN(rdns)
-}
-
-func fingerprint(c *x509.Certificate) string {
-	s := sha256.Sum256(c.Raw)
-	return hex.EncodeToString(s[:])
+	return dn
 }
 
 func caNames(cas []*x509.Certificate) string {
 	names := make([]string, len(cas))
 	for i, c := range cas {
-		names[i] = fmt.Sprintf("%q sha256 %s", subjectDN(c), fingerprint(c))
+		names[i] = fmt.Sprintf("%q sha256 %s", subjectDN(c), identity.Fingerprint(c))
 	}
 	return "the bundle has " + strings.Join(names, ", ")
-}
-
-// index builds the host maps of p.
-func (p *Policy) index() {
-	p.exact, p.wild = map[string]*pathIndex{}, map[string]*pathIndex{}
-	get := func(m map[string]*pathIndex, k string) *pathIndex {
-		if m[k] == nil {
-			m[k] = &pathIndex{first: map[string]int{}}
-		}
-		return m[k]
-	}
-	for i, rt := range p.Routes {
-		switch {
-		case rt.Host == "*":
-			if p.any == nil {
-				p.any = &pathIndex{first: map[string]int{}}
-			}
-			p.any.add(rt.Path, i)
-		case strings.HasPrefix(rt.Host, "*."):
-			get(p.wild, rt.Host[2:]).add(rt.Path, i)
-		default:
-			get(p.exact, rt.Host).add(rt.Path, i)
-		}
-	}
-}
-
-// pathIndex maps the path prefixes of the routes of one host pattern to the
-// first such route.
-type pathIndex struct {
-	first  map[string]int // prefix -> index into Policy.Routes
-	maxLen int
-}
-
-func (ix *pathIndex) add(prefix string, i int) {
-	if _, ok := ix.first[prefix]; !ok {
-		ix.first[prefix] = i
-	}
-	ix.maxLen = max(ix.maxLen, len(prefix))
-}
-
-// lookup returns the first route of ix whose prefix matches the bare clean
-// path p (see barePath) on a segment boundary, or -1: "/admin" matches
-// /admin, /admin/ and /admin/x, never /administrator.
-func (ix *pathIndex) lookup(p string) int {
-	if ix == nil {
-		return -1
-	}
-	best := -1
-	try := func(prefix string) {
-		if i, ok := ix.first[prefix]; ok && (best < 0 || i < best) {
-			best = i
-		}
-	}
-	try("/")
-	for j := 1; j < len(p) && j <= ix.maxLen; j++ {
-		if p[j] == '/' {
-			try(p[:j])
-		}
-	}
-	if len(p) > 1 && len(p) <= ix.maxLen {
-		try(p)
-	}
-	return best
 }

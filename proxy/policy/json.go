@@ -1,4 +1,4 @@
-package proxy
+package policy
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// PolicyError is one error of a policy file, at the line and column (both
-// from 1; the column counts characters) of the JSON value or key it is about.
-type PolicyError struct {
+// Error is one error of a policy file, at the line and column (both from
+// 1; the column counts characters) of the JSON value or key it is about.
+type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
@@ -21,16 +21,16 @@ type PolicyError struct {
 }
 
 // Error is FILE:LINE:COL: MESSAGE, as compilers print it.
-func (e *PolicyError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 }
 
-// PolicyErrors are the errors of a policy file, in file order; a syntax
-// error ends the list.
-type PolicyErrors []*PolicyError
+// Errors are the errors of a policy file, in file order; a syntax error
+// ends the list.
+type Errors []*Error
 
 // Error is one error per line.
-func (es PolicyErrors) Error() string {
+func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -46,7 +46,7 @@ type jsonReader struct {
 	file string
 	data []byte
 	dec  *json.Decoder
-	errs PolicyErrors
+	errs Errors
 	// fatal is set by a syntax error: nothing after it can be read.
 	fatal bool
 }
@@ -59,13 +59,13 @@ func newJSONReader(file string, data []byte) *jsonReader {
 
 // errAt records an error at byte offset off.
 func (r *jsonReader) errAt(off int, format string, args ...any) {
-	r.errs = append(r.errs, &PolicyError{File: r.file, off: min(off, len(r.data)), Msg: fmt.Sprintf(format, args...)})
+	r.errs = append(r.errs, &Error{File: r.file, off: min(off, len(r.data)), Msg: fmt.Sprintf(format, args...)})
 }
 
 // positions sorts the errors by offset (stable: errors at one place keep
 // their order) and sets their lines and columns, in one pass over the data.
 func (r *jsonReader) positions() {
-	slices.SortStableFunc(r.errs, func(a, b *PolicyError) int { return a.off - b.off })
+	slices.SortStableFunc(r.errs, func(a, b *Error) int { return a.off - b.off })
 	line, col, at := 1, 1, 0
 	for _, e := range r.errs {
 		for ; at < e.off; at++ {

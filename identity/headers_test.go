@@ -1,4 +1,4 @@
-package proxy
+package identity
 
 import (
 	"crypto/x509"
@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"minica/internal/testca"
+	"minica/internal/testdn"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -40,7 +41,7 @@ func goldenIdentity(t testing.TB) *Identity {
 	t.Helper()
 	client := readCert(t, filepath.Join("testdata", "golden-client.pem"))
 	ca := readCert(t, filepath.Join("testdata", "golden-ca.pem"))
-	id, err := NewIdentity(client, []*x509.Certificate{client, ca})
+	id, err := New(client, []*x509.Certificate{client, ca})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +222,10 @@ func TestRenderIsWireSafe(t *testing.T) {
 	}
 	for _, cn := range hostile {
 		cert, _ := ca.Leaf(t, &x509.Certificate{
-			RawSubject:     rawName(t, one(oidOU, utf8Val(cn)), one(oidCN, utf8Val(cn))),
+			RawSubject:     testdn.Name(t, testdn.One(testdn.OU, testdn.UTF8(cn)), testdn.One(testdn.CN, testdn.UTF8(cn))),
 			EmailAddresses: []string{"a\x01b@example.com"},
 		})
-		id, err := NewIdentity(cert, nil)
+		id, err := New(cert, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

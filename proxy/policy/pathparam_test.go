@@ -1,9 +1,11 @@
-package proxy
+package policy
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // servletPolicy protects /admin (cn admin only), /a/b and /private (refuse
@@ -110,11 +112,11 @@ func TestServletView(t *testing.T) {
 // broad route with a path the container serves as /admin, /a/b or
 // /private.
 func TestDecidePathParameters(t *testing.T) {
-	pol, err := ParsePolicy("p.json", []byte(servletPolicy), PolicyOptions{})
+	pol, err := Parse("p.json", []byte(servletPolicy), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := &Identity{CN: "alice", NotAfter: time.Now().Add(48 * time.Hour)}
+	id := &identity.Identity{CN: "alice", NotAfter: time.Now().Add(48 * time.Hour)}
 	tests := []struct {
 		path   string
 		route  string // "" for a refusal before routing
@@ -155,7 +157,7 @@ func TestDecidePathParameters(t *testing.T) {
 		{path: "/ADMIN", route: "broad", fwd: "/ADMIN"},
 	}
 	for _, tt := range tests {
-		d := pol.Explain(RouteRequest{Host: "h", Path: tt.path}, id, time.Now())
+		d := pol.Explain(Request{Host: "h", Path: tt.path}, id, time.Now())
 		route := ""
 		if d.Route != nil {
 			route = d.Route.Name
@@ -193,15 +195,15 @@ func FuzzDecideServletView(f *testing.F) {
 	for _, s := range []string{"/x/..;/admin", "/a;x/b", "/;/admin", "/x/%2e%2e;y/a/b", "/admin;x", "/x/..%3B/admin", "/a/./b;c/..;/d"} {
 		f.Add(s)
 	}
-	pol, err := ParsePolicy("p.json", []byte(servletPolicy), PolicyOptions{})
+	pol, err := Parse("p.json", []byte(servletPolicy), Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	id := &Identity{CN: "admin", NotAfter: time.Now().Add(48 * time.Hour)}
+	id := &identity.Identity{CN: "admin", NotAfter: time.Now().Add(48 * time.Hour)}
 	f.Fuzz(func(t *testing.T, in string) {
 		if !strings.HasPrefix(in, "/") {
 			return
 		}
-		checkServletRoute(t, pol, in, pol.Decide(RouteRequest{Host: "h", Path: in}, id, time.Now()))
+		checkServletRoute(t, pol, in, pol.Decide(Request{Host: "h", Path: in}, id, time.Now()))
 	})
 }

@@ -1,13 +1,10 @@
-package proxy
+package policy
 
 import (
-	"bytes"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +13,8 @@ import (
 	"time"
 
 	"minica/formats"
+	"minica/identity"
+	"minica/internal/endpoint"
 	"minica/internal/testca"
 )
 
@@ -25,7 +24,7 @@ import (
 func TestParsePolicyErrors(t *testing.T) {
 	root := testca.New(t, "Test CA")
 	const up = `"upstream": "http://127.0.0.1:1"`
-	bundle := `(the bundle has "CN=Test CA" sha256 ` + fingerprint(root.Cert) + `)`
+	bundle := `(the bundle has "CN=Test CA" sha256 ` + identity.Fingerprint(root.Cert) + `)`
 	ab := strings.Repeat("ab", 32)
 	tests := []struct {
 		name, json string
@@ -137,10 +136,10 @@ func TestParsePolicyErrors(t *testing.T) {
 			if len(want) != len(tt.want) {
 				t.Fatalf("%d markers for %d errors", len(want), len(tt.want))
 			}
-			_, err := ParsePolicy("p.json", []byte(clean.String()), PolicyOptions{ParseCerts: formats.ParseCertificates, CAs: []*x509.Certificate{root.Cert}})
-			var pe PolicyErrors
+			_, err := Parse("p.json", []byte(clean.String()), Options{ParseCerts: formats.ParseCertificates, CAs: []*x509.Certificate{root.Cert}})
+			var pe Errors
 			if !errors.As(err, &pe) {
-				t.Fatalf("ParsePolicy() error = %v; want PolicyErrors", err)
+				t.Fatalf("Parse() error = %v; want Errors", err)
 			}
 			var got []string
 			for _, e := range pe {
@@ -157,17 +156,17 @@ func TestParsePolicyUpstreamCA(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.json")
 	data := []byte(`{"routes": [{"host": "a", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"any": true}}]}`)
-	_, err := ParsePolicy(file, data, PolicyOptions{ParseCerts: formats.ParseCertificates})
+	_, err := Parse(file, data, Options{ParseCerts: formats.ParseCertificates})
 	if want := `reading upstream CA "` + filepath.Join(dir, "up.pem") + `": open `; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("ParsePolicy() error = %v; want %q...", err, want)
+		t.Fatalf("Parse() error = %v; want %q...", err, want)
 	}
 	ca := testca.New(t, "Upstream CA")
 	os.WriteFile(filepath.Join(dir, "up.pem"), ca.PEM(), 0o644)
-	pol, err := ParsePolicy(file, data, PolicyOptions{ParseCerts: formats.ParseCertificates})
+	pol, err := Parse(file, data, Options{ParseCerts: formats.ParseCertificates})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pol.Routes[0].upstreamPool == nil {
+	if pol.Routes[0].UpstreamRootCAs == nil {
 		t.Error("no upstream pool")
 	}
 }
@@ -262,14 +261,14 @@ func TestNormHost(t *testing.T) {
 // TestPolicyDecideAllocs: the decision for a clean path and lowercase names
 // allocates nothing.
 func TestPolicyDecideAllocs(t *testing.T) {
-	pol, err := ParsePolicy("p.json", []byte(`{"routes": [
+	pol, err := Parse("p.json", []byte(`{"routes": [
 	  {"host": "a.example.com", "path": "/x", "upstream": "http://127.0.0.1:1", "allow": {"email_domain": ["example.com"], "min_days_left": 1}},
-	  {"host": "*.example.com", "upstream": "http://127.0.0.1:1", "allow": {"cn": ["alice"]}}]}`), PolicyOptions{})
+	  {"host": "*.example.com", "upstream": "http://127.0.0.1:1", "allow": {"cn": ["alice"]}}]}`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := &Identity{CN: "alice", Email: "a@example.com", Emails: []string{"a@example.com"}, NotAfter: time.Now().Add(48 * time.Hour)}
-	in := RouteRequest{Host: "a.example.com:443", SNI: "a.example.com", Path: "/x/y"} // lowercase: an upper-case host or email domain costs one copy
+	id := &identity.Identity{CN: "alice", Email: "a@example.com", Emails: []string{"a@example.com"}, NotAfter: time.Now().Add(48 * time.Hour)}
+	in := Request{Host: "a.example.com:443", SNI: "a.example.com", Path: "/x/y"} // lowercase: an upper-case host or email domain costs one copy
 	now := time.Now()
 	if d := pol.Decide(in, id, now); d.Reason != "" || d.Route.Index != 1 {
 		t.Fatalf("Decide() = %+v", d)
@@ -279,170 +278,10 @@ func TestPolicyDecideAllocs(t *testing.T) {
 	}
 }
 
-// TestPolicyReload: a changed policy file is picked up by Reload (every
-// ReloadInterval and on SIGHUP) while a request is under way; a bad one
-// keeps the last good policy, is logged once and counted once.
-func TestPolicyReload(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "policy.json")
-	release, arrived := make(chan struct{}), make(chan string, 2)
-	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			arrived <- r.Header.Get("X-Ssl-Client-Cn")
-			<-release
-		}
-		io.WriteString(w, "up:"+r.URL.Path)
-	})
-	var upstream string
-	write := func(body string) {
-		t.Helper()
-		if err := os.WriteFile(file, []byte(strings.ReplaceAll(body, "UP", upstream)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := newEnv(t, func(c *Config) {
-		upstream = c.Upstream
-		c.Upstream, c.PolicyFile = "", file
-		write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["alice", "bob"]}}]}`)
-	})
-	e.upstream.Config.Handler = slow
-	alice, aliceKey := e.ca.Client(t, "alice")
-	bob, bobKey := e.ca.Client(t, "bob")
-	ca, cb := e.client(alice, aliceKey, false), e.client(bob, bobKey, true)
-	// Requests under way when the policy changes: bob's, still allowed,
-	// finishes; alice's, refused now, is closed as a revoked client's is.
-	type result struct {
-		cn   string
-		code int
-		err  error
-	}
-	done := make(chan result, 2)
-	for _, c := range []struct {
-		cn     string
-		client *http.Client
-	}{{"alice", e.client(alice, aliceKey, false)}, {"bob", e.client(bob, bobKey, true)}} {
-		go func() {
-			resp, err := c.client.Get(e.url("/slow"))
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				done <- result{c.cn, resp.StatusCode, nil}
-				return
-			}
-			done <- result{c.cn, 0, err}
-		}()
-	}
-	<-arrived
-	<-arrived
-	write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["bob"]}}]}`)
-	if err := e.p.Reload(); err != nil {
-		t.Fatalf("Reload() error = %v", err)
-	}
-	e.waitLog("policy-reload", "routes=1")
-	e.waitLog("exchange-closed", "cn=alice", "reason="+ReasonNotAllowed)
-	close(release)
-	for range 2 {
-		r := <-done
-		switch {
-		case r.cn == "bob" && (r.err != nil || r.code != 200):
-			t.Errorf("bob's request under way: %d %v; want 200", r.code, r.err)
-		case r.cn == "alice" && r.err == nil && r.code == 200:
-			t.Errorf("alice's request under way: 200; want it closed")
-		}
-	}
-	if code, _ := e.get(cb, "/", nil); code != 200 {
-		t.Fatalf("bob after the reload: %d; want 200", code)
-	}
-	if code, _ := e.get(ca, "/", nil); code != 403 {
-		t.Fatalf("alice after the reload: %d; want 403", code)
-	}
-	// A bad policy keeps the last good one: logged and counted once, however
-	// many reloads see it.
-	write(`{"routes": [{"host": "*", "upstream": "UP"}]}`)
-	for range 3 {
-		err := e.p.Reload()
-		var re *ReloadError
-		if err != nil && (!errors.As(err, &re) || re.File != "policy") {
-			t.Fatalf("Reload() error = %v; want a policy ReloadError", err)
-		}
-	}
-	if n := strings.Count(e.log.String(), "reload-failed file=policy"); n != 1 {
-		t.Errorf("%d reload-failed lines; want 1:\n%s", n, e.log.String())
-	}
-	e.waitLog("reload-failed file=policy", `route 1 (host \"*\", path \"/\"): no rule`)
-	var m bytes.Buffer
-	e.p.writeMetrics(&m)
-	if !strings.Contains(m.String(), `minica_proxy_reload_failures_total{file="policy"} 1`+"\n") {
-		t.Errorf("metrics:\n%s", m.String())
-	}
-	if code, _ := e.get(cb, "/", nil); code != 200 {
-		t.Fatalf("bob after the bad policy: %d; want 200 (the last good policy)", code)
-	}
-	// A missing file too; then a good one again.
-	os.Remove(file)
-	e.p.Reload()
-	e.waitLog("reload-failed file=policy", "no such file")
-	write(`{"routes": [{"host": "*", "upstream": "UP", "allow": {"cn": ["alice"]}}]}`)
-	if err := e.p.Reload(); err != nil {
-		t.Fatalf("Reload() error = %v", err)
-	}
-	if code, _ := e.get(ca, "/", nil); code != 200 {
-		t.Fatalf("alice after the good policy: %d; want 200", code)
-	}
-}
-
-func TestPolicyConfigExcludesUpstream(t *testing.T) {
-	for _, cfg := range []Config{
-		{PolicyFile: "p.json", Upstream: "http://127.0.0.1:1"},
-		{PolicyFile: "p.json", AllowCN: []string{"a"}},
-	} {
-		if _, err := configUpstream(&cfg); err == nil || err.Error() != "config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists" {
-			t.Errorf("configUpstream(%+v) error = %v", cfg, err)
-		}
-	}
-}
-
-// TestPolicyReloadKeepsUpstreams: a reload keeps the ReverseProxy (and its
-// upstream connections) of an upstream it still has, with the same CA
-// bytes, and makes a new one when the CA file changed.
-func TestPolicyReloadKeepsUpstreams(t *testing.T) {
-	dir := t.TempDir()
-	file, caFile := filepath.Join(dir, "policy.json"), filepath.Join(dir, "up.pem")
-	os.WriteFile(caFile, testca.New(t, "Upstream CA").PEM(), 0o644)
-	write := func(cns string) {
-		os.WriteFile(file, []byte(`{"routes": [
-  {"host": "a.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"cn": [`+cns+`]}},
-  {"host": "b.example", "upstream": "https://127.0.0.1:1", "upstream_ca": "up.pem", "allow": {"any": true}}]}`), 0o644)
-	}
-	write(`"alice"`)
-	e := newEnv(t, func(c *Config) { c.Upstream, c.PolicyFile = "", file })
-	first := e.p.routing.Load()
-	if first.rps[0] != first.rps[1] {
-		t.Fatal("two routes of one upstream have two ReverseProxies")
-	}
-	write(`"bob"`)
-	e.p.Reload()
-	second := e.p.routing.Load()
-	if second == first || second.rps[0] != first.rps[0] {
-		t.Fatalf("after a rule change: routing %p -> %p, proxy %p -> %p; want a new routing, the same proxy", first, second, first.rps[0], second.rps[0])
-	}
-	os.WriteFile(caFile, testca.New(t, "Other Upstream CA").PEM(), 0o644)
-	e.p.Reload()
-	if third := e.p.routing.Load(); third.rps[0] == second.rps[0] {
-		t.Error("a changed upstream CA kept the old ReverseProxy")
-	}
-	// Nothing changed: the policy is not compiled again.
-	same := e.p.routing.Load()
-	e.p.Reload()
-	if e.p.routing.Load() != same {
-		t.Error("an unchanged policy was swapped")
-	}
-}
-
 // TestDocPolicyExample: the example of docs/proxy.md, "Routes and policy",
 // compiles, and routes as the text around it says.
 func TestDocPolicyExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/proxy.md")
+	doc, err := os.ReadFile("../../docs/proxy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +289,7 @@ func TestDocPolicyExample(t *testing.T) {
 	_, block, _ := strings.Cut(section, "```json\n")
 	block, _, _ = strings.Cut(block, "```")
 	upstreamCA := testca.New(t, "Apps CA").PEM()
-	pol, err := ParsePolicy("front.json", []byte(block), PolicyOptions{ReadFile: func(name string) ([]byte, error) {
+	pol, err := Parse("front.json", []byte(block), Options{ReadFile: func(name string) ([]byte, error) {
 		if name != "apps-ca.pem" {
 			return nil, os.ErrNotExist
 		}
@@ -459,14 +298,14 @@ func TestDocPolicyExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example of docs/proxy.md: %v", err)
 	}
-	simon := &Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
+	simon := &identity.Identity{CN: "simon", OU: []string{"Ops"}, NotAfter: time.Now().Add(30 * 24 * time.Hour)}
 	for _, tt := range []struct{ host, path, route, reason string }{
 		{"wiki.example.com", "/admin/users", "wiki-admin", ""},
 		{"wiki.example.com", "/administrator", "wiki", ReasonNotAllowed},
 		{"web.apps.example.com", "/", "apps", ReasonNotAllowed},
 		{"any.example.com", "/private/x", "closed", ReasonNotAllowed},
 	} {
-		d := pol.Decide(RouteRequest{Host: tt.host, Path: tt.path}, simon, time.Now())
+		d := pol.Decide(Request{Host: tt.host, Path: tt.path}, simon, time.Now())
 		if d.Route == nil || d.Route.Name != tt.route || d.Reason != tt.reason {
 			t.Errorf("%s%s: %+v; want route %s, reason %q", tt.host, tt.path, d, tt.route, tt.reason)
 		}
@@ -533,4 +372,28 @@ func routesText(p *Policy) string {
 		fmt.Fprintf(&b, " %s%s", rt.Host, rt.Path)
 	}
 	return b.String()
+}
+
+func TestAllowList(t *testing.T) {
+	id := &identity.Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
+	tests := []struct {
+		name  string
+		allow Allow
+		want  bool
+	}{
+		{"empty", Allow{}, true},
+		{"cn", Allow{CN: []string{"bob", "alice"}}, true},
+		{"cn other", Allow{CN: []string{"bob"}}, false},
+		{"cn case", Allow{CN: []string{"Alice"}}, false},
+		{"second email", Allow{Email: []string{"b@x"}}, true},
+		{"ou", Allow{OU: []string{"Dev"}}, true},
+		{"uri", Allow{URI: []string{"spiffe://x/a"}}, true},
+		{"uri prefix", Allow{URI: []string{"spiffe://x/"}}, false},
+		{"any list", Allow{CN: []string{"bob"}, OU: []string{"Ops"}}, true},
+	}
+	for _, tt := range tests {
+		if _, _, got := OneRoute("", endpoint.Upstream{}, nil, tt.allow).Routes[0].Rule.match(id); got != tt.want {
+			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
+		}
+	}
 }

@@ -1,7 +1,9 @@
-package proxy
+package policy
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,16 +54,20 @@ func mustUnescape(t *testing.T, p string) string {
 // FuzzParsePolicy: any input compiles or fails with positioned errors,
 // never a panic.
 func FuzzParsePolicy(f *testing.F) {
-	f.Add(tablePolicy)
+	table, err := os.ReadFile(filepath.Join("testdata", "table.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(table))
 	f.Add(`{"routes": [{"host": "*", "refuse": true}]}`)
 	f.Add(`{"rules": {"a": {"uri": ["spiffe://x/*"]}}, "routes": [{"host": "*.x", "path": "/a", "upstream": "unix:/s", "rule": "a"}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		pol, err := ParsePolicy("p.json", []byte(in), PolicyOptions{ReadFile: func(string) ([]byte, error) { return nil, errNoFile }})
+		pol, err := Parse("p.json", []byte(in), Options{ReadFile: func(string) ([]byte, error) { return nil, errNoFile }})
 		if err == nil && len(pol.Routes) == 0 {
 			t.Fatal("a policy without routes")
 		}
-		if pe, ok := err.(PolicyErrors); ok && len(pe) == 0 {
-			t.Fatal("empty PolicyErrors")
+		if pe, ok := err.(Errors); ok && len(pe) == 0 {
+			t.Fatal("empty Errors")
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package proxy
+package identity
 
 import "net/http"
 
@@ -33,35 +33,40 @@ func appendNormalized(b []byte, name string) []byte {
 	return b
 }
 
-// reservedSet is the identity namespace one proxy strips from inbound
-// requests: the fixed prefixes and names plus every name of every profile
-// and every custom header it may set.
-type reservedSet map[string]bool
+// Namespace is the identity namespace a proxy strips from inbound requests
+// before it sets its own headers, so that no client can pose as another:
+// the fixed prefixes and names plus every name of every profile and every
+// custom header it may set, compared case-insensitively with '_' read as
+// '-'. A Namespace is immutable and safe for concurrent use.
+type Namespace struct {
+	names map[string]bool // normalized
+}
 
-func newReservedSet(h *Headers) reservedSet {
-	set := reservedSet{}
+// Namespace returns the namespace of a proxy that renders h.
+func (h *Headers) Namespace() Namespace {
+	names := map[string]bool{}
 	for n := range reservedNames {
-		set[n] = true
+		names[n] = true
 	}
 	for _, specs := range profiles {
 		for _, s := range specs {
-			set[normalizeName(s.name)] = true
+			names[normalizeName(s.name)] = true
 		}
 	}
 	for _, n := range h.Names() {
-		set[normalizeName(n)] = true
+		names[normalizeName(n)] = true
 	}
-	return set
+	return Namespace{names: names}
 }
 
-// reserved reports whether an inbound header named name must be removed.
-// It runs for every inbound header of every request: the name is
-// normalized into a stack buffer, and the lookups convert it without
-// allocating.
-func (set reservedSet) reserved(name string) bool {
+// Holds reports whether an inbound header named name is in the namespace
+// and must be removed. It runs for every inbound header of every request:
+// the name is normalized into a stack buffer, and the lookups convert it
+// without allocating.
+func (ns Namespace) Holds(name string) bool {
 	var buf [64]byte
 	n := appendNormalized(buf[:0], name)
-	if set[string(n)] {
+	if ns.names[string(n)] {
 		return true
 	}
 	for _, p := range reservedPrefixes {
@@ -72,10 +77,10 @@ func (set reservedSet) reserved(name string) bool {
 	return false
 }
 
-// strip deletes every reserved header from h.
-func (set reservedSet) strip(h http.Header) {
+// Strip deletes every header of the namespace from h.
+func (ns Namespace) Strip(h http.Header) {
 	for name := range h {
-		if set.reserved(name) {
+		if ns.Holds(name) {
 			delete(h, name)
 		}
 	}

@@ -1,4 +1,4 @@
-package proxy
+package identity
 
 import (
 	"crypto/x509"
@@ -11,39 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"minica/internal/testca"
+	"minica/internal/testdn"
 )
-
-func utf8Val(s string) asn1.RawValue { return asn1.RawValue{Tag: tagUTF8, Bytes: []byte(s)} }
-func ia5Val(s string) asn1.RawValue  { return asn1.RawValue{Tag: tagIA5, Bytes: []byte(s)} }
-func printableVal(s string) asn1.RawValue {
-	return asn1.RawValue{Tag: tagPrintable, Bytes: []byte(s)}
-}
-
-func bmpVal(s string) asn1.RawValue {
-	var b []byte
-	for _, r := range s {
-		b = append(b, byte(r>>8), byte(r))
-	}
-	return asn1.RawValue{Tag: tagBMP, Bytes: b}
-}
-
-func one(oid asn1.ObjectIdentifier, v asn1.RawValue) rdnSET { return rdnSET{{Type: oid, Value: v}} }
-
-var (
-	oidC       = asn1.ObjectIdentifier{2, 5, 4, 6}
-	oidUnknown = asn1.ObjectIdentifier{1, 2, 3, 4}
-)
-
-func rawName(t *testing.T, rdns ...rdnSET) []byte {
-	t.Helper()
-	der, err := asn1.Marshal(rdns)
-	if err != nil {
-		t.Fatalf("marshaling name: %v", err)
-	}
-	return der
-}
 
 // opensslSubject returns what `openssl x509 -subject -nameopt RFC2253` prints.
 func opensslSubject(t *testing.T, cert *x509.Certificate) string {
@@ -63,42 +35,42 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 	ca := testca.New(t, "Test CA")
 	tests := []struct {
 		name string
-		rdns []rdnSET
+		rdns []testdn.RDNSET
 		want string
 	}{
-		{name: "utf8 cn", rdns: []rdnSET{one(oidCN, utf8Val("Zoë Müller 日本"))},
+		{name: "utf8 cn", rdns: []testdn.RDNSET{testdn.One(testdn.CN, testdn.UTF8("Zoë Müller 日本"))},
 			want: `CN=Zo\C3\AB M\C3\BCller \E6\97\A5\E6\9C\AC`},
-		{name: "email in dn", rdns: []rdnSET{one(oidC, printableVal("DE")), one(oidCN, utf8Val("alice")), one(oidEmailAddress, ia5Val("alice@example.com"))},
+		{name: "email in dn", rdns: []testdn.RDNSET{testdn.One(testdn.C, testdn.Printable("DE")), testdn.One(testdn.CN, testdn.UTF8("alice")), testdn.One(testdn.EmailAddress, testdn.IA5("alice@example.com"))},
 			want: `emailAddress=alice@example.com,CN=alice,C=DE`},
-		{name: "comma and plus", rdns: []rdnSET{one(oidO, utf8Val("Acme, Inc.")), one(oidCN, utf8Val("R+D"))},
+		{name: "comma and plus", rdns: []testdn.RDNSET{testdn.One(testdn.O, testdn.UTF8("Acme, Inc.")), testdn.One(testdn.CN, testdn.UTF8("R+D"))},
 			want: `CN=R\+D,O=Acme\, Inc.`},
-		{name: "multi-valued rdn", rdns: []rdnSET{one(oidO, utf8Val("Acme")), {{Type: oidCN, Value: utf8Val("bob")}, {Type: oidOU, Value: utf8Val("Ops")}}},
+		{name: "multi-valued rdn", rdns: []testdn.RDNSET{testdn.One(testdn.O, testdn.UTF8("Acme")), {{Type: testdn.CN, Value: testdn.UTF8("bob")}, {Type: testdn.OU, Value: testdn.UTF8("Ops")}}},
 			want: `OU=Ops+CN=bob,O=Acme`},
-		{name: "specials", rdns: []rdnSET{one(oidCN, utf8Val(`#a "q" <x>;\ b#`))},
+		{name: "specials", rdns: []testdn.RDNSET{testdn.One(testdn.CN, testdn.UTF8(`#a "q" <x>;\ b#`))},
 			want: `CN=\#a \"q\" \<x\>\;\\ b#`},
-		{name: "leading space", rdns: []rdnSET{one(oidCN, utf8Val(" x = y"))},
+		{name: "leading space", rdns: []testdn.RDNSET{testdn.One(testdn.CN, testdn.UTF8(" x = y"))},
 			want: `CN=\ x = y`},
-		{name: "control characters", rdns: []rdnSET{one(oidCN, utf8Val("a\x01b\nc\x7fd"))},
+		{name: "control characters", rdns: []testdn.RDNSET{testdn.One(testdn.CN, testdn.UTF8("a\x01b\nc\x7fd"))},
 			want: `CN=a\01b\0Ac\7Fd`},
-		{name: "bmp string", rdns: []rdnSET{one(oidCN, bmpVal("Ωmega"))},
+		{name: "bmp string", rdns: []testdn.RDNSET{testdn.One(testdn.CN, testdn.BMP("Ωmega"))},
 			want: `CN=\CE\A9mega`},
-		{name: "unknown attribute", rdns: []rdnSET{one(oidUnknown, utf8Val("abc")), one(oidCN, utf8Val("x"))},
+		{name: "unknown attribute", rdns: []testdn.RDNSET{testdn.One(testdn.Unknown, testdn.UTF8("abc")), testdn.One(testdn.CN, testdn.UTF8("x"))},
 			want: `CN=x,1.2.3.4=#0C03616263`},
-		{name: "attributes openssl names", rdns: []rdnSET{
-			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, ia5Val("com")),
-			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}, utf8Val("bob")),
-			one(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 3}, ia5Val("bob@example.com")),
-			one(asn1.ObjectIdentifier{2, 5, 4, 72}, utf8Val("admin")),
+		{name: "attributes openssl names", rdns: []testdn.RDNSET{
+			testdn.One(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, testdn.IA5("com")),
+			testdn.One(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}, testdn.UTF8("bob")),
+			testdn.One(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 3}, testdn.IA5("bob@example.com")),
+			testdn.One(asn1.ObjectIdentifier{2, 5, 4, 72}, testdn.UTF8("admin")),
 		}, want: `role=admin,mail=bob@example.com,UID=bob,DC=com`},
-		{name: "lone hash", rdns: []rdnSET{one(oidO, utf8Val("#")), one(oidOU, utf8Val("#x")), one(oidCN, utf8Val(" "))},
+		{name: "lone hash", rdns: []testdn.RDNSET{testdn.One(testdn.O, testdn.UTF8("#")), testdn.One(testdn.OU, testdn.UTF8("#x")), testdn.One(testdn.CN, testdn.UTF8(" "))},
 			want: `CN=\ ,OU=\#x,O=#`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, tt.rdns...)})
-			id, err := NewIdentity(cert, nil)
+			cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, tt.rdns...)})
+			id, err := New(cert, nil)
 			if err != nil {
-				t.Fatalf("NewIdentity() error = %v", err)
+				t.Fatalf("New() error = %v", err)
 			}
 			if id.DN != tt.want {
 				t.Errorf("DN = %q; want %q", id.DN, tt.want)
@@ -112,8 +84,8 @@ func TestDNMatchesOpenSSL(t *testing.T) {
 
 func TestDNTrailingSpace(t *testing.T) {
 	ca := testca.New(t, "Test CA")
-	cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, one(oidCN, utf8Val("x ")))})
-	id, err := NewIdentity(cert, nil)
+	cert, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, testdn.One(testdn.CN, testdn.UTF8("x ")))})
+	id, err := New(cert, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +103,13 @@ func TestNewIdentityFields(t *testing.T) {
 	u, _ := url.Parse("spiffe://example.com/alice")
 	cert, _ := ca.Leaf(t, &x509.Certificate{
 		SerialNumber:   big.NewInt(0x0abc),
-		RawSubject:     rawName(t, one(oidO, utf8Val("Acme")), one(oidOU, utf8Val("Ops")), one(oidOU, utf8Val("Dev")), one(oidCN, utf8Val("alice")), one(oidEmailAddress, ia5Val("dn@example.com"))),
+		RawSubject:     testdn.Name(t, testdn.One(testdn.O, testdn.UTF8("Acme")), testdn.One(testdn.OU, testdn.UTF8("Ops")), testdn.One(testdn.OU, testdn.UTF8("Dev")), testdn.One(testdn.CN, testdn.UTF8("alice")), testdn.One(testdn.EmailAddress, testdn.IA5("dn@example.com"))),
 		EmailAddresses: []string{"san@example.com", "other@example.com"},
 		URIs:           []*url.URL{u},
 		DNSNames:       []string{"alice.example.com"},
 		ExtKeyUsage:    []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
-	id, err := NewIdentity(cert, []*x509.Certificate{cert, ca.Cert})
+	id, err := New(cert, []*x509.Certificate{cert, ca.Cert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +133,8 @@ func TestNewIdentityFields(t *testing.T) {
 		t.Errorf("Chain = %v; want the CA only", id.Chain)
 	}
 	// Without a rfc822Name SAN the DN emailAddress is the email.
-	cert2, _ := ca.Leaf(t, &x509.Certificate{RawSubject: rawName(t, one(oidCN, utf8Val("bob")), one(oidEmailAddress, ia5Val("bob@example.com")))})
-	id2, err := NewIdentity(cert2, nil)
+	cert2, _ := ca.Leaf(t, &x509.Certificate{RawSubject: testdn.Name(t, testdn.One(testdn.CN, testdn.UTF8("bob")), testdn.One(testdn.EmailAddress, testdn.IA5("bob@example.com")))})
+	id2, err := New(cert2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,18 +155,43 @@ func TestSerialHex(t *testing.T) {
 		{new(big.Int).Lsh(big.NewInt(1), 127), "80000000000000000000000000000000"},
 	}
 	for _, tt := range tests {
-		if got := serialHex(tt.n); got != tt.want {
-			t.Errorf("serialHex(%v) = %q; want %q", tt.n, got, tt.want)
+		if got := SerialHex(tt.n); got != tt.want {
+			t.Errorf("SerialHex(%v) = %q; want %q", tt.n, got, tt.want)
 		}
 	}
 }
 
 func TestNewIdentityErrors(t *testing.T) {
-	if _, err := NewIdentity(nil, nil); err == nil || err.Error() != "no certificate" {
-		t.Errorf("NewIdentity(nil) error = %v; want %q", err, "no certificate")
+	if _, err := New(nil, nil); err == nil || err.Error() != "no certificate" {
+		t.Errorf("New(nil) error = %v; want %q", err, "no certificate")
 	}
 	bad := &x509.Certificate{RawSubject: []byte{0x30, 0x03, 0x31, 0x01}}
-	if _, err := NewIdentity(bad, nil); err == nil || !strings.HasPrefix(err.Error(), "parsing subject: ") {
-		t.Errorf("NewIdentity(bad subject) error = %v; want parsing subject", err)
+	if _, err := New(bad, nil); err == nil || !strings.HasPrefix(err.Error(), "parsing subject: ") {
+		t.Errorf("New(bad subject) error = %v; want parsing subject", err)
+	}
+}
+
+func TestDaysLeft(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	day := 24 * time.Hour
+	tests := []struct {
+		left time.Duration
+		want int
+	}{
+		{0, 0},
+		{time.Nanosecond, 0},
+		{day - time.Nanosecond, 0}, // the last day
+		{day, 1},
+		{2*day - time.Second, 1},
+		{30*day + time.Hour, 30},
+		{-time.Nanosecond, -1},
+		{-day, -1},
+		{-day - time.Nanosecond, -2},
+		{3650 * day, 3650},
+	}
+	for _, tt := range tests {
+		if got := DaysLeft(now.Add(tt.left), now); got != tt.want {
+			t.Errorf("DaysLeft(now%+v) = %d; want %d", tt.left, got, tt.want)
+		}
 	}
 }

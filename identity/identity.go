@@ -1,4 +1,4 @@
-package proxy
+package identity
 
 import (
 	"crypto/sha1"
@@ -12,13 +12,15 @@ import (
 	"time"
 )
 
-// VerifySuccess is the verification result of every client the proxy lets
+// VerifySuccess is the verification result of every client a proxy lets
 // through, spelled as mod_ssl's SSL_CLIENT_VERIFY and nginx's
 // $ssl_client_verify spell it.
 const VerifySuccess = "SUCCESS"
 
-// Identity is what the proxy knows about a verified client. Strings hold
-// the decoded UTF-8 text; header profiles encode them for the wire.
+// Identity is what a proxy knows about a verified client. Strings hold
+// the decoded UTF-8 text; header profiles encode them for the wire. An
+// Identity never changes once handed out: a new count of days left is a
+// new Identity.
 type Identity struct {
 	CN       string   // first commonName of the subject, "" if none
 	Email    string   // first rfc822Name SAN, else first DN emailAddress
@@ -43,14 +45,14 @@ type Identity struct {
 	PEM       string              // the certificate PEM-encoded, 64-column lines, final newline
 	Verify    string              // VerifySuccess
 	// DaysLeft is DaysLeft(NotAfter, now) at the request: the proxy sets
-	// it (NewIdentity leaves it 0) and renews it when the day changes.
+	// it (New leaves it 0) and renews it when the day changes.
 	DaysLeft int
 }
 
-// NewIdentity builds the identity of a client whose certificate cert has been
+// New builds the identity of a client whose certificate cert has been
 // verified through chain (the verified chain, leaf first; it may be nil).
 // It fails only if the certificate's subject or issuer DER is malformed.
-func NewIdentity(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, error) {
+func New(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, error) {
 	if cert == nil {
 		return nil, errors.New("no certificate")
 	}
@@ -70,7 +72,7 @@ func NewIdentity(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, 
 		DNSNames:  cert.DNSNames,
 		Emails:    cert.EmailAddresses,
 		Serial:    cert.SerialNumber,
-		SerialHex: serialHex(cert.SerialNumber),
+		SerialHex: SerialHex(cert.SerialNumber),
 		NotBefore: cert.NotBefore,
 		NotAfter:  cert.NotAfter,
 		Cert:      cert,
@@ -89,8 +91,7 @@ func NewIdentity(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, 
 	for _, ip := range cert.IPAddresses {
 		id.IPs = append(id.IPs, ip.String())
 	}
-	s256 := sha256.Sum256(cert.Raw)
-	id.SHA256 = hex.EncodeToString(s256[:])
+	id.SHA256 = Fingerprint(cert)
 	s1 := sha1.Sum(cert.Raw)
 	id.SHA1 = hex.EncodeToString(s1[:])
 	if len(chain) > 1 {
@@ -99,9 +100,10 @@ func NewIdentity(cert *x509.Certificate, chain []*x509.Certificate) (*Identity, 
 	return id, nil
 }
 
-// serialHex prints n as OpenSSL's i2a_ASN1_INTEGER does: uppercase, two
-// digits per byte, "00" for zero, a leading '-' for a negative number.
-func serialHex(n *big.Int) string {
+// SerialHex prints n as OpenSSL's i2a_ASN1_INTEGER does: uppercase, two
+// digits per byte, "00" for zero, a leading '-' for a negative number. It
+// is the serial of the headers, the access log and a policy's rules.
+func SerialHex(n *big.Int) string {
 	if n == nil {
 		return ""
 	}
@@ -119,4 +121,27 @@ func serialHex(n *big.Int) string {
 		out = append(out, hexUpper[c>>4], hexUpper[c&0xf])
 	}
 	return string(out)
+}
+
+// Fingerprint is the lowercase hex SHA-256 of c's DER: Identity.SHA256 for
+// a client, and how a policy names a CA (issuer_sha256).
+func Fingerprint(c *x509.Certificate) string {
+	s := sha256.Sum256(c.Raw)
+	return hex.EncodeToString(s[:])
+}
+
+// DaysLeft is how many whole days a certificate ending at notAfter has
+// left at now: the floor of (notAfter - now) / 24h. It is 0 on the last
+// day (less than 24 hours left) and negative once the certificate has
+// expired (-1 in the first day after). It is the one count of days left
+// of the proxy: the days_left header field, the access log, and the
+// refusal page.
+func DaysLeft(notAfter, now time.Time) int {
+	const day = 24 * time.Hour
+	d := notAfter.Sub(now)
+	n := d / day
+	if d < 0 && d%day != 0 {
+		n--
+	}
+	return int(n)
 }

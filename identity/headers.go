@@ -1,14 +1,16 @@
-package proxy
+package identity
 
 import (
 	"fmt"
 	"net/textproto"
 	"strings"
+
+	"minica/internal/httptoken"
 )
 
 // Headers renders an Identity as HTTP headers: one profile plus custom
 // headers. It also knows the identity namespace that inbound requests must
-// not carry (see IsReserved). A Headers is immutable and safe for
+// not carry (see Headers.Namespace). A Headers is immutable and safe for
 // concurrent use.
 type Headers struct {
 	specs []spec
@@ -70,7 +72,7 @@ func parseCustom(c string) (spec, error) {
 	if !ok || name == "" || fieldName == "" {
 		return spec{}, fmt.Errorf("custom header %q: want NAME=FIELD", c)
 	}
-	if !validToken(name) {
+	if !httptoken.Valid(name) {
 		return spec{}, fmt.Errorf("custom header %q: invalid header name %q", c, name)
 	}
 	canon := textproto.CanonicalMIMEHeaderKey(name)
@@ -83,29 +85,6 @@ func parseCustom(c string) (spec, error) {
 	}
 	return spec{name: canon, field: fieldName, value: f}, nil
 }
-
-// validToken reports whether s is an RFC 9110 token. The proxy asks it of
-// every outbound header name on every request (see checkOutHeaders).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !tokenByte[s[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// tokenByte says which bytes an RFC 9110 token may hold.
-var tokenByte = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
-	}
-	return t
-}()
 
 // Render returns the headers for id in a fixed order, leaving out those
 // whose value is empty. Every value is wire-safe: a value that somehow is
@@ -132,4 +111,14 @@ func (h *Headers) Names() []string {
 		out[i] = s.name
 	}
 	return out
+}
+
+// WireSize is the size of hs on the wire as HTTP/1.1 writes them,
+// "Name: value\r\n" each: what the identity headers add to a request.
+func WireSize(hs []Header) int {
+	n := 0
+	for _, h := range hs {
+		n += len(h.Name) + len(h.Value) + 4
+	}
+	return n
 }

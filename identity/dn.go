@@ -1,4 +1,4 @@
-package proxy
+package identity
 
 import (
 	"encoding/asn1"
@@ -116,6 +116,16 @@ func isTextType(v asn1.RawValue) bool {
 		return true
 	}
 	return false
+}
+
+// FormatDN renders the DER Name der as Identity.DN does (see formatDN):
+// how a policy's "issuer" names a CA by its subject.
+func FormatDN(der []byte) (string, error) {
+	rdns, err := parseDN(der)
+	if err != nil {
+		return "", err
+	}
+	return formatDN(rdns), nil
 }
 
 // formatDN renders RDNs as OpenSSL's X509_NAME_print_ex with XN_FLAG_RFC2253
