@@ -244,6 +244,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.headers = headers
 	r = withPath(r, d.Path)
 	rec.forwarded = true
+	if r.ProtoMajor == 1 && r.Body != nil && r.Body != http.NoBody {
+		// An upstream may answer before it has read the whole body: without
+		// full duplex, net/http's server takes the rest of the body for
+		// itself once the answer's header is written, and closes it under
+		// the request still forwarding it, which cuts the answer.
+		http.NewResponseController(rec).EnableFullDuplex()
+	}
 	if t := directFor(rp, r); t != nil {
 		p.forward(rp, t, rec, r, x)
 		return
