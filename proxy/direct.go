@@ -314,11 +314,7 @@ func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w *recorder, 
 		rp.ErrorHandler(w, out, err)
 		return
 	}
-	var uw *upstreamWatch
-	if cc, ok := x.ci.raw.(*clientConn); ok && r.ProtoMajor == 1 {
-		uw = &cc.up
-	}
-	res, err := t.roundTrip(out, w, writeHead, uw)
+	res, err := t.roundTrip(out, w, writeHead)
 	if err != nil {
 		rp.ErrorHandler(w, out, err)
 		return

@@ -62,13 +62,13 @@ const (
 // h1Conn is one connection to the upstream.
 type h1Conn struct {
 	addr   string
-	c      net.Conn // a lazyConn: the response header timeout is set twice a request
+	c      net.Conn
 	lr     limitedReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	idle   *idleCheck
 	idleAt time.Time
-	cut    func() // ends its reads and writes at once; made once, for its cancelHooks
+	cut    func() // ends its reads and writes at once; made once, for each request's AfterFunc
 }
 
 // limitedReader reads from r while n > 0, so that a response header cannot
@@ -143,7 +143,7 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil && trace.Got1xxResponse != nil {
 		info = got1xxFunc(trace.Got1xxResponse)
 	}
-	return t.roundTrip(r, info, writeRequest, nil)
+	return t.roundTrip(r, info, writeRequest)
 }
 
 // informer gets the informational (1xx) answers to a request.
@@ -161,9 +161,8 @@ func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
 
 // roundTrip sends r, which fast accepts and whose header is checked, the
 // short way, writing its head with write; info (if not nil) gets each
-// informational answer. uw is the watch of r's client connection when r
-// came over it by HTTP/1, else nil (see cancelHook).
-func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (*http.Response, error) {
+// informational answer.
+func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -171,7 +170,7 @@ func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufi
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r, info, write, uw)
+		resp, err, early := t.send(ctx, pc, r, info, write)
 		if err == nil {
 			return resp, nil
 		}
@@ -190,14 +189,16 @@ func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufi
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (resp *http.Response, err error, early bool) {
-	hook, ok := hookCancel(ctx, pc, uw)
-	if !ok {
+func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
+	if ctx.Err() != nil {
 		return nil, ctx.Err(), false
 	}
+	// The cut ends pc's reads and writes when ctx ends; stop reports
+	// false once it ran or will run: pc must not be used again.
+	stop := context.AfterFunc(ctx, pc.cut)
 	defer func() {
 		if err != nil {
-			hook.release()
+			stop()
 		}
 	}()
 	if t.responseHeaderTimeout > 0 {
@@ -247,37 +248,11 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, inf
 	}
 	keep := !resp.Close && !r.Close
 	if resp.Body == http.NoBody {
-		t.done(pc, keep && hook.release())
+		t.done(pc, keep && stop())
 		return resp, nil, false
 	}
-	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, hook: hook, keep: keep}
+	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, stop: stop, keep: keep}
 	return resp, nil, false
-}
-
-// cancelHook cuts an upstream connection when the context of its request
-// ends: by the client connection's upstreamWatch for an HTTP/1 request
-// of the direct way, else by context.AfterFunc.
-type cancelHook struct {
-	uw   *upstreamWatch
-	stop func() bool
-}
-
-// hookCancel starts the hook that cuts pc when ctx ends; false: ctx has
-// ended.
-func hookCancel(ctx context.Context, pc *h1Conn, uw *upstreamWatch) (cancelHook, bool) {
-	if uw == nil {
-		return cancelHook{stop: context.AfterFunc(ctx, pc.cut)}, true
-	}
-	return cancelHook{uw: uw}, uw.watch(ctx, pc.cut)
-}
-
-// release ends the hook. It returns false when the cut ran or will run:
-// the connection must not be used again.
-func (h cancelHook) release() bool {
-	if h.uw != nil {
-		return h.uw.unwatch()
-	}
-	return h.stop()
 }
 
 // closedEarly reports whether err is the upstream having closed the
@@ -296,7 +271,7 @@ type h1Body struct {
 	rc   io.ReadCloser
 	pc   *h1Conn
 	t    *h1Transport
-	hook cancelHook
+	stop func() bool // of the cut (see send)
 	keep bool
 	once sync.Once
 }
@@ -320,10 +295,10 @@ func (b *h1Body) Close() error {
 // closed otherwise.
 func (b *h1Body) finish(whole bool) {
 	b.once.Do(func() {
-		// release is false when the context ended: the cut has set, or
+		// stop is false when the context ended: the cut has set, or
 		// will set, a deadline that has passed.
-		released := b.hook.release()
-		b.t.done(b.pc, whole && b.keep && released)
+		stopped := b.stop()
+		b.t.done(b.pc, whole && b.keep && stopped)
 	})
 }
 
@@ -374,9 +349,8 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	lc := newLazyConn(c)
-	pc := &h1Conn{addr: addr, c: lc, lr: limitedReader{r: lc}, idle: newIdleCheck(c, &lc.lr)}
-	pc.cut = func() { lc.SetDeadline(aLongTimeAgo) }
+	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
+	pc.cut = func() { c.SetDeadline(aLongTimeAgo) }
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil

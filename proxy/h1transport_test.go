@@ -302,8 +302,8 @@ func TestH1TransportEarlyHintsReachTrace(t *testing.T) {
 }
 
 // A connection whose answer's response header timeout passed while it was
-// idle is still reused: the timeout was that answer's, left on the socket
-// by lazyRead, not the connection's fault.
+// idle is still reused: the timeout was that answer's, not the
+// connection's fault.
 func TestH1TransportReusesAfterHeaderTimeoutPassedIdle(t *testing.T) {
 	up := newScripted(t, answers(okAnswer, okAnswer))
 	h := testH1(nil, 50*time.Millisecond)
