@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"minica/proxy/internal/h1direct"
 )
 
 func BenchmarkNewIdentity(b *testing.B) {
@@ -251,14 +253,14 @@ func cannedUpstream(b *testing.B) string {
 // through ReverseProxy (both the short way).
 func BenchmarkHandlerUpstream(b *testing.B) {
 	addr := cannedUpstream(b)
-	e := newEnv(b, func(c *Config) { c.Upstream = "http://" + addr })
+	e := newEnv(b, func(c *Config) { c.Upstream, c.StandardForwarding = "http://"+addr, false })
 	cert, _ := e.ca.Client(b, "alice")
 	ci := &conn{certs: []*x509.Certificate{cert}}
 	e.p.check(ci, e.p.trust.Load(), nil)
 	if ci.refused != "" {
 		b.Fatal(ci.refused)
 	}
-	h1 := e.p.rp.Transport.(*h1Transport)
+	h1 := e.p.rp.Transport.(*h1direct.Transport)
 	ctx := context.WithValue(context.Background(), connKey{}, ci)
 	for _, tt := range []struct {
 		name string

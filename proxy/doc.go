@@ -86,7 +86,7 @@
 // # Headers
 //
 // Before the request goes upstream, in ReverseProxy.Rewrite or in the
-// direct way's fillOutRequest, which follows it (so after the hop-by-hop
+// direct way, which follows it (so after the hop-by-hop
 // headers and those named in the client's Connection header are removed,
 // and before the proxy sets its own), every inbound header of the
 // identity namespace is deleted, comparing names case-insensitively with '_'
@@ -137,6 +137,15 @@
 // stopped fit. Over HTTP/2 the stream is reset when a write does not get
 // through the client's flow-control window in time. The request is
 // logged with the reason write-timeout.
+//
+// # Forwarding
+//
+// Requests go upstream through httputil.ReverseProxy and net/http's
+// Transport, but for one without a body or Upgrade to a plain http
+// upstream: that one takes the direct way of package
+// proxy/internal/h1direct, a twin of theirs with the same semantics for
+// less CPU. Config.StandardForwarding sends every request the standard
+// way.
 //
 // # Log format
 //

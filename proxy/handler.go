@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/proxy/internal/h1direct"
 	"minica/revoke"
 )
 
@@ -178,10 +179,12 @@ func refuse(w http.ResponseWriter, reason string) {
 // refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	// The recorder and the exchange of the request in one allocation.
+	// The recorder, the exchange and the direct way's part of the request
+	// in one allocation.
 	both := &struct {
 		rec recorder
 		x   exchange
+		dr  directRewriter
 	}{rec: recorder{ResponseWriter: w}}
 	rec := &both.rec
 	reason := ""
@@ -251,8 +254,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// the request still forwarding it, which cuts the answer.
 		http.NewResponseController(rec).EnableFullDuplex()
 	}
-	if t := directFor(rp, r); t != nil {
-		p.forward(rp, t, rec, r, x)
+	if t, ok := rp.Transport.(*h1direct.Transport); ok && t.Takes(r) {
+		p.forwardDirect(rp, t, rec, r, x, &both.dr)
 		return
 	}
 	rp.ServeHTTP(rec, r)
@@ -293,11 +296,13 @@ func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.Rev
 			return dialer.DialContext(ctx, "unix", up.Socket)
 		}
 	}
-	h1 := newH1Transport(tr)
-	h1.target = up.URL
+	var rt http.RoundTripper = tr
+	if !p.cfg.StandardForwarding {
+		rt = h1direct.NewTransport(tr, up.URL)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
-		Transport:    h1,
+		Transport:    rt,
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},

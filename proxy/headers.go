@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/textproto"
 	"strings"
+
+	"minica/internal/httptoken"
 )
 
 // Headers renders an Identity as HTTP headers: one profile plus custom
@@ -70,7 +72,7 @@ func parseCustom(c string) (spec, error) {
 	if !ok || name == "" || fieldName == "" {
 		return spec{}, fmt.Errorf("custom header %q: want NAME=FIELD", c)
 	}
-	if !validToken(name) {
+	if !httptoken.Valid(name) {
 		return spec{}, fmt.Errorf("custom header %q: invalid header name %q", c, name)
 	}
 	canon := textproto.CanonicalMIMEHeaderKey(name)
@@ -83,29 +85,6 @@ func parseCustom(c string) (spec, error) {
 	}
 	return spec{name: canon, field: fieldName, value: f}, nil
 }
-
-// validToken reports whether s is an RFC 9110 token. The proxy asks it of
-// every outbound header name on every request (see checkOutHeaders).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !tokenByte[s[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// tokenByte says which bytes an RFC 9110 token may hold.
-var tokenByte = func() (t [256]bool) {
-	for c := 0; c < 256; c++ {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
-	}
-	return t
-}()
 
 // Render returns the headers for id in a fixed order, leaving out those
 // whose value is empty. Every value is wire-safe: a value that somehow is

@@ -1,10 +1,9 @@
-package proxy
+package h1direct
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,17 +16,16 @@ import (
 	"time"
 )
 
-// h1Transport sends the common request, one without a body to a plain
-// HTTP/1.1 upstream, on the handler's goroutine: it writes the request with
-// net/http's Request.Write (the direct way with writeHead, which writes the
-// same head unsorted) and reads the answer with http.ReadResponse on a
-// kept-alive connection of its own pool. net/http's Transport hands each
-// request to two goroutines of its connection (one writes, one reads) and
-// back; on a keep-alive request those hand-offs cost about a fifth of the
-// proxy's CPU (see docs/performance.md, "Proxy"). Everything else (a request
-// body, a protocol upgrade, an https upstream and so HTTP/2) goes to the
-// Transport next, and so does every request where the platform cannot
-// check an idle connection (see idleClean).
+// Transport sends the common request, one without a body to a plain
+// HTTP/1.1 upstream, on the caller's goroutine: it writes the request with
+// net/http's Request.Write (Forward with writeHead, which writes the same
+// head unsorted) and reads the answer with http.ReadResponse on a
+// kept-alive connection of its own pool, where net/http's Transport hands
+// each request to two goroutines of its connection (one writes, one reads)
+// and back. Everything else (a request body, a protocol upgrade, an https
+// upstream and so HTTP/2) goes to the Transport next, and so does every
+// request where the platform cannot check an idle connection (see
+// idleClean).
 //
 // It keeps the Transport's guards: the response header is limited to
 // the Transport's MaxResponseHeaderBytes, at most max1xx informational responses, the
@@ -35,9 +33,9 @@ import (
 // reused only after its whole answer and only if no byte came that nobody
 // asked for, and a request is sent again only when it is replayable and a
 // reused connection failed before any byte of an answer.
-type h1Transport struct {
+type Transport struct {
 	next                  http.RoundTripper
-	target                *url.URL // the upstream, for the direct way (see forward); nil: none
+	target                *url.URL // the upstream, for Forward; nil: none
 	dial                  func(ctx context.Context, addr string) (net.Conn, error)
 	responseHeaderTimeout time.Duration
 	idleTimeout           time.Duration
@@ -94,9 +92,10 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// newH1Transport returns the short way to the upstream in front of tr,
-// with tr's dialer, timeouts and pool sizes.
-func newH1Transport(tr *http.Transport) *h1Transport {
+// NewTransport returns the short way in front of tr, with tr's dialer,
+// timeouts and pool sizes; target is the upstream of Forward (nil: none,
+// only RoundTrip).
+func NewTransport(tr *http.Transport, target *url.URL) *Transport {
 	maxHeader := tr.MaxResponseHeaderBytes
 	if maxHeader <= 0 {
 		maxHeader = defaultMaxResponseHeader
@@ -105,9 +104,10 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 	if idle <= 0 {
 		idle = 90 * time.Second // no connection stays idle for ever
 	}
-	return &h1Transport{
+	return &Transport{
 		maxHeader: maxHeader,
 		next:      tr,
+		target:    target,
 		dial: func(ctx context.Context, addr string) (net.Conn, error) {
 			return tr.DialContext(ctx, "tcp", addr)
 		},
@@ -121,7 +121,7 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 
 // fast reports whether r can go the short way: no body, no upgrade, a
 // plain http upstream, a platform that can check idle connections.
-func (t *h1Transport) fast(r *http.Request) bool {
+func (t *Transport) fast(r *http.Request) bool {
 	if !canCheckIdle || r.URL.Scheme != "http" || r.Body != nil && r.Body != http.NoBody || r.ContentLength != 0 {
 		return false
 	}
@@ -132,7 +132,7 @@ func (t *h1Transport) fast(r *http.Request) bool {
 }
 
 // RoundTrip implements http.RoundTripper.
-func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !t.fast(r) {
 		return t.next.RoundTrip(r)
 	}
@@ -162,7 +162,7 @@ func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
 // roundTrip sends r, which fast accepts and whose header is checked, the
 // short way, writing its head with write; info (if not nil) gets each
 // informational answer.
-func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
+func (t *Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -189,7 +189,7 @@ func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufi
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
+func (t *Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err(), false
 	}
@@ -270,7 +270,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 type h1Body struct {
 	rc   io.ReadCloser
 	pc   *h1Conn
-	t    *h1Transport
+	t    *Transport
 	stop func() bool // of the cut (see send)
 	keep bool
 	once sync.Once
@@ -304,7 +304,7 @@ func (b *h1Body) finish(whole bool) {
 
 // done puts pc back in the pool, or closes it. A connection holding bytes
 // beyond its answer is closed: they would be taken for the next answer.
-func (t *h1Transport) done(pc *h1Conn, keep bool) {
+func (t *Transport) done(pc *h1Conn, keep bool) {
 	if !keep || pc.br.Buffered() > 0 {
 		pc.c.Close()
 		return
@@ -327,7 +327,7 @@ func (t *h1Transport) done(pc *h1Conn, keep bool) {
 
 // get returns the most recently used idle connection that is still clean
 // (see idleClean), or a new one.
-func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
+func (t *Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
 	for {
 		t.mu.Lock()
 		l := t.idle[addr]
@@ -358,7 +358,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 
 // closeStale closes the connections idle for idleTimeout, and runs again
 // while some are left.
-func (t *h1Transport) closeStale() {
+func (t *Transport) closeStale() {
 	var stale []*h1Conn
 	t.mu.Lock()
 	for addr, l := range t.idle {
@@ -386,7 +386,7 @@ func (t *h1Transport) closeStale() {
 
 // CloseIdleConnections closes the idle connections of t and of the
 // Transport behind it.
-func (t *h1Transport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
 	t.idle, t.nIdle = map[string][]*h1Conn{}, 0
@@ -411,60 +411,6 @@ func replayable(r *http.Request) bool {
 	_, a := r.Header["Idempotency-Key"]
 	_, b := r.Header["X-Idempotency-Key"]
 	return a || b
-}
-
-// checkOutHeaders makes the checks of net/http's Transport on the
-// outbound header: field names are tokens, values hold no control
-// character but HTAB.
-func checkOutHeaders(h http.Header) error {
-	for k, vs := range h {
-		if !validToken(k) {
-			return fmt.Errorf("net/http: invalid header field name %q", k)
-		}
-		for _, v := range vs {
-			if !validFieldValue(v) {
-				return fmt.Errorf("net/http: invalid header field value for %q", k)
-			}
-		}
-	}
-	return nil
-}
-
-// validFieldValue reports whether v is an RFC 9110 field value: no
-// control character but HTAB, no DEL. It looks at sixteen bytes at a time
-// and at single bytes only in words that hold a control byte, an HTAB
-// or a DEL: the values it checks most are the ~1.2 KB escaped certificate
-// of the default header profile, on every request.
-func validFieldValue(v string) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	for len(v) >= 16 {
-		_ = v[15]
-		x := uint64(v[0]) | uint64(v[1])<<8 | uint64(v[2])<<16 | uint64(v[3])<<24 |
-			uint64(v[4])<<32 | uint64(v[5])<<40 | uint64(v[6])<<48 | uint64(v[7])<<56
-		y := uint64(v[8]) | uint64(v[9])<<8 | uint64(v[10])<<16 | uint64(v[11])<<24 |
-			uint64(v[12])<<32 | uint64(v[13])<<40 | uint64(v[14])<<48 | uint64(v[15])<<56
-		dx, dy := x^0x7f*ones, y^0x7f*ones
-		// A byte below 0x20 (its high bit clear), or one equal to 0x7f.
-		if ((x-0x20*ones)&^x|(dx-ones)&^dx|(y-0x20*ones)&^y|(dy-ones)&^dy)&highs != 0 &&
-			!validFieldBytes(v[:16]) {
-			return false
-		}
-		v = v[16:]
-	}
-	return validFieldBytes(v)
-}
-
-// validFieldBytes is validFieldValue one byte at a time.
-func validFieldBytes(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // hostPort is host with port 80 when it names none.

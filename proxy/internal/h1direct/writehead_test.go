@@ -1,4 +1,4 @@
-package proxy
+package h1direct
 
 import (
 	"bufio"
@@ -10,7 +10,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"minica/internal/httptoken"
 )
+
+// clientPrefix is a Rewriter that reserves the names of the X-Ssl-Client
+// prefix, in any case and with '_' for '-', and sets no field.
+type clientPrefix struct{}
+
+func (clientPrefix) Reserved(name string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.ReplaceAll(name, "_", "-")), "x-ssl-client")
+}
+
+func (clientPrefix) SetHeaders(_ http.Header, _ *http.Request, values []string) []string {
+	return values
+}
 
 // headsMatch writes r with writeHead and with Request.Write, and checks
 // that both parse (http.ReadRequest) to the same method, URI, proto, Host
@@ -125,7 +139,7 @@ func FuzzWriteHead(f *testing.F) {
 	f.Add("GET", "h", "/", "", "Bad Name", "v", "\x00")
 	f.Add("GET", "h", "/", "", "X-Ssl-Client", "\x01", "") // reserved: dropped
 	f.Fuzz(func(t *testing.T, method, host, path, query, name, value, ua string) {
-		if method == "" || !validToken(method) {
+		if method == "" || !httptoken.Valid(method) {
 			return // the server admits no other method
 		}
 		r := &http.Request{Method: method, Host: host, Header: http.Header{name: {value, value}},
@@ -133,9 +147,9 @@ func FuzzWriteHead(f *testing.F) {
 		if ua != "" {
 			r.Header["User-Agent"] = []string{ua}
 		}
-		valid := validToken(name) && validFieldValue(value) && validFieldValue(ua)
-		out, err := (&Proxy{}).outHeader(new(outBuf), r, nil)
-		if valid && validFieldValue(host) && err != nil {
+		valid := httptoken.Valid(name) && ValidFieldValue(value) && ValidFieldValue(ua)
+		out, err := outHeader(new(outBuf), r, clientPrefix{})
+		if valid && ValidFieldValue(host) && err != nil {
 			t.Fatalf("outHeader: %v", err)
 		}
 		if err == nil { // what it keeps is valid; a hop-by-hop or reserved name it drops
