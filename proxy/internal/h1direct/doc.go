@@ -28,8 +28,9 @@
 // run everything on the standard way alone; Config.StandardForwarding
 // (minica proxy --standard-forwarding) is the switch back for a user.
 //
-// It earns its place under the rule for fast twins (docs/performance.md,
-// "Proxy"): net/http's Transport hands each request to two goroutines of
-// its connection and back, and ReverseProxy clones each request; without
-// them a keep-alive request takes markedly less of the proxy's CPU.
+// It stays under the rule for fast twins (docs/performance.md, "The rule
+// for fast twins, applied"): net/http's Transport hands each request to
+// two goroutines of its connection and back, and ReverseProxy clones each
+// request, work that a keep-alive request of the common kind does not
+// need.
 package h1direct
