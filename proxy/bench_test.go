@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"minica/identity"
+	"minica/proxy/internal/h1direct"
 )
 
 // plainProxy is the peer: Go's TLS server verifying client certificates
@@ -216,14 +217,14 @@ func cannedUpstream(b *testing.B) string {
 // through ReverseProxy (both the short way).
 func BenchmarkHandlerUpstream(b *testing.B) {
 	addr := cannedUpstream(b)
-	e := newEnv(b, func(c *Config) { c.Upstream = "http://" + addr })
+	e := newEnv(b, func(c *Config) { c.Upstream, c.StandardForwarding = "http://"+addr, false })
 	cert, _ := e.ca.Client(b, "alice")
 	ci := &conn{certs: []*x509.Certificate{cert}}
 	e.p.check(ci, e.p.trust.Load(), nil)
 	if ci.refused != "" {
 		b.Fatal(ci.refused)
 	}
-	h1 := e.p.rp.Transport.(*h1Transport)
+	h1 := e.p.rp.Transport.(*h1direct.Transport)
 	ctx := context.WithValue(context.Background(), connKey{}, ci)
 	for _, tt := range []struct {
 		name string

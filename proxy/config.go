@@ -81,6 +81,12 @@ type Config struct {
 	// one route for every host and path (policy.OneRoute).
 	PolicyFile string
 
+	// StandardForwarding forwards every request with httputil.ReverseProxy
+	// and net/http's Transport. Without it, a request without a body to a
+	// plain http upstream goes the direct way, a faster twin of theirs
+	// with the same semantics (see package proxy/internal/h1direct).
+	StandardForwarding bool
+
 	// AllowCN, AllowEmail, AllowOU and AllowURI, when any is non-empty,
 	// let through only clients matching at least one entry exactly (CN;
 	// email as in identity.Identity.Email or any rfc822Name SAN; any OU;

@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +45,19 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// standardEnv is the switch that runs the proxy's tests on the standard
+// path too: set to a true value (scripts/test.sh's second pass sets it to
+// 1), every proxy of newEnv forwards with httputil.ReverseProxy and
+// net/http's Transport alone (Config.StandardForwarding), but where a
+// test sets the field itself. minica proxy reads the same variable.
+const standardEnv = "MINICA_PROXY_STANDARD"
+
+// standardForwarding reports whether standardEnv is set to a true value.
+func standardForwarding() bool {
+	on, _ := strconv.ParseBool(os.Getenv(standardEnv))
+	return on
 }
 
 // env is one proxy on 127.0.0.1 in front of a recording upstream, with an
@@ -121,6 +136,7 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 		Log:      e.log,
 		Now:      e.now,
 	}
+	cfg.StandardForwarding = standardForwarding()
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"minica/identity"
 	"minica/internal/endpoint"
+	"minica/proxy/internal/h1direct"
 	"minica/proxy/policy"
 	"minica/revoke"
 )
@@ -183,10 +184,12 @@ func refuseWithText(w http.ResponseWriter, reason string) {
 // refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	// The recorder and the exchange of the request in one allocation.
+	// The recorder, the exchange and the direct way's part of the request
+	// in one allocation.
 	both := &struct {
 		rec recorder
 		x   exchange
+		dr  directRewriter
 	}{rec: recorder{ResponseWriter: w}}
 	rec := &both.rec
 	reason := ""
@@ -249,8 +252,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.headers = headers
 	r = withPath(r, d.Path)
 	rec.forwarded = true
-	if t := directFor(rp, r); t != nil {
-		p.forward(rp, t, rec, r, x)
+	if r.ProtoMajor == 1 && r.Body != nil && r.Body != http.NoBody {
+		// An upstream may answer before it has read the whole body: without
+		// full duplex, net/http's server takes the rest of the body for
+		// itself once the answer's header is written, and closes it under
+		// the request still forwarding it, which cuts the answer.
+		http.NewResponseController(rec).EnableFullDuplex()
+	}
+	if t, ok := rp.Transport.(*h1direct.Transport); ok && t.Takes(r) {
+		p.forwardDirect(rp, t, rec, r, x, &both.dr)
 		return
 	}
 	rp.ServeHTTP(rec, r)
@@ -291,11 +301,13 @@ func (p *Proxy) newReverseProxy(up endpoint.Upstream, roots *x509.CertPool) *htt
 			return dialer.DialContext(ctx, "unix", up.Socket)
 		}
 	}
-	h1 := newH1Transport(tr)
-	h1.target = up.URL
+	var rt http.RoundTripper = tr
+	if !p.cfg.StandardForwarding {
+		rt = h1direct.NewTransport(tr, up.URL)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
-		Transport:    h1,
+		Transport:    rt,
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},

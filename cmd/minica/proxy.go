@@ -114,6 +114,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
+		&cli.BoolFlag{Name: "standard-forwarding", EnvVars: []string{"MINICA_PROXY_STANDARD"}, Usage: "forward every request with Go's standard reverse proxy, without minica's direct way for HTTP/1 (the same behaviour, at more CPU a request)"},
 		policyFlag(),
 	}
 }
@@ -240,6 +241,7 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if _, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
 		return nil, usagef(c, "%v", err)
 	}
+	cfg.StandardForwarding = c.Bool("standard-forwarding")
 	cfg.AllowCN, cfg.AllowEmail = c.StringSlice("allow-cn"), c.StringSlice("allow-email")
 	cfg.AllowOU, cfg.AllowURI = c.StringSlice("allow-ou"), c.StringSlice("allow-uri")
 	durations := []struct {

@@ -1,4 +1,4 @@
-package proxy
+package h1direct
 
 import (
 	"bufio"
@@ -78,11 +78,11 @@ func (c *countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 299, Body: http.NoBody, Request: r}, nil
 }
 
-func testH1(next http.RoundTripper, headerTimeout time.Duration) *h1Transport {
+func testH1(next http.RoundTripper, headerTimeout time.Duration) *Transport {
 	tr := &http.Transport{DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		ResponseHeaderTimeout: headerTimeout, IdleConnTimeout: time.Minute, MaxIdleConns: 8, MaxIdleConnsPerHost: 4,
 		MaxResponseHeaderBytes: 4096}
-	t := newH1Transport(tr)
+	t := NewTransport(tr, nil)
 	if next != nil {
 		t.next = next
 	}
@@ -90,7 +90,7 @@ func testH1(next http.RoundTripper, headerTimeout time.Duration) *h1Transport {
 }
 
 // get sends GET path through t and returns the status and body, or the error.
-func h1Get(ctx context.Context, t *h1Transport, addr, path string, hdr http.Header) (int, string, error) {
+func h1Get(ctx context.Context, t *Transport, addr, path string, hdr http.Header) (int, string, error) {
 	r, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
 	for k, v := range hdr {
 		r.Header[k] = v
@@ -302,8 +302,8 @@ func TestH1TransportEarlyHintsReachTrace(t *testing.T) {
 }
 
 // A connection whose answer's response header timeout passed while it was
-// idle is still reused: the timeout was that answer's, left on the socket
-// by lazyRead, not the connection's fault.
+// idle is still reused: the timeout was that answer's, not the
+// connection's fault.
 func TestH1TransportReusesAfterHeaderTimeoutPassedIdle(t *testing.T) {
 	up := newScripted(t, answers(okAnswer, okAnswer))
 	h := testH1(nil, 50*time.Millisecond)

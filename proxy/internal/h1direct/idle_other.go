@@ -1,6 +1,6 @@
 //go:build !unix
 
-package proxy
+package h1direct
 
 import "net"
 
@@ -10,6 +10,6 @@ const canCheckIdle = false
 
 type idleCheck struct{}
 
-func newIdleCheck(net.Conn, *lazyRead) *idleCheck { return &idleCheck{} }
+func newIdleCheck(net.Conn) *idleCheck { return &idleCheck{} }
 
 func (*idleCheck) idleClean() bool { return false }

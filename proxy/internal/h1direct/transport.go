@@ -1,10 +1,9 @@
-package proxy
+package h1direct
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,21 +14,18 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"minica/internal/httptoken"
 )
 
-// h1Transport sends the common request, one without a body to a plain
-// HTTP/1.1 upstream, on the handler's goroutine: it writes the request with
-// net/http's Request.Write (the direct way with writeHead, which writes the
-// same head unsorted) and reads the answer with http.ReadResponse on a
-// kept-alive connection of its own pool. net/http's Transport hands each
-// request to two goroutines of its connection (one writes, one reads) and
-// back; on a keep-alive request those hand-offs cost about a fifth of the
-// proxy's CPU (see docs/performance.md, "Proxy"). Everything else (a request
-// body, a protocol upgrade, an https upstream and so HTTP/2) goes to the
-// Transport next, and so does every request where the platform cannot
-// check an idle connection (see idleClean).
+// Transport sends the common request, one without a body to a plain
+// HTTP/1.1 upstream, on the caller's goroutine: it writes the request with
+// net/http's Request.Write (Forward with writeHead, which writes the same
+// head unsorted) and reads the answer with http.ReadResponse on a
+// kept-alive connection of its own pool, where net/http's Transport hands
+// each request to two goroutines of its connection (one writes, one reads)
+// and back. Everything else (a request body, a protocol upgrade, an https
+// upstream and so HTTP/2) goes to the Transport next, and so does every
+// request where the platform cannot check an idle connection (see
+// idleClean).
 //
 // It keeps the Transport's guards: the response header is limited to
 // the Transport's MaxResponseHeaderBytes, at most max1xx informational responses, the
@@ -37,9 +33,9 @@ import (
 // reused only after its whole answer and only if no byte came that nobody
 // asked for, and a request is sent again only when it is replayable and a
 // reused connection failed before any byte of an answer.
-type h1Transport struct {
+type Transport struct {
 	next                  http.RoundTripper
-	target                *url.URL // the upstream, for the direct way (see forward); nil: none
+	target                *url.URL // the upstream, for Forward; nil: none
 	dial                  func(ctx context.Context, addr string) (net.Conn, error)
 	responseHeaderTimeout time.Duration
 	idleTimeout           time.Duration
@@ -64,13 +60,13 @@ const (
 // h1Conn is one connection to the upstream.
 type h1Conn struct {
 	addr   string
-	c      net.Conn // a lazyConn: the response header timeout is set twice a request
+	c      net.Conn
 	lr     limitedReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	idle   *idleCheck
 	idleAt time.Time
-	cut    func() // ends its reads and writes at once; made once, for its cancelHooks
+	cut    func() // ends its reads and writes at once; made once, for each request's AfterFunc
 }
 
 // limitedReader reads from r while n > 0, so that a response header cannot
@@ -96,9 +92,10 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// newH1Transport returns the short way to the upstream in front of tr,
-// with tr's dialer, timeouts and pool sizes.
-func newH1Transport(tr *http.Transport) *h1Transport {
+// NewTransport returns the short way in front of tr, with tr's dialer,
+// timeouts and pool sizes; target is the upstream of Forward (nil: none,
+// only RoundTrip).
+func NewTransport(tr *http.Transport, target *url.URL) *Transport {
 	maxHeader := tr.MaxResponseHeaderBytes
 	if maxHeader <= 0 {
 		maxHeader = defaultMaxResponseHeader
@@ -107,9 +104,10 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 	if idle <= 0 {
 		idle = 90 * time.Second // no connection stays idle for ever
 	}
-	return &h1Transport{
+	return &Transport{
 		maxHeader: maxHeader,
 		next:      tr,
+		target:    target,
 		dial: func(ctx context.Context, addr string) (net.Conn, error) {
 			return tr.DialContext(ctx, "tcp", addr)
 		},
@@ -123,7 +121,7 @@ func newH1Transport(tr *http.Transport) *h1Transport {
 
 // fast reports whether r can go the short way: no body, no upgrade, a
 // plain http upstream, a platform that can check idle connections.
-func (t *h1Transport) fast(r *http.Request) bool {
+func (t *Transport) fast(r *http.Request) bool {
 	if !canCheckIdle || r.URL.Scheme != "http" || r.Body != nil && r.Body != http.NoBody || r.ContentLength != 0 {
 		return false
 	}
@@ -134,7 +132,7 @@ func (t *h1Transport) fast(r *http.Request) bool {
 }
 
 // RoundTrip implements http.RoundTripper.
-func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !t.fast(r) {
 		return t.next.RoundTrip(r)
 	}
@@ -145,7 +143,7 @@ func (t *h1Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil && trace.Got1xxResponse != nil {
 		info = got1xxFunc(trace.Got1xxResponse)
 	}
-	return t.roundTrip(r, info, writeRequest, nil)
+	return t.roundTrip(r, info, writeRequest)
 }
 
 // informer gets the informational (1xx) answers to a request.
@@ -163,9 +161,8 @@ func writeRequest(w *bufio.Writer, r *http.Request) error { return r.Write(w) }
 
 // roundTrip sends r, which fast accepts and whose header is checked, the
 // short way, writing its head with write; info (if not nil) gets each
-// informational answer. uw is the watch of r's client connection when r
-// came over it by HTTP/1, else nil (see cancelHook).
-func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (*http.Response, error) {
+// informational answer.
+func (t *Transport) roundTrip(r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (*http.Response, error) {
 	ctx := r.Context()
 	addr := hostPort(r.URL.Host)
 	for attempt := 0; ; attempt++ {
@@ -173,7 +170,7 @@ func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufi
 		if err != nil {
 			return nil, err
 		}
-		resp, err, early := t.send(ctx, pc, r, info, write, uw)
+		resp, err, early := t.send(ctx, pc, r, info, write)
 		if err == nil {
 			return resp, nil
 		}
@@ -192,14 +189,16 @@ func (t *h1Transport) roundTrip(r *http.Request, info informer, write func(*bufi
 
 // send writes r on pc and reads the answer's header; early says that the
 // connection failed before any byte of an answer, not by timing out.
-func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error, uw *upstreamWatch) (resp *http.Response, err error, early bool) {
-	hook, ok := hookCancel(ctx, pc, uw)
-	if !ok {
+func (t *Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, info informer, write func(*bufio.Writer, *http.Request) error) (resp *http.Response, err error, early bool) {
+	if ctx.Err() != nil {
 		return nil, ctx.Err(), false
 	}
+	// The cut ends pc's reads and writes when ctx ends; stop reports
+	// false once it ran or will run: pc must not be used again.
+	stop := context.AfterFunc(ctx, pc.cut)
 	defer func() {
 		if err != nil {
-			hook.release()
+			stop()
 		}
 	}()
 	if t.responseHeaderTimeout > 0 {
@@ -249,37 +248,11 @@ func (t *h1Transport) send(ctx context.Context, pc *h1Conn, r *http.Request, inf
 	}
 	keep := !resp.Close && !r.Close
 	if resp.Body == http.NoBody {
-		t.done(pc, keep && hook.release())
+		t.done(pc, keep && stop())
 		return resp, nil, false
 	}
-	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, hook: hook, keep: keep}
+	resp.Body = &h1Body{rc: resp.Body, pc: pc, t: t, stop: stop, keep: keep}
 	return resp, nil, false
-}
-
-// cancelHook cuts an upstream connection when the context of its request
-// ends: by the client connection's upstreamWatch for an HTTP/1 request
-// of the direct way, else by context.AfterFunc.
-type cancelHook struct {
-	uw   *upstreamWatch
-	stop func() bool
-}
-
-// hookCancel starts the hook that cuts pc when ctx ends; false: ctx has
-// ended.
-func hookCancel(ctx context.Context, pc *h1Conn, uw *upstreamWatch) (cancelHook, bool) {
-	if uw == nil {
-		return cancelHook{stop: context.AfterFunc(ctx, pc.cut)}, true
-	}
-	return cancelHook{uw: uw}, uw.watch(ctx, pc.cut)
-}
-
-// release ends the hook. It returns false when the cut ran or will run:
-// the connection must not be used again.
-func (h cancelHook) release() bool {
-	if h.uw != nil {
-		return h.uw.unwatch()
-	}
-	return h.stop()
 }
 
 // closedEarly reports whether err is the upstream having closed the
@@ -297,8 +270,8 @@ var aLongTimeAgo = time.Unix(1, 0)
 type h1Body struct {
 	rc   io.ReadCloser
 	pc   *h1Conn
-	t    *h1Transport
-	hook cancelHook
+	t    *Transport
+	stop func() bool // of the cut (see send)
 	keep bool
 	once sync.Once
 }
@@ -322,16 +295,16 @@ func (b *h1Body) Close() error {
 // closed otherwise.
 func (b *h1Body) finish(whole bool) {
 	b.once.Do(func() {
-		// release is false when the context ended: the cut has set, or
+		// stop is false when the context ended: the cut has set, or
 		// will set, a deadline that has passed.
-		released := b.hook.release()
-		b.t.done(b.pc, whole && b.keep && released)
+		stopped := b.stop()
+		b.t.done(b.pc, whole && b.keep && stopped)
 	})
 }
 
 // done puts pc back in the pool, or closes it. A connection holding bytes
 // beyond its answer is closed: they would be taken for the next answer.
-func (t *h1Transport) done(pc *h1Conn, keep bool) {
+func (t *Transport) done(pc *h1Conn, keep bool) {
 	if !keep || pc.br.Buffered() > 0 {
 		pc.c.Close()
 		return
@@ -354,7 +327,7 @@ func (t *h1Transport) done(pc *h1Conn, keep bool) {
 
 // get returns the most recently used idle connection that is still clean
 // (see idleClean), or a new one.
-func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
+func (t *Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
 	for {
 		t.mu.Lock()
 		l := t.idle[addr]
@@ -376,9 +349,8 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	lc := newLazyConn(c)
-	pc := &h1Conn{addr: addr, c: lc, lr: limitedReader{r: lc}, idle: newIdleCheck(c, &lc.lr)}
-	pc.cut = func() { lc.SetDeadline(aLongTimeAgo) }
+	pc := &h1Conn{addr: addr, c: c, lr: limitedReader{r: c}, idle: newIdleCheck(c)}
+	pc.cut = func() { c.SetDeadline(aLongTimeAgo) }
 	pc.br = bufio.NewReader(&pc.lr)
 	pc.bw = bufio.NewWriter(c)
 	return pc, false, nil
@@ -386,7 +358,7 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 
 // closeStale closes the connections idle for idleTimeout, and runs again
 // while some are left.
-func (t *h1Transport) closeStale() {
+func (t *Transport) closeStale() {
 	var stale []*h1Conn
 	t.mu.Lock()
 	for addr, l := range t.idle {
@@ -414,7 +386,7 @@ func (t *h1Transport) closeStale() {
 
 // CloseIdleConnections closes the idle connections of t and of the
 // Transport behind it.
-func (t *h1Transport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
 	t.idle, t.nIdle = map[string][]*h1Conn{}, 0
@@ -439,60 +411,6 @@ func replayable(r *http.Request) bool {
 	_, a := r.Header["Idempotency-Key"]
 	_, b := r.Header["X-Idempotency-Key"]
 	return a || b
-}
-
-// checkOutHeaders makes the checks of net/http's Transport on the
-// outbound header: field names are tokens, values hold no control
-// character but HTAB.
-func checkOutHeaders(h http.Header) error {
-	for k, vs := range h {
-		if !httptoken.Valid(k) {
-			return fmt.Errorf("net/http: invalid header field name %q", k)
-		}
-		for _, v := range vs {
-			if !validFieldValue(v) {
-				return fmt.Errorf("net/http: invalid header field value for %q", k)
-			}
-		}
-	}
-	return nil
-}
-
-// validFieldValue reports whether v is an RFC 9110 field value: no
-// control character but HTAB, no DEL. It looks at sixteen bytes at a time
-// and at single bytes only in words that hold a control byte, an HTAB
-// or a DEL: the values it checks most are the ~1.2 KB escaped certificate
-// of the default header profile, on every request.
-func validFieldValue(v string) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	for len(v) >= 16 {
-		_ = v[15]
-		x := uint64(v[0]) | uint64(v[1])<<8 | uint64(v[2])<<16 | uint64(v[3])<<24 |
-			uint64(v[4])<<32 | uint64(v[5])<<40 | uint64(v[6])<<48 | uint64(v[7])<<56
-		y := uint64(v[8]) | uint64(v[9])<<8 | uint64(v[10])<<16 | uint64(v[11])<<24 |
-			uint64(v[12])<<32 | uint64(v[13])<<40 | uint64(v[14])<<48 | uint64(v[15])<<56
-		dx, dy := x^0x7f*ones, y^0x7f*ones
-		// A byte below 0x20 (its high bit clear), or one equal to 0x7f.
-		if ((x-0x20*ones)&^x|(dx-ones)&^dx|(y-0x20*ones)&^y|(dy-ones)&^dy)&highs != 0 &&
-			!validFieldBytes(v[:16]) {
-			return false
-		}
-		v = v[16:]
-	}
-	return validFieldBytes(v)
-}
-
-// validFieldBytes is validFieldValue one byte at a time.
-func validFieldBytes(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // hostPort is host with port 80 when it names none.

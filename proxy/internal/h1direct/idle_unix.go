@@ -1,11 +1,9 @@
 //go:build unix
 
-package proxy
+package h1direct
 
 import (
-	"errors"
 	"net"
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -19,22 +17,21 @@ const canCheckIdle = true
 // closure of its own.
 type idleCheck struct {
 	rc    syscall.RawConn // nil: the connection cannot be checked
-	lazy  *lazyRead       // the connection's reads, whose deadline may still be in force
 	clean bool
 	b     [1]byte
 	peek  func(fd uintptr) bool
 }
 
-// newIdleCheck makes the check of c, the socket under lazy.
-func newIdleCheck(c net.Conn, lazy *lazyRead) *idleCheck {
-	ic := &idleCheck{lazy: lazy}
+// newIdleCheck makes the check of c.
+func newIdleCheck(c net.Conn) *idleCheck {
+	ic := &idleCheck{}
 	if sc, ok := c.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			ic.rc = rc
 		}
 	}
 	ic.peek = func(fd uintptr) bool {
-		n, err := peek(int(fd), ic.b[:])
+		n, _, err := unix.Recvfrom(int(fd), ic.b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		// Nothing to read (EAGAIN) is the clean case; 0 bytes is EOF.
 		ic.clean = n <= 0 && (err == unix.EAGAIN || err == unix.EWOULDBLOCK)
 		return true
@@ -53,11 +50,5 @@ func (ic *idleCheck) idleClean() bool {
 	}
 	ic.clean = false
 	err := ic.rc.Read(ic.peek)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// The response header timeout of an earlier answer, left in
-		// force by lazy and passed since: not the connection's fault.
-		ic.lazy.settle()
-		err = ic.rc.Read(ic.peek)
-	}
 	return err == nil && ic.clean
 }

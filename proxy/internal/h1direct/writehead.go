@@ -1,4 +1,4 @@
-package proxy
+package h1direct
 
 import (
 	"bufio"

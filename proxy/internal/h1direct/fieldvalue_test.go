@@ -1,11 +1,11 @@
-package proxy
+package h1direct
 
 import (
 	"strings"
 	"testing"
 )
 
-// TestValidFieldValue checks the word-at-a-time validFieldValue against
+// TestValidFieldValue checks the word-at-a-time ValidFieldValue against
 // the byte-at-a-time rule, for every byte value at every position of a
 // word and in the tail.
 func TestValidFieldValue(t *testing.T) {
@@ -16,8 +16,8 @@ func TestValidFieldValue(t *testing.T) {
 				b[pos] = byte(c)
 				v := string(b)
 				want := !(c < ' ' && c != '\t' || c == 0x7f)
-				if got := validFieldValue(v); got != want {
-					t.Fatalf("validFieldValue(%q) = %v; want %v", v, got, want)
+				if got := ValidFieldValue(v); got != want {
+					t.Fatalf("ValidFieldValue(%q) = %v; want %v", v, got, want)
 				}
 			}
 		}
@@ -33,20 +33,20 @@ func TestValidFieldValue(t *testing.T) {
 		{strings.Repeat("\x1f", 8), false},
 		{"\x7e\x7e\x7e\x7e\x7e\x7e\x7e\x7f", false},
 	} {
-		if got := validFieldValue(tt.v); got != tt.want {
-			t.Errorf("validFieldValue(%.20q…) = %v; want %v", tt.v, got, tt.want)
+		if got := ValidFieldValue(tt.v); got != tt.want {
+			t.Errorf("ValidFieldValue(%.20q…) = %v; want %v", tt.v, got, tt.want)
 		}
 	}
 }
 
-// FuzzValidFieldValue compares validFieldValue with the byte-at-a-time
+// FuzzValidFieldValue compares ValidFieldValue with the byte-at-a-time
 // rule.
 func FuzzValidFieldValue(f *testing.F) {
 	f.Add("abc\tdef")
 	f.Add("0123456789abcdef\x7f")
 	f.Fuzz(func(t *testing.T, v string) {
-		if got, want := validFieldValue(v), validFieldBytes(v); got != want {
-			t.Fatalf("validFieldValue(%q) = %v; want %v", v, got, want)
+		if got, want := ValidFieldValue(v), validFieldBytes(v); got != want {
+			t.Fatalf("ValidFieldValue(%q) = %v; want %v", v, got, want)
 		}
 	})
 }
@@ -54,7 +54,7 @@ func FuzzValidFieldValue(f *testing.F) {
 func BenchmarkValidFieldValue(b *testing.B) {
 	v := strings.Repeat("MIIB%2FzCCAaWgAwIBAgIQ", 55) // about the escaped certificate
 	for b.Loop() {
-		if !validFieldValue(v) {
+		if !ValidFieldValue(v) {
 			b.Fatal("invalid")
 		}
 	}

@@ -1,4 +1,4 @@
-package proxy
+package h1direct
 
 import (
 	"context"
@@ -15,39 +15,39 @@ import (
 	"strings"
 	"sync"
 
-	"minica/identity"
 	"minica/internal/httptoken"
 )
 
-// The direct way: a request that the short way upstream takes (see
-// h1Transport) is forwarded by forward, on the handler's goroutine, with
-// the header semantics of httputil.ReverseProxy and of rewrite, without
-// ReverseProxy's per-request clone, trace and canonicalizing deletes
-// (about a tenth of a keep-alive request's CPU, see docs/performance.md,
-// "Proxy"). Every other request goes through ReverseProxy as before.
-// TestDirectAsReverseProxy forwards the same requests both ways and
-// compares what the upstream and the client get.
+// Rewriter is what the direct way asks of the proxy for the header of one
+// outbound request, where httputil.ReverseProxy calls its Rewrite.
+type Rewriter interface {
+	// Reserved reports whether the client's header field name (in
+	// canonical form) is one the proxy sets itself or strips: it is not
+	// forwarded.
+	Reserved(name string) bool
+	// SetHeaders sets the proxy's own fields of the request in to out,
+	// taking the values' room from values (which it may grow), and
+	// returns values; the fields are already checked as the outbound
+	// check of net/http's Transport would check them.
+	SetHeaders(out http.Header, in *http.Request, values []string) []string
+}
 
-// directFor returns the short-way transport of rp when r can be forwarded
-// directly, or nil: no body, no Upgrade, no trailers, a plain http upstream
-// on a platform that checks idle connections, and a query that
-// ReverseProxy would forward unchanged.
-func directFor(rp *httputil.ReverseProxy, r *http.Request) *h1Transport {
-	t, ok := rp.Transport.(*h1Transport)
-	if !ok || t.target == nil || t.target.Scheme != "http" || !canCheckIdle {
-		return nil
+// Takes reports whether r, a request a ReverseProxy with t for its
+// Transport got, can be forwarded directly: no body, no Upgrade, no
+// trailers, a plain http upstream on a platform that checks idle
+// connections, and a query that ReverseProxy would forward unchanged.
+func (t *Transport) Takes(r *http.Request) bool {
+	if t.target == nil || t.target.Scheme != "http" || !canCheckIdle {
+		return false
 	}
 	if r.ContentLength != 0 || r.Body != nil && r.Body != http.NoBody ||
 		len(r.Trailer) > 0 || len(r.TransferEncoding) > 0 {
-		return nil
+		return false
 	}
 	if _, ok := r.Header["Upgrade"]; ok {
-		return nil
+		return false
 	}
-	if !queryKept(r.URL.RawQuery) {
-		return nil
-	}
-	return t
+	return queryKept(r.URL.RawQuery)
 }
 
 // queryReencoded is set when GODEBUG asks ReverseProxy to re-encode every
@@ -109,42 +109,41 @@ func connectionListed(vs []string) []string {
 }
 
 // outHeader is the request header the upstream gets: r's, but its
-// hop-by-hop, X-Forwarded-* and reserved headers, with minica's own set
-// (see rewrite). The headers that come from the client are checked as
-// net/http's Transport checks them; the identity headers were checked
-// once for the connection (see checkRendered). The header, and the
-// values minica sets, are o's, kept from its last request.
-func (p *Proxy) outHeader(o *outBuf, r *http.Request, headers []identity.Header) (http.Header, error) {
+// hop-by-hop, X-Forwarded-* and reserved headers, with the proxy's own
+// set by rw. The fields that come from the client are checked as
+// net/http's Transport checks them. The header, and the values the proxy
+// sets, are o's, kept from its last request.
+func outHeader(o *outBuf, r *http.Request, rw Rewriter) (http.Header, error) {
 	listed := connectionListed(r.Header["Connection"])
 	out := o.header
 	if out == nil {
-		out = make(http.Header, len(r.Header)+len(headers)+4)
+		out = make(http.Header, len(r.Header)+8)
 		o.header = out
 	}
 	for k, vs := range r.Header {
-		if hopHeaders[k] || forwarded[k] || p.reserved.Holds(k) || contains(listed, k) {
+		if hopHeaders[k] || forwarded[k] || rw.Reserved(k) || contains(listed, k) {
 			continue
 		}
 		if !httptoken.Valid(k) {
 			return nil, fmt.Errorf("net/http: invalid header field name %q", k)
 		}
 		for _, v := range vs {
-			if !validFieldValue(v) {
+			if !ValidFieldValue(v) {
 				return nil, fmt.Errorf("net/http: invalid header field value for %q", k)
 			}
 		}
 		out[k] = vs
 	}
-	if !validFieldValue(r.Host) {
+	if !ValidFieldValue(r.Host) {
 		return nil, errors.New(`net/http: invalid header field value for "X-Forwarded-Host"`)
 	}
-	if !validFieldValue(r.RemoteAddr) {
+	if !ValidFieldValue(r.RemoteAddr) {
 		return nil, errors.New(`net/http: invalid header field value for "X-Forwarded-For"`)
 	}
-	if headerValuesContainsToken(r.Header["Te"], "trailers") && !p.reserved.Holds("Te") {
+	if headerValuesContainsToken(r.Header["Te"], "trailers") && !rw.Reserved("Te") {
 		out["Te"] = []string{"trailers"}
 	}
-	o.values = p.setOwnHeaders(out, r, headers, o.values[:0])
+	o.values = rw.SetHeaders(out, r, o.values[:0])
 	if _, ok := out["User-Agent"]; !ok {
 		out["User-Agent"] = []string{""} // as ReverseProxy: no Go default
 	}
@@ -158,26 +157,6 @@ func contains(names []string, k string) bool {
 		}
 	}
 	return false
-}
-
-// checkRendered checks the identity headers of ci once for each rendering
-// (they are rendered once per connection, and again when its days left
-// change): the outbound check of net/http's Transport, on values minica
-// made itself.
-func checkRendered(ci *conn, headers []identity.Header) error {
-	if len(headers) == 0 || ci.checked.Load() == &headers[0] {
-		return nil
-	}
-	for _, h := range headers {
-		if !httptoken.Valid(h.Name) {
-			return fmt.Errorf("net/http: invalid header field name %q", h.Name)
-		}
-		if !validFieldValue(h.Value) {
-			return fmt.Errorf("net/http: invalid header field value for %q", h.Name)
-		}
-	}
-	ci.checked.Store(&headers[0])
-	return nil
 }
 
 // headerValuesContainsToken reports whether any of vs, a comma-separated
@@ -214,13 +193,14 @@ func lowerByte(c byte) byte {
 }
 
 // outBuf holds an outbound request of the direct way, its URL and its
-// header, reused through outBufs (see forward): a request allocates none
+// header, reused through outBufs (see Forward): a request allocates none
 // of them.
 type outBuf struct {
 	req    http.Request
 	u      url.URL
 	header http.Header // emptied between requests, its room kept
-	values []string    // the backing array of the values minica sets
+	values []string    // the backing array of the values the proxy sets
+	w      writer1xx   // passes the request's 1xx answers on
 }
 
 var outBufs = sync.Pool{New: func() any { return new(outBuf) }}
@@ -244,7 +224,7 @@ func (o *outBuf) reset() {
 // fillOutRequest makes in o the request the upstream target gets for r,
 // as ReverseProxy's clone and rewrite make it: the URL joined to
 // target's, r's Host, no body, the header of outHeader.
-func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, headers []identity.Header) (*http.Request, error) {
+func fillOutRequest(o *outBuf, r *http.Request, target *url.URL, rw Rewriter) (*http.Request, error) {
 	out := &o.req
 	*out = *r // the context too
 	o.u = *r.URL
@@ -260,7 +240,7 @@ func (p *Proxy) fillOutRequest(o *outBuf, r *http.Request, target *url.URL, head
 	out.Host = r.Host
 	out.Body, out.Close = nil, false
 	var err error
-	out.Header, err = p.outHeader(o, r, headers)
+	out.Header, err = outHeader(o, r, rw)
 	return out, err
 }
 
@@ -292,36 +272,31 @@ func singleJoiningSlash(a, b string) string {
 	return a + b
 }
 
-// forward sends r to the upstream of t and copies the answer to w, as
-// rp.ServeHTTP does: 1xx answers passed on, the answer's hop-by-hop
-// headers removed, trailers announced and copied, the body flushed at
-// each write when it has no length or is an event stream, an upstream
-// error answered by rp's ErrorHandler, and a body cut midway aborting
-// the client's response (http.ErrAbortHandler).
+// Forward sends r, which t Takes, to t's upstream and copies the answer
+// to w, as rp.ServeHTTP does with rw for its Rewrite and t for its
+// Transport: 1xx answers passed on, the answer's hop-by-hop headers
+// removed, trailers announced and copied, the body flushed at each write
+// when it has no length or is an event stream, an upstream error
+// answered by rp's ErrorHandler (rp must have one), and a body cut
+// midway aborting the client's response (http.ErrAbortHandler).
 //
 // The outbound request, with its header, is taken from outBufs and put
-// back when forward returns: nothing keeps it (the answer's Request field
+// back when Forward returns: nothing keeps it (the answer's Request field
 // goes with the answer, its body does not point to it, and ErrorHandler
 // keeps neither).
-func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w *recorder, r *http.Request, x *exchange) {
+func (t *Transport) Forward(rp *httputil.ReverseProxy, w http.ResponseWriter, r *http.Request, rw Rewriter) {
 	o := outBufs.Get().(*outBuf)
 	defer func() {
 		o.reset()
 		outBufs.Put(o)
 	}()
-	out, err := p.fillOutRequest(o, r, t.target, x.headers)
-	if err == nil {
-		err = checkRendered(x.ci, x.headers)
-	}
+	out, err := fillOutRequest(o, r, t.target, rw)
 	if err != nil {
 		rp.ErrorHandler(w, out, err)
 		return
 	}
-	var uw *upstreamWatch
-	if cc, ok := x.ci.raw.(*clientConn); ok && r.ProtoMajor == 1 {
-		uw = &cc.up
-	}
-	res, err := t.roundTrip(out, w, writeHead, uw)
+	o.w.ResponseWriter = w
+	res, err := t.roundTrip(out, &o.w, writeHead)
 	if err != nil {
 		rp.ErrorHandler(w, out, err)
 		return
@@ -367,9 +342,11 @@ func (p *Proxy) forward(rp *httputil.ReverseProxy, t *h1Transport, w *recorder, 
 	}
 }
 
-// got1xx passes an informational answer on to the client, as
-// ReverseProxy does.
-func (w *recorder) got1xx(code int, h textproto.MIMEHeader) error {
+// writer1xx passes the informational answers to a request on to its
+// client, as ReverseProxy does.
+type writer1xx struct{ http.ResponseWriter }
+
+func (w *writer1xx) got1xx(code int, h textproto.MIMEHeader) error {
 	dst := w.Header()
 	copyHeader(dst, http.Header(h))
 	w.WriteHeader(code)
@@ -398,7 +375,7 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// copyBody copies res's body to w in a buffer of bufferPool's pool,
+// copyBody copies res's body to w in a buffer of buffers,
 // flushing after each write (and once before the first) when ReverseProxy
 // would flush at once: an event stream, or a body of unknown length.
 func copyBody(rp *httputil.ReverseProxy, w http.ResponseWriter, res *http.Response) error {
@@ -408,7 +385,7 @@ func copyBody(rp *httputil.ReverseProxy, w http.ResponseWriter, res *http.Respon
 		rc = http.NewResponseController(w)
 		rc.Flush()
 	}
-	bp := buffers.Get().(*[]byte) // rp's pool, without boxing the slice back
+	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
 	for {
@@ -446,6 +423,9 @@ func eventStream(ct string) bool {
 	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "text/event-stream"
 }
+
+// buffers holds the buffers copyBody copies answers' bodies in.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func logf(rp *httputil.ReverseProxy, format string, args ...any) {
 	if rp.ErrorLog != nil {
