@@ -19,6 +19,11 @@ import (
 // fully qualified domain name, so it has two labels.
 const noNames = "none.invalid"
 
+// ErrTypeNotPermitted is matched by the error of a name whose type the CA's
+// name constraints exclude entirely: a CA with any permitted subtree
+// permits only the name types that have one.
+var ErrTypeNotPermitted = errors.New("the CA's name constraints permit no name of this type")
+
 // Constraints are the name constraints of a CA certificate (RFC 5280
 // 4.2.1.10): permitted and excluded DNS domains, email domains or
 // addresses, URI host domains and IP ranges. With any permitted subtree
@@ -294,7 +299,7 @@ type nameConstraint struct {
 // subtrees or is within an excluded one.
 func (nc nameConstraint) check(shown, name string) error {
 	if len(nc.excluded) == 1 && nc.excluded[0] == noNames && len(nc.permitted) == 1 && nc.permitted[0] == noNames {
-		return fmt.Errorf("%s %q is outside the CA's name constraints, which permit no %s (a CA created with --permit-* permits only the name types it names)", nc.kind, shown, nc.plural)
+		return mark(fmt.Errorf("%s %q is outside the CA's name constraints, which permit no %s", nc.kind, shown, nc.plural), ErrTypeNotPermitted)
 	}
 	if len(nc.permitted) > 0 && !anyMatch(nc.permitted, name, nc.match) {
 		return fmt.Errorf("%s %q is outside the CA's permitted %s (%s)", nc.kind, shown, nc.what, strings.Join(nc.permitted, ", "))
@@ -313,7 +318,7 @@ func checkIP(ca *x509.Certificate, ip net.IP) error {
 	for _, r := range ca.ExcludedIPRanges {
 		if r.Contains(ip) {
 			if ones, _ := r.Mask.Size(); ones == 0 {
-				return fmt.Errorf("IP address %s is outside the CA's name constraints, which permit no IP addresses (a CA created with --permit-* permits only the name types it names)", ip)
+				return mark(fmt.Errorf("IP address %s is outside the CA's name constraints, which permit no IP addresses", ip), ErrTypeNotPermitted)
 			}
 			return fmt.Errorf("IP address %s is within the CA's excluded IP range %s", ip, r)
 		}

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"net"
 	"net/url"
 	"strings"
@@ -267,6 +268,9 @@ func TestIssueRefusesNamesOutsideConstraints(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Issue() error = %v; want containing %q", err, tt.wantErr)
+			}
+			if whole := strings.Contains(tt.wantErr, "which permit no"); errors.Is(err, ErrTypeNotPermitted) != whole {
+				t.Errorf("errors.Is(%v, ErrTypeNotPermitted) = %v; want %v", err, !whole, whole)
 			}
 			if after := countRecords(t, c); after != before {
 				t.Errorf("%d records after a refused request; want %d", after, before)

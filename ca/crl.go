@@ -124,7 +124,7 @@ func (c *CA) crashed(file string) error {
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA
 // certificate. It gives an error matching ErrNoCRL when none exists, and
 // the revoke package's sentinels for a corrupt or foreign one. Its dates are
-// not checked; see revoke.CRL.CheckTime.
+// not checked; see revoke.Freshness.
 func (c *CA) LoadCRL() (*revoke.CRL, error) {
 	crl, _, err := c.loadCRL()
 	return crl, err

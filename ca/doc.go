@@ -58,6 +58,15 @@
 // only, and Check removes what older versions or a crash left half-written.
 // [Init] writes ca.crt last and removes what it wrote when it fails.
 //
+// # The CA key
+//
+// The CA key is a PEM file (ca.key), encrypted or not, or a key in a
+// PKCS#11 token that ca.key-uri names. [CA.KeySource] tells which, for the
+// words a caller shows; [CA.OpenSigner] opens the key wherever it is, and
+// asks its [SecretFunc] for the password or the PIN only when the key needs
+// one. Callers never choose how a key is opened: they only know where a
+// person keeps the secret.
+//
 // # Renewal
 //
 // [CA.Renew] issues a certificate's successor: the same name, profile,
@@ -94,5 +103,7 @@
 // renewed from the certificate, in the same append to the log; Check
 // completes a line that a crash cut short. CRL numbers come from the signing time in
 // milliseconds, kept strictly increasing, so that they keep growing after
-// an older copy of the directory is restored.
+// an older copy of the directory is restored. [CA.CRLStatus] sums up, for
+// a monitor, the published CRL's freshness, the revocations it lacks and,
+// on an intermediate, the root CRL it keeps.
 package ca

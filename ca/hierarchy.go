@@ -73,11 +73,15 @@ const (
 var ErrRootCA = errors.New("a root CA signs only intermediate CAs and its own CRLs")
 
 // ErrNotRoot is returned by SignIntermediate on a CA that is not a root.
-var ErrNotRoot = errors.New("only a root CA (init --root) signs intermediate CAs")
+var ErrNotRoot = errors.New("only a root CA signs intermediate CAs")
 
 // ErrPending is returned by Open for an intermediate CA whose certificate
 // has not been imported yet.
 var ErrPending = errors.New("the intermediate CA waits for its certificate")
+
+// ErrNoPending is returned, with ErrNoCA, by OpenPending and
+// ImportIntermediate for a directory without a pending intermediate.
+var ErrNoPending = errors.New("no pending intermediate")
 
 // ErrNoRootCRL is returned by LoadRootCRL when an intermediate holds no
 // CRL of its root.
@@ -290,11 +294,9 @@ type Pending struct {
 	Constraints Constraints
 	// Dir is the CA directory.
 	Dir string
-	// KeyEncrypted tells whether the pending key needs a password.
-	KeyEncrypted bool
-	// KeyURI is set when the key is in a PKCS#11 token (ca.key-uri): the
-	// import then needs the token's PIN.
-	KeyURI *KeyURI
+	// Key tells where the pending key is kept: a key in a token or an
+	// encrypted file needs its PIN or password for the import.
+	Key KeySource
 }
 
 // pendingJSON is intermediate.json.
@@ -402,9 +404,12 @@ func writePending(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (*Pe
 	if err := d.CreateExclusive(pendingCSRFile, csrPEM, 0o644); err != nil {
 		return nil, true, err
 	}
-	p := &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: o.Password != nil}
-	if tok != nil {
-		p.KeyURI = tok.uri
+	p := &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: KeySource{Kind: KeyInFile}}
+	switch {
+	case tok != nil:
+		p.Key = KeySource{Kind: KeyInToken, URI: tok.uri}
+	case o.Password != nil:
+		p.Key.Kind = KeyInEncryptedFile
 	}
 	return p, true, nil
 }
@@ -432,7 +437,7 @@ func readPending(d *Dir) (*Pending, error) {
 	}
 	csrPEM, err := d.ReadFile(pendingCSRFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %q: no pending intermediate (%s); create one with 'minica init --intermediate --cn NAME --csr-out FILE'", ErrNoCA, d.Path(), pendingCSRFile)
+		return nil, fmt.Errorf("%w in %q: %w (%s)", ErrNoCA, d.Path(), ErrNoPending, pendingCSRFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", d.Join(pendingCSRFile), err)
@@ -466,15 +471,13 @@ func readPending(d *Dir) (*Pending, error) {
 		return nil, err
 	}
 	if u != nil {
-		return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyURI: u}, nil
+		return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: KeySource{Kind: KeyInToken, URI: u}}, nil
 	}
 	keyPEM, err := d.ReadFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading CA key %q: %w", d.Join(keyFile), err)
 	}
-	block, _ = pem.Decode(keyPEM)
-	encrypted := block != nil && block.Type == "ENCRYPTED PRIVATE KEY"
-	return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), KeyEncrypted: encrypted}, nil
+	return &Pending{CSR: csr, CSRPEM: csrPEM, Constraints: k, Dir: d.Path(), Key: fileKeySource(keyPEM)}, nil
 }
 
 // RemovePending removes a pending intermediate CA that InitPending made in
@@ -516,10 +519,10 @@ type ImportOptions struct {
 	Root *x509.Certificate
 	// RootCRL is the root's current CRL, PEM or DER.
 	RootCRL []byte
-	// Password decrypts the intermediate's key, nil when it is not
-	// encrypted. The key signs the intermediate's first CRL.
-	Password []byte
-	Now      func() time.Time
+	// Secret gives the password or PIN of the intermediate's key (see
+	// OpenSigner), which signs the intermediate's first CRL; nil is none.
+	Secret SecretFunc
+	Now    func() time.Time
 	// LockTimeout bounds the wait for the directory's lock.
 	LockTimeout time.Duration
 }
@@ -589,7 +592,7 @@ func ImportIntermediate(dir string, o ImportOptions) (*CA, error) {
 	if err := c.loadKeyURI(); err != nil {
 		return nil, err
 	}
-	signer, err := c.LoadSigner(o.Password)
+	signer, err := c.OpenSigner(o.Secret)
 	if err != nil {
 		return nil, err
 	}
@@ -726,14 +729,16 @@ func (c *CA) LoadRootCRL() (*revoke.CRL, error) {
 var ErrOlderCRL = errors.New("the CRL is older than the one held")
 
 // ImportRootCRL replaces the root CRL of an intermediate's directory with
-// data (PEM or DER), after checking that the root signed it and that its
-// number is not lower than the held CRL's; the same CRL again changes
-// nothing. The caller must hold the lock.
+// data (PEM or DER, read by revoke.ParseCRLFile), after checking that the
+// root signed it and that revoke.MayReplace, the one rule for a CRL after
+// another, lets it replace the CRL held: a lower number is ErrOlderCRL, the
+// same number changes nothing and returns the CRL held. The caller must
+// hold the lock.
 func (c *CA) ImportRootCRL(data []byte) (*revoke.CRL, error) {
 	if !c.IsIntermediate() {
 		return nil, fmt.Errorf("%q is not an intermediate CA: only an intermediate keeps its root's CRL", c.dir.Path())
 	}
-	crl, err := revoke.ParseCRL(data, c.Root())
+	crl, err := parseCRLFile(data, c.Root())
 	if err != nil {
 		return nil, fmt.Errorf("the CRL is not one of the root %q: %w", c.Root().Subject, err)
 	}
@@ -741,8 +746,18 @@ func (c *CA) ImportRootCRL(data []byte) (*revoke.CRL, error) {
 	if err != nil && !errors.Is(err, ErrNoRootCRL) {
 		return nil, err
 	}
-	if held != nil && crl.Number().Cmp(held.Number()) < 0 {
+	var prev revoke.IssuedCRL
+	if held != nil {
+		prev = revoke.IssuedCRL{CRL: held, Issuer: c.Root()}
+	}
+	replace, err := revoke.MayReplace(revoke.IssuedCRL{CRL: crl, Issuer: c.Root()}, prev, c.Now())
+	switch {
+	case errors.Is(err, revoke.ErrLowerNumber):
 		return nil, fmt.Errorf("%w: number %s, but %s is held (of %s)", ErrOlderCRL, crl.Number(), held.Number(), held.ThisUpdate().UTC().Format(time.RFC3339))
+	case err != nil:
+		return nil, fmt.Errorf("importing the root CRL: %w", err)
+	case !replace:
+		return held, nil
 	}
 	// A CRL that lists this intermediate is imported all the same: the
 	// root says it is revoked, and verify must say so too.

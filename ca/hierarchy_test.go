@@ -190,7 +190,7 @@ func TestSignIntermediateRefuses(t *testing.T) {
 		req     IntermediateRequest
 		wantErr string
 	}{
-		{name: "not a root", ca: plain, req: IntermediateRequest{Name: "i", CSR: p.CSR}, wantErr: "only a root CA (init --root) signs intermediate CAs"},
+		{name: "not a root", ca: plain, req: IntermediateRequest{Name: "i", CSR: p.CSR}, wantErr: "only a root CA signs intermediate CAs"},
 		{name: "outlives the root", ca: root, req: IntermediateRequest{Name: "i", CSR: p.CSR, Validity: 5 * 365 * 24 * time.Hour},
 			wantErr: "certificate would outlive the CA: validity 1825d would end on 2035-01-01T02:59:05Z, after the CA certificate expires on 2033-01-01T03:04:05Z"},
 		{name: "bad name", ca: root, req: IntermediateRequest{Name: "../x", CSR: p.CSR}, wantErr: "name"},
@@ -224,7 +224,7 @@ func TestPendingRefusesUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !publicKeysEqual(got.CSR.PublicKey, p.CSR.PublicKey) || strings.Join(got.Constraints.PermittedDNS, ",") != "example.com" || got.KeyEncrypted {
+	if !publicKeysEqual(got.CSR.PublicKey, p.CSR.PublicKey) || strings.Join(got.Constraints.PermittedDNS, ",") != "example.com" || got.Key.Kind != KeyInFile {
 		t.Errorf("OpenPending = %+v; want the CSR and constraints written", got)
 	}
 	if _, err := InitPending(p.Dir, InitOptions{CommonName: "again"}); !errors.Is(err, ErrUnfinished) {
@@ -342,11 +342,16 @@ func TestImportIntermediateWrongPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.KeyEncrypted {
-		t.Error("KeyEncrypted = false for a key with a password")
+	if p.Key.Kind != KeyInEncryptedFile {
+		t.Errorf("Key.Kind = %v for a key with a password; want KeyInEncryptedFile", p.Key.Kind)
+	}
+	if got, err := OpenPending(p.Dir); err != nil {
+		t.Fatal(err)
+	} else if got.Key.Kind != KeyInEncryptedFile {
+		t.Errorf("OpenPending: Key.Kind = %v; want KeyInEncryptedFile", got.Key.Kind)
 	}
 	is := signInt(t, root, "int1", p, Constraints{})
-	o := ImportOptions{Certs: []*x509.Certificate{is.Cert, root.Cert}, RootCRL: rootCRL(t, root), Now: fixedClock(hierNow), Password: []byte("wrong")}
+	o := ImportOptions{Certs: []*x509.Certificate{is.Cert, root.Cert}, RootCRL: rootCRL(t, root), Now: fixedClock(hierNow), Secret: FixedSecret([]byte("wrong"))}
 	before := treeSum(t, p.Dir)
 	if _, err := ImportIntermediate(p.Dir, o); !errors.Is(err, formats.ErrWrongPassword) {
 		t.Fatalf("error = %v; want ErrWrongPassword", err)
@@ -354,7 +359,7 @@ func TestImportIntermediateWrongPassword(t *testing.T) {
 	if treeSum(t, p.Dir) != before {
 		t.Error("a wrong password changed the directory")
 	}
-	o.Password = []byte("right")
+	o.Secret = FixedSecret([]byte("right"))
 	c, err := ImportIntermediate(p.Dir, o)
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +427,8 @@ func TestImportRootCRL(t *testing.T) {
 	}
 	root.Now = fixedClock(hierNow.Add(time.Hour))
 	newer := rootCRL(t, root)
+	// Brought to the intermediate once the root signed it.
+	inter.Now = fixedClock(hierNow.Add(time.Hour))
 	if _, err := inter.ImportRootCRL(rootCRL(t, other)); err == nil || !strings.Contains(err.Error(), `the CRL is not one of the root "CN=Test Root"`) {
 		t.Errorf("foreign CRL: error = %v", err)
 	}
@@ -442,6 +449,20 @@ func TestImportRootCRL(t *testing.T) {
 	}
 	if _, err := root.ImportRootCRL(newer); err == nil {
 		t.Error("ImportRootCRL on a root: no error")
+	}
+	// revoke.MayReplace refuses a CRL signed by a clock ahead of the
+	// intermediate's, and an expired one over the current one, whatever
+	// their numbers; root-crl.der stays.
+	root.Now = fixedClock(hierNow.Add(3 * time.Hour))
+	if _, err := inter.ImportRootCRL(rootCRL(t, root)); !errors.Is(err, revoke.ErrNotYetValid) {
+		t.Errorf("CRL from the future: error = %v; want ErrNotYetValid", err)
+	}
+	root.Now = fixedClock(hierNow.Add(-2 * DefaultRootCRLLifetime))
+	if _, err := inter.ImportRootCRL(rootCRL(t, root)); !errors.Is(err, revoke.ErrExpired) {
+		t.Errorf("expired CRL: error = %v; want ErrExpired", err)
+	}
+	if der, _ := inter.dir.ReadFile(RootCRLDERFile); !bytes.Equal(der, newer) {
+		t.Error("a refused CRL replaced root-crl.der")
 	}
 }
 
@@ -542,5 +563,17 @@ func TestOpenRefusesForeignRoot(t *testing.T) {
 	}
 	if _, err := Open(inter.dir.Path()); err == nil || !strings.Contains(err.Error(), "the second certificate did not sign the CA certificate") {
 		t.Errorf("Open() with another root in chain.pem: error = %v", err)
+	}
+}
+
+// A directory without a pending intermediate is no CA, and says why.
+func TestOpenPendingNone(t *testing.T) {
+	c, _ := newTestCA(t, InitOptions{})
+	if err := os.Remove(c.Path(certFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenPending(c.Path("."))
+	if !errors.Is(err, ErrNoCA) || !errors.Is(err, ErrNoPending) || !strings.Contains(err.Error(), "no pending intermediate (intermediate.csr)") {
+		t.Fatalf("OpenPending() error = %v; want ErrNoCA and ErrNoPending", err)
 	}
 }

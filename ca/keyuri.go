@@ -15,9 +15,9 @@ import (
 const keyURIFile = "ca.key-uri"
 
 // ErrPINInURI is returned by ParseKeyURI for a URI that carries a PIN
-// (pin-value) or names a PIN file (pin-source): the PIN comes from
-// --pin-file, MINICA_PIN or a prompt, so that it is neither in argv nor in
-// the CA directory.
+// (pin-value) or names a PIN file (pin-source): the PIN comes from the
+// caller's SecretFunc, so that it is neither in argv nor in the CA
+// directory.
 var ErrPINInURI = errors.New("a PKCS#11 key URI must not carry a PIN")
 
 // KeyURI is the RFC 7512 URI of a private key in a PKCS#11 token, as minica
@@ -102,7 +102,7 @@ func (u *KeyURI) set(name, value string) error {
 			return fmt.Errorf("invalid key URI: type %s: the CA key is a private key (type=private)", printable(value))
 		}
 	case "pin-value", "pin-source":
-		return fmt.Errorf("%w (%s): pass the PIN with --pin-file FILE or the MINICA_PIN environment variable, or type it at the prompt", ErrPINInURI, name)
+		return fmt.Errorf("%w (%s)", ErrPINInURI, name)
 	default:
 		return fmt.Errorf("invalid key URI: unsupported attribute %q: minica knows module-path, token, serial, slot-id, object, id and type", name)
 	}

@@ -10,10 +10,7 @@ import (
 	"io/fs"
 	filestore "minica/ca/store/file"
 	"os"
-	"runtime"
 	"time"
-
-	"minica/formats"
 )
 
 const (
@@ -47,7 +44,7 @@ type CA struct {
 	// Now is the clock; tests inject a fixed time.
 	Now func() time.Time
 	// keyURI is the CA key's URI when the key is in a PKCS#11 token, and
-	// tokens the signers LoadSigner made of it (their sessions closed by
+	// tokens the signers OpenSigner made of it (their sessions closed by
 	// Close: a signer stays usable until then).
 	keyURI *KeyURI
 	tokens []*tokenSigner
@@ -71,7 +68,7 @@ type CA struct {
 
 // Open opens the CA in directory dir and checks its certificate, chain and
 // settings; its database is the store the settings name (see OpenWith).
-// The key is loaded separately, by LoadSigner.
+// The key is opened separately, by OpenSigner.
 func Open(dir string) (*CA, error) { return OpenWith(dir, OpenOptions{}) }
 
 // openDir is Open without connecting to the store of the settings.
@@ -96,7 +93,7 @@ func (c *CA) load() error {
 	data, err := c.dir.ReadFile(certFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, perr := c.dir.Stat(pendingCSRFile); perr == nil {
-			return fmt.Errorf("%w in %q: import it with 'minica init --intermediate --import CERT --root-crl FILE'", ErrPending, c.dir.Path())
+			return fmt.Errorf("%w in %q", ErrPending, c.dir.Path())
 		}
 		return fmt.Errorf("%w in %q (no %s)", ErrNoCA, c.dir.Path(), certFile)
 	}
@@ -166,10 +163,10 @@ func (c *CA) Close() error {
 	}
 	c.tokens = nil
 	c.releaseServing()
-	if c.db != nil {
-		c.db.Close()
-		c.db = nil
-	}
+	// c.db stays set: a goroutine that outlived its use of c (serve's
+	// watcher) may still read the field, and an engine's Close may run
+	// twice.
+	c.db.Close()
 	return c.dir.Close()
 }
 
@@ -182,71 +179,6 @@ func (c *CA) Path(name string) string { return c.dir.Join(name) }
 
 // CertFile returns the path of the CA certificate file.
 func (c *CA) CertFile() string { return c.dir.Join(certFile) }
-
-// KeyEncrypted reports whether the CA key is password-protected, so that
-// callers ask for a password only when one is needed. A key in a PKCS#11
-// token (see KeyURI) is not: its PIN is asked for instead.
-func (c *CA) KeyEncrypted() (bool, error) {
-	if c.keyURI != nil {
-		return false, nil
-	}
-	data, err := c.readKeyFile()
-	if err != nil {
-		return false, err
-	}
-	block, _ := pem.Decode(data)
-	return block != nil && block.Type == "ENCRYPTED PRIVATE KEY", nil
-}
-
-func (c *CA) readKeyFile() ([]byte, error) {
-	info, err := c.dir.Stat(keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading CA key %q: %w", c.dir.Join(keyFile), err)
-	}
-	// Windows has no Unix modes (Go reports 0666 or 0444 there): the
-	// directory's ACL protects the key, so the check is Unix-only.
-	if perm := info.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("CA key %q has mode %04o: group and others must have no access (chmod 600 it)", c.dir.Join(keyFile), perm)
-	}
-	data, err := c.dir.ReadFile(keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading CA key %q: %w", c.dir.Join(keyFile), err)
-	}
-	return data, nil
-}
-
-// LoadSigner loads the CA key, decrypting it with password when it is
-// encrypted, and checks that it matches the CA certificate. A wrong password
-// gives an error matching formats.ErrWrongPassword; an encrypted key and no
-// password, formats.ErrPasswordRequired. The key file must not be readable by
-// group or others. For a key in a PKCS#11 token (KeyURI is set), password
-// is the token's PIN, and the errors are those of tokenkey.go (ErrWrongPIN,
-// ErrKeyNotFound, ...); the session stays open until Close.
-//
-// This is the one place where a signing command gets the CA key: issuing,
-// signing CSRs and intermediates, revoking, CRLs and serve's OCSP and CRL
-// re-signing all take the crypto.Signer it returns, whether the key is in
-// a file or a token.
-func (c *CA) LoadSigner(password []byte) (crypto.Signer, error) {
-	if c.keyURI != nil {
-		return c.loadTokenSigner(password)
-	}
-	data, err := c.readKeyFile()
-	if err != nil {
-		return nil, err
-	}
-	key, err := formats.ParsePrivateKeyPEM(data, password)
-	if errors.Is(err, formats.ErrWrongPassword) || errors.Is(err, formats.ErrPasswordRequired) {
-		return nil, fmt.Errorf("CA key %q: %w", c.dir.Join(keyFile), err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("corrupt CA key %q: %w", c.dir.Join(keyFile), err)
-	}
-	if !publicKeysEqual(key.Public(), c.Cert.PublicKey) {
-		return nil, fmt.Errorf("CA key %q does not match the CA certificate %q", c.dir.Join(keyFile), c.dir.Join(certFile))
-	}
-	return key, nil
-}
 
 func publicKeysEqual(a, b crypto.PublicKey) bool {
 	eq, ok := a.(interface{ Equal(crypto.PublicKey) bool })

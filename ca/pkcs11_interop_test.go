@@ -159,12 +159,12 @@ func TestTokenKeyAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p, err := openToken(c.KeyURI(), []byte(softhsm.PIN))
+	p, err := openToken(c.keyURI, []byte(softhsm.PIN))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.close()
-	key, err := findOne(p, c.KeyURI())
+	key, err := findOne(p, c.keyURI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +276,11 @@ func TestTokenErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		p, err := openToken(c.KeyURI(), pin)
+		p, err := openToken(c.keyURI, pin)
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, err := findOne(p, c.KeyURI())
+		key, err := findOne(p, c.keyURI)
 		if err == nil {
 			err = key.destroy()
 		}
@@ -315,7 +315,7 @@ func TestTokenExistingKey(t *testing.T) {
 		t.Fatalf("Init with ExistingKey: %v", err)
 	}
 	defer second.Close()
-	if got, want := second.KeyURI().String(), first.KeyURI().String(); got != want {
+	if got, want := second.keyURI.String(), first.keyURI.String(); got != want {
 		t.Fatalf("stored URI %q; want %q", got, want)
 	}
 	if !publicKeysEqual(first.Cert.PublicKey, second.Cert.PublicKey) {

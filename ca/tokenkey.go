@@ -16,7 +16,7 @@ import (
 var (
 	// ErrPKCS11Unsupported is returned for a key URI by a minica built
 	// without cgo, which cannot load a PKCS#11 module.
-	ErrPKCS11Unsupported = errors.New("PKCS#11 keys need a minica built with cgo (CGO_ENABLED=1 go build ./cmd/minica); this binary was built without cgo")
+	ErrPKCS11Unsupported = errors.New("PKCS#11 keys need a minica built with cgo; this binary was built without cgo")
 	// ErrModuleNotFound: the key URI's module-path names no file.
 	ErrModuleNotFound = errors.New("no such file")
 	// ErrTokenNotFound: the module has no token the key URI names.
@@ -216,10 +216,6 @@ func (t *tokenInit) abort() error {
 	}
 	return nil
 }
-
-// KeyURI returns the URI of the CA key when it is kept in a PKCS#11 token,
-// else nil.
-func (c *CA) KeyURI() *KeyURI { return c.keyURI }
 
 // loadKeyURI reads ca.key-uri when there is one.
 func (c *CA) loadKeyURI() error {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// SignerStatus is implemented by the signer LoadSigner returns for a CA
+// SignerStatus is implemented by the signer OpenSigner returns for a CA
 // key in a PKCS#11 token, whose session a running process can lose: a
 // network HSM fails over, a token is pulled and put back, the module's
 // sessions are closed. Such a signer opens the token again and finds the

@@ -1,7 +1,14 @@
-// Package crlsource brings the bytes of a CRL from a URL, for the proxy and
-// `minica crl fetch`. It judges nothing: whether the bytes are a CRL, who
-// signed it, and whether it may replace the one held is decided by the
-// caller (revoke.ParseCRL and the proxy's reload checks).
+// Package crlsource brings the bytes of a CRL from files or a URL, for the
+// proxy and `minica crl fetch`, bounded. It judges nothing: whether the
+// bytes are a CRL, who signed it, and whether it may replace the one held
+// is decided by its user (revoke.ParseCRLFile and revoke.MayReplace).
+//
+// # Sources
+//
+// A [Source] gives the bytes of a CRL file as they are now: [Files] reads
+// files again at every call, a [Follower] gives the CRL of a URL it took
+// last. A Follower is a [Followed] source: its user runs Follow with a
+// [Sink], which judges each new CRL as it arrives and hears of every fetch.
 //
 // # Fetching
 //
@@ -26,9 +33,9 @@
 // Preference-Applied means the server held the request until a new CRL or
 // the end of the wait, so the next request goes out at once; without it (a
 // plain HTTP server) the next one waits Refresh. A new CRL is handed to
-// Follower.Accept; once taken, it is written to the cache file atomically.
+// Sink.Changed; once taken, it is written to the cache file atomically.
 // A failed fetch is retried with exponential backoff and jitter, from one
 // second up to five (MaxBackoff, at most Refresh), and reported to
-// Follower.Failed: after a long outage the next retry is never more than
+// Sink.FetchFailed: after a long outage the next retry is never more than
 // five seconds away.
 package crlsource

@@ -28,8 +28,8 @@ const (
 
 // More reasons, of the Follower.
 const (
-	// ReasonRefused is a CRL that Accept did not take, when its error
-	// carries no reason of its own (a *FetchError).
+	// ReasonRefused is a CRL that Sink.Changed refused, when its error
+	// names no reason (a *Refusal).
 	ReasonRefused = "refused"
 	// ReasonCache is a cache file that could not be written or read.
 	ReasonCache = "cache"
@@ -44,8 +44,8 @@ const minGap = 100 * time.Millisecond
 var ErrNoCRL = errors.New("no CRL from the URL nor from the cache")
 
 // Follower keeps the CRL of one URL current (see the package doc). Set its
-// fields, call Start once, then Run; Current is safe to call from any
-// goroutine meanwhile.
+// fields, call Start once, then Follow; Current is safe to call from any
+// goroutine meanwhile. It is a Followed Source.
 type Follower struct {
 	HTTP *HTTP
 	// Refresh is the polling interval of a server that does not long-poll,
@@ -64,16 +64,7 @@ type Follower struct {
 	// MaxBackoff is the longest retry delay; it is never more than Refresh.
 	MaxBackoff time.Duration
 
-	// Accept judges a new CRL that Run fetched, with Current already
-	// returning it; a non-nil error keeps the previous one (a *FetchError
-	// gives the reason). Required by Run.
-	Accept func(data []byte) error
-	// Failed, when set, is told of every failure with its reason.
-	Failed func(reason string, err error)
-	// Fetched, when set, is told of every fetch that brought the current
-	// CRL or confirmed it (304).
-	Fetched func(at time.Time)
-	// Now is the clock of Fetched; nil means time.Now.
+	// Now is the clock of Sink.Fetched; nil means time.Now.
 	Now func() time.Time
 
 	mu      sync.Mutex
@@ -82,6 +73,9 @@ type Follower struct {
 	fromNet bool   // current came from the URL and is not in the cache yet
 	// fromCache is a Start that fell back on the cache.
 	fromCache bool
+	// started is the time of Start's good fetch, zero for none, told to
+	// the sink of Follow.
+	started time.Time
 }
 
 func (f *Follower) refresh() time.Duration {
@@ -105,7 +99,7 @@ func (f *Follower) now() time.Time {
 	return f.Now()
 }
 
-// Current returns the CRL taken last: what proxy.Config.LoadCRL wants.
+// Current returns the CRL taken last.
 func (f *Follower) Current() ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -117,8 +111,13 @@ func (f *Follower) Current() ([]byte, error) {
 
 // Start gets the first CRL: from the URL (StartAttempts tries, a
 // conditional GET against the cache file when there is one), else from the
-// cache file. The caller judges it (through Current) before Run.
-func (f *Follower) Start(ctx context.Context) error {
+// cache file. The caller judges it (through Current) before Follow. Each
+// failure is told to failed, when it is set, with its reason: there is no
+// Sink yet.
+func (f *Follower) Start(ctx context.Context, failed func(reason string, err error)) error {
+	if failed == nil {
+		failed = func(string, error) {}
+	}
 	var cached []byte
 	if f.Cache != "" {
 		data, err := regfile.ReadFile(f.Cache) // a FIFO would hang the start
@@ -127,7 +126,7 @@ func (f *Follower) Start(ctx context.Context) error {
 			cached = data
 			f.held = Held{Data: data}
 		case !errors.Is(err, os.ErrNotExist):
-			f.failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", f.Cache, err))
+			failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", f.Cache, err))
 		}
 	}
 	attempts := f.StartAttempts
@@ -142,20 +141,20 @@ func (f *Follower) Start(ctx context.Context) error {
 		resp, err := f.HTTP.Fetch(ctx, f.held, 0)
 		if err != nil {
 			last = err
-			f.failed(reasonOf(err), err)
+			failed(reasonOf(err), err)
 			continue
 		}
 		if resp.NotModified && cached != nil {
 			f.current = cached
 		} else if resp.NotModified {
 			last = &FetchError{Reason: ReasonStatus, URL: f.HTTP.URL, Err: errors.New("server answered 304 to an unconditional request")}
-			f.failed(ReasonStatus, last)
+			failed(ReasonStatus, last)
 			continue
 		} else {
 			f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
 			f.current, f.fromNet = resp.Data, true
 		}
-		f.fetched()
+		f.started = f.now()
 		return nil
 	}
 	if cached != nil {
@@ -175,12 +174,16 @@ func (f *Follower) FromCache() bool {
 	return f.fromCache
 }
 
-// Run follows the URL until ctx is done: long polls when the server
+// Follow follows the URL until ctx is done: long polls when the server
 // applies them, else polls every Refresh; retries failures with backoff.
-// The CRL of Start, if it came from the URL, is written to the cache first.
-func (f *Follower) Run(ctx context.Context) {
+// It tells sink of the fetch of Start first; the CRL of Start, if it came
+// from the URL, is written to the cache then.
+func (f *Follower) Follow(ctx context.Context, sink Sink) {
+	if !f.started.IsZero() {
+		sink.Fetched(f.started)
+	}
 	if f.fromNet {
-		f.save()
+		f.save(sink)
 	}
 	failures := 0
 	for ctx.Err() == nil {
@@ -193,13 +196,13 @@ func (f *Follower) Run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			f.failed(reasonOf(err), err)
+			sink.FetchFailed(reasonOf(err), err)
 			failures++
 			sleep(ctx, f.backoff(failures))
 			continue
 		}
 		failures = 0
-		f.take(resp)
+		f.take(resp, sink)
 		if resp.WaitApplied {
 			sleep(ctx, minGap-time.Since(start))
 		} else {
@@ -209,8 +212,8 @@ func (f *Follower) Run(ctx context.Context) {
 }
 
 // take handles a successful response: a 304 or the same bytes confirm the
-// CRL; new bytes go to Accept and, once taken, to the cache.
-func (f *Follower) take(resp *Response) {
+// CRL; new bytes go to sink.Changed and, once taken, to the cache.
+func (f *Follower) take(resp *Response, sink Sink) {
 	f.mu.Lock()
 	if resp.NotModified || f.held.Data != nil && Tag(resp.Data) == Tag(f.held.Data) {
 		if resp.ETag != "" {
@@ -220,34 +223,34 @@ func (f *Follower) take(resp *Response) {
 			f.held.LastModified = resp.LastModified
 		}
 		f.mu.Unlock()
-		f.fetched()
+		sink.Fetched(f.now())
 		return
 	}
 	prev := f.current
 	f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
 	f.current = resp.Data
 	f.mu.Unlock()
-	if err := f.Accept(resp.Data); err != nil {
+	if err := sink.Changed(); err != nil {
 		f.mu.Lock()
 		f.current = prev
 		f.mu.Unlock()
 		reason := ReasonRefused
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			reason = fe.Reason
+		var r *Refusal
+		if errors.As(err, &r) {
+			reason = r.Reason
 		}
-		f.failed(reason, err)
+		sink.FetchFailed(reason, &FetchError{Reason: reason, URL: f.HTTP.URL, Err: err})
 		return
 	}
-	f.fetched()
+	sink.Fetched(f.now())
 	f.mu.Lock()
 	f.fromNet = true
 	f.mu.Unlock()
-	f.save()
+	f.save(sink)
 }
 
 // save writes the current CRL to the cache file, if there is one.
-func (f *Follower) save() {
+func (f *Follower) save(sink Sink) {
 	f.mu.Lock()
 	data := f.current
 	f.fromNet = false
@@ -256,19 +259,7 @@ func (f *Follower) save() {
 		return
 	}
 	if err := atomicfile.WriteFile(f.Cache, data, 0o644); err != nil {
-		f.failed(ReasonCache, fmt.Errorf("writing CRL cache %q: %w", f.Cache, err))
-	}
-}
-
-func (f *Follower) failed(reason string, err error) {
-	if f.Failed != nil {
-		f.Failed(reason, err)
-	}
-}
-
-func (f *Follower) fetched() {
-	if f.Fetched != nil {
-		f.Fetched(f.now())
+		sink.FetchFailed(ReasonCache, fmt.Errorf("writing CRL cache %q: %w", f.Cache, err))
 	}
 }
 

@@ -68,31 +68,38 @@ func (s *crlServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-// taker records what a Follower hands to Accept, refusing what refuse says.
+// taker is the Sink of a Follower: it records the CRLs it is told of,
+// refusing what refuse says, and the reasons of the failures (of Start
+// too, as its failed).
 type taker struct {
 	mu      sync.Mutex
+	src     Source
 	got     chan []byte
 	refuse  func([]byte) error
 	reasons []string
 }
 
-func newFollower(url string, tk *taker) *Follower {
-	return &Follower{
-		HTTP: &HTTP{URL: url}, MinBackoff: 10 * time.Millisecond,
-		Accept: func(data []byte) error {
-			var err error
-			if tk.refuse != nil {
-				err = tk.refuse(data)
-			}
-			tk.got <- data
-			return err
-		},
-		Failed: func(reason string, err error) {
-			tk.mu.Lock()
-			tk.reasons = append(tk.reasons, reason)
-			tk.mu.Unlock()
-		},
+func (tk *taker) Changed() error {
+	data, err := tk.src.Current()
+	if err == nil && tk.refuse != nil {
+		err = tk.refuse(data)
 	}
+	tk.got <- data
+	return err
+}
+
+func (tk *taker) Fetched(time.Time) {}
+
+func (tk *taker) FetchFailed(reason string, err error) {
+	tk.mu.Lock()
+	tk.reasons = append(tk.reasons, reason)
+	tk.mu.Unlock()
+}
+
+func newFollower(url string, tk *taker) *Follower {
+	f := &Follower{HTTP: &HTTP{URL: url}, MinBackoff: 10 * time.Millisecond}
+	tk.src = f
+	return f
 }
 
 func next(t *testing.T, tk *taker) []byte {
@@ -101,15 +108,15 @@ func next(t *testing.T, tk *taker) []byte {
 	case d := <-tk.got:
 		return d
 	case <-time.After(10 * time.Second):
-		t.Fatal("no CRL handed to Accept within 10s")
+		t.Fatal("no CRL handed to Changed within 10s")
 		return nil
 	}
 }
 
-func run(t *testing.T, f *Follower) {
+func run(t *testing.T, f *Follower, tk *taker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { f.Run(ctx); close(done) }()
+	go func() { f.Follow(ctx, tk); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
@@ -120,15 +127,15 @@ func TestFollowerLongPoll(t *testing.T) {
 	tk := &taker{got: make(chan []byte, 4)}
 	f := newFollower(srv.URL, tk)
 	f.Refresh, f.Wait = time.Hour, 30*time.Second
-	if err := f.Start(context.Background()); err != nil {
+	if err := f.Start(context.Background(), tk.FetchFailed); err != nil {
 		t.Fatal(err)
 	}
-	run(t, f)
+	run(t, f, tk)
 	for _, v := range []string{"two", "three"} {
 		time.Sleep(50 * time.Millisecond) // let the long poll reach the server
 		s.set([]byte(v))
 		if got := next(t, tk); string(got) != v {
-			t.Fatalf("Accept got %q; want %q", got, v)
+			t.Fatalf("Changed got %q; want %q", got, v)
 		}
 		if cur, _ := f.Current(); string(cur) != v {
 			t.Fatalf("Current() = %q; want %q", cur, v)
@@ -142,36 +149,36 @@ func TestFollowerPolls(t *testing.T) {
 	tk := &taker{got: make(chan []byte, 4)}
 	f := newFollower(srv.URL, tk)
 	f.Refresh = 20 * time.Millisecond
-	if err := f.Start(context.Background()); err != nil {
+	if err := f.Start(context.Background(), tk.FetchFailed); err != nil {
 		t.Fatal(err)
 	}
-	run(t, f)
+	run(t, f, tk)
 	s.set([]byte("two"))
 	if got := next(t, tk); string(got) != "two" {
-		t.Fatalf("Accept got %q; want two", got)
+		t.Fatalf("Changed got %q; want two", got)
 	}
 }
 
-// A CRL that Accept refuses leaves Current at the previous one, and is
+// A CRL that Changed refuses leaves Current at the previous one, and is
 // reported with the reason of its error.
 func TestFollowerRefusedKeepsPrevious(t *testing.T) {
 	s, srv := newCRLServer(t, []byte("good"), true)
 	tk := &taker{got: make(chan []byte, 4), refuse: func(d []byte) error {
 		if string(d) == "replay" {
-			return &FetchError{Reason: "older-number", Err: errors.New("lower")}
+			return &Refusal{Reason: "older-number", Err: errors.New("lower")}
 		}
 		return nil
 	}}
 	f := newFollower(srv.URL, tk)
 	f.Refresh = time.Hour
-	if err := f.Start(context.Background()); err != nil {
+	if err := f.Start(context.Background(), tk.FetchFailed); err != nil {
 		t.Fatal(err)
 	}
-	run(t, f)
+	run(t, f, tk)
 	time.Sleep(50 * time.Millisecond)
 	s.set([]byte("replay"))
 	next(t, tk)
-	// Failed is told after Accept returns.
+	// FetchFailed is told after Changed returns.
 	var reasons []string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		tk.mu.Lock()
@@ -208,9 +215,9 @@ func TestFollowerRetries(t *testing.T) {
 	f := newFollower(srv.URL, tk)
 	f.Refresh, f.StartAttempts = time.Hour, 1
 	f.current, f.held = []byte("one"), Held{Data: []byte("one")}
-	run(t, f)
+	run(t, f, tk)
 	if got := next(t, tk); string(got) != "two" {
-		t.Fatalf("Accept got %q; want two", got)
+		t.Fatalf("Changed got %q; want two", got)
 	}
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
@@ -264,12 +271,12 @@ func TestFollowerCache(t *testing.T) {
 	tk := &taker{got: make(chan []byte, 4)}
 	f := newFollower(srv.URL, tk)
 	f.Cache, f.Refresh = cache, time.Hour
-	if err := f.Start(context.Background()); err != nil || f.FromCache() {
+	if err := f.Start(context.Background(), tk.FetchFailed); err != nil || f.FromCache() {
 		t.Fatalf("Start() = %v, from cache %v; want the URL's CRL", err, f.FromCache())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { f.Run(ctx); close(done) }()
+	go func() { f.Follow(ctx, tk); close(done) }()
 	time.Sleep(50 * time.Millisecond)
 	s.set([]byte("two"))
 	next(t, tk)
@@ -287,7 +294,7 @@ func TestFollowerCache(t *testing.T) {
 	ln.Close()
 	g := newFollower(down, tk)
 	g.Cache, g.StartAttempts = cache, 2
-	if err := g.Start(context.Background()); err != nil || !g.FromCache() {
+	if err := g.Start(context.Background(), tk.FetchFailed); err != nil || !g.FromCache() {
 		t.Fatalf("Start() with the URL down = %v, from cache %v; want the cache", err, g.FromCache())
 	}
 	if cur, _ := g.Current(); !bytes.Equal(cur, []byte("two")) {
@@ -296,7 +303,7 @@ func TestFollowerCache(t *testing.T) {
 	// Without a cache, nothing to start from.
 	h := newFollower(down, tk)
 	h.StartAttempts = 1
-	if err := h.Start(context.Background()); !errors.Is(err, ErrNoCRL) {
+	if err := h.Start(context.Background(), tk.FetchFailed); !errors.Is(err, ErrNoCRL) {
 		t.Fatalf("Start() without cache = %v; want ErrNoCRL", err)
 	}
 }

@@ -23,7 +23,7 @@ func TestFollowerCacheFIFO(t *testing.T) {
 	f := newFollower(srv.URL, tk)
 	f.Cache = cache
 	done := make(chan error, 1)
-	go func() { done <- f.Start(context.Background()) }()
+	go func() { done <- f.Start(context.Background(), tk.FetchFailed) }()
 	select {
 	case err := <-done:
 		if cur, _ := f.Current(); err != nil || string(cur) != "one" {

@@ -74,6 +74,6 @@ func escapeDNValue(s string) string {
 // inspect's RFC 4514 form and the proxy's OpenSSL-compatible headers, name
 // attributes by it.
 func OpenSSLName(oid string) (string, bool) {
-	n, ok := opensslNames[oid]
+	n, ok := opensslNames()[oid]
 	return n, ok
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"minica/identity"
 )
 
 // The formats of Config.LogFormat.
@@ -42,7 +44,7 @@ const (
 
 // logRequest writes the access log line of r, answered as rec records,
 // in the Config.LogFormat.
-func (p *Proxy) logRequest(r *http.Request, id *Identity, rec *recorder, reason string, start time.Time) {
+func (p *Proxy) logRequest(r *http.Request, id *identity.Identity, rec *recorder, reason string, start time.Time) {
 	if !p.log.json {
 		p.log.request(r, id, rec.status, reason, time.Since(start))
 		return

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"minica/identity"
+	"minica/proxy/policy"
 )
 
 // printableASCII reports whether b is a line of printable ASCII only.
@@ -91,8 +94,8 @@ func TestParseLogFormat(t *testing.T) {
 		t.Fatal("New loaded the CA despite a bad LogFormat")
 		return nil, nil
 	}
-	cfg := Config{LogFormat: "xml", Upstream: "http://127.0.0.1:1", LoadCA: never, ParseCRL: parseTestCRL,
-		LoadCRL: func() ([]byte, error) { return nil, nil }, LoadCert: func() (tls.Certificate, error) { return tls.Certificate{}, nil }}
+	cfg := Config{LogFormat: "xml", Upstream: "http://127.0.0.1:1", LoadCA: never,
+		CRL: crlFunc(func() ([]byte, error) { return nil, nil }), LoadCert: func() (tls.Certificate, error) { return tls.Certificate{}, nil }}
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), `log format "xml"`) {
 		t.Errorf("New(LogFormat xml) error = %v; want the log format named", err)
 	}
@@ -131,7 +134,7 @@ func TestJSONAccessLog(t *testing.T) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
-	id, err := NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +178,7 @@ func TestJSONAccessLog(t *testing.T) {
 	if len(requests) != 2 {
 		t.Fatalf("%d request lines; want 2:\n%s", len(requests), e.log.String())
 	}
-	bobID, _ := NewIdentity(bob, nil)
+	bobID, _ := identity.New(bob, nil)
 	want := []map[string]any{{
 		"event": "request", "remote": requests[0]["remote"], "route": "upstream", "cn": "Zoë \"q\"\nx",
 		"serial": id.SerialHex, "fingerprint": id.SHA256, "days_left": json.Number("0"), "decision": "allowed", "reason": "",
@@ -221,8 +224,8 @@ func (nullWriter) Write(p []byte) (int, error) { return len(p), nil }
 func TestJSONRequestLineAllocations(t *testing.T) {
 	p := &Proxy{log: &logger{w: nullWriter{}, json: true}}
 	r := httptest.NewRequest("GET", "/caf%C3%A9?q=1", nil)
-	id := &Identity{CN: "Zoë \"q\"", SerialHex: "0A1B", SHA256: "ab", DaysLeft: 3}
-	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	id := &identity.Identity{CN: "Zoë \"q\"", SerialHex: "0A1B", SHA256: "ab", DaysLeft: 3}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &policy.Route{Name: "wiki"}}
 	start := time.Now()
 	if n := testing.AllocsPerRun(100, func() { p.logRequest(r, id, rec, "", start) }); n != 0 {
 		t.Errorf("a JSON request line: %v allocations; want 0", n)
@@ -233,9 +236,9 @@ func TestJSONRequestLineAllocations(t *testing.T) {
 func BenchmarkRequestLine(b *testing.B) {
 	r := httptest.NewRequest("GET", "/wiki/page?q=1", nil)
 	r.RemoteAddr = "127.0.0.1:50000"
-	id := &Identity{CN: "alice", SerialHex: "D38974F57799AF6AF2E4AE9D0050F629",
+	id := &identity.Identity{CN: "alice", SerialHex: "D38974F57799AF6AF2E4AE9D0050F629",
 		SHA256: "d3e6163ce9d82d2d32e27b6acb3daf8d40fc64dd908f3b5166fa59a28380c31e", DaysLeft: 30}
-	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &Route{Name: "wiki"}}
+	rec := &recorder{status: 200, bytes: 19, forwarded: true, route: &policy.Route{Name: "wiki"}}
 	for _, json := range []bool{false, true} {
 		b.Run(map[bool]string{false: "text", true: "json"}[json], func(b *testing.B) {
 			p := &Proxy{log: &logger{w: nullWriter{}, json: json}}

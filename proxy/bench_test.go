@@ -13,44 +13,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"minica/identity"
+	"minica/proxy/internal/h1direct"
 )
-
-func BenchmarkNewIdentity(b *testing.B) {
-	id := goldenIdentity(b)
-	for b.Loop() {
-		if _, err := NewIdentity(id.Cert, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkRender(b *testing.B) {
-	id := goldenIdentity(b)
-	for _, p := range Profiles {
-		h, err := NewHeaders(p, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(p, func(b *testing.B) {
-			for b.Loop() {
-				h.Render(id)
-			}
-		})
-	}
-}
-
-func BenchmarkStrip(b *testing.B) {
-	h, _ := NewHeaders("", nil)
-	set := newReservedSet(h)
-	in := http.Header{
-		"Accept": {"*/*"}, "User-Agent": {"curl/8"}, "Accept-Encoding": {"gzip"},
-		"Cookie": {"a=b"}, "X-Request-Id": {"1234"}, "Authorization": {"Bearer x"},
-	}
-	for b.Loop() {
-		h := in.Clone()
-		set.strip(h)
-	}
-}
 
 // plainProxy is the peer: Go's TLS server verifying client certificates
 // itself and a stock httputil.ReverseProxy, no identity headers.
@@ -178,7 +144,7 @@ func BenchmarkHandler(b *testing.B) {
 func BenchmarkRewrite(b *testing.B) {
 	e := newEnv(b, nil)
 	cert, _ := e.ca.Client(b, "alice")
-	id, err := NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -251,14 +217,14 @@ func cannedUpstream(b *testing.B) string {
 // through ReverseProxy (both the short way).
 func BenchmarkHandlerUpstream(b *testing.B) {
 	addr := cannedUpstream(b)
-	e := newEnv(b, func(c *Config) { c.Upstream = "http://" + addr })
+	e := newEnv(b, func(c *Config) { c.Upstream, c.StandardForwarding = "http://"+addr, false })
 	cert, _ := e.ca.Client(b, "alice")
 	ci := &conn{certs: []*x509.Certificate{cert}}
 	e.p.check(ci, e.p.trust.Load(), nil)
 	if ci.refused != "" {
 		b.Fatal(ci.refused)
 	}
-	h1 := e.p.rp.Transport.(*h1Transport)
+	h1 := e.p.rp.Transport.(*h1direct.Transport)
 	ctx := context.WithValue(context.Background(), connKey{}, ci)
 	for _, tt := range []struct {
 		name string

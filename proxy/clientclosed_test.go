@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -120,5 +122,98 @@ func TestClientClosedBody(t *testing.T) {
 	}
 	if clientClosed(nil) || clientClosed(httptest.NewRequest("GET", "/", nil)) {
 		t.Error("clientClosed() of a request whose client is there = true")
+	}
+}
+
+// A client that goes away while its HTTP/1.1 request waits for the
+// upstream (the direct way) ends the upstream's side at once, however it
+// goes: its TCP connection closed without a TLS close_notify, with one,
+// or a close_notify alone on a connection left open. It is logged as
+// client-closed.
+func TestClientGoneEndsTheUpstreamRequest(t *testing.T) {
+	started, ended := make(chan string, 4), make(chan string, 4)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- r.URL.Path
+		<-r.Context().Done() // the proxy closed its upstream connection
+		ended <- r.URL.Path
+	}))
+	defer up.Close()
+	e := newEnv(t, func(c *Config) { c.Upstream = up.URL })
+	cert, key := e.ca.Client(t, "alice")
+	for _, tt := range []struct {
+		name string
+		gone func(*tls.Conn)
+	}{
+		{"tcp-close", func(c *tls.Conn) { c.NetConn().Close() }},
+		{"close-notify-and-close", func(c *tls.Conn) { c.Close() }},
+		{"close-notify-only", func(c *tls.Conn) { c.CloseWrite() }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := e.dialHTTP1(t, cert, key)
+			io.WriteString(c, "GET /"+tt.name+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+			if got := receive(t, started); got != "/"+tt.name {
+				t.Fatalf("the upstream got %s", got)
+			}
+			tt.gone(c)
+			if got := receive(t, ended); got != "/"+tt.name {
+				t.Fatalf("the upstream's request that ended is %s", got)
+			}
+			e.waitLog("request ", "uri=/"+tt.name+" ", "status=499 reason="+ReasonClientClosed+" ")
+		})
+	}
+}
+
+// receive returns the next value of ch, failing after closeWait.
+func receive(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(closeWait):
+		t.Fatal("nothing came within", closeWait)
+		return ""
+	}
+}
+
+// A request pipelined behind one that waits for the upstream is bytes on
+// the client connection while the first is forwarded: it ends nothing,
+// and both are answered in order.
+func TestPipelinedRequestEndsNothing(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				http.Error(w, "cut", http.StatusInternalServerError)
+				return
+			}
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	defer up.Close()
+	e := newEnv(t, func(c *Config) { c.Upstream = up.URL })
+	cert, key := e.ca.Client(t, "alice")
+	c := e.dialHTTP1(t, cert, key)
+	c.SetDeadline(time.Now().Add(closeWait))
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	time.Sleep(20 * time.Millisecond) // most often, the first waits upstream now
+	io.WriteString(c, "GET /fast HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	time.Sleep(20 * time.Millisecond) // and the proxy has read the second
+	close(release)
+	br := bufio.NewReader(c)
+	for _, want := range []string{"/slow", "/fast"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the answer to %s: %v\n%s", want, err, e.log.String())
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != want {
+			t.Errorf("answer to %s: %d %q", want, resp.StatusCode, body)
+		}
+	}
+	if strings.Contains(e.log.String(), "status=499") {
+		t.Errorf("a request logged as client-closed:\n%s", e.log.String())
 	}
 }

@@ -7,15 +7,12 @@ import (
 	"io"
 	"time"
 
+	"minica/crlsource"
 	"minica/revoke"
 )
 
 // Revocations is a parsed, signature-checked CRL, as revoke.Judge takes it.
 type Revocations = revoke.Revocations
-
-// CRLParser parses and verifies CRL bytes (PEM or DER) against the issuing
-// CA. It must fail when the signature does not verify.
-type CRLParser = revoke.CRLParser
 
 // Defaults of the Config limits, used when a field is zero.
 const (
@@ -35,11 +32,12 @@ const (
 	DefaultExpiringSoon                  = 30 * 24 * time.Hour
 )
 
-// Config is everything a Proxy needs. The loader functions are called by New
-// and by every Reload; they must return fresh data each time (re-reading
-// files), and must be safe to call from any goroutine.
+// Config is everything a Proxy needs. The loader functions and the CRL
+// source are called by New and by every Reload; they must return fresh
+// data each time (re-reading files), and must be safe to call from any
+// goroutine.
 type Config struct {
-	// Upstream is where verified requests go, as ParseUpstream reads it:
+	// Upstream is where verified requests go, as endpoint.ParseUpstream reads it:
 	// "http://host:port[/path]" (or "host:port"), "https://host:port[/path]"
 	// (verified against UpstreamRootCAs), or "unix:/path/to.sock" (plain
 	// HTTP over a unix socket).
@@ -51,13 +49,15 @@ type Config struct {
 	// bundle may hold a hierarchy: a CA of it signed by another is an
 	// intermediate, and a client's path then runs up to the root.
 	LoadCA func() ([]*x509.Certificate, error)
-	// LoadCRL returns the current CRL bytes (PEM or DER) of the CA, or the
-	// PEM CRLs of several CAs of the bundle, at most one per CA. Every CA
-	// on a client's path below the root needs the CRL of the CA above it:
-	// under an intermediate, the CRLs of the intermediate and of the root.
-	LoadCRL func() ([]byte, error)
-	// ParseCRL parses and verifies what LoadCRL returns (revoke.ParseCRL).
-	ParseCRL CRLParser
+	// CRL is where the CRLs come from: files (crlsource.Files) or a URL
+	// followed (a crlsource.Follower). It gives the CRL (PEM or DER) of
+	// the CA, or the PEM CRLs of several CAs of the bundle, at most one
+	// per CA. Every CA on a client's path below the root needs the CRL of
+	// the CA above it: under an intermediate, the CRLs of the intermediate
+	// and of the root. A source that brings new CRLs itself (a
+	// crlsource.Followed) is followed by Serve, and each new CRL reloaded
+	// at once.
+	CRL crlsource.Source
 	// LoadCert returns the proxy's own server certificate and key.
 	LoadCert func() (tls.Certificate, error)
 
@@ -67,22 +67,30 @@ type Config struct {
 	// ReloadInterval, when positive, makes Serve call Reload that often.
 	ReloadInterval time.Duration
 
-	// Profile is the header profile (see Profiles); "" means "minica".
+	// Profile is the header profile (see identity.Profiles); "" means
+	// "minica".
 	Profile string
-	// CustomHeaders are extra "NAME=FIELD" headers (see FieldNames).
+	// CustomHeaders are extra "NAME=FIELD" headers (see
+	// identity.FieldNames).
 	CustomHeaders []string
 
-	// PolicyFile, when set, is the policy file (see ParsePolicy and
+	// PolicyFile, when set, is the policy file (see policy.Parse and
 	// docs/proxy.md, "Routes and policy"): routes by host and path, each
 	// with its upstream and rule, re-read on every Reload. It excludes
 	// Upstream, UpstreamRootCAs and the Allow lists, which are a policy of
-	// one route for every host and path.
+	// one route for every host and path (policy.OneRoute).
 	PolicyFile string
+
+	// StandardForwarding forwards every request with httputil.ReverseProxy
+	// and net/http's Transport. Without it, a request without a body to a
+	// plain http upstream goes the direct way, a faster twin of theirs
+	// with the same semantics (see package proxy/internal/h1direct).
+	StandardForwarding bool
 
 	// AllowCN, AllowEmail, AllowOU and AllowURI, when any is non-empty,
 	// let through only clients matching at least one entry exactly (CN;
-	// email as in Identity.Email or any rfc822Name SAN; any OU; any URI
-	// SAN). Others get 403 "client not allowed".
+	// email as in identity.Identity.Email or any rfc822Name SAN; any OU;
+	// any URI SAN). Others get 403 "client not allowed".
 	AllowCN, AllowEmail, AllowOU, AllowURI []string
 
 	// Limits; a zero value means the matching Default constant.
@@ -117,6 +125,10 @@ type Config struct {
 	LogFormat string
 	// Now is the clock for certificate and CRL validity; nil means time.Now.
 	Now func() time.Time
+
+	// parseCRLFile reads what CRL gives; nil means revoke.ParseCRLFile.
+	// Tests count its calls.
+	parseCRLFile func(data []byte, cas []*x509.Certificate) ([]revoke.IssuedCRL, error)
 }
 
 // checkLimits rejects negative limits, which have no meaning.
@@ -181,5 +193,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.parseCRLFile == nil {
+		c.parseCRLFile = revoke.ParseCRLFile
 	}
 }

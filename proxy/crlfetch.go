@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"time"
 
+	"minica/crlsource"
 	"minica/revoke"
 )
 
@@ -18,9 +20,9 @@ func (e *ReloadError) Error() string { return e.Err.Error() }
 
 func (e *ReloadError) Unwrap() error { return e.Err }
 
-// ReloadFailure returns the failure of part file in err, an error of
+// reloadFailure returns the failure of part file in err, an error of
 // Reload, or nil when that part loaded.
-func ReloadFailure(err error, file string) error {
+func reloadFailure(err error, file string) error {
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
@@ -36,52 +38,60 @@ func ReloadFailure(err error, file string) error {
 	return nil
 }
 
-// Reasons a new CRL is refused, as CRLRefusalReason names them.
-const (
-	ReasonCRLMalformed    = "malformed"          // not a CRL (garbage, truncated, an HTML page)
-	ReasonCRLBadSignature = "bad-signature"      // the signature does not verify
-	ReasonCRLWrongIssuer  = "wrong-issuer"       // another CA's CRL
-	ReasonCRLIncomplete   = "incomplete"         // a delta or partial CRL
-	ReasonCRLOlder        = "older-number"       // a lower number than the one in use: a replay
-	ReasonCRLFuture       = "future-this-update" // thisUpdate in the future
-	ReasonCRLStale        = "expired"            // past its nextUpdate, while the CRL in use is current
-	ReasonCRLRefused      = "refused"            // any other refusal
-)
-
-// CRLRefusalReason names why a CRL was refused, from the error of the CRL
-// part of a Reload (see ReloadFailure), or of revoke.ParseCRLFile and
-// revoke.MayReplace: one of the ReasonCRL constants.
-func CRLRefusalReason(err error) string {
+// crlRefusalReason names why a CRL was refused, from the error of the CRL
+// part of a Reload (see reloadFailure): one of revoke's Refusal constants,
+// by revoke.RefusalReason, the proxy's own wording of a refusal of
+// revoke.MayReplace included.
+func crlRefusalReason(err error) string {
 	switch {
-	case errors.Is(err, ErrCRLOlder), errors.Is(err, revoke.ErrLowerNumber):
-		return ReasonCRLOlder
-	case errors.Is(err, ErrCRLFuture), errors.Is(err, revoke.ErrNotYetValid):
-		return ReasonCRLFuture
-	case errors.Is(err, ErrCRLExpired), errors.Is(err, revoke.ErrExpired):
-		return ReasonCRLStale
-	case errors.Is(err, revoke.ErrMalformed):
-		return ReasonCRLMalformed
-	case errors.Is(err, revoke.ErrBadSignature):
-		return ReasonCRLBadSignature
-	case errors.Is(err, revoke.ErrWrongIssuer):
-		return ReasonCRLWrongIssuer
-	case errors.Is(err, revoke.ErrIncomplete):
-		return ReasonCRLIncomplete
+	case errors.Is(err, ErrCRLOlder):
+		return revoke.RefusalOlder
+	case errors.Is(err, ErrCRLFuture):
+		return revoke.RefusalFuture
+	case errors.Is(err, ErrCRLExpired):
+		return revoke.RefusalExpired
 	}
-	return ReasonCRLRefused
+	return revoke.RefusalReason(err)
 }
 
-// CRLFetchFailed records a failed fetch of the CRL from its URL, by a
-// caller that follows one (LoadCRL then keeps returning the last good
-// CRL): a crl-fetch-failed line and minica_proxy_crl_fetch_failures_total.
-func (p *Proxy) CRLFetchFailed(reason string, err error) {
-	p.metrics.fetchFailed(reason)
-	p.log.line("crl-fetch-failed", "reason", reason, "error", err.Error())
+// followCRL follows f, the CRL source, until ctx is done or the function
+// it returns is called, which waits for the follower to stop.
+func (p *Proxy) followCRL(ctx context.Context, f crlsource.Followed) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.Follow(ctx, crlSink{p})
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
-// CRLFetched records a good fetch of the CRL from its URL at at: a new
-// CRL taken, or the server's word that the one in use is current. It is
+// crlSink is the proxy as the sink of its followed CRL source: a new CRL
+// is reloaded at once, through the checks of any CRL, and the fetches are
+// logged and counted.
+type crlSink struct{ p *Proxy }
+
+// Changed reloads; a refused CRL is a *crlsource.Refusal with its reason.
+func (s crlSink) Changed() error {
+	if err := reloadFailure(s.p.Reload(), "crl"); err != nil {
+		return &crlsource.Refusal{Reason: crlRefusalReason(err), Err: err}
+	}
+	return nil
+}
+
+// FetchFailed records a failed fetch, or a CRL refused: a crl-fetch-failed
+// line and minica_proxy_crl_fetch_failures_total. The CRL in use stays.
+func (s crlSink) FetchFailed(reason string, err error) {
+	s.p.metrics.fetchFailed(reason)
+	s.p.log.line("crl-fetch-failed", "reason", reason, "error", err.Error())
+}
+
+// Fetched records a good fetch at at: a new CRL taken, or the server's
+// word that the one in use is current. It is
 // minica_proxy_crl_last_fetch_success_seconds.
-func (p *Proxy) CRLFetched(at time.Time) {
-	p.metrics.lastFetch.Store(at.UnixNano())
+func (s crlSink) Fetched(at time.Time) {
+	s.p.metrics.lastFetch.Store(at.UnixNano())
 }

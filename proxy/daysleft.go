@@ -6,23 +6,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-)
 
-// DaysLeft is how many whole days a certificate ending at notAfter has
-// left at now: the floor of (notAfter - now) / 24h. It is 0 on the last
-// day (less than 24 hours left) and negative once the certificate has
-// expired (-1 in the first day after). It is the one count of days left of
-// the proxy: the days_left header field, the access log, and the rules
-// that look at a certificate's age.
-func DaysLeft(notAfter, now time.Time) int {
-	const day = 24 * time.Hour
-	d := notAfter.Sub(now)
-	n := d / day
-	if d < 0 && d%day != 0 {
-		n--
-	}
-	return int(n)
-}
+	"minica/identity"
+)
 
 // daysBuckets are the upper bounds, in days, of the days-left histogram.
 var daysBuckets = []float64{1, 7, 14, 30, 90, 365}
@@ -78,7 +64,7 @@ func (p *Proxy) refreshDaysLeft(ci *conn, now time.Time) {
 	if ci.id == nil || ci.refused != "" {
 		return
 	}
-	days := DaysLeft(ci.id.NotAfter, now)
+	days := identity.DaysLeft(ci.id.NotAfter, now)
 	if days == ci.id.DaysLeft {
 		return
 	}
@@ -86,15 +72,5 @@ func (p *Proxy) refreshDaysLeft(ci *conn, now time.Time) {
 	id.DaysLeft = days
 	ci.id = &id
 	ci.headers = p.headers.Render(&id)
-	ci.hdrLen = headersLen(ci.headers)
-}
-
-// headersLen is the size of identity headers on the wire, as HTTP/1.1
-// puts them: "Name: value\r\n".
-func headersLen(hs []Header) int {
-	n := 0
-	for _, h := range hs {
-		n += len(h.Name) + len(h.Value) + 4
-	}
-	return n
+	ci.hdrLen = identity.WireSize(ci.headers)
 }

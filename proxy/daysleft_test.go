@@ -7,31 +7,6 @@ import (
 	"time"
 )
 
-func TestDaysLeft(t *testing.T) {
-	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	day := 24 * time.Hour
-	tests := []struct {
-		left time.Duration
-		want int
-	}{
-		{0, 0},
-		{time.Nanosecond, 0},
-		{day - time.Nanosecond, 0}, // the last day
-		{day, 1},
-		{2*day - time.Second, 1},
-		{30*day + time.Hour, 30},
-		{-time.Nanosecond, -1},
-		{-day, -1},
-		{-day - time.Nanosecond, -2},
-		{3650 * day, 3650},
-	}
-	for _, tt := range tests {
-		if got := DaysLeft(now.Add(tt.left), now); got != tt.want {
-			t.Errorf("DaysLeft(now%+v) = %d; want %d", tt.left, got, tt.want)
-		}
-	}
-}
-
 // The days_left field counts at each request, on a connection that lasts
 // over a day boundary too; the access log has it, and the histogram counts
 // each new connection's certificate once.

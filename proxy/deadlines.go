@@ -36,7 +36,8 @@ func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 		var rc *http.ResponseController
 		if r.Body != nil && r.Body != http.NoBody {
 			rc = http.NewResponseController(w)
-			b := &timedBody{ReadCloser: r.Body, rc: rc, budget: p.cfg.BodyTimeout, max: p.cfg.BodyTimeout, rate: p.cfg.BodyMinRate}
+			b := &timedBody{ReadCloser: r.Body, rc: rc, h1: r.ProtoMajor == 1,
+				budget: p.cfg.BodyTimeout, max: p.cfg.BodyTimeout, rate: p.cfg.BodyMinRate}
 			// For bodyErrors: ReverseProxy hands it the body wrapped.
 			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
 			r.Body = b
@@ -70,9 +71,17 @@ func (p *Proxy) withDeadlines(next http.Handler) http.Handler {
 // waiting for the client counts, not the time the upstream takes to read.
 // A client trickling a byte every few seconds thus runs out after about
 // BodyTimeout, however short each pause.
+//
+// An HTTP/1 body is not read once its handler has returned: net/http's
+// server then reads the connection itself (what is left of the body, the
+// next request), and a read of the body that outlived the handler (the
+// upstream Transport's, when the upstream answered before it took the
+// whole body) would race with it. handlerDone waits for a read in
+// progress, bounded by its deadline; later reads fail.
 type timedBody struct {
 	io.ReadCloser
 	rc          *http.ResponseController
+	h1          bool // an HTTP/1 request's: no read outlives the handler
 	budget, max time.Duration
 	rate        int
 	err         error       // sticky, once out of time
@@ -82,26 +91,70 @@ type timedBody struct {
 	// The upstream Transport may still read the body on its own goroutine
 	// after the handler returned (an upstream that answered early), when
 	// the ResponseWriter, and so rc, must no longer be used.
-	mu   sync.Mutex
-	done bool // the handler returned
+	mu      sync.Mutex
+	done    bool          // the handler returned
+	reading bool          // a read is in progress
+	idle    chan struct{} // closed when that read returns, for handlerDone
 }
 
+// errBodyAfterHandler is what a read of an HTTP/1 request body returns
+// once its handler has returned.
+var errBodyAfterHandler = errors.New("request body read after its handler returned")
+
 // handlerDone is called when the handler returns: from then on Read sets
-// no deadline.
+// no deadline, and over HTTP/1 it fails. It waits for an HTTP/1 read in
+// progress to return, then closes the body, which reads what is left of
+// it (up to net/http's limit) to keep the connection, within BodyTimeout.
+// It does so before the handler returns: a full-duplex request's body
+// closed by net/http's server after it may start the connection's
+// background read while the server reads the next request
+// (golang.org/issue/68560).
 func (b *timedBody) handlerDone() {
 	b.mu.Lock()
 	b.done = true
+	var idle chan struct{}
+	if b.h1 && b.reading {
+		idle = make(chan struct{})
+		b.idle = idle
+	}
 	b.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+	if b.h1 {
+		b.rc.SetReadDeadline(time.Now().Add(b.max))
+		b.ReadCloser.Close()
+	}
 }
 
-// setReadDeadline sets the client connection's read deadline, unless the
-// handler returned.
-func (b *timedBody) setReadDeadline(t time.Time) {
+// begin starts a read under deadline d: false when it may not start.
+func (b *timedBody) begin(d time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.done {
-		b.rc.SetReadDeadline(t)
+	if b.done {
+		return !b.h1
 	}
+	b.rc.SetReadDeadline(d)
+	b.reading = true
+	return true
+}
+
+// end ends a read begun by begin.
+func (b *timedBody) end() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reading = false
+	if b.done {
+		if b.idle != nil {
+			close(b.idle)
+			b.idle = nil
+		}
+		return
+	}
+	// Cleared at once, so that the deadline never fires while the
+	// upstream, not the client, is slow (or, on HTTP/1.1, on the read
+	// net/http starts after the body).
+	b.rc.SetReadDeadline(time.Time{})
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
@@ -109,12 +162,11 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	start := time.Now()
-	b.setReadDeadline(start.Add(b.budget))
+	if !b.begin(start.Add(b.budget)) {
+		return 0, errBodyAfterHandler
+	}
 	n, err := b.ReadCloser.Read(p)
-	// Cleared at once, so that the deadline never fires while the
-	// upstream, not the client, is slow (or, on HTTP/1.1, on the read
-	// net/http starts after the body).
-	b.setReadDeadline(time.Time{})
+	b.end()
 	b.budget = min(b.max, b.budget-time.Since(start)+time.Duration(n)*time.Second/time.Duration(b.rate))
 	b.client.note(err)
 	switch {

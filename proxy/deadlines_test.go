@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -178,5 +180,68 @@ func TestBodyReadAfterHandlerReturned(t *testing.T) {
 	// The proxy still answers: the stream's end did not take it down.
 	if code, _ := e.get(c, "/", nil); code != http.StatusOK {
 		t.Fatalf("GET after the early answers = %d; want 200", code)
+	}
+}
+
+// An HTTP/1 upstream that answers before it has read the whole request
+// body, as one that replies to a POST at once and then reads on, or one
+// that refuses it (413) without reading it: the proxy goes on forwarding
+// the body while it copies the answer, and the client gets the whole
+// answer. net/http's server would otherwise take the rest of the body for
+// itself once the answer's header is written, and close it under the
+// upstream request, cutting the answer; and a body still read when the
+// handler returns would race with the server's read of the next request.
+func TestEarlyAnswerGetsTheWholeBody(t *testing.T) {
+	const size = 200 << 10 // below net/http's 256 KiB drain limit
+	refusal := strings.Repeat("too large ", 5000)
+	tests := []struct {
+		name     string
+		upstream http.HandlerFunc
+		n        int
+		code     int
+		want     string
+	}{
+		{name: "answer then read", n: 5, code: http.StatusOK, want: fmt.Sprintf("read %d bytes", size),
+			upstream: func(w http.ResponseWriter, r *http.Request) {
+				http.NewResponseController(w).EnableFullDuplex()
+				w.WriteHeader(http.StatusOK)
+				http.NewResponseController(w).Flush()
+				buf := make([]byte, 4<<10)
+				n := 0
+				for {
+					time.Sleep(100 * time.Microsecond) // a slow reader
+					m, err := r.Body.Read(buf)
+					n += m
+					if err != nil {
+						break
+					}
+				}
+				fmt.Fprintf(w, "read %d bytes", n)
+			}},
+		{name: "refuse unread", n: 100, code: http.StatusRequestEntityTooLarge, want: refusal,
+			upstream: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Connection", "close")
+				w.WriteHeader(http.StatusRequestEntityTooLarge)
+				w.Write([]byte(refusal))
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.upstream.Config.Handler = tt.upstream
+			cert, key := e.ca.Client(t, "alice")
+			c := e.client(cert, key, false)
+			for i := range tt.n {
+				resp, err := c.Post(e.url("/"), "application/octet-stream", bytes.NewReader(bytes.Repeat([]byte("x"), size)))
+				if err != nil {
+					t.Fatalf("POST %d: %v\n%s", i, err, e.log.String())
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != tt.code || string(body) != tt.want {
+					t.Fatalf("POST %d = %d, %d bytes (%v); want %d, %d bytes\n%s", i, resp.StatusCode, len(body), err, tt.code, len(tt.want), e.log.String())
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"minica/proxy/internal/h1direct"
 )
 
 // traceWriter is a ResponseWriter that records what a handler does with
@@ -88,9 +90,9 @@ func joinBodies(events []string) []string {
 	return out
 }
 
-// rpOnly hides the short-way transport from directFor, so that requests go
-// through ReverseProxy (which still reaches the short way through it).
-type rpOnly struct{ t *h1Transport }
+// rpOnly hides the h1direct Transport from the handler, so that requests
+// go through ReverseProxy (which still reaches the short way through it).
+type rpOnly struct{ t *h1direct.Transport }
 
 func (o rpOnly) RoundTrip(r *http.Request) (*http.Response, error) { return o.t.RoundTrip(r) }
 
@@ -156,14 +158,14 @@ func TestDirectAsReverseProxy(t *testing.T) {
 		}
 	}))
 	defer upstream.Close()
-	e := newEnv(t, func(c *Config) { c.Upstream = upstream.URL })
+	e := newEnv(t, func(c *Config) { c.Upstream, c.StandardForwarding = upstream.URL, false })
 	cert, _ := e.ca.Client(t, "alice")
 	ci := &conn{certs: []*x509.Certificate{cert}}
 	e.p.check(ci, e.p.trust.Load(), nil)
 	if ci.refused != "" {
 		t.Fatal(ci.refused)
 	}
-	h1 := e.p.rp.Transport.(*h1Transport)
+	h1 := e.p.rp.Transport.(*h1direct.Transport)
 
 	tests := []struct {
 		name     string
@@ -223,8 +225,8 @@ func TestDirectAsReverseProxy(t *testing.T) {
 				if r.Header == nil {
 					r.Header = http.Header{}
 				}
-				if (directFor(e.p.rp, r) != nil) != (tt.direct && rt == h1) {
-					t.Fatalf("directFor = %v; want %v", directFor(e.p.rp, r) != nil, tt.direct && rt == h1)
+				if h1.Takes(r) != tt.direct {
+					t.Fatalf("Takes = %v; want %v", h1.Takes(r), tt.direct)
 				}
 				w = &traceWriter{h: http.Header{}}
 				func() {

@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,37 +24,10 @@ import (
 	"minica/internal/testca"
 )
 
-// testCRL is the test-only Revocations: x509.ParseRevocationList, the
-// signature checked against the issuer, and a map of revoked serials.
-type testCRL struct {
-	rl      *x509.RevocationList
-	revoked map[string]bool
-}
+// crlFunc is a CRL source of the bytes its function returns.
+type crlFunc func() ([]byte, error)
 
-func (c *testCRL) Number() *big.Int      { return c.rl.Number }
-func (c *testCRL) ThisUpdate() time.Time { return c.rl.ThisUpdate }
-func (c *testCRL) NextUpdate() time.Time { return c.rl.NextUpdate }
-func (c *testCRL) IsRevoked(serial *big.Int) bool {
-	return c.revoked[serial.String()]
-}
-
-func parseTestCRL(data []byte, issuer *x509.Certificate) (Revocations, error) {
-	if block, _ := pem.Decode(data); block != nil {
-		data = block.Bytes
-	}
-	rl, err := x509.ParseRevocationList(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := rl.CheckSignatureFrom(issuer); err != nil {
-		return nil, err
-	}
-	c := &testCRL{rl: rl, revoked: map[string]bool{}}
-	for _, e := range rl.RevokedCertificateEntries {
-		c.revoked[e.SerialNumber.String()] = true
-	}
-	return c, nil
-}
+func (f crlFunc) Current() ([]byte, error) { return f() }
 
 // syncBuffer is a log sink safe for concurrent writes.
 type syncBuffer struct {
@@ -70,6 +45,19 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// standardEnv is the switch that runs the proxy's tests on the standard
+// path too: set to a true value (scripts/test.sh's second pass sets it to
+// 1), every proxy of newEnv forwards with httputil.ReverseProxy and
+// net/http's Transport alone (Config.StandardForwarding), but where a
+// test sets the field itself. minica proxy reads the same variable.
+const standardEnv = "MINICA_PROXY_STANDARD"
+
+// standardForwarding reports whether standardEnv is set to a true value.
+func standardForwarding() bool {
+	on, _ := strconv.ParseBool(os.Getenv(standardEnv))
+	return on
 }
 
 // env is one proxy on 127.0.0.1 in front of a recording upstream, with an
@@ -137,18 +125,18 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 		LoadCA: func() ([]*x509.Certificate, error) {
 			return *e.cas.Load(), nil
 		},
-		LoadCRL: func() ([]byte, error) {
+		CRL: crlFunc(func() ([]byte, error) {
 			data := *e.crl.Load()
 			if data == nil {
 				return nil, errors.New("no CRL file")
 			}
 			return data, nil
-		},
-		ParseCRL: parseTestCRL,
+		}),
 		LoadCert: func() (tls.Certificate, error) { return *e.srvCert.Load(), nil },
 		Log:      e.log,
 		Now:      e.now,
 	}
+	cfg.StandardForwarding = standardForwarding()
 	if mod != nil {
 		mod(&cfg)
 	}

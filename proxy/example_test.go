@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"minica/crlsource"
+	"minica/identity"
 	"minica/proxy"
 )
 
@@ -46,35 +47,6 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-// parseCRL stands in for revoke.ParseCRL.
-func parseCRL(data []byte, issuer *x509.Certificate) (proxy.Revocations, error) {
-	if block, _ := pem.Decode(data); block != nil {
-		data = block.Bytes
-	}
-	rl, err := x509.ParseRevocationList(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := rl.CheckSignatureFrom(issuer); err != nil {
-		return nil, err
-	}
-	return crl{rl}, nil
-}
-
-type crl struct{ *x509.RevocationList }
-
-func (c crl) Number() *big.Int      { return c.RevocationList.Number }
-func (c crl) ThisUpdate() time.Time { return c.RevocationList.ThisUpdate }
-func (c crl) NextUpdate() time.Time { return c.RevocationList.NextUpdate }
-func (c crl) IsRevoked(serial *big.Int) bool {
-	for _, e := range c.RevokedCertificateEntries {
-		if e.SerialNumber.Cmp(serial) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // This is how a command wires the proxy: files re-read on every reload,
 // SIGHUP to reload, SIGTERM to drain and stop, metrics and health on a
 // listener of their own.
@@ -82,11 +54,10 @@ func Example() {
 	p, err := proxy.New(proxy.Config{
 		Upstream:       "http://127.0.0.1:8080",
 		LoadCA:         func() ([]*x509.Certificate, error) { return readCerts("ca.crt") },
-		LoadCRL:        func() ([]byte, error) { return os.ReadFile("ca.crl") },
-		ParseCRL:       parseCRL,
+		CRL:            crlsource.Files{"ca.crl"},
 		LoadCert:       func() (tls.Certificate, error) { return tls.LoadX509KeyPair("app.crt", "app.key") },
 		ReloadInterval: 5 * time.Second,
-		Profile:        proxy.ProfileApache,
+		Profile:        identity.ProfileApache,
 		CustomHeaders:  []string{"X-User=email"},
 		Log:            os.Stderr,
 	})

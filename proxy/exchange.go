@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"minica/identity"
 )
 
 // exchange is one request being proxied, from the check of its client until
@@ -18,12 +20,12 @@ type exchange struct {
 	r  *http.Request
 	// headers are the identity headers of the client's check at admission,
 	// which rewrite sets; only the handler's goroutine uses them.
-	headers []Header
+	headers []identity.Header
 
-	mu       sync.Mutex // held while the client is checked, at admission and in sweeps
-	admitted bool       // the client passed the check; the exchange may be cut
-	id       *Identity  // the client, once admitted
-	cut      string     // the Reason the exchange was closed for, or ""
+	mu       sync.Mutex         // held while the client is checked, at admission and in sweeps
+	admitted bool               // the client passed the check; the exchange may be cut
+	id       *identity.Identity // the client, once admitted
+	cut      string             // the Reason the exchange was closed for, or ""
 }
 
 // exchanges is the registry of the open exchanges of a Proxy.
@@ -86,7 +88,7 @@ func (xs *exchanges) poke() {
 
 // admit checks x's client (see Proxy.current) and, if it passes, lets
 // sweeps cut x from then on.
-func (p *Proxy) admit(x *exchange) (id *Identity, headers []Header, hdrLen int, refused string) {
+func (p *Proxy) admit(x *exchange) (id *identity.Identity, headers []identity.Header, hdrLen int, refused string) {
 	x.mu.Lock()
 	id, headers, hdrLen, refused = p.current(x.ci)
 	if refused == "" {

@@ -15,6 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/identity"
+	"minica/internal/endpoint"
+	"minica/proxy/internal/h1direct"
+	"minica/proxy/policy"
 	"minica/revoke"
 )
 
@@ -31,8 +35,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	gen     uint64
-	id      *Identity
-	headers []Header
+	id      *identity.Identity
+	headers []identity.Header
 	hdrLen  int    // bytes of the identity headers on the wire
 	refused string // a Reason constant, or ""
 
@@ -40,7 +44,7 @@ type conn struct {
 
 	// checked is the first of the identity headers last checked for the
 	// outbound request (see checkRendered).
-	checked atomic.Pointer[Header]
+	checked atomic.Pointer[identity.Header]
 }
 
 type connKey struct{}
@@ -110,15 +114,15 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 	}
 	ci.why = nil
 	if ci.id == nil {
-		id, err := NewIdentity(ci.certs[0], chain)
+		id, err := identity.New(ci.certs[0], chain)
 		if err != nil {
 			ci.refused = ReasonBadChain
 			return
 		}
-		id.DaysLeft = DaysLeft(id.NotAfter, p.cfg.Now())
+		id.DaysLeft = identity.DaysLeft(id.NotAfter, p.cfg.Now())
 		ci.id = id
 		ci.headers = p.headers.Render(id)
-		ci.hdrLen = headersLen(ci.headers)
+		ci.hdrLen = identity.WireSize(ci.headers)
 		p.metrics.sawClient(id)
 		p.metrics.days.observe(id.NotAfter, p.cfg.Now())
 	}
@@ -128,7 +132,7 @@ func (p *Proxy) check(ci *conn, t *trust, chain []*x509.Certificate) {
 // current returns ci's state, re-verified if the trust changed since, and
 // refused while the CRL is past nextUpdate (beyond CRLGrace) or once the
 // client certificate has expired.
-func (p *Proxy) current(ci *conn) (id *Identity, headers []Header, hdrLen int, refused string) {
+func (p *Proxy) current(ci *conn) (id *identity.Identity, headers []identity.Header, hdrLen int, refused string) {
 	t := p.trust.Load()
 	now := p.now()
 	ci.mu.Lock()
@@ -157,10 +161,12 @@ var refusalText = map[string]string{
 	ReasonExpired:    "client certificate expired",
 }
 
-// refuse answers a request whose client is refused for reason (a Reason
-// constant): 503 while the CRL is expired (or not yet valid), else 403,
-// with a short text.
-func refuse(w http.ResponseWriter, reason string) {
+// refuseWithText answers a request whose client is refused for reason (a
+// Reason constant): 503 while the CRL is expired (or not yet valid), else
+// 403, with a short text: RefusalAlert mode's answer (Proxy.refuse
+// chooses between it and a refusal page), and that of an exchange closed
+// while its upstream had not answered.
+func refuseWithText(w http.ResponseWriter, reason string) {
 	code := http.StatusForbidden
 	if reason == ReasonCRLExpired || reason == ReasonCRLNotYetValid {
 		code = http.StatusServiceUnavailable
@@ -178,14 +184,16 @@ func refuse(w http.ResponseWriter, reason string) {
 // refused later on (see Proxy.sweep).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	// The recorder and the exchange of the request in one allocation.
+	// The recorder, the exchange and the direct way's part of the request
+	// in one allocation.
 	both := &struct {
 		rec recorder
 		x   exchange
+		dr  directRewriter
 	}{rec: recorder{ResponseWriter: w}}
 	rec := &both.rec
 	reason := ""
-	var id *Identity
+	var id *identity.Identity
 	var x *exchange
 	defer func() {
 		if reason == "" {
@@ -244,8 +252,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.headers = headers
 	r = withPath(r, d.Path)
 	rec.forwarded = true
-	if t := directFor(rp, r); t != nil {
-		p.forward(rp, t, rec, r, x)
+	if r.ProtoMajor == 1 && r.Body != nil && r.Body != http.NoBody {
+		// An upstream may answer before it has read the whole body: without
+		// full duplex, net/http's server takes the rest of the body for
+		// itself once the answer's header is written, and closes it under
+		// the request still forwarding it, which cuts the answer.
+		http.NewResponseController(rec).EnableFullDuplex()
+	}
+	if t, ok := rp.Transport.(*h1direct.Transport); ok && t.Takes(r) {
+		p.forwardDirect(rp, t, rec, r, x, &both.dr)
 		return
 	}
 	rp.ServeHTTP(rec, r)
@@ -264,7 +279,7 @@ func headerBytes(h http.Header) int {
 
 // newReverseProxy returns the ReverseProxy of the upstream up, an https one
 // verified against roots (nil: the system roots).
-func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.ReverseProxy {
+func (p *Proxy) newReverseProxy(up endpoint.Upstream, roots *x509.CertPool) *httputil.ReverseProxy {
 	dialer := &net.Dialer{Timeout: p.cfg.UpstreamDialTimeout}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -286,11 +301,13 @@ func (p *Proxy) newReverseProxy(up Upstream, roots *x509.CertPool) *httputil.Rev
 			return dialer.DialContext(ctx, "unix", up.Socket)
 		}
 	}
-	h1 := newH1Transport(tr)
-	h1.target = up.URL
+	var rt http.RoundTripper = tr
+	if !p.cfg.StandardForwarding {
+		rt = h1direct.NewTransport(tr, up.URL)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite:      func(pr *httputil.ProxyRequest) { p.rewrite(pr, up.URL) },
-		Transport:    h1,
+		Transport:    rt,
 		ErrorHandler: p.upstreamError,
 		ErrorLog:     p.srv.ErrorLog,
 		BufferPool:   bufferPool{},
@@ -311,8 +328,8 @@ func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 	pr.SetURL(target)
 	pr.Out.Host = pr.In.Host
-	p.reserved.strip(pr.Out.Trailer) // some frameworks merge trailers into headers
-	var headers []Header
+	p.reserved.Strip(pr.Out.Trailer) // some frameworks merge trailers into headers
+	var headers []identity.Header
 	if x := p.exchanges.get(pr.In); x != nil {
 		headers = x.headers
 	}
@@ -320,7 +337,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 	// proxy's own, so that it does not grow (and copy itself) as they are set.
 	out := make(http.Header, len(pr.Out.Header)+len(headers)+3)
 	for name, values := range pr.Out.Header {
-		if !p.reserved.reserved(name) {
+		if !p.reserved.Holds(name) {
 			out[name] = values
 		}
 	}
@@ -334,7 +351,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest, target *url.URL) {
 // values's if it has room, which it returns: one allocation at most, not
 // one per header; each value gets a full slice of capacity 1, so an
 // append to one never writes into the next.
-func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []Header, values []string) []string {
+func (p *Proxy) setOwnHeaders(out http.Header, in *http.Request, headers []identity.Header, values []string) []string {
 	if n := len(headers) + 3; cap(values) < n {
 		values = make([]string, 0, n)
 	}
@@ -364,7 +381,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		// Closed before the upstream answered: the client's connection
 		// is gone, but the log shows the refusal.
 		if reason := rec.x.cutReason(); reason != "" {
-			refuse(w, reason)
+			refuseWithText(w, reason)
 			return
 		}
 	}
@@ -388,11 +405,11 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	upstreamErr error
-	x           *exchange // nil for a request refused before its exchange
-	reason      string    // set by an error handler that refuses the request
-	bytes       int64     // response body bytes written (none of a tunnel)
-	forwarded   bool      // the request went to the upstream
-	route       *Route    // the request's route, nil if none matched
+	x           *exchange     // nil for a request refused before its exchange
+	reason      string        // set by an error handler that refuses the request
+	bytes       int64         // response body bytes written (none of a tunnel)
+	forwarded   bool          // the request went to the upstream
+	route       *policy.Route // the request's route, nil if none matched
 	// clientClosed: the client went away before the upstream answered.
 	clientClosed bool
 	// writeTimedOut: a write of the response ran past WriteTimeout.

@@ -27,7 +27,7 @@ func TestHierarchyCertificateRequestNamesCAs(t *testing.T) {
 		c.LoadCA = func() ([]*x509.Certificate, error) {
 			return []*x509.Certificate{root.Cert, inter1.Cert, inter2.Cert}, nil
 		}
-		c.LoadCRL = func() ([]byte, error) { return crls, nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return crls, nil })
 	})
 	alice, aliceKey := inter1.Client(t, "alice")
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {

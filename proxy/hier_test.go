@@ -47,7 +47,7 @@ func TestHierarchyRevocation(t *testing.T) {
 		c.LoadCA = func() ([]*x509.Certificate, error) {
 			return []*x509.Certificate{root.Cert, inter1.Cert, inter2.Cert}, nil
 		}
-		c.LoadCRL = func() ([]byte, error) { return *crls.Load(), nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return *crls.Load(), nil })
 	})
 	type client struct {
 		name  string
@@ -138,7 +138,7 @@ func TestReloadRefusesBadCRLFiles(t *testing.T) {
 	crls.Store(&good)
 	e := newEnv(t, func(c *Config) {
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{root.Cert, inter.Cert}, nil }
-		c.LoadCRL = func() ([]byte, error) { return *crls.Load(), nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return *crls.Load(), nil })
 	})
 	alice, aliceKey := inter.Client(t, "alice")
 	tests := []struct {

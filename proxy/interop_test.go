@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -123,5 +124,5 @@ func TestCurlOtherCA(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "alert unknown ca") {
 		t.Errorf("curl with another CA's certificate: %v; want an unknown ca alert\n%s", err, out)
 	}
-	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+serialHex(cert.SerialNumber))
+	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+identity.SerialHex(cert.SerialNumber))
 }

@@ -99,7 +99,7 @@ func (l *tlsListener) acceptLoop() {
 // its share and half the slots are taken; when all slots are taken it
 // closes the oldest handshake.
 func (l *tlsListener) admit(c net.Conn) *clientConn {
-	cc := &clientConn{lazyConn: newLazyConn(c), l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
+	cc := &clientConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr()), writeTimeout: l.p.cfg.WriteTimeout}
 	l.mu.Lock()
 	select {
 	case <-l.done:
@@ -341,38 +341,30 @@ func sourceOf(a net.Addr) netip.Prefix {
 
 // clientConn is a raw client connection. It notes whether the client has
 // sent anything (an idle handshake is the first to go), bounds every write
-// to WriteTimeout, frees its MaxConns slot, if it took one, on Close, and
-// ends the upstream side of its HTTP/1 request when the connection fails
-// (see upstreamWatch).
+// to WriteTimeout, and frees its MaxConns slot, if it took one, on Close.
 type clientConn struct {
-	*lazyConn // its reads: net/http moves the read deadline six times a request
-	l         *tlsListener
-	source    netip.Prefix
-	elem      *list.Element // in l.shaking, under l.mu; nil once out
-	heard     atomic.Bool   // the client sent a byte
-	shed      atomic.Bool   // closed by the listener: no handshake-refused line
+	net.Conn
+	l      *tlsListener
+	source netip.Prefix
+	elem   *list.Element // in l.shaking, under l.mu; nil once out
+	heard  atomic.Bool   // the client sent a byte
+	shed   atomic.Bool   // closed by the listener: no handshake-refused line
 
 	counted atomic.Bool   // holds a MaxConns slot
 	slot    *list.Element // in l.unverified, under l.mu; nil if not there
-	up      upstreamWatch
 
 	writeTimeout time.Duration
 	wmu          sync.Mutex
 	deadline     time.Time // set by SetWriteDeadline or SetDeadline
-	wset         time.Time // in force on the socket
+	writeStart   time.Time // of the write in progress; zero: none
 	cut          error     // the timeout of a write past WriteTimeout, which ended the connection
 	timedOut     atomic.Bool
 }
 
 func (c *clientConn) Read(b []byte) (int, error) {
-	n, err := c.lr.Read(b)
+	n, err := c.Conn.Read(b)
 	if n > 0 && !c.heard.Load() {
 		c.heard.Store(true)
-	}
-	if err != nil && !isTimeout(err) {
-		c.up.failed()
-	} else if c.up.active.Load() {
-		c.up.heard()
 	}
 	return n, err
 }
@@ -387,12 +379,6 @@ func (c *clientConn) Read(b []byte) (int, error) {
 // soon as a few bytes fit: a client's kernel goes on taking a few tens of
 // KiB for a while after its reader stopped, and those must not make the
 // write, and the next one with a WriteTimeout of its own, go on.
-//
-// The deadline on the socket is moved only when it falls more than an
-// eighth of WriteTimeout behind (a timer update each time, where a busy
-// connection writes thousands of times a second): it is then earlier
-// than the one asked for, and a write it ends too soon goes on under
-// the one asked for.
 func (c *clientConn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	if c.cut != nil {
@@ -401,8 +387,10 @@ func (c *clientConn) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	start := time.Now()
-	c.startWriteLocked(start)
+	c.writeStart = start
+	c.Conn.SetWriteDeadline(c.writeDeadlineLocked())
 	c.wmu.Unlock()
+	defer c.endWrite()
 	written := 0
 	for {
 		n, err := c.Conn.Write(b[written:])
@@ -411,13 +399,19 @@ func (c *clientConn) Write(b []byte) (int, error) {
 			err = waitWritable(c.Conn)
 		}
 		if err != nil { // crypto/tls and net/http give the connection up
-			c.up.failed()
 			return written, err
 		}
 		if written == len(b) {
 			return written, nil
 		}
 	}
+}
+
+// endWrite notes that the write in progress returned.
+func (c *clientConn) endWrite() {
+	c.wmu.Lock()
+	c.writeStart = time.Time{}
+	c.wmu.Unlock()
 }
 
 // goOn reports whether a write that started at start, and timed out with
@@ -432,11 +426,11 @@ func (c *clientConn) goOn(start time.Time, err error) bool {
 		c.timedOut.Store(true)
 		return false
 	}
-	want := c.writeDeadlineLocked(start)
+	want := c.writeDeadlineLocked()
 	if passed(want) {
 		return false
 	}
-	c.applyWriteLocked(want)
+	c.Conn.SetWriteDeadline(want)
 	return true
 }
 
@@ -444,64 +438,39 @@ func (c *clientConn) goOn(start time.Time, err error) bool {
 // WriteTimeout, ending the connection.
 func (c *clientConn) writeTimedOut() bool { return c.timedOut.Load() }
 
-// startWriteLocked moves the deadline in force on the socket for a write
-// that starts at since if it is later than the write's deadline or more
-// than an eighth of WriteTimeout earlier.
-func (c *clientConn) startWriteLocked(since time.Time) {
-	want := c.writeDeadlineLocked(since)
-	if earlier(want, c.wset) || c.wset.Before(want.Add(-c.writeTimeout/8)) {
-		c.applyWriteLocked(want)
-	}
-}
-
-// writeDeadlineLocked is the deadline of a write whose last progress was
-// at since: WriteTimeout later, or the caller's deadline if earlier.
-func (c *clientConn) writeDeadlineLocked(since time.Time) time.Time {
-	d := since.Add(c.writeTimeout)
-	if earlier(c.deadline, d) {
+// writeDeadlineLocked is the deadline of the write in progress:
+// WriteTimeout after its start, or the caller's deadline if earlier.
+func (c *clientConn) writeDeadlineLocked() time.Time {
+	d := c.writeStart.Add(c.writeTimeout)
+	if !c.deadline.IsZero() && c.deadline.Before(d) {
 		return c.deadline
 	}
 	return d
 }
 
-// applyWriteLocked puts deadline t in force on the socket.
-func (c *clientConn) applyWriteLocked(t time.Time) error {
-	c.wset = t
-	return c.Conn.SetWriteDeadline(t)
-}
+// passed reports whether deadline d has come, at the time of the call.
+func passed(d time.Time) bool { return !d.IsZero() && !time.Now().Before(d) }
 
 // isTimeout reports whether err is, or wraps, a net.Error that timed out.
-// The usual error, the *net.OpError of a deadline, is one itself and is
-// found without errors.As, whose reflection was 1% of the proxy's CPU:
-// net/http's server ends its background read on every keep-alive request
-// with a deadline. Apart, so that the errors.As target is allocated only
-// for a wrapped error, not for every write.
 func isTimeout(err error) bool {
-	if ne, ok := err.(net.Error); ok {
-		return ne.Timeout()
-	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// SetWriteDeadline sets the caller's deadline, which the next write takes
+// with its own; a write in progress takes it at once.
 func (c *clientConn) SetWriteDeadline(t time.Time) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.deadline = t
-	// What is in force is never later than the deadline of a write that
-	// starts now (writeDeadlineLocked gave it, for an earlier start): only
-	// an earlier t, or nothing in force yet, has to move it. A later t
-	// waits for the next Write, or for goOn if a write is blocked now: the
-	// deadline in force ends it early and goOn puts t's in force. net/http
-	// clears the deadline after every request.
-	if c.wset.IsZero() || earlier(t, c.wset) {
-		return c.applyWriteLocked(c.writeDeadlineLocked(time.Now()))
+	if c.writeStart.IsZero() {
+		return nil
 	}
-	return nil
+	return c.Conn.SetWriteDeadline(c.writeDeadlineLocked())
 }
 
 func (c *clientConn) SetDeadline(t time.Time) error {
-	if err := c.lr.SetReadDeadline(t); err != nil {
+	if err := c.Conn.SetReadDeadline(t); err != nil {
 		return err
 	}
 	return c.SetWriteDeadline(t)
@@ -514,7 +483,6 @@ func (c *clientConn) Close() error {
 		tc.SetLinger(0)
 	}
 	err := c.Conn.Close()
-	c.up.failed()
 	if c.counted.CompareAndSwap(true, false) {
 		c.l.release(c)
 	}

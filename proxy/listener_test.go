@@ -94,7 +94,7 @@ func TestClientConnWriteDeadline(t *testing.T) {
 	pair := func(t *testing.T) (*clientConn, net.Conn) {
 		a, b := net.Pipe()
 		t.Cleanup(func() { a.Close(); b.Close() })
-		return &clientConn{lazyConn: newLazyConn(a), writeTimeout: writeTimeout}, b
+		return &clientConn{Conn: a, writeTimeout: writeTimeout}, b
 	}
 	readAll := func(b net.Conn, n int) <-chan error {
 		done := make(chan error, 1)
@@ -206,7 +206,7 @@ func TestClientConnWriteTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				a, b := net.Pipe()
-				c := &clientConn{lazyConn: newLazyConn(a), writeTimeout: writeTimeout}
+				c := &clientConn{Conn: a, writeTimeout: writeTimeout}
 				stop := make(chan struct{})
 				go func() {
 					for i := 0; i < len(tt.takes) || tt.loop; i++ {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"minica/identity"
 	"minica/internal/eventlog"
 )
 
@@ -76,7 +77,7 @@ func (l *logger) line(event string, kv ...string) {
 
 // request logs one request: client CN and serial, method, URI, protocol,
 // status, refusal reason if any, and latency.
-func (l *logger) request(r *http.Request, id *Identity, status int, reason string, d time.Duration) {
+func (l *logger) request(r *http.Request, id *identity.Identity, status int, reason string, d time.Duration) {
 	bp := l.begin("request")
 	if bp == nil {
 		return
@@ -104,7 +105,7 @@ func (l *logger) request(r *http.Request, id *Identity, status int, reason strin
 func (l *logger) handshake(remote net.Addr, reason string, ve *VerifyError, err error) {
 	cn, serial := "", ""
 	if ve != nil && ve.Cert != nil {
-		cn, serial = ve.Cert.Subject.CommonName, serialHex(ve.Cert.SerialNumber)
+		cn, serial = ve.Cert.Subject.CommonName, identity.SerialHex(ve.Cert.SerialNumber)
 	}
 	l.line("handshake-refused", "remote", remote.String(), "reason", reason, "cn", cn, "serial", serial, "error", err.Error())
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 func TestLogLine(t *testing.T) {
@@ -29,10 +31,10 @@ func TestLogLine(t *testing.T) {
 func TestLogRequest(t *testing.T) {
 	r := httptest.NewRequest("GET", "https://localhost/a%20b?q=1", nil)
 	r.RemoteAddr = "127.0.0.1:5000"
-	id := &Identity{CN: "Zoë", SerialHex: "0a1b", DaysLeft: 42}
+	id := &identity.Identity{CN: "Zoë", SerialHex: "0a1b", DaysLeft: 42}
 	tests := []struct {
 		name   string
-		id     *Identity
+		id     *identity.Identity
 		status int
 		reason string
 		want   string

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"minica/identity"
 )
 
 // maxSeenClients bounds the memory of the expiring-soon metric.
@@ -89,7 +91,7 @@ func (m *metrics) fetchFailed(reason string) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) sawClient(id *Identity) {
+func (m *metrics) sawClient(id *identity.Identity) {
 	m.mu.Lock()
 	if len(m.seen) < maxSeenClients {
 		m.seen[id.SerialHex] = id.NotAfter
@@ -107,7 +109,7 @@ func (m *metrics) sawClient(id *Identity) {
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
 //	minica_proxy_connections_shed_total{reason}    closed for a limit (source-limit, handshake-limit, conn-limit)
-//	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see CRLFetchFailed)
+//	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see crlSink.FetchFailed)
 //	minica_proxy_crl_last_fetch_success_seconds    unix time of the last good fetch of the CRL URL
 //	minica_proxy_open_connections                  client connections past their handshake
 //	minica_proxy_handshakes_in_progress            client connections in their handshake
@@ -152,7 +154,7 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	gauge(w, "minica_proxy_crl_number", n)
 	gauge(w, "minica_proxy_crl_age_seconds", now.Sub(t.crl.ThisUpdate()).Seconds())
 	gauge(w, "minica_proxy_crl_next_update_seconds", t.crl.NextUpdate().Sub(now).Seconds())
-	gauge(w, "minica_proxy_certificate_days_left", t.cert.Leaf.NotAfter.Sub(now).Hours()/24)
+	gauge(w, "minica_proxy_certificate_days_left", p.cert.Current().Leaf.NotAfter.Sub(now).Hours()/24)
 	soon := 0
 	for _, na := range m.seen {
 		if na.After(now) && na.Sub(now) <= p.cfg.ExpiringSoon {

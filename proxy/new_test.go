@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -19,7 +20,7 @@ func TestNewErrors(t *testing.T) {
 	now := time.Now()
 	srv, srvKey := ca.Server(t, "localhost")
 	e := &env{t: t, ca: ca}
-	crl := func(signer *testca.CA, this, next time.Time) func() ([]byte, error) {
+	crl := func(signer *testca.CA, this, next time.Time) crlFunc {
 		data := e.makeCRLWith(big.NewInt(1), this, next, signer)
 		return func() ([]byte, error) { return data, nil }
 	}
@@ -27,8 +28,7 @@ func TestNewErrors(t *testing.T) {
 		return Config{
 			Upstream: "http://127.0.0.1:1",
 			LoadCA:   func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil },
-			LoadCRL:  crl(ca, now.Add(-time.Minute), now.Add(time.Hour)),
-			ParseCRL: parseTestCRL,
+			CRL:      crl(ca, now.Add(-time.Minute), now.Add(time.Hour)),
 			LoadCert: func() (tls.Certificate, error) {
 				return tls.Certificate{Certificate: [][]byte{srv.Raw}, PrivateKey: srvKey}, nil
 			},
@@ -40,7 +40,7 @@ func TestNewErrors(t *testing.T) {
 		wantErr string
 		is      error
 	}{
-		{name: "no loaders", mod: func(c *Config) { c.LoadCRL = nil }, wantErr: "config: LoadCA, LoadCRL, ParseCRL and LoadCert are required"},
+		{name: "no loaders", mod: func(c *Config) { c.CRL = nil }, wantErr: "config: LoadCA, CRL and LoadCert are required"},
 		{name: "negative conns", mod: func(c *Config) { c.MaxConns = -1 }, wantErr: "config: MaxConns must not be negative (-1)"},
 		{name: "negative timeout", mod: func(c *Config) { c.IdleTimeout = -time.Second }, wantErr: "config: IdleTimeout must not be negative (-1s)"},
 		{name: "negative handshakes", mod: func(c *Config) { c.MaxHandshakes = -1 }, wantErr: "config: MaxHandshakes must not be negative (-1)"},
@@ -48,7 +48,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "negative body timeout", mod: func(c *Config) { c.BodyTimeout = -time.Second }, wantErr: "config: BodyTimeout must not be negative (-1s)"},
 		{name: "negative body rate", mod: func(c *Config) { c.BodyMinRate = -1 }, wantErr: "config: BodyMinRate must not be negative (-1)"},
 		{name: "negative write timeout", mod: func(c *Config) { c.WriteTimeout = -time.Millisecond }, wantErr: "config: WriteTimeout must not be negative (-1ms)"},
-		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: ErrUnknownProfile},
+		{name: "bad profile", mod: func(c *Config) { c.Profile = "haproxy" }, is: identity.ErrUnknownProfile},
 		{name: "bad custom header", mod: func(c *Config) { c.CustomHeaders = []string{"X"} }, wantErr: `custom header "X": want NAME=FIELD`},
 		{name: "upstream scheme", mod: func(c *Config) { c.Upstream = "ftp://x" }, wantErr: `upstream "ftp://x": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
 		{name: "upstream no host", mod: func(c *Config) { c.Upstream = "http://" }, wantErr: `upstream "http://": want http://HOST:PORT, https://HOST:PORT or unix:/PATH`},
@@ -59,9 +59,9 @@ func TestNewErrors(t *testing.T) {
 		{name: "CA empty", mod: func(c *Config) {
 			c.LoadCA = func() ([]*x509.Certificate, error) { return nil, nil }
 		}, is: ErrNoCA},
-		{name: "CRL wrong signer", mod: func(c *Config) { c.LoadCRL = crl(stranger, now.Add(-time.Minute), now.Add(time.Hour)) }, is: ErrCRLUnverified},
-		{name: "CRL expired", mod: func(c *Config) { c.LoadCRL = crl(ca, now.Add(-2*time.Hour), now.Add(-time.Hour)) }, is: ErrCRLExpired},
-		{name: "CRL future", mod: func(c *Config) { c.LoadCRL = crl(ca, now.Add(time.Hour), now.Add(2*time.Hour)) }, is: ErrCRLFuture},
+		{name: "CRL wrong signer", mod: func(c *Config) { c.CRL = crl(stranger, now.Add(-time.Minute), now.Add(time.Hour)) }, is: ErrCRLUnverified},
+		{name: "CRL expired", mod: func(c *Config) { c.CRL = crl(ca, now.Add(-2*time.Hour), now.Add(-time.Hour)) }, is: ErrCRLExpired},
+		{name: "CRL future", mod: func(c *Config) { c.CRL = crl(ca, now.Add(time.Hour), now.Add(2*time.Hour)) }, is: ErrCRLFuture},
 		{name: "cert without key", mod: func(c *Config) {
 			c.LoadCert = func() (tls.Certificate, error) { return tls.Certificate{Certificate: [][]byte{srv.Raw}}, nil }
 		}, wantErr: "loading server certificate: server certificate has no private key"},
@@ -89,36 +89,12 @@ func TestNewErrors(t *testing.T) {
 	}
 	t.Run("grace lets an expired CRL start", func(t *testing.T) {
 		cfg := good()
-		cfg.LoadCRL = crl(ca, now.Add(-2*time.Hour), now.Add(-time.Hour))
+		cfg.CRL = crl(ca, now.Add(-2*time.Hour), now.Add(-time.Hour))
 		cfg.CRLGrace = 2 * time.Hour
 		if _, err := New(cfg); err != nil {
 			t.Errorf("New() error = %v", err)
 		}
 	})
-}
-
-func TestAllowList(t *testing.T) {
-	id := &Identity{CN: "alice", Email: "a@x", Emails: []string{"a@x", "b@x"}, OU: []string{"Ops", "Dev"}, URIs: []string{"spiffe://x/a"}}
-	tests := []struct {
-		name string
-		cfg  Config
-		want bool
-	}{
-		{"empty", Config{}, true},
-		{"cn", Config{AllowCN: []string{"bob", "alice"}}, true},
-		{"cn other", Config{AllowCN: []string{"bob"}}, false},
-		{"cn case", Config{AllowCN: []string{"Alice"}}, false},
-		{"second email", Config{AllowEmail: []string{"b@x"}}, true},
-		{"ou", Config{AllowOU: []string{"Dev"}}, true},
-		{"uri", Config{AllowURI: []string{"spiffe://x/a"}}, true},
-		{"uri prefix", Config{AllowURI: []string{"spiffe://x/"}}, false},
-		{"any list", Config{AllowCN: []string{"bob"}, AllowOU: []string{"Ops"}}, true},
-	}
-	for _, tt := range tests {
-		if _, _, got := legacyPolicy(&tt.cfg, Upstream{}).Routes[0].Rule.match(id); got != tt.want {
-			t.Errorf("%s: allows = %v; want %v", tt.name, got, tt.want)
-		}
-	}
 }
 
 func TestMetricsAndHealthValues(t *testing.T) {

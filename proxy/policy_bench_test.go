@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"minica/identity"
+	"minica/proxy/policy"
 )
 
 // benchPolicy writes a policy of n routes to dir and returns its file. The
@@ -105,17 +108,17 @@ func BenchmarkPolicy1000(b *testing.B) {
 func BenchmarkDecide(b *testing.B) {
 	ca := newEnv(b, nil).ca
 	cert, _ := ca.Client(b, "alice")
-	id, err := NewIdentity(cert, nil)
+	id, err := identity.New(cert, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			pol, err := LoadPolicyFile(benchPolicy(b, b.TempDir(), "http://127.0.0.1:1", n), PolicyOptions{})
+			pol, err := policy.LoadFile(benchPolicy(b, b.TempDir(), "http://127.0.0.1:1", n), policy.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			in := RouteRequest{Host: "app.example.com", SNI: "app.example.com", Path: "/api/v1/items/42"}
+			in := policy.Request{Host: "app.example.com", SNI: "app.example.com", Path: "/api/v1/items/42"}
 			now := cert.NotBefore.Add(time.Hour)
 			b.ReportAllocs()
 			for b.Loop() {

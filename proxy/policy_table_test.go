@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // policyEnv is a proxy under a policy of overlapping routes, in front of
@@ -35,26 +37,11 @@ type policyEnv struct {
 	certs   map[string]tls.Certificate
 }
 
-const tablePolicy = `{
-  "rules": {
-    "staff": {"email_domain": ["example.com"]},
-    "ops": {"ou": ["Ops"]}
-  },
-  "routes": [
-    {"name": "wiki-admin", "host": "wiki.example.com", "path": "/admin", "upstream": "HTTP/wiki-admin", "rule": "ops"},
-    {"name": "wiki", "host": "wiki.example.com", "upstream": "HTTP/wiki", "rule": "staff"},
-    {"name": "apps", "host": "*.apps.example.com", "upstream": "HTTPS/apps", "upstream_ca": "upstream-ca.pem",
-     "allow": {"uri": ["spiffe://example.com/ns/prod/*"]}},
-    {"name": "api-v1", "host": "api.example.com", "path": "/v1", "upstream": "HTTPS/api-v1", "upstream_ca": "upstream-ca.pem",
-     "allow": {"cn": ["Zo\u00eb"], "min_days_left": 30}},
-    {"name": "api", "host": "api.example.com", "upstream": "HTTP/api", "allow": {"o": ["Example Corp"], "dns": ["bot.example.com"]}},
-    {"name": "ci", "host": "ci.example.com", "upstream": "HTTP/ci", "allow": {"serial": ["SERIAL"]}},
-    {"name": "ca", "host": "ca.example.com", "upstream": "HTTP/ca", "allow": {"issuer": ["CN=Test CA"]}},
-    {"name": "ca2", "host": "ca2.example.com", "upstream": "HTTP/ca2", "allow": {"issuer_sha256": ["FINGERPRINT"]}},
-    {"name": "closed", "host": "*", "path": "/private", "refuse": true},
-    {"name": "pub", "host": "*", "path": "/pub", "upstream": "UNIX", "allow": {"email": ["Simon@example.com"]}}
-  ]
-}`
+// tablePolicy is the policy of overlapping routes the table runs under,
+// with HTTP/ and HTTPS/ for the upstreams' URLs, UNIX for the socket's, and
+// SERIAL and FINGERPRINT for a client's serial and the CA's fingerprint.
+// Package policy seeds its fuzz target with it too.
+var tablePolicy = filepath.Join("policy", "testdata", "table.json")
 
 var tableHosts = []string{"wiki.example.com", "api.example.com", "*.apps.example.com", "ci.example.com",
 	"ca.example.com", "ca2.example.com", "other.example.com", "localhost"}
@@ -92,8 +79,12 @@ func newPolicyEnv(t *testing.T) *policyEnv {
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	pe.srvCert.Store(&tls.Certificate{Certificate: [][]byte{srv.Raw}, PrivateKey: srvKey, Leaf: srv})
+	table, err := os.ReadFile(tablePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pol := strings.NewReplacer("HTTPS/", secure.URL+"/", "HTTP/", plain.URL+"/",
-		`"UNIX"`, `"unix:`+sock+`"`, "SERIAL", "0A:1B:2C", "FINGERPRINT", fingerprint(pe.ca.Cert)).Replace(tablePolicy)
+		`"UNIX"`, `"unix:`+sock+`"`, "SERIAL", "0A:1B:2C", "FINGERPRINT", identity.Fingerprint(pe.ca.Cert)).Replace(string(table))
 	pe.writePolicy(t, pol)
 	if err := pe.p.Reload(); err != nil {
 		t.Fatalf("Reload() error = %v", err)

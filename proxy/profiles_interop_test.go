@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/asn1"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -21,14 +20,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
+	"minica/internal/testdn"
 )
 
 // The figures docs/proxy.md states: of the headers the apache and nginx
@@ -64,73 +64,57 @@ const (
 	edgeSpaces    = `mod_ssl sends leading and trailing spaces raw, which HTTP strips; minica sends \20`
 )
 
-func t61Val(s string) asn1.RawValue { return asn1.RawValue{Tag: tagT61, Bytes: []byte(s)} }
-
-func oid(s string) asn1.ObjectIdentifier {
-	var o asn1.ObjectIdentifier
-	for _, arc := range strings.Split(s, ".") {
-		n, err := strconv.Atoi(arc)
-		if err != nil {
-			panic("bad OID in a test table: " + s)
-		}
-		o = append(o, n)
-	}
-	return o
-}
-
-func multi(atvs ...atv) rdnSET { return rdnSET(atvs) }
-
 // trickySubjects are the client subjects compared, in DER order (the DN
 // string shows them reversed).
 func trickySubjects() []struct {
 	name   string
-	rdns   []rdnSET
+	rdns   []testdn.RDNSET
 	emails []string
 } {
 	return []struct {
 		name   string
-		rdns   []rdnSET
+		rdns   []testdn.RDNSET
 		emails []string
 	}{
-		{name: "utf8", rdns: []rdnSET{
-			one(oidC, printableVal("DE")), one(oidO, utf8Val("Acme, Inc.")),
-			multi(atv{oidOU, utf8Val("R+D")}, atv{oidOU, utf8Val("Ops")}),
-			one(oidCN, utf8Val("Zoë Müller 日本")), one(oidEmailAddress, ia5Val("zoe@example.com")),
+		{name: "utf8", rdns: []testdn.RDNSET{
+			testdn.One(testdn.C, testdn.Printable("DE")), testdn.One(testdn.O, testdn.UTF8("Acme, Inc.")),
+			testdn.Multi(testdn.ATV{Type: testdn.OU, Value: testdn.UTF8("R+D")}, testdn.ATV{Type: testdn.OU, Value: testdn.UTF8("Ops")}),
+			testdn.One(testdn.CN, testdn.UTF8("Zoë Müller 日本")), testdn.One(testdn.EmailAddress, testdn.IA5("zoe@example.com")),
 		}, emails: []string{"zoe.mueller@example.com"}},
-		{name: "specials", rdns: []rdnSET{
-			one(oidO, utf8Val(`100% \ sure`)), one(oidOU, utf8Val("#hash")), one(oidOU, utf8Val("x#")),
-			one(oidCN, utf8Val(`a,b+c"d\e<f>g;h=i`)),
+		{name: "specials", rdns: []testdn.RDNSET{
+			testdn.One(testdn.O, testdn.UTF8(`100% \ sure`)), testdn.One(testdn.OU, testdn.UTF8("#hash")), testdn.One(testdn.OU, testdn.UTF8("x#")),
+			testdn.One(testdn.CN, testdn.UTF8(`a,b+c"d\e<f>g;h=i`)),
 		}},
-		{name: "spaces", rdns: []rdnSET{
-			one(oidO, utf8Val("  both  ")), one(oidOU, utf8Val(" lead")), one(oidCN, utf8Val("trail ")),
+		{name: "spaces", rdns: []testdn.RDNSET{
+			testdn.One(testdn.O, testdn.UTF8("  both  ")), testdn.One(testdn.OU, testdn.UTF8(" lead")), testdn.One(testdn.CN, testdn.UTF8("trail ")),
 		}},
-		{name: "lone", rdns: []rdnSET{
-			one(oidO, utf8Val("%")), one(oidOU, utf8Val(" ")), one(oidCN, utf8Val("#")),
+		{name: "lone", rdns: []testdn.RDNSET{
+			testdn.One(testdn.O, testdn.UTF8("%")), testdn.One(testdn.OU, testdn.UTF8(" ")), testdn.One(testdn.CN, testdn.UTF8("#")),
 		}},
-		{name: "multi-valued", rdns: []rdnSET{
-			one(oid("0.9.2342.19200300.100.1.25"), ia5Val("com")), one(oid("0.9.2342.19200300.100.1.25"), ia5Val("example")),
-			one(oidOU, utf8Val("Dev")), one(oidOU, utf8Val("Ops")), one(oidOU, utf8Val("QA")),
-			multi(atv{oidCN, utf8Val("bob")}, atv{oid("0.9.2342.19200300.100.1.1"), utf8Val("bob")},
-				atv{oid("0.9.2342.19200300.100.1.3"), ia5Val("bob@example.com")}),
+		{name: "multi-valued", rdns: []testdn.RDNSET{
+			testdn.One(testdn.OID("0.9.2342.19200300.100.1.25"), testdn.IA5("com")), testdn.One(testdn.OID("0.9.2342.19200300.100.1.25"), testdn.IA5("example")),
+			testdn.One(testdn.OU, testdn.UTF8("Dev")), testdn.One(testdn.OU, testdn.UTF8("Ops")), testdn.One(testdn.OU, testdn.UTF8("QA")),
+			testdn.Multi(testdn.ATV{Type: testdn.CN, Value: testdn.UTF8("bob")}, testdn.ATV{Type: testdn.OID("0.9.2342.19200300.100.1.1"), Value: testdn.UTF8("bob")},
+				testdn.ATV{Type: testdn.OID("0.9.2342.19200300.100.1.3"), Value: testdn.IA5("bob@example.com")}),
 		}},
-		{name: "known-oids", rdns: []rdnSET{
-			one(oid("1.3.6.1.4.1.311.60.2.1.3"), printableVal("DE")), one(oid("2.5.4.15"), utf8Val("Private Organization")),
-			one(oid("2.5.4.97"), utf8Val("VATDE-123456789")), one(oid("2.5.4.9"), utf8Val("Hauptstr. 1")),
-			one(oid("2.5.4.17"), utf8Val("10115")), one(oid("2.5.4.12"), utf8Val("Dr.")),
-			one(oid("2.5.4.72"), utf8Val("admin")), one(oid("2.5.4.4"), utf8Val("Müller")), one(oid("2.5.4.42"), utf8Val("Zoë")),
-			one(oid("2.5.4.65"), utf8Val("zm")), one(oid("2.5.4.46"), printableVal("q1")), one(oid("2.5.4.13"), utf8Val("a test")),
-			one(oid("2.5.4.5"), printableVal("12345")), one(oid("0.9.2342.19200300.100.1.3"), ia5Val("zoe@example.com")),
-			one(oidCN, utf8Val("zoe")),
+		{name: "known-oids", rdns: []testdn.RDNSET{
+			testdn.One(testdn.OID("1.3.6.1.4.1.311.60.2.1.3"), testdn.Printable("DE")), testdn.One(testdn.OID("2.5.4.15"), testdn.UTF8("Private Organization")),
+			testdn.One(testdn.OID("2.5.4.97"), testdn.UTF8("VATDE-123456789")), testdn.One(testdn.OID("2.5.4.9"), testdn.UTF8("Hauptstr. 1")),
+			testdn.One(testdn.OID("2.5.4.17"), testdn.UTF8("10115")), testdn.One(testdn.OID("2.5.4.12"), testdn.UTF8("Dr.")),
+			testdn.One(testdn.OID("2.5.4.72"), testdn.UTF8("admin")), testdn.One(testdn.OID("2.5.4.4"), testdn.UTF8("Müller")), testdn.One(testdn.OID("2.5.4.42"), testdn.UTF8("Zoë")),
+			testdn.One(testdn.OID("2.5.4.65"), testdn.UTF8("zm")), testdn.One(testdn.OID("2.5.4.46"), testdn.Printable("q1")), testdn.One(testdn.OID("2.5.4.13"), testdn.UTF8("a test")),
+			testdn.One(testdn.OID("2.5.4.5"), testdn.Printable("12345")), testdn.One(testdn.OID("0.9.2342.19200300.100.1.3"), testdn.IA5("zoe@example.com")),
+			testdn.One(testdn.CN, testdn.UTF8("zoe")),
 		}},
-		{name: "unknown-oids", rdns: []rdnSET{
-			one(oidUnknown, utf8Val("abc")), one(oid("1.3.6.1.4.1.99999.7"), printableVal("x y")),
-			one(oidCN, utf8Val("carol")),
+		{name: "unknown-oids", rdns: []testdn.RDNSET{
+			testdn.One(testdn.Unknown, testdn.UTF8("abc")), testdn.One(testdn.OID("1.3.6.1.4.1.99999.7"), testdn.Printable("x y")),
+			testdn.One(testdn.CN, testdn.UTF8("carol")),
 		}},
-		{name: "string-types", rdns: []rdnSET{
-			one(oidO, t61Val("Soci\xe9t\xe9")), one(oidCN, bmpVal("Ωmega")),
+		{name: "string-types", rdns: []testdn.RDNSET{
+			testdn.One(testdn.O, testdn.T61("Soci\xe9t\xe9")), testdn.One(testdn.CN, testdn.BMP("Ωmega")),
 		}},
-		{name: "controls", rdns: []rdnSET{
-			one(oidOU, utf8Val("new\nline")), one(oidCN, utf8Val("tab\there\x01")),
+		{name: "controls", rdns: []testdn.RDNSET{
+			testdn.One(testdn.OU, testdn.UTF8("new\nline")), testdn.One(testdn.CN, testdn.UTF8("tab\there\x01")),
 		}},
 	}
 }
@@ -371,7 +355,7 @@ func TestProfilesMatchServers(t *testing.T) {
 	var clients []client
 	for _, s := range trickySubjects() {
 		cert, key := ca.Leaf(t, &x509.Certificate{
-			RawSubject: rawName(t, s.rdns...), EmailAddresses: s.emails,
+			RawSubject: testdn.Name(t, s.rdns...), EmailAddresses: s.emails,
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		})
 		clients = append(clients, client{s.name, cert, key})
@@ -382,8 +366,8 @@ func TestProfilesMatchServers(t *testing.T) {
 		start              func(t *testing.T, dir, caFile, certFile, keyFile, upstream string, names []string) string
 		identical, compare int
 	}{
-		{"apache", ProfileApache, startApache, apacheIdentical, apacheCompared},
-		{"nginx", ProfileNginx, startNginx, nginxIdentical, nginxCompared},
+		{"apache", identity.ProfileApache, startApache, apacheIdentical, apacheCompared},
+		{"nginx", identity.ProfileNginx, startNginx, nginxIdentical, nginxCompared},
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "proxy.md"))
 	if err != nil {
@@ -391,7 +375,7 @@ func TestProfilesMatchServers(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, s := range servers {
-		h, err := NewHeaders(s.profile, nil)
+		h, err := identity.NewHeaders(s.profile, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -451,7 +435,7 @@ func startMinica(t *testing.T, ca *testca.CA, srv *x509.Certificate, srvKey cryp
 		c.Upstream = upstream
 		c.Profile = profile
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil }
-		c.LoadCRL = func() ([]byte, error) { return crl, nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return crl, nil })
 		c.LoadCert = func() (tls.Certificate, error) {
 			return tls.Certificate{Certificate: [][]byte{srv.Raw}, PrivateKey: srvKey, Leaf: srv}, nil
 		}

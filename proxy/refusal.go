@@ -13,11 +13,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"minica/identity"
 	"minica/internal/pagesec"
+	"minica/proxy/policy"
 	"minica/revoke"
 )
 
@@ -134,9 +137,9 @@ func (p *Proxy) verifiedAtHandshake(tc *tls.Conn) bool {
 // page. It returns the identity the access log names: id, or, for a
 // client whose certificate never passed, one made of the certificate it
 // presented (with Verify "FAILED:reason"), nil if none.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, reason string) *Identity {
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string) *identity.Identity {
 	if p.cfg.Refusal != RefusalPage {
-		refuse(w, reason)
+		refuseWithText(w, reason)
 		return id
 	}
 	return p.refusePage(w, r, ci, id, reason, nil)
@@ -146,7 +149,7 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ci *conn, id *Ide
 // policy refuses by d: in RefusalPage mode the refusals of a route's rule
 // (not allowed, too few days left) get a refusal page, the others (no
 // route, a misdirected request, a bad path) what refuseRoute answers.
-func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, d Decision) {
+func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, d policy.Decision) {
 	if p.cfg.Refusal != RefusalPage || d.Reason != ReasonNotAllowed && d.Reason != ReasonDaysLeft {
 		refuseRoute(w, d)
 		return
@@ -156,7 +159,7 @@ func (p *Proxy) refuseDecision(w http.ResponseWriter, r *http.Request, ci *conn,
 
 // refusePage is refuse in RefusalPage mode, for a refusal of the policy's
 // decision d when it is not nil.
-func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *Identity, reason string, d *Decision) *Identity {
+func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id *identity.Identity, reason string, d *policy.Decision) *identity.Identity {
 	now := p.cfg.Now()
 	var cert *x509.Certificate
 	if len(ci.certs) > 0 {
@@ -174,9 +177,9 @@ func (p *Proxy) refusePage(w http.ResponseWriter, r *http.Request, ci *conn, id 
 	}
 	writeRefusal(w, r, pg)
 	if id == nil && cert != nil {
-		if seen, err := NewIdentity(cert, nil); err == nil {
+		if seen, err := identity.New(cert, nil); err == nil {
 			seen.Verify = "FAILED:" + reason
-			seen.DaysLeft = DaysLeft(seen.NotAfter, now)
+			seen.DaysLeft = identity.DaysLeft(seen.NotAfter, now)
 			id = seen
 		}
 	}
@@ -262,7 +265,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 		if issuer == "" {
 			issuer = displayText(cert.Issuer.String())
 		}
-		pg.Cert = &seenCert{CN: displayText(cert.Subject.CommonName), Serial: serialHex(cert.SerialNumber),
+		pg.Cert = &seenCert{CN: displayText(cert.Subject.CommonName), Serial: identity.SerialHex(cert.SerialNumber),
 			Issuer: issuer, NotBefore: pageTime(cert.NotBefore), NotAfter: pageTime(cert.NotAfter)}
 	} else {
 		// Only no-certificate and the CRL's reasons come without one; a
@@ -296,7 +299,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 			if e.Serial.Cmp(cert.SerialNumber) == 0 {
 				pg.Message = "Your client certificate was revoked on " + pageTime(e.RevokedAt) + " (reason: " + e.Reason.String() + ")."
 			} else {
-				pg.Message = "A certificate authority above your certificate (serial " + serialHex(e.Serial) + ") was revoked on " +
+				pg.Message = "A certificate authority above your certificate (serial " + identity.SerialHex(e.Serial) + ") was revoked on " +
 					pageTime(e.RevokedAt) + " (reason: " + e.Reason.String() + "), and with it every certificate under it."
 			}
 		}
@@ -339,7 +342,7 @@ func (p *Proxy) pageFor(reason string, cert *x509.Certificate, why *VerifyError,
 
 // route says which route of the policy refused the client, and for a rule
 // that wants more days left, how many.
-func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time) {
+func (pg *refusalPage) route(d *policy.Decision, cert *x509.Certificate, now time.Time) {
 	if d.Route == nil {
 		return
 	}
@@ -347,7 +350,7 @@ func (pg *refusalPage) route(d *Decision, cert *x509.Certificate, now time.Time)
 	switch {
 	case d.Reason == ReasonDaysLeft && d.Route.Rule != nil:
 		pg.Title = "Your certificate expires too soon for this page"
-		pg.Message = "Your certificate is valid until " + pageTime(cert.NotAfter) + ", " + strconv.Itoa(DaysLeft(cert.NotAfter, now)) +
+		pg.Message = "Your certificate is valid until " + pageTime(cert.NotAfter) + ", " + strconv.Itoa(identity.DaysLeft(cert.NotAfter, now)) +
 			" days from now; this part of the site (" + name + ") wants at least " + strconv.Itoa(d.Route.Rule.MinDaysLeft) + " days left."
 		pg.Advice = "Renew your certificate and install the new one." + restartAdvice
 		pg.HelpText = "Renew your certificate" // pageFor kept HelpURL for this reason
@@ -421,7 +424,7 @@ func wantsHTML(r *http.Request) bool {
 func writeRefusal(w http.ResponseWriter, r *http.Request, pg *refusalPage) {
 	var buf bytes.Buffer
 	ctype := "text/plain; charset=utf-8"
-	if wantsHTML(r) && refusalTemplate.Execute(&buf, pg) == nil {
+	if wantsHTML(r) && refusalTemplate().Execute(&buf, pg) == nil {
 		ctype = "text/html; charset=utf-8"
 	} else {
 		buf.Reset()
@@ -464,7 +467,13 @@ a.help{display:inline-block;margin:.6rem 0;padding:.5rem 1rem;border-radius:6px;
 // refusalCSP is the Content-Security-Policy of every refusal page.
 var refusalCSP = pagesec.CSP(refusalCSS, "'none'")
 
-var refusalTemplate = template.Must(template.New("refusal").Parse(`<!doctype html>
+// refusalTemplate is the refusal page, parsed at its first use rather than
+// at every start of the minica binary.
+var refusalTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("refusal").Parse(refusalHTML))
+})
+
+const refusalHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{{.Title}}</title><style>` + refusalCSS + `</style></head>
 <body><main{{if .Service}} class="service"{{end}}>
@@ -483,4 +492,4 @@ var refusalTemplate = template.Must(template.New("refusal").Parse(`<!doctype htm
 {{- end}}
 <p class="note">Reason code <code>{{.Reason}}</code> at {{.Time}}. Quote it if you ask for help.</p>
 </main></body></html>
-`))
+`

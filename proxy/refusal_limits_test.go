@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/revoke"
 )
 
@@ -123,11 +124,11 @@ func TestRefusalModesAgree(t *testing.T) {
 			if tc.cert != nil {
 				// The log names the certificate refused, with its days
 				// left: -2 in the second day after it expired.
-				days := DaysLeft(tc.cert.NotAfter, page.now())
+				days := identity.DaysLeft(tc.cert.NotAfter, page.now())
 				if tc.reason == ReasonExpired && days != -2 {
 					t.Fatalf("days left of the expired certificate %d; want -2", days)
 				}
-				page.waitLog("request ", "serial="+serialHex(tc.cert.SerialNumber), "days_left="+itoa(days)+" ", "reason="+tc.reason)
+				page.waitLog("request ", "serial="+identity.SerialHex(tc.cert.SerialNumber), "days_left="+itoa(days)+" ", "reason="+tc.reason)
 			}
 			// The histogram counts the certificates that passed only.
 			if got := page.metric("minica_proxy_client_certificate_days_left_count"); !strings.HasSuffix(got, " 0") {

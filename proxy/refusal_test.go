@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
 	"minica/revoke"
 )
@@ -41,7 +42,6 @@ func pageEnv(t *testing.T, mod func(*Config)) *env {
 		c.Upstream = up.URL
 		c.Refusal = RefusalPage
 		c.HelpURL = testHelpURL
-		c.ParseCRL = revokeParser
 		if mod != nil {
 			mod(c)
 		}
@@ -113,7 +113,7 @@ var refusalCases = []struct {
 		cert, key := e.ca.Client(t, "rita")
 		return refusalCase{cert: cert, key: key, status: 495, reason: ReasonRevoked,
 			before: func(e *env) { e.setCRL(e.revokedCRL(cert.SerialNumber, revokedAt)); e.reload(t) },
-			want:   []string{"has been revoked", "revoked on 2026-11-30 08:15:00 UTC (reason: keyCompromise)", "Get a new certificate", "rita", serialHex(cert.SerialNumber)}}
+			want:   []string{"has been revoked", "revoked on 2026-11-30 08:15:00 UTC (reason: keyCompromise)", "Get a new certificate", "rita", identity.SerialHex(cert.SerialNumber)}}
 	}},
 	{"unknown CA", func(t *testing.T, e *env) refusalCase {
 		cert, key := testca.New(t, "Stranger CA").Client(t, "uma")
@@ -179,7 +179,7 @@ func TestRefusalPages(t *testing.T) {
 				}
 				if tc.cert != nil {
 					cn := strings.TrimSpace(string(appendKV(nil, "cn", tc.cert.Subject.CommonName)))
-					e.waitLog("request ", cn, "serial="+serialHex(tc.cert.SerialNumber), "status="+itoa(tc.status), "reason="+tc.reason)
+					e.waitLog("request ", cn, "serial="+identity.SerialHex(tc.cert.SerialNumber), "status="+itoa(tc.status), "reason="+tc.reason)
 				} else {
 					e.waitLog("request ", "status=496", "reason=no-certificate")
 				}
@@ -270,7 +270,7 @@ func checkRefusalResponse(t *testing.T, e *env, c *http.Client, tc refusalCase, 
 		t.Errorf("%s: help link shown = %v; want %v:\n%s", what, gotHelp, !tc.noHelp, page)
 	}
 	if tc.cert != nil {
-		for _, fact := range []string{serialHex(tc.cert.SerialNumber), pageTime(tc.cert.NotBefore), pageTime(tc.cert.NotAfter)} {
+		for _, fact := range []string{identity.SerialHex(tc.cert.SerialNumber), pageTime(tc.cert.NotBefore), pageTime(tc.cert.NotAfter)} {
 			if !strings.Contains(page, fact) {
 				t.Errorf("%s: the page does not show the certificate's %q", what, fact)
 			}
@@ -336,10 +336,10 @@ func TestRefusalPageRevokedIntermediate(t *testing.T) {
 	crls.Write(pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der}))
 	e := pageEnv(t, func(c *Config) {
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{root.Cert, inter.Cert}, nil }
-		c.LoadCRL = func() ([]byte, error) { return crls.Bytes(), nil }
+		c.CRL = crlFunc(func() ([]byte, error) { return crls.Bytes(), nil })
 	})
 	code, body := e.get(e.presentingClient(cert, key, false), "/", nil)
-	want := "A certificate authority above your certificate (serial " + serialHex(inter.Cert.SerialNumber) + ") was revoked on 2026-11-01 00:00:00 UTC (reason: cACompromise)"
+	want := "A certificate authority above your certificate (serial " + identity.SerialHex(inter.Cert.SerialNumber) + ") was revoked on 2026-11-01 00:00:00 UTC (reason: cACompromise)"
 	if code != 495 || !strings.Contains(body, want) {
 		t.Errorf("status %d; want 495 and %q in:\n%s", code, want, body)
 	}

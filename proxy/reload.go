@@ -17,7 +17,7 @@ import (
 // handshakes and the next request of open connections; a part that fails
 // (unreadable, corrupt, wrong signer, lower CRL number, future thisUpdate)
 // keeps the last good one, is logged and counted. The error joins the
-// failures, each a *ReloadError (see ReloadFailure), nil if none.
+// failures, each a *ReloadError (see reloadFailure), nil if none.
 func (p *Proxy) Reload() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
@@ -52,10 +52,8 @@ func (p *Proxy) Reload() error {
 		changed = true
 	}
 	p.reloadPolicy(next.cas, fail)
-	if cert, err := loadCert(&p.cfg); err != nil {
+	if err := p.cert.Reload(); err != nil {
 		fail("cert", err)
-	} else {
-		next.cert = cert
 	}
 	if changed {
 		next.gen = old.gen + 1

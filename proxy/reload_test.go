@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"minica/internal/testca"
+	"minica/revoke"
 )
 
 // TestReloadUnderLoad reloads the CRL, the CA bundle and the server
@@ -300,9 +301,9 @@ func TestCARotation(t *testing.T) {
 func TestUnchangedCRLIsNotParsedAgain(t *testing.T) {
 	var parses atomic.Int32
 	e := newEnv(t, func(c *Config) {
-		c.ParseCRL = func(data []byte, issuer *x509.Certificate) (Revocations, error) {
+		c.parseCRLFile = func(data []byte, cas []*x509.Certificate) ([]revoke.IssuedCRL, error) {
 			parses.Add(1)
-			return parseTestCRL(data, issuer)
+			return revoke.ParseCRLFile(data, cas)
 		}
 	})
 	for range 3 {
@@ -311,13 +312,13 @@ func TestUnchangedCRLIsNotParsedAgain(t *testing.T) {
 		}
 	}
 	if n := parses.Load(); n != 1 {
-		t.Errorf("ParseCRL called %d times; want 1 (at New)", n)
+		t.Errorf("CRL file parsed %d times; want 1 (at New)", n)
 	}
 	e.setCRL(e.makeCRL())
 	if err := e.p.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if n := parses.Load(); n != 2 {
-		t.Errorf("ParseCRL called %d times; want 2 after a new CRL", n)
+		t.Errorf("CRL file parsed %d times; want 2 after a new CRL", n)
 	}
 }

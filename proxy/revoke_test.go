@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"minica/internal/testca"
+	"minica/revoke"
 )
 
 func TestRevocationOnNewResumedAndOpenConnections(t *testing.T) {
@@ -155,17 +156,17 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 		}, wantErr: ErrCRLUnverified},
 		{name: "lower number", crl: func() []byte {
 			return e.makeCRLWith(big.NewInt(0), e.now(), e.now().Add(time.Hour), e.ca, cert.SerialNumber)
-		}, wantErr: ErrCRLOlder, wantMsg: "loading CRL: CRL number is lower than the current one (0 < 1)", wantReason: ReasonCRLOlder},
+		}, wantErr: ErrCRLOlder, wantMsg: "loading CRL: CRL number is lower than the current one (0 < 1)", wantReason: revoke.RefusalOlder},
 		{name: "future thisUpdate", crl: func() []byte {
 			return e.makeCRLWith(big.NewInt(100), e.now().Add(time.Hour), e.now().Add(2*time.Hour), e.ca, cert.SerialNumber)
-		}, wantErr: ErrCRLFuture, wantReason: ReasonCRLFuture},
+		}, wantErr: ErrCRLFuture, wantReason: revoke.RefusalFuture},
 		// A higher number, but past its nextUpdate: taken, it would refuse
 		// every client and hold back the current CRL (its number is lower)
 		// until the CA signed again.
 		{name: "expired, with a higher number", crl: func() []byte {
 			return e.makeCRLWith(big.NewInt(100), e.now().Add(-2*time.Hour), e.now().Add(-time.Hour), e.ca, cert.SerialNumber)
-		}, wantErr: ErrCRLExpired, wantReason: ReasonCRLStale},
-		{name: "missing", crl: func() []byte { return nil }, wantMsg: "loading CRL: no CRL file", wantReason: ReasonCRLRefused},
+		}, wantErr: ErrCRLExpired, wantReason: revoke.RefusalExpired},
+		{name: "missing", crl: func() []byte { return nil }, wantMsg: "loading CRL: no CRL file", wantReason: revoke.RefusalOther},
 	}
 	c := e.client(cert, key, false)
 	for i, tt := range tests {
@@ -181,8 +182,8 @@ func TestBadCRLOnReloadKeepsTheOld(t *testing.T) {
 			if tt.wantMsg != "" && err.Error() != tt.wantMsg {
 				t.Errorf("Reload() error = %q; want %q", err, tt.wantMsg)
 			}
-			if got := CRLRefusalReason(ReloadFailure(err, "crl")); tt.wantReason != "" && got != tt.wantReason {
-				t.Errorf("CRLRefusalReason() = %q; want %q", got, tt.wantReason)
+			if got := crlRefusalReason(reloadFailure(err, "crl")); tt.wantReason != "" && got != tt.wantReason {
+				t.Errorf("crlRefusalReason() = %q; want %q", got, tt.wantReason)
 			}
 			if code, _ := e.get(c, "/", nil); code != 200 {
 				t.Errorf("status = %d; want 200 (old CRL kept)", code)

@@ -9,15 +9,29 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+
+	"minica/identity"
+	"minica/internal/endpoint"
+	"minica/proxy/policy"
+)
+
+// The reasons of the policy's refusals (Policy.Decide decides them), among
+// the proxy's Reason constants.
+const (
+	ReasonNotAllowed  = policy.ReasonNotAllowed
+	ReasonNoRoute     = policy.ReasonNoRoute
+	ReasonMisdirected = policy.ReasonMisdirected
+	ReasonBadPath     = policy.ReasonBadPath
+	ReasonDaysLeft    = policy.ReasonDaysLeft
 )
 
 // routing is the policy in use, with the ReverseProxy of each route (nil
 // for a route that refuses). A reload builds a new one and swaps it in;
 // requests under way keep theirs.
 type routing struct {
-	pol *Policy
+	pol *policy.Policy
 	rps []*httputil.ReverseProxy
-	// byKey are the ReverseProxies by Route.upstreamKey, reused by the
+	// byKey are the ReverseProxies by Route.UpstreamKey, reused by the
 	// next policy so that upstream connections survive a reload.
 	byKey map[string]*httputil.ReverseProxy
 }
@@ -31,59 +45,36 @@ type policyState struct {
 
 // configUpstream is the Upstream of cfg, nil with a PolicyFile, which
 // excludes Upstream, UpstreamRootCAs and the Allow lists.
-func configUpstream(cfg *Config) (Upstream, error) {
+func configUpstream(cfg *Config) (endpoint.Upstream, error) {
 	if cfg.PolicyFile == "" {
-		up, err := ParseUpstream(cfg.Upstream)
+		up, err := endpoint.ParseUpstream(cfg.Upstream)
 		if err != nil {
-			return Upstream{}, fmt.Errorf("upstream %w", err)
+			return endpoint.Upstream{}, fmt.Errorf("upstream %w", err)
 		}
 		return up, nil
 	}
 	if cfg.Upstream != "" || cfg.UpstreamRootCAs != nil || len(cfg.AllowCN)+len(cfg.AllowEmail)+len(cfg.AllowOU)+len(cfg.AllowURI) > 0 {
-		return Upstream{}, errors.New("config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists")
+		return endpoint.Upstream{}, errors.New("config: PolicyFile excludes Upstream, UpstreamRootCAs and the Allow lists")
 	}
-	return Upstream{}, nil
-}
-
-// legacyPolicy is the policy of Config.Upstream and the Allow lists: one
-// route for every host and path, whose rule is the Allow lists (everyone
-// when they are empty).
-func legacyPolicy(cfg *Config, up Upstream) *Policy {
-	rule := &Rule{Any: true}
-	if len(cfg.AllowCN)+len(cfg.AllowEmail)+len(cfg.AllowOU)+len(cfg.AllowURI) > 0 {
-		setOf := func(vals []string, norm func(string) string) set {
-			s := set{}
-			for _, v := range vals {
-				s[norm(v)] = struct{}{}
-			}
-			return s
-		}
-		same := func(s string) string { return s }
-		rule = &Rule{cn: setOf(cfg.AllowCN, same), email: setOf(cfg.AllowEmail, normEmail),
-			ou: setOf(cfg.AllowOU, same), uri: setOf(cfg.AllowURI, same)}
-	}
-	rt := &Route{Index: 1, Name: "upstream", Host: "*", Path: "/", Upstream: cfg.Upstream, Rule: rule,
-		up: up, upstreamPool: cfg.UpstreamRootCAs, upstreamKey: "legacy"}
-	pol := &Policy{Routes: []*Route{rt}}
-	pol.index()
-	return pol
+	return endpoint.Upstream{}, nil
 }
 
 // policyOptions are the options of the proxy's policy loads, against the
 // CA bundle cas.
-func policyOptions(cas []*x509.Certificate) PolicyOptions {
-	return PolicyOptions{CAs: cas}
+func policyOptions(cas []*x509.Certificate) policy.Options {
+	return policy.Options{CAs: cas}
 }
 
 // initRouting loads the policy (Config.PolicyFile, or the one route of
 // Config.Upstream) at New.
 func (p *Proxy) initRouting(cas []*x509.Certificate) error {
-	var pol *Policy
+	var pol *policy.Policy
 	if p.cfg.PolicyFile == "" {
-		pol = legacyPolicy(&p.cfg, Upstream{URL: p.target, Socket: p.unixPath})
+		allow := policy.Allow{CN: p.cfg.AllowCN, Email: p.cfg.AllowEmail, OU: p.cfg.AllowOU, URI: p.cfg.AllowURI}
+		pol = policy.OneRoute(p.cfg.Upstream, endpoint.Upstream{URL: p.target, Socket: p.unixPath}, p.cfg.UpstreamRootCAs, allow)
 	} else {
 		var err error
-		if pol, err = LoadPolicyFile(p.cfg.PolicyFile, policyOptions(cas)); err != nil {
+		if pol, err = policy.LoadFile(p.cfg.PolicyFile, policyOptions(cas)); err != nil {
 			return err
 		}
 	}
@@ -97,21 +88,21 @@ func (p *Proxy) initRouting(cas []*x509.Certificate) error {
 
 // newRouting builds the ReverseProxies of pol, reusing those of prev
 // (nil at start) for the same upstream and CA.
-func (p *Proxy) newRouting(pol *Policy, prev *routing) *routing {
+func (p *Proxy) newRouting(pol *policy.Policy, prev *routing) *routing {
 	rt := &routing{pol: pol, rps: make([]*httputil.ReverseProxy, len(pol.Routes)), byKey: map[string]*httputil.ReverseProxy{}}
 	for i, r := range pol.Routes {
 		if r.Rule.Refuse {
 			continue
 		}
-		rp := rt.byKey[r.upstreamKey]
+		rp := rt.byKey[r.UpstreamKey]
 		if rp == nil && prev != nil {
-			rp = prev.byKey[r.upstreamKey]
+			rp = prev.byKey[r.UpstreamKey]
 		}
 		if rp == nil {
-			rp = p.newReverseProxy(r.up, r.upstreamPool)
+			rp = p.newReverseProxy(r.Target, r.UpstreamRootCAs)
 			rp.ErrorHandler = p.bodyErrors(rp.ErrorHandler)
 		}
-		rt.byKey[r.upstreamKey] = rp
+		rt.byKey[r.UpstreamKey] = rp
 		rt.rps[i] = rp
 	}
 	return rt
@@ -126,15 +117,15 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 	}
 	old := p.routing.Load()
 	data, err := os.ReadFile(p.cfg.PolicyFile)
-	if err == nil && old.pol.unchanged(data, os.ReadFile) {
+	if err == nil && old.pol.Unchanged(data, os.ReadFile) {
 		p.policy.failed = [32]byte{}
 		return
 	}
-	var pol *Policy
+	var pol *policy.Policy
 	if err != nil {
 		err = fmt.Errorf("reading policy %q: %w", p.cfg.PolicyFile, err)
 	} else {
-		pol, err = ParsePolicy(p.cfg.PolicyFile, data, policyOptions(cas))
+		pol, err = policy.Parse(p.cfg.PolicyFile, data, policyOptions(cas))
 	}
 	if err != nil {
 		sum := sha256.Sum256([]byte(err.Error()))
@@ -145,7 +136,7 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 		return
 	}
 	p.policy.failed = [32]byte{}
-	if pol.sum == old.pol.sum {
+	if pol.Equal(old.pol) {
 		return
 	}
 	next := p.newRouting(pol, old)
@@ -162,7 +153,7 @@ func (p *Proxy) reloadPolicy(cas []*x509.Certificate, fail func(file string, err
 
 // oneLineError keeps the first of several policy errors, for the log line.
 func oneLineError(err error) error {
-	var pe PolicyErrors
+	var pe policy.Errors
 	if errors.As(err, &pe) && len(pe) > 1 {
 		return fmt.Errorf("%w (and %d more errors; see minica proxy policy check)", pe[0], len(pe)-1)
 	}
@@ -171,9 +162,9 @@ func oneLineError(err error) error {
 
 // route decides r of the verified client id by the policy in use: the
 // ReverseProxy of its route, or nil and the refusal.
-func (p *Proxy) route(r *http.Request, id *Identity) (*httputil.ReverseProxy, Decision) {
+func (p *Proxy) route(r *http.Request, id *identity.Identity) (*httputil.ReverseProxy, policy.Decision) {
 	rt := p.routing.Load()
-	in := RouteRequest{Host: r.Host, Path: r.URL.EscapedPath()}
+	in := policy.Request{Host: r.Host, Path: r.URL.EscapedPath()}
 	if r.TLS != nil {
 		in.SNI = r.TLS.ServerName
 	}
@@ -208,12 +199,12 @@ func withPath(r *http.Request, clean string) *http.Request {
 	return r
 }
 
-// refuseRoute answers a request the policy refuses: by refuse for the
-// refusals of a rule, with the status of d for the others.
-func refuseRoute(w http.ResponseWriter, d Decision) {
+// refuseRoute answers a request the policy refuses: by refuseWithText for
+// the refusals of a rule, with the status of d for the others.
+func refuseRoute(w http.ResponseWriter, d policy.Decision) {
 	switch d.Reason {
 	case ReasonNotAllowed, ReasonDaysLeft:
-		refuse(w, d.Reason)
+		refuseWithText(w, d.Reason)
 	case ReasonMisdirected:
 		http.Error(w, "misdirected request: the host is not the one this connection was opened for", d.Status)
 	case ReasonBadPath:

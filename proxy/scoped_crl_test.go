@@ -9,18 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"minica/revoke"
 )
-
-// parseRevokeCRL is the parser minica gives the proxy.
-func parseRevokeCRL(data []byte, issuer *x509.Certificate) (Revocations, error) {
-	crl, err := revoke.ParseCRL(data, issuer)
-	if err != nil {
-		return nil, err
-	}
-	return crl, nil
-}
 
 // TestScopedCRLIsRefused: a CRL that covers only CA certificates lists no
 // client, so taking it for the complete CRL would let revoked clients back
@@ -29,7 +18,7 @@ func parseRevokeCRL(data []byte, issuer *x509.Certificate) (Revocations, error) 
 func TestScopedCRLIsRefused(t *testing.T) {
 	for _, critical := range []bool{true, false} {
 		t.Run(map[bool]string{true: "critical", false: "not critical"}[critical], func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.ParseCRL = parseRevokeCRL })
+			e := newEnv(t, nil)
 			cert, key := e.ca.Client(t, "alice")
 			e.setCRL(e.makeCRL(cert.SerialNumber))
 			if err := e.p.Reload(); err != nil {
@@ -60,7 +49,7 @@ func TestScopedCRLIsRefused(t *testing.T) {
 			e.waitLog("reload-failed", want)
 
 			cfg := e.p.cfg
-			cfg.LoadCRL = func() ([]byte, error) { return der, nil }
+			cfg.CRL = crlFunc(func() ([]byte, error) { return der, nil })
 			if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("New() error = %v; want containing %q", err, want)
 			}

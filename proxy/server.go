@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"minica/crlsource"
+	"minica/identity"
+	"minica/internal/certreload"
 	"minica/revoke"
 )
 
@@ -23,8 +26,8 @@ import (
 // Shutdown. Its methods are safe for concurrent use.
 type Proxy struct {
 	cfg       Config
-	headers   *Headers
-	reserved  reservedSet
+	headers   *identity.Headers
+	reserved  identity.Namespace
 	target    *url.URL
 	unixPath  string
 	rp        *httputil.ReverseProxy
@@ -34,6 +37,7 @@ type Proxy struct {
 	log       *logger
 	exchanges *exchanges
 	idle      *idleConns
+	cert      *certreload.Cert // the server certificate, loaded again by Reload
 
 	trust    atomic.Pointer[trust]
 	verified sync.Map // leaf *x509.Certificate -> verified, from handshake to connContext
@@ -54,10 +58,10 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.checkRefusal(); err != nil {
 		return nil, err
 	}
-	if cfg.LoadCA == nil || cfg.LoadCRL == nil || cfg.ParseCRL == nil || cfg.LoadCert == nil {
-		return nil, errors.New("config: LoadCA, LoadCRL, ParseCRL and LoadCert are required")
+	if cfg.LoadCA == nil || cfg.CRL == nil || cfg.LoadCert == nil {
+		return nil, errors.New("config: LoadCA, CRL and LoadCert are required")
 	}
-	headers, err := NewHeaders(cfg.Profile, cfg.CustomHeaders)
+	headers, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +75,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg:      cfg,
 		headers:  headers,
-		reserved: newReservedSet(headers),
+		reserved: headers.Namespace(),
 		target:   up.URL,
 		unixPath: up.Socket,
 		metrics:  newMetrics(),
@@ -94,12 +98,11 @@ func New(cfg Config) (*Proxy, error) {
 			return nil, fmt.Errorf("loading CRL: %w (nextUpdate %s)", ErrCRLExpired, c.CRL.NextUpdate().UTC().Format(time.RFC3339))
 		}
 	}
-	cert, err := loadCert(&cfg)
-	if err != nil {
+	if p.cert, err = certreload.New(func() (tls.Certificate, error) { return loadCert(&p.cfg) }, certreload.Options{}); err != nil {
 		return nil, err
 	}
 	p.tlsConfig = p.newTLSConfig()
-	t := &trust{gen: 1, cert: cert}
+	t := &trust{gen: 1}
 	t.setCAs(cas, roots)
 	t.setCRLs(crl)
 	p.storeTrust(t)
@@ -120,11 +123,11 @@ func New(cfg Config) (*Proxy, error) {
 }
 
 // newTLSConfig builds the one tls.Config of the proxy. What changes on
-// reload (certificate, CA bundle, CRL) is read through p.trust: by
-// GetCertificate, and by GetConfigForClient, which hands each handshake
-// the configuration of the current trust (see clientConfig). A reload thus
-// applies to the next handshake, resumed sessions included, without
-// touching open connections.
+// reload is read at each handshake: the certificate by GetCertificate
+// (p.cert), the CA bundle and the CRL by GetConfigForClient, which hands
+// each handshake the configuration of the current trust (see
+// clientConfig). A reload thus applies to the next handshake, resumed
+// sessions included, without touching open connections.
 func (p *Proxy) newTLSConfig() *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -142,8 +145,8 @@ func (p *Proxy) newTLSConfig() *tls.Config {
 		// Without the per-trust configuration, no client would verify.
 		ClientAuth: tls.RequireAndVerifyClientCert,
 		ClientCAs:  x509.NewCertPool(),
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return p.trust.Load().cert, nil
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return p.cert.GetCertificate(hello)
 		},
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			return p.trust.Load().tls, nil
@@ -198,12 +201,17 @@ func (p *Proxy) now() time.Time {
 // Serve accepts connections on ln until ctx is done (then it closes every
 // connection at once) or Shutdown is called (then it drains them). ln is the
 // caller's and must be a plain TCP (or unix) listener: Serve does TLS. It
-// returns nil after Shutdown or ctx, else the error that stopped it.
+// returns nil after Shutdown or ctx, else the error that stopped it. While
+// it serves, it follows a CRL source that brings new CRLs itself (see
+// Config.CRL) and reloads each at once.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	tl := newTLSListener(ln, p)
 	stop := make(chan struct{})
 	defer close(stop)
 	go p.watchExpiry(stop)
+	if f, ok := p.cfg.CRL.(crlsource.Followed); ok {
+		defer p.followCRL(ctx, f)()
+	}
 	go func() {
 		var tick <-chan time.Time
 		if p.cfg.ReloadInterval > 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -96,10 +97,10 @@ func TestClientMatrix(t *testing.T) {
 					t.Fatalf("status = %d; want 200", resp.StatusCode)
 				}
 				got := e.lastReq.Load().Header
-				if got.Get("X-Ssl-Client-Cn") != "alice" || got.Get("X-Ssl-Client-Serial") != serialHex(cert.SerialNumber) || got.Get("X-Ssl-Client-Verify") != "SUCCESS" {
+				if got.Get("X-Ssl-Client-Cn") != "alice" || got.Get("X-Ssl-Client-Serial") != identity.SerialHex(cert.SerialNumber) || got.Get("X-Ssl-Client-Verify") != "SUCCESS" {
 					t.Errorf("upstream headers = %v", got)
 				}
-				e.waitLog("request ", "cn=alice", "status=200", "serial="+serialHex(cert.SerialNumber))
+				e.waitLog("request ", "cn=alice", "status=200", "serial="+identity.SerialHex(cert.SerialNumber))
 			case tt.status != 0:
 				if err != nil {
 					t.Fatalf("GET: %v", err)
@@ -122,7 +123,7 @@ func TestClientMatrix(t *testing.T) {
 				}
 				want := []string{"handshake-refused ", "reason=" + tt.reason + " "}
 				if cert != nil {
-					want = append(want, "serial="+serialHex(cert.SerialNumber))
+					want = append(want, "serial="+identity.SerialHex(cert.SerialNumber))
 				}
 				e.waitLog(want...)
 			}
@@ -230,5 +231,5 @@ func TestResumedSessionAfterCARotation(t *testing.T) {
 	if err := e.handshakeError(cfg); err == nil || !strings.Contains(err.Error(), "remote error: tls: unknown certificate authority") {
 		t.Errorf("resumed session: handshake error = %v; want an unknown CA alert", err)
 	}
-	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+serialHex(cert.SerialNumber))
+	e.waitLog("handshake-refused ", "reason=unknown-ca ", "serial="+identity.SerialHex(cert.SerialNumber))
 }

@@ -10,30 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestReserved(t *testing.T) {
-	h, err := NewHeaders("rfc9440", []string{"X-User=cn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := newReservedSet(h)
-	tests := []struct {
-		name string
-		want bool
-	}{
-		{"X-SSL-Client-CN", true}, {"x_ssl_client_cn", true}, {"X_SSL_CLIENT_DN_CN", true},
-		{"X-Ssl-Client-Anything", true}, {"Client-Cert", true}, {"client_cert_chain", true},
-		{"X-Forwarded-Client-Cert", true}, {"X_Forwarded_For", true}, {"Forwarded", true},
-		{"X-Forwarded-Host", true}, {"x-user", true}, {"X_USER", true},
-		{"X-Usr", false}, {"Accept", false}, {"X-SSL", false}, {"Authorization", false}, {"Forwarded-Not", false},
-	}
-	for _, tt := range tests {
-		if got := set.reserved(tt.name); got != tt.want {
-			t.Errorf("reserved(%q) = %v; want %v", tt.name, got, tt.want)
-		}
-	}
-}
+	"minica/identity"
+)
 
 func TestSpoofingMatrix(t *testing.T) {
 	spoofed := []string{
@@ -43,7 +22,7 @@ func TestSpoofingMatrix(t *testing.T) {
 		"Client-Cert", "Client-Cert-Chain", "client_cert", "Forwarded", "X-Forwarded-For", "X-Forwarded-Host",
 		"X-Forwarded-Proto", "X_Forwarded_For", "X-Forwarded-Port", "X-User", "x_user",
 	}
-	for _, profile := range Profiles {
+	for _, profile := range identity.Profiles {
 		eachProtocol(t, profile+"/", func(t *testing.T, h2 bool) {
 			e := newEnv(t, func(c *Config) { c.Profile = profile; c.CustomHeaders = []string{"X-User=email"} })
 			cert, key := e.ca.Leaf(t, aliceTemplate())
@@ -74,8 +53,8 @@ func TestSpoofingMatrix(t *testing.T) {
 				"X-Forwarded-Proto": "https",
 				"X-Forwarded-Host":  e.addr,
 			}
-			hs, _ := NewHeaders(profile, nil)
-			id, _ := NewIdentity(cert, nil)
+			hs, _ := identity.NewHeaders(profile, nil)
+			id, _ := identity.New(cert, nil)
 			for _, h := range hs.Render(id) {
 				if h.Name != "Client-Cert-Chain" {
 					want[h.Name] = h.Value

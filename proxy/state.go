@@ -54,7 +54,6 @@ type trust struct {
 	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
-	cert      *tls.Certificate
 	// tls is the configuration of handshakes verified against this trust.
 	tls *tls.Config
 }
@@ -106,25 +105,26 @@ func (t *trust) setCRLs(l loadedCRL) {
 	}
 }
 
-func loadCert(cfg *Config) (*tls.Certificate, error) {
+// loadCert is cfg.LoadCert, checked: a leaf, parsed, with its key.
+func loadCert(cfg *Config) (tls.Certificate, error) {
 	c, err := cfg.LoadCert()
 	if err != nil {
-		return nil, fmt.Errorf("loading server certificate: %w", err)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", err)
 	}
 	if len(c.Certificate) == 0 {
-		return nil, fmt.Errorf("loading server certificate: %w", ErrNoLeaf)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", ErrNoLeaf)
 	}
 	if c.PrivateKey == nil {
-		return nil, fmt.Errorf("loading server certificate: %w", errCertKeyMissing)
+		return tls.Certificate{}, fmt.Errorf("loading server certificate: %w", errCertKeyMissing)
 	}
 	if c.Leaf == nil {
 		leaf, err := x509.ParseCertificate(c.Certificate[0])
 		if err != nil {
-			return nil, fmt.Errorf("parsing server certificate: %w", err)
+			return tls.Certificate{}, fmt.Errorf("parsing server certificate: %w", err)
 		}
 		c.Leaf = leaf
 	}
-	return &c, nil
+	return c, nil
 }
 
 // loadedCRL are the CRLs that loaded and verified, each with its issuer,
@@ -140,7 +140,7 @@ type loadedCRL struct {
 // at start) by revoke.MayReplace. Unchanged bytes are not parsed again; a
 // CRL with the number of the one in use leaves that one in place.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
-	data, err := cfg.LoadCRL()
+	data, err := cfg.CRL.Current()
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
@@ -148,14 +148,14 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	if prev != nil && l.sum == prev.crlSum && crlIssuersIn(prev.crls, cas) {
 		return loadedCRL{crls: prev.crls, sum: l.sum}, nil
 	}
-	crls, err := revoke.ParseCRLFile(data, cas, cfg.ParseCRL)
+	crls, err := cfg.parseCRLFile(data, cas)
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
 	for i, next := range crls {
 		var held revoke.IssuedCRL
 		if prev != nil {
-			held.CRL, held.Issuer = crlOf(prev.crls, next.Issuer)
+			held = revoke.CRLOf(prev.crls, next.Issuer)
 		}
 		replace, err := revoke.MayReplace(next, held, now)
 		if err != nil {
@@ -182,16 +182,6 @@ func replaceRefusal(err error, next, held revoke.IssuedCRL) error {
 			next.CRL.NextUpdate().UTC().Format(time.RFC3339), held.CRL.Number(), held.CRL.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	return err
-}
-
-// crlOf returns the CRL of crls issued by ca and its issuer, or nils.
-func crlOf(crls []revoke.IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
-	for _, c := range crls {
-		if c.Issuer.Equal(ca) {
-			return c.CRL, c.Issuer
-		}
-	}
-	return nil, nil
 }
 
 // crlIssuersIn reports whether the issuer of every CRL of crls is in cas.

@@ -26,7 +26,6 @@ const (
 	// than a minute before the CRL's thisUpdate (it went back after the CRL
 	// loaded).
 	ReasonCRLNotYetValid = string(revoke.ReasonCRLNotYetValid)
-	ReasonNotAllowed     = "not-allowed"
 	ReasonNoCRL          = string(revoke.ReasonNoCRLForIssuer)
 	ReasonBadChain       = string(revoke.ReasonBadChain)
 	ReasonTimeout        = "handshake-timeout"

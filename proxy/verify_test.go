@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/identity"
 	"minica/internal/testca"
 )
 
@@ -131,5 +132,5 @@ func TestHandshakeRefusesCACertificate(t *testing.T) {
 	if err := e.handshakeError(e.tlsConfig(cert, key)); err == nil || !strings.Contains(err.Error(), "remote error: tls: bad certificate") {
 		t.Errorf("handshake error = %v; want alert bad_certificate", err)
 	}
-	e.waitLog("handshake-refused ", "reason="+ReasonCACertificate+" ", "serial="+serialHex(cert.SerialNumber))
+	e.waitLog("handshake-refused ", "reason="+ReasonCACertificate+" ", "serial="+identity.SerialHex(cert.SerialNumber))
 }

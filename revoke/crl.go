@@ -2,7 +2,6 @@ package revoke
 
 import (
 	"crypto/x509"
-	"fmt"
 	"iter"
 	"math/big"
 	"time"
@@ -48,28 +47,6 @@ func (c *CRL) Lookup(serial *big.Int) (Entry, bool) {
 // does not allocate for non-negative serials.
 func (c *CRL) IsRevoked(serial *big.Int) bool {
 	return c.table.find(serial) >= 0
-}
-
-// CheckTime returns an error wrapping ErrNotYetValid if now is before the
-// CRL's thisUpdate, or ErrExpired if now is after its nextUpdate. The CRL is
-// valid at both instants themselves.
-func (c *CRL) CheckTime(now time.Time) error {
-	if now.Before(c.thisUpdate) {
-		return fmt.Errorf("%w: this update %s is after %s", ErrNotYetValid, rfc3339(c.thisUpdate), rfc3339(now))
-	}
-	if now.After(c.nextUpdate) {
-		return fmt.Errorf("%w: next update %s is before %s", ErrExpired, rfc3339(c.nextUpdate), rfc3339(now))
-	}
-	return nil
-}
-
-// CheckNewer returns an error wrapping ErrLowerNumber unless c's CRL number
-// is greater than prev's. A nil prev is always older.
-func (c *CRL) CheckNewer(prev *CRL) error {
-	if prev == nil || c.number.Cmp(prev.number) > 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: number %s is not greater than %s", ErrLowerNumber, c.number, prev.number)
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -25,8 +25,8 @@ var (
 	ErrExpired = errors.New("revoke: CRL expired")
 	// ErrNotYetValid means the CRL's thisUpdate is in the future.
 	ErrNotYetValid = errors.New("revoke: CRL not yet valid")
-	// ErrLowerNumber means a CRL's number is not greater than the number of
-	// the CRL it should replace (lower, for MayReplace).
+	// ErrLowerNumber means a CRL's number is lower than the number of the
+	// CRL it should replace (see MayReplace).
 	ErrLowerNumber = errors.New("revoke: CRL number not greater than the previous one")
 	// ErrUnverified means no CA of the bundle given to ParseCRLFile
 	// verifies a CRL of the file; the refusal of each is wrapped with it.

@@ -31,7 +31,7 @@ var oidDeltaCRLIndicator = []byte{0x55, 0x1d, 0x1b} // 2.5.29.27
 // issuing distribution point leaves out some client certificates, critical
 // or not. Other critical extensions this package does not implement are
 // refused as malformed. ParseCRL does not check the CRL's dates; see
-// CRL.CheckTime. It does not keep data.
+// Freshness and MayReplace. It does not keep data.
 func ParseCRL(data []byte, issuer *x509.Certificate) (*CRL, error) {
 	crl, entries, err := verifyCRL(data, issuer)
 	if err != nil {

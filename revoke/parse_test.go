@@ -333,68 +333,6 @@ func TestParseCRLRefuses(t *testing.T) {
 	}
 }
 
-func TestCheckTime(t *testing.T) {
-	ca := newCA(t, "Time Root", testca.NewKey(t), testNow)
-	next := testNow.Add(7 * 24 * time.Hour)
-	crl := parseOrFatal(t, buildOrFatal(t, revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(1),
-		ThisUpdate: testNow, NextUpdate: next}, nil), ca.Cert)
-	tests := []struct {
-		name    string
-		at      time.Time
-		wantIs  error
-		wantErr string
-	}{
-		{name: "before this update", at: testNow.Add(-time.Second), wantIs: revoke.ErrNotYetValid,
-			wantErr: "revoke: CRL not yet valid: this update 2030-01-02T03:04:05Z is after 2030-01-02T03:04:04Z"},
-		{name: "at this update", at: testNow},
-		{name: "in between", at: testNow.Add(time.Hour)},
-		{name: "at next update", at: next},
-		{name: "after next update", at: next.Add(time.Second), wantIs: revoke.ErrExpired,
-			wantErr: "revoke: CRL expired: next update 2030-01-09T03:04:05Z is before 2030-01-09T03:04:06Z"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := crl.CheckTime(tt.at)
-			if tt.wantIs == nil {
-				if err != nil {
-					t.Fatalf("CheckTime() error = %v; want nil", err)
-				}
-				return
-			}
-			if !errors.Is(err, tt.wantIs) || err.Error() != tt.wantErr {
-				t.Fatalf("CheckTime() error = %v; want %q", err, tt.wantErr)
-			}
-		})
-	}
-}
-
-func TestCheckNewer(t *testing.T) {
-	ca := newCA(t, "Number Root", testca.NewKey(t), testNow)
-	crlNumbered := func(n int64) *revoke.CRL {
-		return parseOrFatal(t, buildOrFatal(t, revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(n),
-			ThisUpdate: testNow, NextUpdate: testNow.Add(time.Hour)}, nil), ca.Cert)
-	}
-	five, six := crlNumbered(5), crlNumbered(6)
-	if err := six.CheckNewer(five); err != nil {
-		t.Errorf("6.CheckNewer(5) error = %v; want nil", err)
-	}
-	if err := five.CheckNewer(nil); err != nil {
-		t.Errorf("5.CheckNewer(nil) error = %v; want nil", err)
-	}
-	for _, tt := range []struct {
-		cur, prev *revoke.CRL
-		wantErr   string
-	}{
-		{five, six, "revoke: CRL number not greater than the previous one: number 5 is not greater than 6"},
-		{five, crlNumbered(5), "revoke: CRL number not greater than the previous one: number 5 is not greater than 5"},
-	} {
-		err := tt.cur.CheckNewer(tt.prev)
-		if !errors.Is(err, revoke.ErrLowerNumber) || err.Error() != tt.wantErr {
-			t.Errorf("CheckNewer() error = %v; want %q", err, tt.wantErr)
-		}
-	}
-}
-
 // idpExtension returns an issuing distribution point extension (RFC 5280
 // section 5.2.5) whose SEQUENCE content fields writes.
 func idpExtension(critical bool, fields func(b *cryptobyte.Builder)) pkix.Extension {

@@ -2,7 +2,6 @@ package revoke
 
 import (
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -51,8 +50,8 @@ func JudgePath(f Facts, path []*x509.Certificate, crls []IssuedCRL) error {
 		return Judge(f)
 	}
 	f.Issuer = path[1]
-	if crl, issuer := crlOf(crls, path[1]); crl != nil {
-		f.CRL, f.CRLIssuer = crl, issuer
+	if c := CRLOf(crls, path[1]); c.CRL != nil {
+		f.CRL, f.CRLIssuer = c.CRL, c.Issuer
 	}
 	if err := Judge(f); err != nil || f.SkipRevocation {
 		return err
@@ -81,7 +80,7 @@ func JudgeChains(f Facts, chains [][]*x509.Certificate, crls []IssuedCRL) ([]*x5
 		if err == nil {
 			return chain, nil
 		}
-		hasCRL := len(chain) > 1 && crlOfOK(crls, chain[1])
+		hasCRL := len(chain) > 1 && CRLOf(crls, chain[1]).CRL != nil
 		if refused == nil || hasCRL && !throughCRLIssuer {
 			refused, throughCRLIssuer = err, hasCRL
 		}
@@ -89,15 +88,11 @@ func JudgeChains(f Facts, chains [][]*x509.Certificate, crls []IssuedCRL) ([]*x5
 	return nil, refused
 }
 
-func crlOfOK(crls []IssuedCRL, ca *x509.Certificate) bool {
-	crl, _ := crlOf(crls, ca)
-	return crl != nil
-}
-
 // judgeCA checks ca, a CA of a verified path below the anchor, against the
 // CRL of parent, the CA above it.
 func judgeCA(f Facts, ca, parent *x509.Certificate, crls []IssuedCRL) error {
-	crl, issuer := crlOf(crls, parent)
+	held := CRLOf(crls, parent)
+	crl, issuer := held.CRL, held.Issuer
 	g := Facts{CAs: []*x509.Certificate{parent}, CRL: crl, CRLIssuer: issuer, Grace: f.Grace, Skew: f.Skew, At: f.At}
 	if err := checkCRL(g); err != nil {
 		var ve *VerifyError
@@ -127,37 +122,12 @@ func judgeCA(f Facts, ca, parent *x509.Certificate, crls []IssuedCRL) error {
 	return nil
 }
 
-// crlOf returns the CRL of crls issued by ca, or nils.
-func crlOf(crls []IssuedCRL, ca *x509.Certificate) (Revocations, *x509.Certificate) {
+// CRLOf returns the CRL of crls that ca issued, or the zero IssuedCRL.
+func CRLOf(crls []IssuedCRL, ca *x509.Certificate) IssuedCRL {
 	for _, c := range crls {
 		if c.Issuer != nil && c.CRL != nil && c.Issuer.Equal(ca) {
-			return c.CRL, c.Issuer
+			return c
 		}
 	}
-	return nil, nil
-}
-
-// SplitCRLs returns the CRLs in data: each "X509 CRL" block of a PEM file
-// (a file may hold the CRLs of several CAs, as nginx, Apache and HAProxy
-// read them), or data itself when it holds no PEM block (one DER CRL, or
-// bytes that ParseCRL then refuses). Text around
-// the PEM blocks is ignored, as those servers ignore it; a block of another
-// type is an error naming it.
-func SplitCRLs(data []byte) ([][]byte, error) {
-	if block, _ := pem.Decode(data); block == nil {
-		return [][]byte{data}, nil // DER, or bytes ParseCRL will refuse
-	}
-	var out [][]byte
-	for rest := data; ; {
-		block, r := pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "X509 CRL" {
-			return nil, malformed("PEM block %d is %q, not \"X509 CRL\"", len(out)+1, block.Type)
-		}
-		out = append(out, pem.EncodeToMemory(block))
-		rest = r
-	}
-	return out, nil
+	return IssuedCRL{}
 }

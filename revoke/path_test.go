@@ -95,36 +95,6 @@ func TestJudgePath(t *testing.T) {
 	}
 }
 
-// TestSplitCRLs reads a PEM file holding the CRLs of two levels, a DER CRL,
-// and refuses a PEM file with a certificate in it.
-func TestSplitCRLs(t *testing.T) {
-	now := time.Now()
-	root := testca.NewRoot(t, "Split Root")
-	inter := root.Intermediate(t, "Split Issuing CA")
-	both := append(append([]byte("root CRL\n"), root.CRL(t, 1, now, time.Hour)...), inter.CRL(t, 1, now, time.Hour)...)
-	got, err := revoke.SplitCRLs(both)
-	if err != nil || len(got) != 2 {
-		t.Fatalf("SplitCRLs(two PEM CRLs) = %d CRLs, %v; want 2", len(got), err)
-	}
-	if _, err := revoke.ParseCRL(got[1], inter.Cert); err != nil {
-		t.Errorf("second CRL: %v", err)
-	}
-	for _, data := range []string{"\x30\x03\x01\x02\x03", "-----BEGIN X509 CRL-----\nnot base64\n"} {
-		if got, err := revoke.SplitCRLs([]byte(data)); err != nil || len(got) != 1 || string(got[0]) != data {
-			t.Errorf("SplitCRLs(%q) = %q, %v; want it as is", data, got, err)
-		}
-	}
-	for _, tt := range []struct {
-		name, data, wantErr string
-	}{
-		{"certificate", string(root.CRL(t, 2, now, time.Hour)) + string(root.PEM()), `PEM block 2 is "CERTIFICATE", not "X509 CRL"`},
-	} {
-		if _, err := revoke.SplitCRLs([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("SplitCRLs(%s) = %v; want %q", tt.name, err, tt.wantErr)
-		}
-	}
-}
-
 // TestJudgeRefusesKeyCertSignLeaf refuses, as a CA, a leaf without CA:TRUE
 // whose key usage has keyCertSign (RFC 5280 4.2.1.9 forbids the pair).
 func TestJudgeRefusesKeyCertSignLeaf(t *testing.T) {

@@ -15,42 +15,27 @@ import (
 // a little.
 const MaxClockSkew = time.Minute
 
-// CRLParser parses and verifies one CRL, DER or PEM, against the CA
-// certificate that should have signed it, as ParseCRL does; it must fail
-// when the signature does not verify.
-type CRLParser func(data []byte, issuer *x509.Certificate) (Revocations, error)
-
 // ParseCRLFile parses data, the content of a CRL file, against the CA
 // bundle cas, and returns its CRLs in file order, each with the CA of cas
 // that signed it (the first that verifies it). data is one DER CRL, or PEM:
 // one "X509 CRL" block, or several, the CRLs of the CAs of a hierarchy, as
 // nginx, Apache and HAProxy read them. Text around the PEM blocks is
 // ignored (RFC 7468 section 2), a block of another type is malformed, and
-// a CA has at most one CRL in a file. parse verifies each CRL; nil means
-// ParseCRL.
+// a CA has at most one CRL in a file. Each CRL is verified by ParseCRL.
 //
 // It is the one reader of a CRL file: the proxy and `minica verify` read
 // every CRL file through it, so that they never disagree about one. A CRL
 // no CA of cas verifies gives an error wrapping ErrUnverified and the
 // refusal of each CA (and reads as that refusal alone against one CA); two
 // CRLs of one CA, one wrapping ErrTwoCRLs.
-func ParseCRLFile(data []byte, cas []*x509.Certificate, parse CRLParser) ([]IssuedCRL, error) {
-	if parse == nil {
-		parse = func(data []byte, issuer *x509.Certificate) (Revocations, error) {
-			crl, err := ParseCRL(data, issuer)
-			if err != nil {
-				return nil, err // never a nil *CRL in the interface
-			}
-			return crl, nil
-		}
-	}
+func ParseCRLFile(data []byte, cas []*x509.Certificate) ([]IssuedCRL, error) {
 	parts, err := splitCRLFile(data)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]IssuedCRL, 0, len(parts))
 	for i, part := range parts {
-		c, err := verifyByOne(part, cas, parse)
+		c, err := verifyByOne(part, cas)
 		if err != nil {
 			if len(parts) > 1 {
 				err = fmt.Errorf("CRL %d of %d: %w", i+1, len(parts), err)
@@ -65,12 +50,12 @@ func ParseCRLFile(data []byte, cas []*x509.Certificate, parse CRLParser) ([]Issu
 	return out, nil
 }
 
-// verifyByOne returns the CRL of data with the first CA of cas that parse
-// verifies it against.
-func verifyByOne(data []byte, cas []*x509.Certificate, parse CRLParser) (IssuedCRL, error) {
+// verifyByOne returns the CRL of data with the first CA of cas that
+// verifies it.
+func verifyByOne(data []byte, cas []*x509.Certificate) (IssuedCRL, error) {
 	var errs []error
 	for _, ca := range cas {
-		crl, err := parse(data, ca)
+		crl, err := ParseCRL(data, ca)
 		if err == nil {
 			return IssuedCRL{CRL: crl, Issuer: ca}, nil
 		}

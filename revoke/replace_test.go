@@ -45,6 +45,8 @@ func TestParseCRLFile(t *testing.T) {
 			wantErr: `CRL 2 of 2: revoke: no CA of the bundle accepts the CRL: `},
 		{name: "garbage", data: []byte("<html>not a CRL</html>"), wantIs: revoke.ErrMalformed,
 			wantErr: "revoke: no CA of the bundle accepts the CRL: revoke: malformed CRL: not a DER CertificateList"},
+		{name: "a broken PEM block", data: []byte("-----BEGIN X509 CRL-----\nnot base64\n"), wantIs: revoke.ErrMalformed,
+			wantErr: "revoke: malformed CRL: invalid PEM"},
 		{name: "a certificate", data: append(append([]byte{}, rootPEM...), root.PEM()...), wantIs: revoke.ErrMalformed,
 			wantErr: `PEM block 2 is "CERTIFICATE", not "X509 CRL"`},
 		{name: "two of one CA", data: append(append([]byte{}, rootPEM...), root.CRL(t, 8, now, time.Hour)...), wantIs: revoke.ErrTwoCRLs,
@@ -56,7 +58,7 @@ func TestParseCRLFile(t *testing.T) {
 			if tt.cas != nil {
 				bundle = tt.cas
 			}
-			got, err := revoke.ParseCRLFile(tt.data, bundle, nil)
+			got, err := revoke.ParseCRLFile(tt.data, bundle)
 			if tt.wantErr != "" {
 				if !errors.Is(err, tt.wantIs) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseCRLFile() error = %v; want %v containing %q", err, tt.wantIs, tt.wantErr)

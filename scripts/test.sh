@@ -3,7 +3,8 @@
 # the tests need (when run as root and they are missing), checks gofmt, go
 # vet, a build and vet for every release target, and staticcheck (pinned in
 # go.mod), then runs every test with the race detector, including the
-# interop checks against real peers.
+# interop checks against real peers, and the proxy's tests a second time
+# with its standard forwarding alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,3 +85,20 @@ go tool staticcheck -tags interop ./...
 # against real peers that the packages above provide.
 echo "test.sh: go test -race -tags interop"
 go test -race -count=1 -timeout 30m -tags interop ./...
+
+# The standard path of serve's dedicated OCSP listener (net/http instead of
+# fasthttp, the build tag stdocsp): its tests again on that path.
+echo "test.sh: go test -race -tags interop,stdocsp (serve's OCSP listener on net/http)"
+go vet -tags interop,stdocsp ./serve/...
+go tool staticcheck -tags interop,stdocsp ./serve/...
+go test -race -count=1 -timeout 30m -tags interop,stdocsp ./serve/...
+go test -race -count=1 -timeout 30m -tags interop,stdocsp -run 'ListenOCSP|ServeProcessOCSP|TestScripts/serve_listen_ocsp' ./cmd/minica
+
+# The proxy's tests again with the standard forwarding alone: the direct
+# way (proxy/internal/h1direct) is a twin of httputil.ReverseProxy, and
+# every behaviour they check holds without it too. MINICA_PROXY_STANDARD
+# is read by the proxy's tests and by minica proxy (--standard-forwarding),
+# so the commands' proxy tests run that way too.
+echo "test.sh: go test -race -tags interop, the proxy with MINICA_PROXY_STANDARD=1"
+MINICA_PROXY_STANDARD=1 go test -race -count=1 -timeout 30m -tags interop ./proxy/...
+MINICA_PROXY_STANDARD=1 go test -race -count=1 -timeout 30m -tags interop -run Proxy ./cmd/minica

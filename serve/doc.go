@@ -2,7 +2,15 @@
 // certificate, its chain and the current CRL over HTTP and HTTPS, keeps the
 // CRL fresh, and lets replicas learn of a new CRL at once. It works over
 // package ca and package revoke only; it never reads the CA directory
-// itself, and nothing but the files below is reachable through it.
+// itself, and nothing but the paths below is reachable through it.
+//
+// The other products of serve are http.Handlers in packages of their own,
+// which serve routes to and counts: the OCSP responder (package
+// minica/serve/ocsp, Config.OCSP), online renewal (minica/serve/renew,
+// Config.Renew) and enrollment links (minica/serve/enroll,
+// Config.Enroll). Server.ServeOCSP serves the responder alone on a
+// listener of its own, on fasthttp (serve/internal/fastocsp), or on
+// net/http when built with the tag stdocsp.
 //
 // # Paths
 //
@@ -23,21 +31,23 @@
 //	/ocsp       Config.OCSP, every method, and /ocsp/... (RFC 5019 GET);
 //	            also the path of Config.OCSPURL and below it, and POST /
 //	            (openssl ocsp -url http://HOST:PORT); 404 without a
-//	            responder. [OCSPResponder] is the responder (see ocsp.go)
+//	            responder (package minica/serve/ocsp); --listen-ocsp serves
+//	            it alone on a listener of its own (Server.ServeOCSP)
 //	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
-//	            `minica enroll` ([Enroller], see enroll.go); 404 without it
+//	            `minica enroll` (package minica/serve/enroll); 404 without it
 //	/healthz    the CRL's state, whether serve can sign and whether its store
 //	            answers: 200, or 503 when the CRL is expired or not yet
 //	            valid, the store does not answer, or the CA key (in a
 //	            token) cannot sign
 //	/metrics    Prometheus text
 //
-// POST only, on the HTTPS listener with a client certificate: [Renewer]
-// (see renew.go), 404 with the reason renewal-disabled without one:
+// POST only, on the HTTPS listener with a client certificate: the
+// renewal handler (Config.Renew, package minica/serve/renew), 404 with the
+// reason renewal-disabled without one:
 //
 //	/renew         a CSR in, the client certificate's successor and chain out
 //	/renew/keygen  no body in, a new key, its certificate and chain out
-//	               (only with RenewConfig.Keygen)
+//	               (only with renew.Config.Keygen)
 //
 // Request targets are refused (400) unless they are a plain origin-form
 // path: no percent-encoding, backslash, empty or dot segment. The CA files

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"minica/revoke"
+	"minica/serve/enroll"
+	"minica/serve/renew"
 )
 
 var discardLog = log.New(io.Discard, "", 0)
@@ -59,10 +61,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ops bool) {
 func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	w.Header()["X-Content-Type-Options"] = hdrNosniff
 	path := r.URL.Path
-	// Whatever answers a path under /enroll (the Enroller, or a refusal
+	// Whatever answers a path under /enroll (Config.Enroll, or a refusal
 	// below), its URL may hold a token: never cached, never a referrer.
 	if strings.HasPrefix(path, "/enroll") {
-		setEnrollHeaders(w)
+		enroll.SetHeaders(w)
 	}
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
@@ -83,10 +85,9 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 		s.cfg.Enroll.ServeHTTP(w, r)
 		return epEnroll
 	}
-	if path == RenewPath || path == RenewKeygenPath {
+	if path == renew.Path || path == renew.KeygenPath {
 		if s.cfg.Renew == nil {
-			writeProblem(w, refuse(http.StatusNotFound, RefuseRenewalOff,
-				"this serve does not renew certificates: it renews on its HTTPS listener (--listen-tls) with the CA key, without --no-renew"))
+			renew.ServeDisabled(w, r)
 		} else {
 			s.cfg.Renew.ServeHTTP(w, r)
 		}

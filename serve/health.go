@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"minica/revoke"
+	"minica/serve/internal/connlimit"
 )
 
 // Health is the state /healthz reports.
@@ -107,9 +108,7 @@ type metrics struct {
 	resignFailures atomic.Uint64
 	signer         atomic.Bool // holds the CRL signer's lease (see lease.go)
 	waitersRefused atomic.Uint64
-	conns          atomic.Int64
-	connsEvicted   atomic.Uint64
-	connsRefused   atomic.Uint64
+	conns          connlimit.Counters // of every listener
 }
 
 type reqKey struct {
@@ -167,7 +166,7 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_signer", "1 when this replica is the one that signs CRLs (always, on the file store, with the CA key).", b(s.m.signer.Load()))
 	gauge("minica_serve_crl_lapse_warning", "1 when the CRL is past half its lifetime and serve cannot re-sign it (--no-sign, or re-signing fails).", b(h.Warning != ""))
 	gauge("minica_serve_long_polls", "Long polls (Prefer: wait) waiting for a new CRL.", max(s.waiters.Load(), 0))
-	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Load())
+	gauge("minica_serve_connections", "Open client connections.", s.m.conns.Open.Load())
 	if s.keyStatus != nil {
 		counter("minica_serve_ca_key_reopens_total", "Times the CA key's token was opened again after its session or the key's handle was lost.", s.keyStatus.Reopens())
 	}
@@ -176,8 +175,8 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	counter("minica_serve_crl_resigns_total", "CRLs serve re-signed at half their lifetime.", s.m.resigns.Load())
 	counter("minica_serve_crl_resign_failures_total", "Failed attempts to re-sign the CRL.", s.m.resignFailures.Load())
 	counter("minica_serve_long_polls_refused_total", "Long polls answered at once because MaxWaiters were waiting.", s.m.waitersRefused.Load())
-	counter("minica_serve_connections_evicted_total", "Connections closed, not in a request, to make room under MaxConns.", s.m.connsEvicted.Load())
-	counter("minica_serve_connections_refused_total", "Connections closed at once: MaxConns were all in requests.", s.m.connsRefused.Load())
+	counter("minica_serve_connections_evicted_total", "Connections closed, not in a request, to make room under MaxConns.", s.m.conns.Evicted.Load())
+	counter("minica_serve_connections_refused_total", "Connections closed at once: MaxConns were all in requests.", s.m.conns.Refused.Load())
 
 	s.m.mu.Lock()
 	if n := s.m.ocspOK.Swap(0); n > 0 {

@@ -1,29 +1,19 @@
 package serve
 
 import (
-	"bytes"
 	"crypto"
+	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"minica/ca"
+	"minica/serve/internal/servetest"
+	"minica/serve/ocsp"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // timers is a Config.NewTimer whose timers fire only when the test says.
 type timers struct {
@@ -73,84 +63,48 @@ func (ts *timers) await(t *testing.T) time.Duration {
 	}
 }
 
-var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+var start = servetest.Start
 
 // fixture is a CA directory with a CRL of lifetime one hour published at
-// start, and a Server over it.
+// start (servetest.Fixture), and a Server over it.
 type fixture struct {
 	dir    string
 	ca     *ca.CA
 	signer crypto.Signer
-	clock  *clock
+	clock  *servetest.Clock
 	timers *timers
-	log    *lockedWriter
+	log    *servetest.Log
 	srv    *Server
 }
 
 func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	t.Helper()
-	f := &fixture{dir: filepath.Join(t.TempDir(), "ca"), clock: &clock{t: start}, timers: newTimers(), log: &lockedWriter{w: &bytes.Buffer{}}}
-	settings := ca.DefaultSettings()
-	settings.CRLLifetime = ca.Duration(time.Hour)
-	settings.CRLURL = "http://pki.example.com/pki/root.crl"
-	c, err := ca.Init(f.dir, ca.InitOptions{CommonName: "Test Root", Settings: settings, Now: f.clock.Now, FirstCRL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.Now = f.clock.Now
-	f.ca = c
-	if f.signer, err = c.LoadSigner(nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{CA: c, Signer: f.signer, Now: f.clock.Now, NewTimer: f.timers.New, Log: f.log, LockTimeout: 50 * time.Millisecond}
+	base := servetest.NewFixture(t)
+	f := &fixture{dir: base.Dir, ca: base.CA, signer: base.Signer, clock: base.Clock, timers: newTimers(), log: base.Log}
+	cfg := Config{CA: f.ca, Signer: f.signer, Now: f.clock.Now, NewTimer: f.timers.New, Log: f.log, LockTimeout: 50 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
 	}
+	var err error
 	if f.srv, err = New(cfg); err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
 	return f
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// base is f as a servetest.Fixture.
+func (f *fixture) base() *servetest.Fixture {
+	return &servetest.Fixture{Dir: f.dir, CA: f.ca, Signer: f.signer, Clock: f.clock, Log: f.log}
 }
 
 // other opens the CA directory a second time, as another process would.
-func (f *fixture) other(t *testing.T) *ca.CA {
-	t.Helper()
-	c, err := ca.Open(f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.Now = f.clock.Now
-	return c
-}
+func (f *fixture) other(t *testing.T) *ca.CA { t.Helper(); return f.base().Other(t) }
 
 // publishElsewhere publishes a CRL through another handle, under the lock,
 // as `minica crl` would.
 func (f *fixture) publishElsewhere(t *testing.T) *ca.CRLInfo {
 	t.Helper()
-	c := f.other(t)
-	unlock, err := c.Lock(time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	info, err := c.PublishCRL(f.signer, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return f.base().PublishElsewhere(t)
 }
 
 // get runs one request through the Server's handler.
@@ -170,11 +124,7 @@ func (f *fixture) metrics(t *testing.T) string {
 	return f.do(t, http.MethodGet, "/metrics").Body.String()
 }
 
-func (f *fixture) logText() string {
-	f.log.mu.Lock()
-	defer f.log.mu.Unlock()
-	return f.log.w.String()
-}
+func (f *fixture) logText() string { return f.log.String() }
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
@@ -185,11 +135,23 @@ func readFile(t *testing.T, name string) []byte {
 	return data
 }
 
-func hasLine(text, line string) bool {
-	for l := range strings.SplitSeq(text, "\n") {
-		if l == line {
-			return true
-		}
+func hasLine(text, line string) bool { return servetest.HasLine(text, line) }
+
+func issue(t testing.TB, c *ca.CA, signer crypto.Signer, name string) *x509.Certificate {
+	t.Helper()
+	return servetest.Issue(t, c, signer, name)
+}
+
+func request(t testing.TB, cert, issuer *x509.Certificate, h crypto.Hash) []byte {
+	t.Helper()
+	return servetest.OCSPRequest(t, cert, issuer, h)
+}
+
+func newTestResponder(t testing.TB, cfg ocsp.Config) *ocsp.Responder {
+	t.Helper()
+	r, err := ocsp.New(cfg)
+	if err != nil {
+		t.Fatalf("ocsp.New() error = %v", err)
 	}
-	return false
+	return r
 }

@@ -11,7 +11,7 @@ func (s *Server) holdsLease() bool {
 	if err != nil {
 		if msg := err.Error(); msg != s.leaseErr {
 			s.leaseErr = msg
-			s.log.event("crl-signer-lease-failed", "error", msg)
+			s.log.Event("crl-signer-lease-failed", "error", msg)
 		}
 	} else {
 		s.leaseErr = ""
@@ -23,7 +23,7 @@ func (s *Server) holdsLease() bool {
 		if !held {
 			role = "follower"
 		}
-		s.log.event("crl-signer", "role", role, "store", s.cfg.CA.Store())
+		s.log.Event("crl-signer", "role", role, "store", s.cfg.CA.Store())
 	}
 	return held
 }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"minica/serve/internal/etag"
 )
 
 // startPoll runs a request in the background and returns its recorder,
@@ -55,34 +57,34 @@ func pending(t *testing.T, done <-chan *httptest.ResponseRecorder) {
 // its wait ends it answers 304; every answer says the wait it honoured.
 func TestLongPoll(t *testing.T) {
 	f := newFixture(t, nil)
-	etag := f.do(t, "GET", "/crl.der").Header().Get("ETag")
+	tag := f.do(t, "GET", "/crl.der").Header().Get("ETag")
 
 	t.Run("old etag answers at once", func(t *testing.T) {
 		rec := answer(t, f.startPoll(t, "If-None-Match", `"sha256:00"`, "Prefer", "wait=30"))
-		if rec.Code != 200 || rec.Header().Get("Preference-Applied") != "wait=30" || rec.Header().Get("ETag") != etag {
+		if rec.Code != 200 || rec.Header().Get("Preference-Applied") != "wait=30" || rec.Header().Get("ETag") != tag {
 			t.Fatalf("= %d, Preference-Applied %q; want 200 with the CRL, wait=30", rec.Code, rec.Header().Get("Preference-Applied"))
 		}
 	})
 	t.Run("no Prefer answers 304 at once", func(t *testing.T) {
-		rec := answer(t, f.startPoll(t, "If-None-Match", etag))
+		rec := answer(t, f.startPoll(t, "If-None-Match", tag))
 		if rec.Code != 304 || rec.Header().Get("Preference-Applied") != "" {
 			t.Fatalf("= %d, Preference-Applied %q; want 304 without it", rec.Code, rec.Header().Get("Preference-Applied"))
 		}
 	})
 	t.Run("wait ends with 304", func(t *testing.T) {
-		done := f.startPoll(t, "If-None-Match", etag, "Prefer", "respond-async, wait=5")
+		done := f.startPoll(t, "If-None-Match", tag, "Prefer", "respond-async, wait=5")
 		if d := f.timers.await(t); d != 5*time.Second {
 			t.Fatalf("the poll waits %s; want 5s", d)
 		}
 		pending(t, done)
 		f.timers.fireAll()
 		rec := answer(t, done)
-		if rec.Code != 304 || rec.Header().Get("Preference-Applied") != "wait=5" || rec.Header().Get("ETag") != etag {
-			t.Fatalf("= %d, Preference-Applied %q, ETag %q; want 304, wait=5, %s", rec.Code, rec.Header().Get("Preference-Applied"), rec.Header().Get("ETag"), etag)
+		if rec.Code != 304 || rec.Header().Get("Preference-Applied") != "wait=5" || rec.Header().Get("ETag") != tag {
+			t.Fatalf("= %d, Preference-Applied %q, ETag %q; want 304, wait=5, %s", rec.Code, rec.Header().Get("Preference-Applied"), rec.Header().Get("ETag"), tag)
 		}
 	})
 	t.Run("wait is bounded", func(t *testing.T) {
-		done := f.startPoll(t, "If-None-Match", etag, "Prefer", "wait=3600")
+		done := f.startPoll(t, "If-None-Match", tag, "Prefer", "wait=3600")
 		if d := f.timers.await(t); d != DefaultMaxWait {
 			t.Fatalf("the poll waits %s; want %s", d, DefaultMaxWait)
 		}
@@ -93,8 +95,8 @@ func TestLongPoll(t *testing.T) {
 	})
 	t.Run("a new CRL wakes every poll", func(t *testing.T) {
 		polls := []<-chan *httptest.ResponseRecorder{
-			f.startPoll(t, "If-None-Match", etag, "Prefer", "wait=30"),
-			f.startPoll(t, "If-None-Match", etag, "Prefer", "wait=30"),
+			f.startPoll(t, "If-None-Match", tag, "Prefer", "wait=30"),
+			f.startPoll(t, "If-None-Match", tag, "Prefer", "wait=30"),
 		}
 		f.timers.await(t)
 		f.timers.await(t)
@@ -105,16 +107,16 @@ func TestLongPoll(t *testing.T) {
 		f.srv.check()
 		for _, p := range polls {
 			rec := answer(t, p)
-			if rec.Code != 200 || rec.Header().Get("ETag") != etagOf(info.DER) || rec.Body.String() != string(info.DER) ||
+			if rec.Code != 200 || rec.Header().Get("ETag") != etag.Of(info.DER) || rec.Body.String() != string(info.DER) ||
 				rec.Header().Get("Preference-Applied") != "wait=30" {
 				t.Fatalf("= %d, ETag %q, Preference-Applied %q; want 200 with the new CRL %s", rec.Code, rec.Header().Get("ETag"),
-					rec.Header().Get("Preference-Applied"), etagOf(info.DER))
+					rec.Header().Get("Preference-Applied"), etag.Of(info.DER))
 			}
 		}
-		etag = etagOf(info.DER)
+		tag = etag.Of(info.DER)
 	})
 	t.Run("shutdown ends the polls", func(t *testing.T) {
-		done := f.startPoll(t, "If-None-Match", etag, "Prefer", "wait=30")
+		done := f.startPoll(t, "If-None-Match", tag, "Prefer", "wait=30")
 		f.timers.await(t)
 		if err := f.srv.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)

@@ -23,10 +23,10 @@ func (s *Server) reconcileLocked() error {
 	}
 	s.storeBehind = false
 	if len(repaired)+len(problems) > 0 {
-		s.log.event("store-reconciled", "repaired", strconv.Itoa(len(repaired)), "problems", strconv.Itoa(len(problems)),
+		s.log.Event("store-reconciled", "repaired", strconv.Itoa(len(repaired)), "problems", strconv.Itoa(len(problems)),
 			"reason", "the store's CRL is older than the one served (restored from a backup?)")
 		for _, p := range problems {
-			s.log.event("store-reconcile-problem", "problem", p)
+			s.log.Event("store-reconcile-problem", "problem", p)
 		}
 	}
 	return nil

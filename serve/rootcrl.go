@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"minica/ca"
+	"minica/serve/internal/etag"
 )
 
 // Paths of the root's CRL that an intermediate CA keeps (see
@@ -43,7 +44,7 @@ func (s *Server) rootCRLPaths() map[string]string {
 		}
 		p := u.Path
 		if _, taken := s.static[p]; taken || s.crlPath[p] || s.ocsp[p] || p == "/crl.pem" || isOps(p) || paths[p] != "" {
-			s.log.event("root-crl-url-path-taken", "path", p, "url", raw)
+			s.log.Event("root-crl-url-path-taken", "path", p, "url", raw)
 			continue
 		}
 		paths[p] = epRootCRLURL
@@ -67,17 +68,17 @@ func sameHost(u *url.URL, urls ...string) bool {
 func (s *Server) serveRootCRL(w http.ResponseWriter, r *http.Request, asPEM bool) {
 	pub, err := s.loadRootCRL()
 	if err != nil {
-		s.log.event("root-crl-unreadable", "error", err.Error())
+		s.log.Event("root-crl-unreadable", "error", err.Error())
 		plain(w, http.StatusServiceUnavailable, "the root CRL is not available: import it with 'minica crl import-root FILE'")
 		return
 	}
 	cc := crlCacheControl(pub.CRL, s.cfg.Now())
 	if asPEM {
 		p := &published{der: pub.DER}
-		writeConditionalFunc(w, r, "application/x-pem-file", etagOf(pub.DER), pub.CRL.ThisUpdate(), p.pemLen(), p.writePEM, cc)
+		writeConditionalFunc(w, r, "application/x-pem-file", etag.Of(pub.DER), pub.CRL.ThisUpdate(), p.pemLen(), p.writePEM, cc)
 		return
 	}
-	writeConditional(w, r, "application/pkix-crl", etagOf(pub.DER), pub.CRL.ThisUpdate(), pub.DER, cc)
+	writeConditional(w, r, "application/pkix-crl", etag.Of(pub.DER), pub.CRL.ThisUpdate(), pub.DER, cc)
 }
 
 // loadRootCRL returns the root CRL, reading it again when its file's stamp

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"minica/ca"
+	"minica/serve/internal/servetest"
 )
 
 // newIntermediateServer is a root with the CRL URL rootURL and an
@@ -17,7 +18,7 @@ import (
 // a Server over the intermediate.
 func newIntermediateServer(t *testing.T, rootURL, ownURL string) (*fixture, *ca.CA) {
 	t.Helper()
-	clk := &clock{t: start}
+	clk := servetest.NewClock(start)
 	dir := t.TempDir()
 	rs := ca.DefaultSettings()
 	rs.CRLURL = rootURL
@@ -51,7 +52,7 @@ func newIntermediateServer(t *testing.T, rootURL, ownURL string) (*fixture, *ca.
 	}
 	t.Cleanup(func() { inter.Close() })
 	inter.Now = clk.Now
-	f := &fixture{dir: p.Dir, ca: inter, clock: clk, timers: newTimers(), log: &lockedWriter{w: &bytes.Buffer{}}}
+	f := &fixture{dir: p.Dir, ca: inter, clock: clk, timers: newTimers(), log: &servetest.Log{}}
 	if f.signer, err = inter.LoadSigner(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"minica/ca"
 	"minica/revoke"
+	"minica/serve/renew"
 )
 
 // Each path of the contract answers with its file and type; nothing else
@@ -380,6 +382,46 @@ func TestOCSPMount(t *testing.T) {
 	}
 }
 
+// The renewal handler answers /renew and /renew/keygen, its metrics
+// follow the Server's, and its requests are counted under "renew";
+// without one, both paths answer 404 with the reason renewal-disabled.
+func TestRenewMount(t *testing.T) {
+	rn := &fakeRenewer{}
+	f := newFixture(t, func(c *Config) { c.Renew = rn })
+	for _, path := range []string{renew.Path, renew.KeygenPath} {
+		if rec := f.do(t, http.MethodPost, path); rec.Code != 200 || rec.Body.String() != "renewed "+path {
+			t.Errorf("POST %s = %d %q; want the renewal handler's answer", path, rec.Code, rec.Body)
+		}
+	}
+	m := f.metrics(t)
+	for _, want := range []string{"minica_serve_renewals_total 2", `minica_serve_requests_total{endpoint="renew",code="200"} 2`} {
+		if !hasLine(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
+	plain := newFixture(t, nil)
+	for _, path := range []string{renew.Path, renew.KeygenPath} {
+		rec := plain.do(t, http.MethodPost, path)
+		var p struct{ Reason string }
+		json.Unmarshal(rec.Body.Bytes(), &p)
+		if rec.Code != 404 || rec.Header().Get("Content-Type") != renew.ProblemType || p.Reason != renew.RefuseRenewalOff {
+			t.Errorf("POST %s without a renewal handler = %d %q; want 404 %s", path, rec.Code, rec.Body, renew.RefuseRenewalOff)
+		}
+	}
+}
+
+// fakeRenewer answers every request with its path and counts them.
+type fakeRenewer struct{ n int }
+
+func (r *fakeRenewer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.n++
+	io.WriteString(w, "renewed "+req.URL.Path)
+}
+
+func (r *fakeRenewer) WriteMetrics(w io.Writer) {
+	fmt.Fprintf(w, "minica_serve_renewals_total %d\n", r.n)
+}
+
 // With SeparateOps, /healthz and /metrics leave Handler for OpsHandler,
 // which serves nothing else.
 func TestSeparateOps(t *testing.T) {
@@ -495,5 +537,36 @@ func TestRefusesExpiredPublishedCRL(t *testing.T) {
 	}
 	if !strings.Contains(f.logText(), "crl-refused error=") || !strings.Contains(f.logText(), revoke.ErrExpired.Error()) {
 		t.Errorf("log lacks the refusal:\n%s", f.logText())
+	}
+}
+
+// A crl.der replaced by a copy of the CRL served (the same number, a new
+// file) changes nothing: no refusal logged or counted, the CRL stays.
+func TestSameNumberPublishedCRLIsNoOp(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Signer = nil })
+	cur := f.srv.CRL()
+	crlFile := filepath.Join(f.dir, ca.CRLDERFile)
+	der, err := os.ReadFile(crlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile := crlFile + ".copy"
+	if err := os.WriteFile(copyFile, der, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyFile, crlFile); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		f.srv.check()
+	}
+	if got := f.srv.CRL().Number(); got.Cmp(cur.Number()) != 0 {
+		t.Fatalf("served CRL %s; want %s kept", got, cur.Number())
+	}
+	if strings.Contains(f.logText(), "crl-refused") {
+		t.Errorf("a copy of the CRL served was refused:\n%s", f.logText())
+	}
+	if !hasLine(f.metrics(t), "minica_serve_crl_load_failures_total 0") {
+		t.Errorf("load failures counted:\n%s", f.metrics(t))
 	}
 }

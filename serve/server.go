@@ -3,10 +3,8 @@ package serve
 import (
 	"context"
 	"crypto"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -20,7 +18,10 @@ import (
 	"time"
 
 	"minica/ca"
+	"minica/internal/eventlog"
 	"minica/revoke"
+	"minica/serve/internal/connlimit"
+	"minica/serve/internal/etag"
 )
 
 // Defaults of Config.
@@ -88,10 +89,11 @@ type Config struct {
 	// nil answers 404 there.
 	OCSP    http.Handler
 	OCSPURL string
-	// Enroll answers /enroll/... (see Enroller); nil answers 404 there.
+	// Enroll answers /enroll/... (an *enroll.Enroller); nil answers 404
+	// there.
 	Enroll http.Handler
-	// Renew answers POST /renew and /renew/keygen (a *Renewer); nil
-	// answers 404 there, with the reason renewal-disabled.
+	// Renew answers POST /renew and /renew/keygen (a *renew.Renewer);
+	// nil answers 404 there, with the reason renewal-disabled.
 	Renew http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded and when
 	// the revocation log changed (from the Server's goroutine).
@@ -107,7 +109,7 @@ type Config struct {
 // fresh. Make one with New, run Watch in a goroutine, and serve Handler.
 type Server struct {
 	cfg     Config
-	log     *logger
+	log     *eventlog.Logger
 	caMu    sync.Mutex // serialises every use of cfg.CA
 	cur     atomic.Pointer[published]
 	static  map[string]*resource // paths of the CA files
@@ -122,7 +124,7 @@ type Server struct {
 	m       metrics
 
 	// Watcher state, used by its goroutine only.
-	badStamp   ca.FileStamp // the stamp of a crl.der refused, not re-read
+	skipStamp  ca.FileStamp // the stamp of a crl.der refused or served already, not re-read
 	lastErr    string       // the last load error logged, not repeated
 	nextResign time.Time    // no re-sign before this after a failure
 	backoff    time.Duration
@@ -190,14 +192,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("serve: no CA")
 	}
 	setDefaults(&cfg)
-	s := &Server{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}, done: make(chan struct{})}
+	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), done: make(chan struct{})}
 	s.m.requests = map[reqKey]uint64{}
 	s.static = caResources(cfg.CA)
 	s.crlPath = map[string]bool{"/crl.der": true}
 	s.ocsp, s.ocspPre = map[string]bool{"/ocsp": true}, []string{"/ocsp/"}
 	if p := urlPath(cfg.CA.Settings.CRLURL); p != "" {
 		if _, taken := s.static[p]; taken || p == "/crl.pem" || isOps(p) || p == "/ocsp" {
-			s.log.event("crl-url-path-taken", "path", p, "url", cfg.CA.Settings.CRLURL)
+			s.log.Event("crl-url-path-taken", "path", p, "url", cfg.CA.Settings.CRLURL)
 		} else {
 			s.crlPath[p] = true
 		}
@@ -214,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if st, ok := cfg.Signer.(ca.SignerStatus); ok {
 		s.keyStatus = st
-		st.SetLog(s.log.event)
+		st.SetLog(s.log.Event)
 	}
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
@@ -223,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 		if cfg.Signer == nil {
 			return nil, fmt.Errorf("serving the CRL: %w", err)
 		}
-		s.log.event("crl-unreadable", "error", err.Error(), "action", "publishing a new one")
+		s.log.Event("crl-unreadable", "error", err.Error(), "action", "publishing a new one")
 		if pub, err = s.publishLocked(); err != nil {
 			return nil, err
 		}
@@ -281,25 +283,19 @@ func caResources(c *ca.CA) map[string]*resource {
 	}
 	at := c.Cert.NotBefore
 	return map[string]*resource{
-		"/ca.crt":    {body: c.Cert.Raw, etag: etagOf(c.Cert.Raw), contentType: "application/pkix-cert", endpoint: "ca.crt", lastModified: at},
-		"/ca.pem":    {body: certPEM, etag: etagOf(c.Cert.Raw), contentType: "application/x-pem-file", endpoint: "ca.pem", lastModified: at},
-		"/chain.pem": {body: chainPEM, etag: etagOf(chainDER), contentType: "application/x-pem-file", endpoint: "chain.pem", lastModified: at},
+		"/ca.crt":    {body: c.Cert.Raw, etag: etag.Of(c.Cert.Raw), contentType: "application/pkix-cert", endpoint: "ca.crt", lastModified: at},
+		"/ca.pem":    {body: certPEM, etag: etag.Of(c.Cert.Raw), contentType: "application/x-pem-file", endpoint: "ca.pem", lastModified: at},
+		"/chain.pem": {body: chainPEM, etag: etag.Of(chainDER), contentType: "application/x-pem-file", endpoint: "chain.pem", lastModified: at},
 	}
-}
-
-// etagOf is the strong entity tag of the contract: "sha256:HEX" of der.
-func etagOf(der []byte) string {
-	sum := sha256.Sum256(der)
-	return `"sha256:` + hex.EncodeToString(sum[:]) + `"`
 }
 
 // install makes pub the served CRL and wakes the long polls.
 func (s *Server) install(pub *ca.PublishedCRL) {
 	p := &published{
-		crl: pub.CRL, der: pub.DER, etag: etagOf(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
+		crl: pub.CRL, der: pub.DER, etag: etag.Of(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
 	}
 	old := s.cur.Swap(p)
-	s.log.event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),
+	s.log.Event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),
 		"this_update", rfc3339(pub.CRL.ThisUpdate()), "next_update", rfc3339(pub.CRL.NextUpdate()), "etag", strings.Trim(p.etag, `"`))
 	if old != nil {
 		s.m.reloads.Add(1)
@@ -369,7 +365,7 @@ func (s *Server) check() {
 	if s.cfg.Signer == nil {
 		if n := cur.crl.Number().String(); s.warned != n {
 			s.warned = n
-			s.log.event("crl-will-lapse", "number", n, "next_update", rfc3339(cur.crl.NextUpdate()),
+			s.log.Event("crl-will-lapse", "number", n, "next_update", rfc3339(cur.crl.NextUpdate()),
 				"reason", "serve runs with --no-sign and cannot re-sign the CRL; publish one with 'minica crl'")
 		}
 		return
@@ -409,7 +405,7 @@ func (s *Server) storeUp() bool {
 	}
 	if err == nil {
 		if s.storeErr.Swap(nil) != nil {
-			s.log.event("store-reachable", "store", s.cfg.CA.Store())
+			s.log.Event("store-reachable", "store", s.cfg.CA.Store())
 		}
 		return true
 	}
@@ -422,7 +418,7 @@ func (s *Server) storeUp() bool {
 		if errors.Is(err, ca.ErrStoreSwitched) {
 			event = "store-switched"
 		}
-		s.log.event(event, "store", s.cfg.CA.Store(), "error", msg)
+		s.log.Event(event, "store", s.cfg.CA.Store(), "error", msg)
 	}
 	return false
 }
@@ -440,7 +436,7 @@ func pastHalfLife(crl *revoke.CRL, now time.Time) bool {
 func (s *Server) loadNewer() {
 	cur := s.cur.Load()
 	stamp, err := s.cfg.CA.CRLStamp()
-	if stamp == cur.stamp || (stamp != (ca.FileStamp{}) && stamp == s.badStamp) {
+	if stamp == cur.stamp || (stamp != (ca.FileStamp{}) && stamp == s.skipStamp) {
 		return
 	}
 	var pub *ca.PublishedCRL
@@ -455,21 +451,22 @@ func (s *Server) loadNewer() {
 			// replayed on the file store is not its database).
 			s.storeBehind = true
 		}
-		if err == nil && !replace {
-			err = pub.CRL.CheckNewer(cur.crl) // the same number: nothing to install
-		}
 	}
 	if err != nil {
 		msg := err.Error()
 		if stamp == (ca.FileStamp{}) && msg == s.lastErr {
 			return // still missing
 		}
-		s.badStamp, s.lastErr = stamp, msg
+		s.skipStamp, s.lastErr = stamp, msg
 		s.m.loadFailures.Add(1)
-		s.log.event("crl-refused", "error", msg, "serving", cur.crl.Number().String())
+		s.log.Event("crl-refused", "error", msg, "serving", cur.crl.Number().String())
 		return
 	}
 	s.lastErr = ""
+	if !replace {
+		s.skipStamp = stamp // the same number: the CRL served, nothing to install
+		return
+	}
 	s.install(pub)
 }
 
@@ -516,7 +513,7 @@ func (s *Server) resignLocked(cur *published) {
 	s.m.resignFailures.Add(1)
 	msg := err.Error()
 	cur.resignErr.Store(&msg)
-	s.log.event("crl-resign-failed", "error", msg, "retry_in", retry.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
+	s.log.Event("crl-resign-failed", "error", msg, "retry_in", retry.String(), "next_update", rfc3339(cur.crl.NextUpdate()))
 }
 
 // publishLocked signs and writes a new CRL with ca.CA.PublishCRL and reads
@@ -529,7 +526,7 @@ func (s *Server) publishLocked() (*ca.PublishedCRL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publishing the CRL: %w", err)
 	}
-	s.log.event("crl-signed", "number", info.Number.String(), "next_update", rfc3339(info.NextUpdate))
+	s.log.Event("crl-signed", "number", info.Number.String(), "next_update", rfc3339(info.NextUpdate))
 	pub, err := s.cfg.CA.ReadPublishedCRL()
 	if err != nil {
 		return nil, err
@@ -549,15 +546,15 @@ func (s *Server) ServeOps(ln net.Listener) error {
 }
 
 func (s *Server) serve(ln net.Listener, tlsConfig *tls.Config, h http.Handler) error {
-	lim := newLimitListener(ln, s.cfg.MaxConns, &s.m)
+	lim := connlimit.NewListener(ln, s.cfg.MaxConns, &s.m.conns)
 	srv := &http.Server{
-		Handler:                      lim.track(h, s.cfg.ReadHeaderTimeout),
+		Handler:                      connlimit.Track(h, s.cfg.ReadHeaderTimeout),
 		WriteTimeout:                 s.cfg.MaxWait + writeSlack,
 		ReadHeaderTimeout:            s.cfg.ReadHeaderTimeout,
 		IdleTimeout:                  s.cfg.IdleTimeout,
 		MaxHeaderBytes:               s.cfg.MaxHeaderBytes,
 		DisableGeneralOptionsHandler: true,
-		ConnContext:                  lim.connContext,
+		ConnContext:                  lim.ConnContext,
 		ErrorLog:                     discardLog,
 	}
 	var l net.Listener = lim

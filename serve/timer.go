@@ -38,7 +38,7 @@ func (s *Server) noticeRevocations(signer bool) {
 	if err != nil {
 		if msg := err.Error(); msg != s.rev.lastErr {
 			s.rev.lastErr = msg
-			s.log.event("revocation-log-unreadable", "error", msg)
+			s.log.Event("revocation-log-unreadable", "error", msg)
 		}
 		return
 	}
@@ -82,7 +82,7 @@ func (s *Server) noticeRevocations(signer bool) {
 	if err != nil {
 		s.rev.retryAt = now.Add(retryMin)
 		s.m.resignFailures.Add(1)
-		s.log.event("crl-publish-failed", "error", err.Error(), "retry_in", retryMin.String())
+		s.log.Event("crl-publish-failed", "error", err.Error(), "retry_in", retryMin.String())
 		return
 	}
 }
@@ -107,12 +107,12 @@ func (s *Server) publishUnpublishedLocked(cur *published, logStamp ca.FileStamp)
 	case s.cfg.Signer == nil:
 		if s.rev.warned != logStamp {
 			s.rev.warned = logStamp
-			s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0],
+			s.log.Event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0],
 				"reason", "serve runs with --no-sign and cannot publish them; publish with 'minica crl'")
 		}
 		return nil
 	}
-	s.log.event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0], "action", "publishing")
+	s.log.Event("crl-unpublished", "revocations", strconv.Itoa(len(missing)), "first", missing[0], "action", "publishing")
 	pub, err := s.publishLocked()
 	if err != nil {
 		s.rev.pending = true

@@ -8,8 +8,10 @@ import (
 
 	"minica/ca"
 	"minica/revoke"
+	"minica/serve/internal/servetest"
+	"minica/serve/ocsp"
 
-	"golang.org/x/crypto/ocsp"
+	xocsp "golang.org/x/crypto/ocsp"
 )
 
 // revokeElsewhere issues a certificate and revokes it through another
@@ -125,7 +127,7 @@ func TestUnpublishedWithoutKey(t *testing.T) {
 // in which serve sees the revocation: a CRL published by `minica revoke`, or
 // a revocation left unpublished (then serve publishes it a round later).
 func TestOCSPFollowsRevocations(t *testing.T) {
-	var responder *OCSPResponder
+	var responder *ocsp.Responder
 	f := newFixture(t, func(c *Config) {
 		c.OnCRLChange = func() { responder.CRLChanged() }
 	})
@@ -135,17 +137,17 @@ func TestOCSPFollowsRevocations(t *testing.T) {
 	}
 	t.Cleanup(func() { rc.Close() })
 	rc.Now = f.clock.Now
-	responder = newTestResponder(t, OCSPConfig{CA: rc, Signer: f.signer})
+	responder = newTestResponder(t, ocsp.Config{CA: rc, Signer: f.signer})
 	f.srv.cfg.OCSP = responder
 	f.srv.check()
 	for _, publish := range []bool{true, false} {
 		is := f.issueElsewhere(t, "alice", false, false)
 		der := request(t, is.Cert, f.ca.Cert, crypto.SHA1)
-		status := func() *ocsp.Response {
+		status := func() *xocsp.Response {
 			t.Helper()
-			return parse(t, post(t, f.srv.Handler(), der), is.Cert, f.ca.Cert)
+			return servetest.ParseOCSP(t, servetest.PostOCSP(t, f.srv.Handler(), der), is.Cert, f.ca.Cert)
 		}
-		if got := status(); got.Status != ocsp.Good {
+		if got := status(); got.Status != xocsp.Good {
 			t.Fatalf("publish %v: before the revocation: status %d; want good", publish, got.Status)
 		}
 		c := f.other(t)
@@ -162,12 +164,12 @@ func TestOCSPFollowsRevocations(t *testing.T) {
 			}
 		}
 		unlock()
-		if got := status(); got.Status != ocsp.Good {
+		if got := status(); got.Status != xocsp.Good {
 			t.Fatalf("publish %v: before serve's round: status %d; want the cached good", publish, got.Status)
 		}
 		f.advance(time.Second)
 		f.srv.check()
-		if got := status(); got.Status != ocsp.Revoked {
+		if got := status(); got.Status != xocsp.Revoked {
 			t.Errorf("publish %v: the round after the revocation: status %d; want revoked", publish, got.Status)
 		}
 	}

@@ -23,8 +23,8 @@
 // # Identity headers
 //
 // The front ends forward the client identity under the header names of
-// `minica proxy`'s default profile ([proxy.ProfileMinica]), taken from the
-// proxy's own definition: they set CN, email, DN, serial and verify result,
-// and remove every name of the profile the client sent, in both the '-' and
-// the '_' spelling.
+// `minica proxy`'s default profile ([identity.ProfileMinica]), taken from
+// package identity, where the proxy takes them too: they set CN, email, DN,
+// serial and verify result, and remove every name of the profile the client
+// sent, in both the '-' and the '_' spelling.
 package serverconf

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"minica/proxy"
+	"minica/internal/endpoint"
 )
 
 // Front is what the configuration of a TLS front end needs: the CA's files,
@@ -37,7 +37,7 @@ type Front struct {
 	HostDir   string
 	HostFiles []HostFile // what to copy into HostDir
 	// The identity headers, as the proxy's --headers and --header take
-	// them (see proxy.HeaderFields): "" is the minica profile. nginx and
+	// them (see identity.HeaderFields): "" is the minica profile. nginx and
 	// Apache only; HAProxy sets the minica profile's.
 	HeaderProfile string
 	CustomHeaders []string
@@ -80,12 +80,12 @@ func (f *Front) Check() error {
 	return nil
 }
 
-// ParseUpstream reads an upstream as proxy.ParseUpstream does, then refuses
+// ParseUpstream reads an upstream as endpoint.ParseUpstream does, then refuses
 // what a front-end configuration cannot forward to: https, a unix socket, a
 // user, a path, a query or a fragment. The URL has the port (80 by default)
 // and no path.
 func ParseUpstream(s string) (*url.URL, error) {
-	up, err := proxy.ParseUpstream(s)
+	up, err := endpoint.ParseUpstream(s)
 	if err != nil {
 		return nil, err
 	}
@@ -103,17 +103,17 @@ func ParseUpstream(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// ParseListen reads PORT or ADDR:PORT as proxy.ParseListen does, then
+// ParseListen reads PORT or ADDR:PORT as endpoint.ParseListen does, then
 // refuses what a server's configuration cannot say: a port outside 1 to
 // 65535 (port 0, a free port, is the proxy's) and a host name (the servers
 // want an IP address). addr is "" for every address.
 func ParseListen(s string) (addr string, port int, err error) {
-	addr, p, err := proxy.ParseListen(s)
+	addr, p, err := endpoint.ParseListen(s)
 	if err == nil {
 		port, err = strconv.Atoi(p)
 	}
 	switch {
-	case errors.Is(err, proxy.ErrListenPort) || err == nil && (port < 1 || port > 65535) || errors.Is(err, strconv.ErrRange):
+	case errors.Is(err, endpoint.ErrListenPort) || err == nil && (port < 1 || port > 65535) || errors.Is(err, strconv.ErrRange):
 		return "", 0, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
 	case err != nil:
 		return "", 0, err

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"minica/proxy"
+	"minica/identity"
 )
 
 // serverVar is how a web server produces one identity field: its variable
@@ -17,7 +17,7 @@ type serverVar struct {
 }
 
 // serverFields are the fields each web server can produce, under the proxy's
-// field names (proxy.FieldNames and the apache profile's own forms). What is
+// field names (identity.FieldNames and the apache profile's own forms). What is
 // missing a server cannot produce in the proxy's form: SHA-256 fingerprints
 // (nginx has SHA-1 only, Apache none), RFC 3339 times (both print OpenSSL's),
 // every SAN of a kind, the DER forms of RFC 9440 and Envoy's XFCC. nginx's
@@ -25,31 +25,31 @@ type serverVar struct {
 // email there is the subject's emailAddress only.
 var serverFields = map[string]map[string]serverVar{
 	Nginx: {
-		"cn":               {"$minica_%s_client_cn", false},
-		"email":            {"$minica_%s_client_email", false},
-		"dn_email":         {"$minica_%s_client_email", false},
-		"dn":               {"$ssl_client_s_dn", false},
-		"issuer_dn":        {"$ssl_client_i_dn", false},
-		"serial":           {"$ssl_client_serial", false},
-		"fingerprint_sha1": {"$ssl_client_fingerprint", false},
-		"verify":           {"$ssl_client_verify", false},
-		"cert":             {"$ssl_client_escaped_cert", false},
-		proxy.FieldVStart:  {"$ssl_client_v_start", false},
-		proxy.FieldVEnd:    {"$ssl_client_v_end", false},
+		"cn":                 {"$minica_%s_client_cn", false},
+		"email":              {"$minica_%s_client_email", false},
+		"dn_email":           {"$minica_%s_client_email", false},
+		"dn":                 {"$ssl_client_s_dn", false},
+		"issuer_dn":          {"$ssl_client_i_dn", false},
+		"serial":             {"$ssl_client_serial", false},
+		"fingerprint_sha1":   {"$ssl_client_fingerprint", false},
+		"verify":             {"$ssl_client_verify", false},
+		"cert":               {"$ssl_client_escaped_cert", false},
+		identity.FieldVStart: {"$ssl_client_v_start", false},
+		identity.FieldVEnd:   {"$ssl_client_v_end", false},
 	},
 	Apache: {
-		"cn":                  {"SSL_CLIENT_S_DN_CN", true},
-		"email":               {"", true}, // two lines, see apacheLines
-		"dn_email":            {"SSL_CLIENT_S_DN_Email", true},
-		"dn":                  {"SSL_CLIENT_S_DN", false},
-		"issuer_dn":           {"SSL_CLIENT_I_DN", false},
-		"o":                   {"SSL_CLIENT_S_DN_O", true},
-		"ou":                  {"SSL_CLIENT_S_DN_OU", true},
-		"serial":              {"SSL_CLIENT_M_SERIAL", false},
-		"verify":              {"SSL_CLIENT_VERIFY", false},
-		proxy.FieldVStart:     {"SSL_CLIENT_V_START", false},
-		proxy.FieldVEnd:       {"SSL_CLIENT_V_END", false},
-		proxy.FieldApacheCert: {"SSL_CLIENT_CERT", true},
+		"cn":                     {"SSL_CLIENT_S_DN_CN", true},
+		"email":                  {"", true}, // two lines, see apacheLines
+		"dn_email":               {"SSL_CLIENT_S_DN_Email", true},
+		"dn":                     {"SSL_CLIENT_S_DN", false},
+		"issuer_dn":              {"SSL_CLIENT_I_DN", false},
+		"o":                      {"SSL_CLIENT_S_DN_O", true},
+		"ou":                     {"SSL_CLIENT_S_DN_OU", true},
+		"serial":                 {"SSL_CLIENT_M_SERIAL", false},
+		"verify":                 {"SSL_CLIENT_VERIFY", false},
+		identity.FieldVStart:     {"SSL_CLIENT_V_START", false},
+		identity.FieldVEnd:       {"SSL_CLIENT_V_END", false},
+		identity.FieldApacheCert: {"SSL_CLIENT_CERT", true},
 	},
 }
 
@@ -65,11 +65,11 @@ func (e *CannotError) Error() string {
 	return fmt.Sprintf("%s cannot produce the field %q of header %s; it can: %s", e.Server, e.Field, e.Header, strings.Join(ServerFieldNames(e.Server), ", "))
 }
 
-// ServerFieldNames lists the fields of proxy.FieldNames that server
+// ServerFieldNames lists the fields of identity.FieldNames that server
 // produces, sorted.
 func ServerFieldNames(server string) []string {
 	var out []string
-	for _, f := range proxy.FieldNames() {
+	for _, f := range identity.FieldNames() {
 		if _, ok := serverFields[server][f]; ok {
 			out = append(out, f)
 		}
@@ -79,14 +79,14 @@ func ServerFieldNames(server string) []string {
 
 // headerPlan is which headers a configuration sets and which it leaves out.
 type headerPlan struct {
-	set     []proxy.HeaderField
+	set     []identity.HeaderField
 	omitted []omitted // the profile's headers left out
 }
 
 // omitted is a header of the profile that a configuration leaves out, and
 // why, as a comment for it.
 type omitted struct {
-	proxy.HeaderField
+	identity.HeaderField
 	Why string
 }
 
@@ -96,12 +96,12 @@ type omitted struct {
 // X-SSL-Client-Cert), so that the configurations of earlier versions stay
 // as they were; --header X-SSL-Client-Cert=cert asks for it.
 func planHeaders(server string, f *Front) (*headerPlan, error) {
-	all, err := proxy.HeaderFields(f.HeaderProfile, f.CustomHeaders)
+	all, err := identity.HeaderFields(f.HeaderProfile, f.CustomHeaders)
 	if err != nil {
 		return nil, err
 	}
 	profile := strings.ToLower(f.HeaderProfile)
-	if profile == proxy.ProfileXFCC || profile == proxy.ProfileRFC9440 {
+	if profile == identity.ProfileXFCC || profile == identity.ProfileRFC9440 {
 		return nil, fmt.Errorf("%s cannot render the %s profile: no variable of it has that form", server, profile)
 	}
 	custom := len(all) - len(f.CustomHeaders)
@@ -115,7 +115,7 @@ func planHeaders(server string, f *Front) (*headerPlan, error) {
 			p.omitted = append(p.omitted, omitted{h, fmt.Sprintf("%s cannot produce %s (field %s): left out", serverTitle[server], h.Name, h.Field)})
 			continue
 		}
-		if i < custom && (profile == "" || profile == proxy.ProfileMinica) && h.Field == "cert" {
+		if i < custom && (profile == "" || profile == identity.ProfileMinica) && h.Field == "cert" {
 			p.omitted = append(p.omitted, omitted{h, fmt.Sprintf("%s (field cert) is left out; --header %s=cert forwards it", h.Name, h.Name)})
 			continue
 		}
@@ -163,7 +163,7 @@ func apacheLines(p *headerPlan) []string {
 	return out
 }
 
-func nameWidth(hs []proxy.HeaderField) int {
+func nameWidth(hs []identity.HeaderField) int {
 	w := 0
 	for _, h := range hs {
 		w = max(w, len(h.Name))
@@ -196,7 +196,7 @@ func unsetNames(server string, p *headerPlan) ([]string, error) {
 			// A '_' name cannot come from the client, but its '-'
 			// spelling can, and an app may read both the same.
 			n = strings.ReplaceAll(n, "_", "-")
-			if slices.Contains(out, n) || slices.ContainsFunc(p.set, func(h proxy.HeaderField) bool { return strings.EqualFold(h.Name, n) }) {
+			if slices.Contains(out, n) || slices.ContainsFunc(p.set, func(h identity.HeaderField) bool { return strings.EqualFold(h.Name, n) }) {
 				continue
 			}
 			out = append(out, n)

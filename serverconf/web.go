@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"minica/ca"
-	"minica/proxy"
+	"minica/identity"
 )
 
 // Web servers, as Web accepts them.
@@ -50,7 +50,7 @@ var setHeaders = []string{
 // identityHeaders are the names of the proxy's minica profile: first those
 // the templates set, then the rest in the profile's order.
 func identityHeaders() ([]string, error) {
-	profile, err := proxy.ProfileNames(proxy.ProfileMinica)
+	profile, err := identity.ProfileNames(identity.ProfileMinica)
 	if err != nil {
 		return nil, fmt.Errorf("reading the proxy's header names: %w", err)
 	}

@@ -152,7 +152,7 @@ func LoadCRL(db Store, issuer *x509.Certificate) (*revoke.CRL, []byte, error) {
 // the reader of the proxy, so that verify and the proxy agree on every
 // crl.der: it must hold one CRL, of issuer.
 func ParseCRLFile(data []byte, issuer *x509.Certificate) (*revoke.CRL, error) {
-	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer}, nil)
+	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ type Store interface {
 	// String names the store in messages: the CA directory's path, or
 	// the URL (without a password).
 	String() string
+	// Close releases what the store holds (connections, leases); a
+	// second call does nothing.
 	Close() error
 	// Lock takes the exclusive lock that every mutation holds, across
 	// every process of the CA, waiting at most timeout.

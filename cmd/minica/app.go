@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -187,34 +186,4 @@ func lockCA(c *cli.Context, e *env) (*ca.CA, func(), error) {
 		return nil, nil, err
 	}
 	return authority, func() { unlock(); authority.Close() }, nil
-}
-
-// caHint suggests what to do about the CA package's errors.
-func caHint(err error) string {
-	var lockErr *ca.LockError
-	switch {
-	case errors.As(err, &lockErr):
-		return fmt.Sprintf("wait for the other minica to finish, or raise --lock-timeout (now held by pid %d)", lockErr.PID)
-	case errors.Is(err, ca.ErrNoCA):
-		return "create one with 'minica init --cn NAME', or point --dir / MINICA_DIR at an existing CA"
-	case errors.Is(err, ca.ErrExists):
-		return "choose another --dir; minica never overwrites a CA"
-	case errors.Is(err, ca.ErrUnfinished):
-		return "if no CA was ever completed there, remove the directory and run init again; minica never deletes a CA key"
-	case errors.Is(err, ca.ErrNameTaken):
-		return "revoke it first, pass --force to issue a second one, or choose another name"
-	case errors.Is(err, ca.ErrOutlivesCA):
-		return "pass a shorter --validity"
-	case errors.Is(err, ca.ErrValidityTooShort):
-		return "pass a --validity longer than " + ca.FormatDuration(ca.Backdate)
-	case errors.Is(err, ca.ErrRootCA):
-		return "a root signs intermediates: 'minica --dir ROOTDIR sign-intermediate CSR'; issue leaves with an intermediate's --dir (see docs/hierarchy.md)"
-	case errors.Is(err, ca.ErrPending):
-		return "carry its CSR (intermediate.csr) to the root for 'minica sign-intermediate', then import the certificate"
-	case errors.Is(err, ca.ErrCAPinMismatch):
-		return "compare --ca-fingerprint with what 'minica inspect ca.crt' prints on the CA host; if it is right, the CA certificate was changed on its way here: copy it again over a path you trust"
-	case errors.Is(err, ca.ErrCorruptRevocationLog):
-		return "run 'minica check': it repairs what an interrupted revocation left"
-	}
-	return ""
 }

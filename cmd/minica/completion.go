@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/proxy"
+	"minica/identity"
 	"minica/revoke"
 )
 
@@ -100,7 +100,7 @@ func flagValues(cmd *cli.Command, flag string) []string {
 		}
 		return out
 	case "headers":
-		return proxy.Profiles
+		return identity.Profiles
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/proxy"
+	"minica/identity"
 	"minica/serverconf"
 )
 
@@ -111,7 +111,7 @@ func checkHeaderFlags(c *cli.Context, server string) error {
 		return nil
 	case errors.As(err, &cannot):
 		return withHint(usagef(c, "--header: %v", err), "'minica proxy --header %s=%s' can send it", cannot.Header, cannot.Field)
-	case errors.Is(err, proxy.ErrUnknownProfile), err != nil && c.IsSet("headers") && !slices.Contains(configProfiles(), strings.ToLower(c.String("headers"))):
+	case errors.Is(err, identity.ErrUnknownProfile), err != nil && c.IsSet("headers") && !slices.Contains(configProfiles(), strings.ToLower(c.String("headers"))):
 		return usagef(c, "--headers: %v (%s can render: %s)", err, server, strings.Join(configProfiles(), ", "))
 	}
 	return usagef(c, "--header: %v", err)
@@ -121,8 +121,8 @@ func checkHeaderFlags(c *cli.Context, server string) error {
 // (XFCC and RFC 9440 need forms no server variable has).
 func configProfiles() []string {
 	var out []string
-	for _, p := range proxy.Profiles {
-		if p != proxy.ProfileXFCC && p != proxy.ProfileRFC9440 {
+	for _, p := range identity.Profiles {
+		if p != identity.ProfileXFCC && p != identity.ProfileRFC9440 {
 			out = append(out, p)
 		}
 	}

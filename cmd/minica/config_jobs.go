@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/ca"
 	"minica/serverconf"
 )
 
@@ -113,19 +114,19 @@ func loadJob(c *cli.Context, e *env, server string) (*serverconf.Job, error) {
 	if err := serverconf.CheckLifetime(j.CRLLifetime); err != nil {
 		return nil, withHint(err, "lengthen the CA's CRL lifetime in settings.json")
 	}
-	if u := authority.KeyURI(); u != nil {
-		return nil, withHint(fmt.Errorf("the CA key is in %s, and the job would need its PIN: config does not write PINs into jobs", u.TokenName()),
-			"run 'minica crl --pin-file FILE' from a job of your own, with a PIN file only its user can read")
-	}
-	encrypted, err := authority.KeyEncrypted()
+	src, err := authority.KeySource()
 	if err != nil {
 		return nil, err
+	}
+	if src.Kind == ca.KeyInToken {
+		return nil, withHint(fmt.Errorf("the CA key is in %s, and the job would need its PIN: config does not write PINs into jobs", src.URI.TokenName()),
+			"run 'minica crl --pin-file FILE' from a job of your own, with a PIN file only its user can read")
 	}
 	if pw := c.String("password-file"); pw != "" {
 		if j.PasswordFile, err = filepath.Abs(pw); err != nil {
 			return nil, fmt.Errorf("resolving --password-file %q: %w", pw, err)
 		}
-	} else if encrypted {
+	} else if src.Kind == ca.KeyInEncryptedFile {
 		return nil, withHint(fmt.Errorf("the CA key is encrypted and the job runs unattended"),
 			"pass --password-file FILE, a file only root can read that holds the password")
 	}

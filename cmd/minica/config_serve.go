@@ -63,14 +63,15 @@ func systemdServeCommand(e *env) *cli.Command {
 				if s.PasswordFile, err = filepath.Abs(pw); err != nil {
 					return fmt.Errorf("resolving --password-file %q: %w", pw, err)
 				}
-			} else if u := authority.KeyURI(); u != nil && !s.NoSign {
-				warnf(e.stderr, "the CA key is in %s: give the service its PIN in a drop-in only root can read (Environment=MINICA_PIN=...)", u.TokenName())
 			} else if !s.NoSign {
-				encrypted, err := authority.KeyEncrypted()
+				src, err := authority.KeySource()
 				if err != nil {
 					return err
 				}
-				if encrypted {
+				switch src.Kind {
+				case ca.KeyInToken:
+					warnf(e.stderr, "the CA key is in %s: give the service its PIN in a drop-in only root can read (Environment=MINICA_PIN=...)", src.URI.TokenName())
+				case ca.KeyInEncryptedFile:
 					return withHint(errors.New("the CA key is encrypted and the service runs unattended"),
 						"pass --password-file FILE, a file only the service's user can read, or --no-sign")
 				}

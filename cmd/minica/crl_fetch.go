@@ -13,7 +13,6 @@ import (
 
 	"minica/ca"
 	"minica/crlsource"
-	"minica/proxy"
 	"minica/revoke"
 )
 
@@ -119,13 +118,14 @@ func runCRLFetch(c *cli.Context, e *env) error {
 	if err == nil {
 		replace, err = revoke.MayReplace(next, prev, now)
 	}
+	if err != nil {
+		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, revoke.RefusalReason(err), out, err)
+	}
 	// Nothing held, or an expired CRL held: the web server refuses every
 	// client past nextUpdate, so an expired CRL is no better to install.
-	if err == nil && replace && revoke.Freshness(next.CRL.ThisUpdate(), next.CRL.NextUpdate(), revoke.Thresholds{}, now) == revoke.Expired {
-		err = fmt.Errorf("%w (nextUpdate %s)", proxy.ErrCRLExpired, next.CRL.NextUpdate().UTC().Format(time.RFC3339))
-	}
-	if err != nil {
-		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, proxy.CRLRefusalReason(err), out, err)
+	if replace && revoke.Freshness(next.CRL.ThisUpdate(), next.CRL.NextUpdate(), revoke.Thresholds{}, now) == revoke.Expired {
+		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: CRL is past its nextUpdate (nextUpdate %s)",
+			url, revoke.RefusalExpired, out, next.CRL.NextUpdate().UTC().Format(time.RFC3339))
 	}
 	if !replace {
 		// Another copy of the CRL held (the same number): nothing new.
@@ -150,7 +150,7 @@ func runCRLFetch(c *cli.Context, e *env) error {
 // oneCRL reads data, a CRL file, by revoke.ParseCRLFile, the reader of the
 // proxy: it must hold one CRL, of a CA of cas.
 func oneCRL(data []byte, cas []*x509.Certificate) (revoke.IssuedCRL, error) {
-	crls, err := revoke.ParseCRLFile(data, cas, nil)
+	crls, err := revoke.ParseCRLFile(data, cas)
 	if err != nil {
 		return revoke.IssuedCRL{}, err
 	}

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/revoke"
 )
 
 func crlImportRootCommand(e *env) *cli.Command {
@@ -18,11 +16,13 @@ func crlImportRootCommand(e *env) *cli.Command {
 		Usage:     "on an intermediate CA: replace the root's CRL that it keeps with a newer one",
 		ArgsUsage: "FILE",
 		Description: "FILE is the root's CRL (PEM or DER), as 'minica --dir ROOTDIR crl --out FILE'\n" +
-			"writes it on the root's machine. It must be signed by the root in root.crt\n" +
-			"and numbered no lower than the CRL held; it goes to root-crl.pem and\n" +
-			"root-crl.der, which verify, the generated server configurations and serve\n" +
-			"read. A CRL that lists this intermediate is imported too: from then on\n" +
-			"every leaf of it fails verification.\n\n" +
+			"writes it on the root's machine. It must be signed by the root in root.crt,\n" +
+			"numbered no lower than the CRL held, not signed in the future, and not\n" +
+			"expired while the CRL held is current (the proxy's rule for a new CRL); it\n" +
+			"goes to root-crl.pem and root-crl.der, which verify, the generated server\n" +
+			"configurations and serve read. The same CRL again changes nothing. A CRL\n" +
+			"that lists this intermediate is imported too: from then on every leaf of\n" +
+			"it fails verification.\n\n" +
 			"Example:\n   minica crl import-root /media/usb/root.crl",
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error { return runCRLImportRoot(c, e) },
@@ -67,36 +67,4 @@ func runCRLImportRoot(c *cli.Context, e *env) error {
 		warnf(e.stderr, "the root CRL revokes this intermediate CA (serial %s): every certificate it issued now fails verification", ca.SerialHex(authority.Cert.SerialNumber))
 	}
 	return nil
-}
-
-// rootCRLState is the state of the root CRL an intermediate keeps, for
-// crl status.
-type rootCRLState struct {
-	State       string    `json:"state"`
-	Number      string    `json:"number,omitempty"`
-	Entries     int       `json:"entries"`
-	ThisUpdate  time.Time `json:"this_update,omitzero"`
-	NextUpdate  time.Time `json:"next_update,omitzero"`
-	SecondsLeft int64     `json:"seconds_left"`
-	Error       string    `json:"error,omitempty"`
-	code        int
-}
-
-// rootCRLStatus judges the freshness of an intermediate's root CRL as crl
-// status judges the CA's own, with the exit status it calls for.
-func rootCRLStatus(authority *ca.CA, warn time.Duration, now time.Time) rootCRLState {
-	crl, err := authority.LoadRootCRL()
-	if err != nil {
-		return rootCRLState{State: "missing", Error: err.Error(), code: crlExpired}
-	}
-	fresh := revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{DueSoon: warn}, now)
-	st := rootCRLState{State: string(fresh), Number: crl.Number().String(), Entries: crl.Len(),
-		ThisUpdate: crl.ThisUpdate(), NextUpdate: crl.NextUpdate(), SecondsLeft: int64(crl.NextUpdate().Sub(now) / time.Second)}
-	switch {
-	case !fresh.Usable():
-		st.code = crlExpired
-	case fresh == revoke.DueSoon:
-		st.code = crlDueSoon
-	}
-	return st
 }

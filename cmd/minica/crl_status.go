@@ -19,6 +19,11 @@ const (
 	crlUnpublished = 3 // the revocation log holds revocations the CRL lacks
 )
 
+// crlExitCodes are the exit statuses of the verdicts of `crl status`.
+var crlExitCodes = map[ca.CRLVerdict]int{
+	ca.CRLFresh: crlFresh, ca.CRLDueSoon: crlDueSoon, ca.CRLExpired: crlExpired, ca.CRLUnpublished: crlUnpublished,
+}
+
 func crlStatusCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
@@ -63,29 +68,16 @@ func runCRLStatus(c *cli.Context, e *env) error {
 	if err != nil {
 		return &exitError{code: crlExpired, err: withHint(err, "republish it with 'minica crl'")}
 	}
-	now := e.now()
-	left := crl.NextUpdate().Sub(now)
-	fresh := revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{DueSoon: warn}, now)
-	missing, err := authority.Unpublished(crl)
+	st, err := authority.CRLStatus(crl, revoke.Thresholds{DueSoon: warn})
 	if err != nil {
 		return &exitError{code: crlUnpublished, err: withHint(err, "run 'minica check'")}
 	}
-	state, code := string(fresh), crlFresh
-	switch {
-	case !fresh.Usable():
-		code = crlExpired
-	case len(missing) > 0:
-		state, code = "unpublished", crlUnpublished
-	case fresh == revoke.DueSoon:
-		code = crlDueSoon
-	}
+	now := e.now()
+	left := crl.NextUpdate().Sub(now)
+	missing, state := st.Unpublished, crlStateWord(st)
 	var root *rootCRLState
-	if authority.IsIntermediate() {
-		st := rootCRLStatus(authority, warn, now)
-		root = &st
-		if st.code == crlExpired || (st.code == crlDueSoon && code == crlFresh) {
-			code = st.code
-		}
+	if st.Root != nil {
+		root = rootCRLJSON(st.Root, now)
 	}
 	if c.Bool("json") {
 		out := map[string]any{
@@ -111,13 +103,42 @@ func runCRLStatus(c *cli.Context, e *env) error {
 			fmt.Fprintf(e.stdout, "root %s: CRL %s (%d revoked), next update %s (%s)\n", root.State, root.Number, root.Entries, day(root.NextUpdate), timeLeft(time.Duration(root.SecondsLeft)*time.Second))
 		}
 	}
-	if root != nil && root.code != crlFresh {
+	if st.Root != nil && st.Root.Verdict != ca.CRLFresh {
 		warnf(e.stderr, "the root's CRL is %s: have the root sign a new one ('minica --dir ROOTDIR crl --out FILE') and import it here with 'minica crl import-root FILE'", root.State)
 	}
-	if code != crlFresh {
+	if code := crlExitCodes[st.Verdict]; code != crlFresh {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// crlStateWord names the state of the CA's own CRL: its freshness, or
+// unpublished when that decides its verdict.
+func crlStateWord(st *ca.CRLStatus) string {
+	if st.Own == ca.CRLUnpublished {
+		return "unpublished"
+	}
+	return string(st.Freshness)
+}
+
+// rootCRLState is the state of the root CRL an intermediate keeps, as
+// crl status prints it.
+type rootCRLState struct {
+	State       string    `json:"state"`
+	Number      string    `json:"number,omitempty"`
+	Entries     int       `json:"entries"`
+	ThisUpdate  time.Time `json:"this_update,omitzero"`
+	NextUpdate  time.Time `json:"next_update,omitzero"`
+	SecondsLeft int64     `json:"seconds_left"`
+	Error       string    `json:"error,omitempty"`
+}
+
+func rootCRLJSON(r *ca.RootCRLStatus, now time.Time) *rootCRLState {
+	if r.CRL == nil {
+		return &rootCRLState{State: "missing", Error: r.Err.Error()}
+	}
+	return &rootCRLState{State: string(r.Freshness), Number: r.CRL.Number().String(), Entries: r.CRL.Len(),
+		ThisUpdate: r.CRL.ThisUpdate(), NextUpdate: r.CRL.NextUpdate(), SecondsLeft: int64(r.CRL.NextUpdate().Sub(now) / time.Second)}
 }
 
 // timeLeft says how long until (or since) a deadline, to the minute, such

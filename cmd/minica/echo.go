@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/internal/endpoint"
 	"minica/proxy"
 )
 
@@ -39,7 +40,7 @@ func runEcho(c *cli.Context, e *env) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
 	}
-	host, port, err := proxy.ParseListen(c.String("listen"))
+	host, port, err := endpoint.ParseListen(c.String("listen"))
 	if err != nil {
 		return usagef(c, "--listen %v", err)
 	}

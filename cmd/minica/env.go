@@ -44,7 +44,7 @@ func newEnv() *env {
 			return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd()))
 		},
 		readSecret: func(prompt string) ([]byte, error) {
-			return readTerminalSecret(int(os.Stdin.Fd()), os.Stderr, prompt)
+			return readTerminalSecret(os.Stdin, os.Stderr, prompt)
 		},
 		stdoutTerminal: func() bool { return term.IsTerminal(int(os.Stdout.Fd())) },
 		progress: func() io.Writer {
@@ -57,12 +57,15 @@ func newEnv() *env {
 }
 
 // readTerminalSecret turns echo off, then prints prompt on w and reads a
-// line from the terminal fd: echo is off before the prompt shows, so that
+// line from the terminal in: echo is off before the prompt shows, so that
 // nothing typed after it is echoed. The terminal is put back as it was
 // (echo on) when it returns, and when an interrupt (Ctrl-C), SIGTERM or
 // SIGHUP arrives while it waits, which returns errInterrupted, instead of
-// leaving the shell without echo.
-func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
+// leaving the shell without echo. Only this function changes the
+// terminal's state: the read itself leaves it alone, so a restore after
+// an interrupt cannot be undone by a read that started late.
+func readTerminalSecret(in *os.File, w io.Writer, prompt string) ([]byte, error) {
+	fd := int(in.Fd())
 	state, err := term.GetState(fd)
 	if err != nil {
 		return nil, err
@@ -82,7 +85,7 @@ func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
 	}
 	done := make(chan read, 1)
 	go func() {
-		pw, err := term.ReadPassword(fd)
+		pw, err := readHidden(in)
 		done <- read{pw, err}
 	}()
 	select {
@@ -97,5 +100,33 @@ func readTerminalSecret(fd int, w io.Writer, prompt string) ([]byte, error) {
 			return nil, fmt.Errorf("restoring the terminal: %w", err)
 		}
 		return nil, errInterrupted
+	}
+}
+
+// readLine reads one line from r a byte at a time (so that nothing after
+// it is consumed) and returns it without its line ending. A line ended by
+// end of input is returned as it is; end of input before any byte is
+// io.EOF.
+func readLine(r io.Reader) ([]byte, error) {
+	var line []byte
+	var b [1]byte
+	for {
+		n, err := r.Read(b[:])
+		if n == 1 {
+			switch b[0] {
+			case '\n':
+				return line, nil
+			case '\r':
+			default:
+				line = append(line, b[0])
+			}
+			continue
+		}
+		if err == io.EOF && len(line) > 0 {
+			return line, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 }

@@ -108,7 +108,7 @@ func runInit(c *cli.Context, e *env) error {
 		return withHint(err, "check object= and id= in the key URI (p11tool --list-privkeys or pkcs11-tool --list-objects shows the keys), or leave out --existing-key to make a new key")
 	}
 	if err != nil {
-		return tokenHint(err)
+		return err
 	}
 	defer authority.Close()
 	return printInit(c, e, authority, opts)
@@ -180,7 +180,11 @@ func initOptions(c *cli.Context) (ca.InitOptions, error) {
 
 func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) error {
 	cert := authority.Cert
-	encrypted := opts.Password != nil
+	src, err := authority.KeySource()
+	if err != nil {
+		return err
+	}
+	encrypted := src.Kind == ca.KeyInEncryptedFile
 	if c.Bool("json") {
 		out := map[string]any{
 			"dir":           authority.Dir().Path(),
@@ -194,13 +198,13 @@ func printInit(c *cli.Context, e *env, authority *ca.CA, opts ca.InitOptions) er
 		if r := authority.Settings.Role; r != "" {
 			out["role"] = string(r)
 		}
-		if u := authority.KeyURI(); u != nil {
+		if u := src.URI; u != nil {
 			out["key_uri"] = u.String()
 		}
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "created CA %q in %s\n", cert.Subject.CommonName, authority.Dir().Path())
-	if u := authority.KeyURI(); u != nil {
+	if u := src.URI; u != nil {
 		fmt.Fprintf(e.stdout, "  key        %s, in %s (%s)\n", formats.KeyType(cert.PublicKey), u.TokenName(), u.ObjectName())
 		fmt.Fprintf(e.stdout, "  key uri    %s\n", u)
 	} else {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,16 +121,16 @@ func runInitIntermediate(c *cli.Context, e *env, dir string, opts ca.InitOptions
 		subject, _ := formats.DistinguishedName(pending.CSR.RawSubject)
 		return writeJSON(e.stdout, map[string]any{
 			"dir": dir, "subject": subject, "key_type": formats.KeyType(pending.CSR.PublicKey),
-			"key_encrypted": opts.Password != nil, "csr": csrOut, "csr_sha256": hex.EncodeToString(sum[:]), "pending": true,
-			"key_uri": keyURIString(pending.KeyURI),
+			"key_encrypted": pending.Key.Kind == ca.KeyInEncryptedFile, "csr": csrOut, "csr_sha256": hex.EncodeToString(sum[:]), "pending": true,
+			"key_uri": keyURIString(pending.Key.URI),
 		})
 	}
 	fmt.Fprintf(e.stdout, "created intermediate CA %q in %s; it waits for its certificate\n", opts.CommonName, dir)
-	if u := pending.KeyURI; u != nil {
+	if u := pending.Key.URI; u != nil {
 		fmt.Fprintf(e.stdout, "  key        %s, in %s (%s)\n", formats.KeyType(pending.CSR.PublicKey), u.TokenName(), u.ObjectName())
 		fmt.Fprintf(e.stdout, "  key uri    %s\n", u)
 	} else {
-		fmt.Fprintf(e.stdout, "  key        %s%s, stays here\n", formats.KeyType(pending.CSR.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[opts.Password != nil])
+		fmt.Fprintf(e.stdout, "  key        %s%s, stays here\n", formats.KeyType(pending.CSR.PublicKey), map[bool]string{true: ", encrypted", false: ", NOT encrypted"}[pending.Key.Kind == ca.KeyInEncryptedFile])
 	}
 	if permits := permitsLine(pending.Constraints); permits != "" {
 		fmt.Fprintf(e.stdout, "  asks for   %s\n", permits)
@@ -178,7 +176,8 @@ func signWithParent(c *cli.Context, e *env, dir string, root *ca.CA, pending *ca
 		return nil, err
 	}
 	defer unlock()
-	signer, err := loadSignerFrom(c, e, root, "parent-password-file", "MINICA_PARENT_PASSWORD", "root CA key password")
+	rootSecrets := &keySecrets{c: c, e: e, passwordFlag: "parent-password-file", passwordEnv: "MINICA_PARENT_PASSWORD", prompt: "root CA key password"}
+	signer, err := rootSecrets.signer(root)
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +197,9 @@ func signWithParent(c *cli.Context, e *env, dir string, root *ca.CA, pending *ca
 	if err != nil {
 		return nil, withHint(fmt.Errorf("reading the root's CRL: %w", err), "publish it with 'minica --dir %s crl'", root.Dir().Path())
 	}
-	secret := opts.Password
-	if opts.KeyURI != nil {
-		secret = opts.PIN // the intermediate's key is in a token
-	}
 	authority, err := ca.ImportIntermediate(dir, ca.ImportOptions{Certs: []*x509.Certificate{issued.Cert, root.Cert}, RootCRL: rootCRL,
-		Password: secret, Now: e.now, LockTimeout: c.Duration("lock-timeout")})
-	return authority, tokenHint(err)
+		Secret: opts.KeySecret, Now: e.now, LockTimeout: c.Duration("lock-timeout")})
+	return authority, err
 }
 
 // importFlags are the flags that go with --import.
@@ -254,22 +249,14 @@ func runImportIntermediate(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	secrets := caKeySecrets(c, e)
+	secrets.prompt = "intermediate CA key password"
 	var authority *ca.CA
-	importWith := func(pw []byte) (err error) {
-		opts.Password = pw
+	err = secrets.open(func(secret ca.SecretFunc) (err error) {
+		opts.Secret = secret
 		authority, err = ca.ImportIntermediate(dir, opts)
 		return err
-	}
-	if pending.KeyURI != nil {
-		var pin []byte
-		if pin, err = e.tokenPIN(c, pending.KeyURI); err == nil {
-			err = tokenHint(importWith(pin))
-		}
-	} else if pending.KeyEncrypted {
-		err = e.unlock(c, "password-file", "MINICA_PASSWORD", "intermediate CA key password", importWith)
-	} else {
-		err = importWith(nil)
-	}
+	})
 	if err != nil {
 		return err
 	}
@@ -319,27 +306,4 @@ func printImported(c *cli.Context, e *env, authority *ca.CA, pending *ca.Pending
 	}
 	fmt.Fprintf(e.stdout, "  chain      %s\n", authority.Path("chain.pem"))
 	return nil
-}
-
-// loadSignerFrom is loadSigner with the password from fileFlag, envVar or
-// a prompt, for a second CA's key in one command (the root of --parent).
-func loadSignerFrom(c *cli.Context, e *env, authority *ca.CA, fileFlag, envVar, prompt string) (signer crypto.Signer, err error) {
-	if authority.KeyURI() != nil {
-		return tokenSigner(c, e, authority)
-	}
-	encrypted, err := authority.KeyEncrypted()
-	if err != nil {
-		return nil, err
-	}
-	if !encrypted {
-		return authority.LoadSigner(nil)
-	}
-	err = e.unlock(c, fileFlag, envVar, prompt, func(pw []byte) (err error) {
-		signer, err = authority.LoadSigner(pw)
-		return err
-	})
-	if errors.Is(err, formats.ErrWrongPassword) {
-		return nil, withHint(err, "check --%s or %s", fileFlag, envVar)
-	}
-	return signer, err
 }

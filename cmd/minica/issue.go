@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/formats"
 )
 
 func issueCommand(e *env) *cli.Command {
@@ -205,33 +203,6 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 		warnf(e.stderr, "browsers cannot use Ed25519 client certificates")
 	}
 	return issued, printIssued(c, e, issued)
-}
-
-// loadSigner loads the CA key, asking for its password only when needed.
-func loadSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
-	if authority.KeyURI() != nil {
-		return loadTokenSigner(c, e, authority)
-	}
-	if c.String("pin-file") != "" {
-		return nil, usagef(c, "--pin-file: the CA key is a file (ca.key), not in a PKCS#11 token")
-	}
-	encrypted, err := authority.KeyEncrypted()
-	if err != nil {
-		return nil, err
-	}
-	if !encrypted {
-		return authority.LoadSigner(nil)
-	}
-	var signer crypto.Signer
-	err = e.unlock(c, "password-file", "MINICA_PASSWORD", "CA key password", func(pw []byte) (err error) {
-		signer, err = authority.LoadSigner(pw)
-		return err
-	})
-	var typed typedWrong
-	if errors.Is(err, formats.ErrWrongPassword) && !errors.As(err, &typed) {
-		return nil, withHint(err, "check --password-file or MINICA_PASSWORD")
-	}
-	return signer, err
 }
 
 func printIssued(c *cli.Context, e *env, is *ca.Issued) error {

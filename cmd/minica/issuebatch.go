@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/ca/batchfile"
 	"minica/formats"
 	"minica/internal/atomicfile"
 )
@@ -49,7 +50,7 @@ type batchRun struct {
 	ca      *ca.CA
 	p       ca.Profile
 	file    string // as named on the command line, for messages
-	rows    []*batchRow
+	rows    []*batchfile.Row
 	json    bool
 	perLine bool // print a line per certificate on stdout
 	bar     *progressbar.ProgressBar
@@ -87,12 +88,12 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 		return usagef(c, "--%s cannot be combined with --from: give it as a column of the file, or issue that certificate on its own", f)
 	}
 	b := &batchRun{c: c, e: e, p: p, file: c.String("from"), json: c.Bool("json")}
-	d := batchDefaults{profile: p, emailInSubject: !c.Bool("no-email-in-subject")}
+	d := batchfile.Defaults{Profile: p, EmailInSubject: !c.Bool("no-email-in-subject")}
 	var err error
-	if d.validity, err = validityValue(c); err != nil {
+	if d.Validity, err = validityValue(c); err != nil {
 		return err
 	}
-	if d.keyType, err = keyTypeValue(c); err != nil {
+	if d.KeyType, err = keyTypeValue(c); err != nil {
 		return err
 	}
 	if err := b.p12Options(); err != nil {
@@ -119,7 +120,7 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 	// The rows are checked against the CA even when the file has other
 	// problems, so that one run lists them all.
 	skip := b.check(authority, ps)
-	if ps.total > 0 {
+	if ps.Total() > 0 {
 		return b.fail(ps)
 	}
 	if len(b.rows) == 0 {
@@ -134,7 +135,7 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 	}
 	defer b.closePasswordFile()
 	for _, row := range b.rows {
-		if err := finishInterrupted(e, authority, row.req.Name); err != nil {
+		if err := finishInterrupted(e, authority, row.Request.Name); err != nil {
 			return err
 		}
 	}
@@ -151,12 +152,12 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 			if skip[i] != nil {
 				continue
 			}
-			if c.Context.Err() != nil || !yield(row.req) {
+			if c.Context.Err() != nil || !yield(row.Request) {
 				return
 			}
 		}
 	}
-	var order []*batchRow
+	var order []*batchfile.Row
 	for i, row := range b.rows {
 		if skip[i] == nil {
 			order = append(order, row)
@@ -213,7 +214,7 @@ func (b *batchRun) p12Options() error {
 
 // read reads and validates the file's rows, without the CA; it keeps the
 // good rows and returns the problems of the others.
-func (b *batchRun) read(d batchDefaults) (*batchProblems, error) {
+func (b *batchRun) read(d batchfile.Defaults) (*batchfile.Problems, error) {
 	var in io.Reader
 	name := b.file
 	if b.file == "-" {
@@ -226,12 +227,12 @@ func (b *batchRun) read(d batchDefaults) (*batchProblems, error) {
 		defer f.Close()
 		in = f
 	}
-	var ps *batchProblems
-	b.rows, ps = readBatchFile(in, name, d)
+	var ps *batchfile.Problems
+	b.rows, ps = batchfile.Read(in, name, d)
 	return ps, nil
 }
 
-func (b *batchRun) fail(ps *batchProblems) error {
+func (b *batchRun) fail(ps *batchfile.Problems) error {
 	fe := &batchFileError{file: b.file, problems: ps}
 	fe.print(b.e.stderr)
 	return fe
@@ -239,12 +240,12 @@ func (b *batchRun) fail(ps *batchProblems) error {
 
 // check validates every row against the CA and the bundle files, adding
 // to ps; it returns, by row, the certificate an earlier run issued for it.
-func (b *batchRun) check(authority *ca.CA, ps *batchProblems) map[int]*ca.Record {
+func (b *batchRun) check(authority *ca.CA, ps *batchfile.Problems) map[int]*ca.Record {
 	skip := make(map[int]*ca.Record)
 	for i, row := range b.rows {
-		rec, err := authority.CheckRequest(row.req)
+		rec, err := authority.CheckRequest(row.Request)
 		if err != nil {
-			ps.add(batchProblem{line: row.line, col: row.col[problemField(err)], field: problemField(err), err: rowError(err)})
+			ps.Add(batchfile.Problem{Line: row.Line, Col: row.Column(problemField(err)), Field: problemField(err), Err: rowError(err)})
 			continue
 		}
 		if rec != nil {
@@ -252,8 +253,8 @@ func (b *batchRun) check(authority *ca.CA, ps *batchProblems) map[int]*ca.Record
 			continue
 		}
 		if b.p12 {
-			if _, err := os.Lstat(b.bundlePath(row.req.Name)); err == nil {
-				ps.add(batchProblem{line: row.line, col: row.col["name"], field: "name", err: fmt.Errorf("bundle %s %w", b.bundlePath(row.req.Name), errOutExists)})
+			if _, err := os.Lstat(b.bundlePath(row.Request.Name)); err == nil {
+				ps.Add(batchfile.Problem{Line: row.Line, Col: row.Column("name"), Field: "name", Err: fmt.Errorf("bundle %s %w", b.bundlePath(row.Request.Name), errOutExists)})
 			}
 		}
 	}
@@ -395,7 +396,7 @@ func (b *batchRun) tick() {
 
 // reportSkipped says that an earlier run issued row's certificate, and
 // writes its bundle when the earlier run did not get to it.
-func (b *batchRun) reportSkipped(authority *ca.CA, row *batchRow, rec *ca.Record) error {
+func (b *batchRun) reportSkipped(authority *ca.CA, row *batchfile.Row, rec *ca.Record) error {
 	b.skipped++
 	bundle := ""
 	if b.p12 {
@@ -409,7 +410,7 @@ func (b *batchRun) reportSkipped(authority *ca.CA, row *batchRow, rec *ca.Record
 		return nil
 	}
 	if b.json {
-		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "skipped", P12: bundle, issuedJSON: skippedJSON(authority, rec)})
+		return writeJSON(b.e.stdout, batchLine{Line: row.Line, Status: "skipped", P12: bundle, issuedJSON: skippedJSON(authority, rec)})
 	}
 	_, err := fmt.Fprintf(b.e.stdout, "skipped %s %q: issued by an earlier run (serial %s)\n", rec.Profile, rec.Name, rec.Serial)
 	return err
@@ -445,14 +446,14 @@ func (b *batchRun) keepOrRewriteBundle(authority *ca.CA, rec *ca.Record) error {
 	return b.writeBundle(leaf.Key, leaf.Cert, leaf.Chain, rec.Name)
 }
 
-func (b *batchRun) reportIssued(row *batchRow, is *ca.Issued) error {
+func (b *batchRun) reportIssued(row *batchfile.Row, is *ca.Issued) error {
 	bundle, line, err := b.done(is)
 	if err != nil || !line {
 		return err
 	}
 	r := is.Record
 	if b.json {
-		return writeJSON(b.e.stdout, batchLine{Line: row.line, Status: "issued", P12: bundle, issuedJSON: issuedOf(is)})
+		return writeJSON(b.e.stdout, batchLine{Line: row.Line, Status: "issued", P12: bundle, issuedJSON: issuedOf(is)})
 	}
 	_, err = fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s)\n", r.Profile, r.Name, r.Serial)
 	return err

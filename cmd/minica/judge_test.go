@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/crlsource"
 	"minica/proxy"
 )
 
@@ -168,8 +169,7 @@ func proxyReason(t *testing.T, dir string, at time.Time, base, grace string) str
 	cfg := proxy.Config{
 		Upstream: upstream.URL,
 		LoadCA:   func() ([]*x509.Certificate, error) { return readCertsFile(filepath.Join(dir, "ca.crt")) },
-		LoadCRL:  func() ([]byte, error) { return os.ReadFile(filepath.Join(dir, "crl.der")) },
-		ParseCRL: parseProxyCRL,
+		CRL:      crlsource.Files{filepath.Join(dir, "crl.der")},
 		LoadCert: func() (tls.Certificate, error) {
 			b := certBase(t, dir, "web.example.com")
 			return tls.LoadX509KeyPair(b+".crt", b+".key")

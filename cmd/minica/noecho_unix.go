@@ -2,7 +2,11 @@
 
 package main
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // echoOff turns off the echo of terminal fd as term.ReadPassword does for
 // its read (echo off, line editing and signals on), so that the prompt can
@@ -18,3 +22,7 @@ func echoOff(fd int) error {
 	t.Iflag |= unix.ICRNL
 	return unix.IoctlSetTermios(fd, ioctlSetTermios, t)
 }
+
+// readHidden reads the password line from in, whose echo echoOff has
+// turned off; the terminal's own line editing has applied erases.
+func readHidden(in *os.File) ([]byte, error) { return readLine(in) }

@@ -1,6 +1,10 @@
 package main
 
-import "golang.org/x/sys/windows"
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
 
 // echoOff turns off the echo of console fd as term.ReadPassword does for
 // its read, so that the prompt can be printed after it. The caller
@@ -14,3 +18,7 @@ func echoOff(fd int) error {
 	mode |= windows.ENABLE_PROCESSED_INPUT
 	return windows.SetConsoleMode(windows.Handle(fd), mode)
 }
+
+// readHidden reads the password line from in, whose echo echoOff has
+// turned off; the terminal's own line editing has applied erases.
+func readHidden(in *os.File) ([]byte, error) { return readLine(in) }

@@ -24,34 +24,6 @@ const maxPasswordTries = 3
 // user interrupts a password prompt.
 var errInterrupted = &exitError{code: 130, err: errors.New("interrupted")}
 
-// unlock gets a password from the file flag, then envVar, and calls use
-// with it; without either it asks on the terminal. When a typed password is
-// wrong (use fails with formats.ErrWrongPassword) it says so and asks again,
-// up to maxPasswordTries times. Without any source it fails at once with
-// errNoPasswordSource.
-func (e *env) unlock(c *cli.Context, fileFlag, envVar, prompt string, use func(pw []byte) error) error {
-	if file := c.String(fileFlag); file != "" {
-		pw, err := readPasswordFile(file)
-		if err != nil {
-			return err
-		}
-		return use(pw)
-	}
-	if v := os.Getenv(envVar); v != "" {
-		return use([]byte(v))
-	}
-	if !e.terminal() {
-		return withHint(errNoPasswordSource, "pass --%s FILE or set %s", fileFlag, envVar)
-	}
-	return e.retryTyped(func() error {
-		pw, err := e.readSecret(prompt + ": ")
-		if err != nil {
-			return fmt.Errorf("reading password: %w", err)
-		}
-		return use(pw)
-	})
-}
-
 // retryTyped calls attempt, which reads a password at the prompt and uses
 // it, again while it fails with formats.ErrWrongPassword, saying so each
 // time, up to maxPasswordTries calls; the last wrong one comes back as a

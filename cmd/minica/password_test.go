@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,29 @@ func TestReadPasswordFile(t *testing.T) {
 				t.Fatalf("readPasswordFile() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// readLine returns one line without its ending and consumes nothing after
+// it, so that a password read leaves the rest of the input where it was.
+func TestReadLine(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, rest string
+		err            error
+	}{
+		{"secret\n", "secret", "", nil},
+		{"secret\r\nnext\n", "secret", "next\n", nil},
+		{"no newline", "no newline", "", nil},
+		{"\n", "", "", nil},
+		{"", "", "", io.EOF},
+	} {
+		r := strings.NewReader(tc.in)
+		got, err := readLine(r)
+		if err != tc.err || string(got) != tc.want {
+			t.Errorf("readLine(%q) = %q, %v; want %q, %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if rest, _ := io.ReadAll(r); string(rest) != tc.rest {
+			t.Errorf("readLine(%q) left %q; want %q", tc.in, rest, tc.rest)
+		}
 	}
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto"
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,76 +24,6 @@ const pinEnv = "MINICA_PIN"
 // file, no environment variable and no terminal to ask.
 var errNoPINSource = errors.New("the CA key is in a PKCS#11 token and its PIN is needed, but there is no --pin-file, no " + pinEnv + " and no terminal to ask")
 
-// tokenPIN reads the PIN of the token of u from --pin-file, then
-// MINICA_PIN, then a no-echo prompt. A wrong PIN is not asked again: tokens
-// lock the PIN after a few wrong ones.
-func (e *env) tokenPIN(c *cli.Context, u *ca.KeyURI) ([]byte, error) {
-	if !ca.PKCS11Supported {
-		// Before asking for a PIN that could not be used.
-		return nil, tokenHint(fmt.Errorf("the CA key is in %s: %w", u.TokenName(), ca.ErrPKCS11Unsupported))
-	}
-	if file := c.String("pin-file"); file != "" {
-		return readSecretFile(file, "PIN")
-	}
-	if v := os.Getenv(pinEnv); v != "" {
-		return []byte(v), nil
-	}
-	if !e.terminal() {
-		return nil, withHint(errNoPINSource, "pass --pin-file FILE or set %s", pinEnv)
-	}
-	pin, err := e.readSecret(fmt.Sprintf("PIN of %s: ", u.TokenName()))
-	if err != nil {
-		return nil, fmt.Errorf("reading PIN: %w", err)
-	}
-	return pin, nil
-}
-
-// loadTokenSigner is loadSigner for a CA whose key is in a PKCS#11 token.
-func loadTokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
-	u := authority.KeyURI()
-	if c.String("password-file") != "" {
-		return nil, usagef(c, "--password-file: the CA key is in %s, which takes a PIN: pass --pin-file FILE or set %s", u.TokenName(), pinEnv)
-	}
-	return tokenSigner(c, e, authority)
-}
-
-// tokenSigner reads the PIN (tokenPIN) and loads the key of a CA whose key
-// is in a PKCS#11 token.
-func tokenSigner(c *cli.Context, e *env, authority *ca.CA) (crypto.Signer, error) {
-	pin, err := e.tokenPIN(c, authority.KeyURI())
-	if err != nil {
-		return nil, err
-	}
-	signer, err := authority.LoadSigner(pin)
-	if err != nil {
-		return nil, tokenHint(err)
-	}
-	return signer, nil
-}
-
-// tokenHint adds what to do to an error of a CA key in a token.
-func tokenHint(err error) error {
-	switch {
-	case errors.Is(err, ca.ErrWrongPIN):
-		return withHint(err, "check --pin-file or %s; a token locks its PIN after a few wrong ones", pinEnv)
-	case errors.Is(err, ca.ErrPINLocked):
-		return withHint(err, "for SoftHSM2: softhsm2-util --init-pin needs the SO PIN; other tokens have their own tool")
-	case errors.Is(err, ca.ErrTokenNotFound):
-		return withHint(err, "is the token plugged in, and is its label right? softhsm2-util --show-slots or pkcs11-tool --list-token-slots lists them")
-	case errors.Is(err, ca.ErrModuleNotFound):
-		return withHint(err, "install the token's PKCS#11 library (SoftHSM2: apt-get install softhsm2), or correct module-path in the key URI")
-	case errors.Is(err, ca.ErrModuleInit):
-		return withHint(err, "check the module's own configuration (SoftHSM2: SOFTHSM2_CONF and the tokendir it names)")
-	case errors.Is(err, ca.ErrKeyNotFound):
-		return withHint(err, "a CA certificate's key cannot be replaced; restore the token from its backup, or make a new CA")
-	case errors.Is(err, ca.ErrKeyExists):
-		return withHint(err, "to make a CA of that key pass --existing-key; else choose another object= name")
-	case errors.Is(err, ca.ErrPKCS11Unsupported):
-		return withHint(err, "see 'CA keys in an HSM' in docs/hierarchy.md")
-	}
-	return err
-}
-
 // tokenInitOptions sets the PKCS#11 options of init: --key-uri, checked
 // (never a PIN in it), --existing-key and the PIN.
 func tokenInitOptions(c *cli.Context, e *env, opts *ca.InitOptions) error {
@@ -113,9 +40,14 @@ func tokenInitOptions(c *cli.Context, e *env, opts *ca.InitOptions) error {
 	}
 	u, err := ca.ParseKeyURI(c.String("key-uri"))
 	if err != nil {
-		return usagef(c, "--key-uri: %v", err)
+		return usagef(c, "--key-uri: %w", err)
 	}
-	pin, err := e.tokenPIN(c, u)
+	// Before asking for a PIN that could not be used.
+	src := ca.KeySource{Kind: ca.KeyInToken, URI: u}
+	if err := src.Supported(); err != nil {
+		return err
+	}
+	pin, err := caKeySecrets(c, e).find(src)
 	if err != nil {
 		return err
 	}

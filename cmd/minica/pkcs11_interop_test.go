@@ -224,7 +224,8 @@ func TestNoCgoBuildRefusesPKCS11(t *testing.T) {
 	if !ok || ee.ExitCode() != 1 {
 		t.Fatalf("minica init --key-uri: %v; want exit 1\n%s", err, out)
 	}
-	want := "minica: error: the CA key is in PKCS#11 token \"minica\": PKCS#11 keys need a minica built with cgo (CGO_ENABLED=1 go build ./cmd/minica); this binary was built without cgo\n"
+	want := "minica: error: the CA key is in PKCS#11 token \"minica\": PKCS#11 keys need a minica built with cgo; this binary was built without cgo\n" +
+		"minica: hint: build minica with cgo (CGO_ENABLED=1 go build ./cmd/minica); see 'CA keys in an HSM' in docs/hierarchy.md\n"
 	if !strings.HasPrefix(string(out), want) {
 		t.Fatalf("output %q; want starting with %q", out, want)
 	}

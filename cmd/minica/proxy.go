@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"runtime/debug"
@@ -18,8 +17,9 @@ import (
 	"minica/ca"
 	"minica/crlsource"
 	"minica/formats"
+	"minica/identity"
+	"minica/internal/endpoint"
 	"minica/proxy"
-	"minica/revoke"
 )
 
 // Defaults of the proxy command that the library does not define.
@@ -91,8 +91,8 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "crl-timeout", Value: dur(crlsource.DefaultBodyTimeout), Usage: "give up a CRL fetch whose headers (beyond the long-poll wait) or body take longer than `DURATION`"},
 		&cli.StringFlag{Name: "crl-grace", Value: "0", Usage: "accept clients for this `DURATION` past the CRL's nextUpdate, with warnings"},
 		&cli.StringFlag{Name: "reload-interval", Value: dur(defaultReloadInterval), Usage: "re-read the CA, CRL and server certificate every `DURATION`"},
-		&cli.StringFlag{Name: "headers", Value: proxy.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(proxy.Profiles, ", ")},
-		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(proxy.FieldNames(), ", ") + ")"},
+		&cli.StringFlag{Name: "headers", Value: identity.ProfileMinica, Usage: "identity header `PROFILE`: " + strings.Join(identity.Profiles, ", ")},
+		&cli.StringSliceFlag{Name: "header", Usage: "add the identity header `NAME=FIELD` (repeatable; FIELD: " + strings.Join(identity.FieldNames(), ", ") + ")"},
 		&cli.StringSliceFlag{Name: "allow-cn", Usage: "let through only clients with this `CN` or another allowed value (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-email", Usage: "let through clients with this `EMAIL` (repeatable)"},
 		&cli.StringSliceFlag{Name: "allow-ou", Usage: "let through clients with this `OU` (repeatable)"},
@@ -114,6 +114,7 @@ func proxyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "upstream-dial-timeout", Value: dur(proxy.DefaultUpstreamDialTimeout), Usage: "answer 504 when connecting upstream takes longer than `DURATION`"},
 		&cli.StringFlag{Name: "upstream-timeout", Value: dur(proxy.DefaultUpstreamResponseHeaderTimeout), Usage: "answer 504 when the upstream's response headers take longer than `DURATION`"},
 		&cli.StringFlag{Name: "shutdown-timeout", Value: dur(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for in-flight requests"},
+		&cli.BoolFlag{Name: "standard-forwarding", EnvVars: []string{"MINICA_PROXY_STANDARD"}, Usage: "forward every request with Go's standard reverse proxy, without minica's direct way for HTTP/1 (the same behaviour, at more CPU a request)"},
 		policyFlag(),
 	}
 }
@@ -126,10 +127,9 @@ type proxyOptions struct {
 	logFile                    *logFile // the --access-log file, nil for stderr
 	// caPin is --ca-fingerprint, nil without.
 	caPin []byte
-	// crlURL is --crl when it is a URL; follower follows it.
+	// crlURL is --crl when it is a URL, which the proxy follows.
 	crlURL               string
 	crlRefresh, crlLimit time.Duration
-	follower             *crlFollow
 	// serverCA is the CA directory, when the proxy reads from it.
 	serverCA *followedCA
 }
@@ -201,9 +201,6 @@ func runProxy(c *cli.Context, e *env) error {
 	if err != nil {
 		return policyStartHint(proxyStartHint(err))
 	}
-	if o.follower != nil {
-		o.follower.attach(p)
-	}
 	setProxyGCPercent(os.LookupEnv)
 	return serveProxy(c.Context, e, p, o)
 }
@@ -220,10 +217,10 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 	if cfg.Upstream == "" && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream is required: http://HOST:PORT, https://HOST:PORT or unix:/PATH (or --policy FILE)")
 	}
-	if _, err := proxy.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
+	if _, err := endpoint.ParseUpstream(cfg.Upstream); err != nil && cfg.PolicyFile == "" {
 		return nil, usagef(c, "--upstream %v", err)
 	}
-	host, port, err := proxy.ParseListen(o.listen)
+	host, port, err := endpoint.ParseListen(o.listen)
 	if err != nil {
 		return nil, usagef(c, "--listen %v", err)
 	}
@@ -241,9 +238,10 @@ func parseProxyFlags(c *cli.Context) (*proxyOptions, error) {
 		return nil, err
 	}
 	cfg.Profile, cfg.CustomHeaders = c.String("headers"), c.StringSlice("header")
-	if _, err := proxy.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
+	if _, err := identity.NewHeaders(cfg.Profile, cfg.CustomHeaders); err != nil {
 		return nil, usagef(c, "%v", err)
 	}
+	cfg.StandardForwarding = c.Bool("standard-forwarding")
 	cfg.AllowCN, cfg.AllowEmail = c.StringSlice("allow-cn"), c.StringSlice("allow-email")
 	cfg.AllowOU, cfg.AllowURI = c.StringSlice("allow-ou"), c.StringSlice("allow-uri")
 	durations := []struct {
@@ -307,9 +305,9 @@ func checkServerCertFlags(c *cli.Context) error {
 	return nil
 }
 
-// setProxySources sets the loaders of o.cfg: each re-reads its file on
-// every call, so that a reload sees what changed on disk; a --crl URL is
-// fetched once here and then followed (see crlFollow).
+// setProxySources sets the loaders and the CRL source of o.cfg: each
+// re-reads its file on every call, so that a reload sees what changed on
+// disk; a --crl URL is fetched once here, and the proxy follows it.
 func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) error {
 	cfg := &o.cfg
 	caFile, crlFiles := c.String("ca"), c.StringSlice("crl")
@@ -327,15 +325,13 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 		}
 	}
 	cfg.LoadCA = func() ([]*x509.Certificate, error) { return readPinnedCerts(caFile, o.caPin) }
-	cfg.ParseCRL = parseProxyCRL
+	cfg.CRL = crlsource.Files(crlFiles)
 	if o.crlURL != "" {
 		f, err := startCRLFollow(c, e, o)
 		if err != nil {
 			return err
 		}
-		o.follower, cfg.LoadCRL = f, f.Current
-	} else {
-		cfg.LoadCRL = func() ([]byte, error) { return readCRLFiles(crlFiles) }
+		cfg.CRL = f
 	}
 	if name := c.String("server-cert"); name != "" {
 		cfg.LoadCert = func() (tls.Certificate, error) { return o.serverCA.serverCert(name, e.now()) }
@@ -356,33 +352,6 @@ func setProxySources(c *cli.Context, e *env, authority *ca.CA, o *proxyOptions) 
 	return nil
 }
 
-// crlReadError is a CRL file that could not be read, for the start-up hint.
-type crlReadError struct {
-	file string
-	err  error
-}
-
-func (e *crlReadError) Error() string {
-	err := e.err
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return fmt.Sprintf("reading CRL %q: %v", e.file, err)
-}
-
-func (e *crlReadError) Unwrap() error { return e.err }
-
-// parseProxyCRL is revoke.ParseCRL as a proxy.CRLParser; a failure is a nil
-// interface, never a nil *revoke.CRL in one.
-func parseProxyCRL(data []byte, issuer *x509.Certificate) (proxy.Revocations, error) {
-	crl, err := revoke.ParseCRL(data, issuer)
-	if err != nil {
-		return nil, err
-	}
-	return crl, nil
-}
-
 func readCertsFile(file string) ([]*x509.Certificate, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -397,7 +366,7 @@ func readCertsFile(file string) ([]*x509.Certificate, error) {
 
 // proxyStartHint adds what to do to the errors of proxy.New.
 func proxyStartHint(err error) error {
-	var readErr *crlReadError
+	var readErr *crlsource.FileError
 	switch {
 	case errors.Is(err, proxy.ErrCRLExpired):
 		return withHint(err, "publish a fresh CRL with 'minica crl', or accept a stale one for a while with --crl-grace")

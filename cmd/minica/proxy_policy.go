@@ -10,7 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/identity"
 	"minica/proxy"
+	"minica/proxy/policy"
 )
 
 // policyFlag is the proxy's --policy.
@@ -36,7 +38,7 @@ func parsePolicyFlag(c *cli.Context, cfg *proxy.Config) error {
 
 // policyStartHint adds what to do to a bad policy at start.
 func policyStartHint(err error) error {
-	var pe proxy.PolicyErrors
+	var pe policy.Errors
 	if errors.As(err, &pe) && len(pe) > 0 {
 		return withHint(err, "list every error with 'minica proxy policy check %s'", pe[0].File)
 	}
@@ -95,8 +97,8 @@ func runPolicyCheck(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	pol, err := proxy.LoadPolicyFile(file, proxy.PolicyOptions{CAs: cas})
-	var pe proxy.PolicyErrors
+	pol, err := policy.LoadFile(file, policy.Options{CAs: cas})
+	var pe policy.Errors
 	if errors.As(err, &pe) {
 		for _, one := range pe {
 			fmt.Fprintln(e.stderr, one)
@@ -115,7 +117,7 @@ func runPolicyCheck(c *cli.Context, e *env) error {
 
 // explainPolicy prints how pol decides a request for target by the client
 // of certFile.
-func explainPolicy(e *env, pol *proxy.Policy, cas []*x509.Certificate, certFile string, target *url.URL) error {
+func explainPolicy(e *env, pol *policy.Policy, cas []*x509.Certificate, certFile string, target *url.URL) error {
 	certs, err := readCertsFile(certFile)
 	if err != nil {
 		return err
@@ -127,11 +129,11 @@ func explainPolicy(e *env, pol *proxy.Policy, cas []*x509.Certificate, certFile 
 			break
 		}
 	}
-	id, err := proxy.NewIdentity(leaf, chain)
+	id, err := identity.New(leaf, chain)
 	if err != nil {
 		return fmt.Errorf("reading certificate %q: %w", certFile, err)
 	}
-	in := proxy.RouteRequest{Host: target.Host, SNI: target.Hostname(), Path: target.EscapedPath()}
+	in := policy.Request{Host: target.Host, SNI: target.Hostname(), Path: target.EscapedPath()}
 	if net.ParseIP(in.SNI) != nil {
 		in.SNI = "" // clients send no SNI for an address
 	}

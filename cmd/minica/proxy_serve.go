@@ -50,11 +50,6 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(serveCtx, ln) }()
-	if o.follower != nil {
-		followed := make(chan struct{})
-		go func() { o.follower.run(serveCtx); close(followed) }()
-		defer func() { cancel(); <-followed }()
-	}
 	for {
 		select {
 		case <-hup:

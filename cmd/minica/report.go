@@ -88,8 +88,8 @@ func runReport(c *cli.Context, e *env) error {
 	return w.Flush()
 }
 
-// crlReport is the published CRL's state as 'crl status' judges it: by
-// revoke.Freshness, and unpublished when the log has revocations it lacks.
+// crlReport is the published CRL's state as 'crl status' judges it
+// (ca.CA.CRLStatus); without the revocations, its freshness alone.
 func crlReport(authority *ca.CA, now time.Time) reportCRL {
 	crl, err := authority.LoadCRL()
 	switch {
@@ -100,14 +100,12 @@ func crlReport(authority *ca.CA, now time.Time) reportCRL {
 	}
 	out := reportCRL{State: string(crlFreshness(crl, now)), Number: crl.Number().String(), Entries: crl.Len(),
 		ThisUpdate: crl.ThisUpdate(), NextUpdate: crl.NextUpdate()}
-	missing, err := authority.Unpublished(crl)
+	st, err := authority.CRLStatus(crl, revoke.Thresholds{})
 	if err != nil {
 		out.Error = err.Error()
+		return out
 	}
-	out.Unpublished = len(missing)
-	if len(missing) > 0 && revoke.CRLState(out.State).Usable() {
-		out.State = "unpublished"
-	}
+	out.State, out.Unpublished = crlStateWord(st), len(st.Unpublished)
 	return out
 }
 

@@ -17,9 +17,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/proxy"
+	"minica/internal/certreload"
+	"minica/internal/endpoint"
 	"minica/revoke"
 	"minica/serve"
+	"minica/serve/ocsp"
+	"minica/serve/renew"
 )
 
 // defaultServeListen is serve's --listen: loopback, so that publishing the
@@ -63,7 +66,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "no-renew", Usage: "do not renew certificates on --listen-tls (POST /renew answers 404)"},
 			&cli.StringFlag{Name: "renew-grace", Usage: "renew a client certificate up to `DURATION` after it expired (default: not at all)"},
 			&cli.BoolFlag{Name: "renew-keygen", Usage: "also answer POST /renew/keygen: serve makes the new key pair and returns it"},
-			&cli.IntFlag{Name: "renew-rate", Value: serve.DefaultRenewRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
+			&cli.IntFlag{Name: "renew-rate", Value: renew.DefaultRate, Usage: "renew at most `N` certificates a second (bursts of twice that)"},
 			passwordFileFlag(),
 			pinFileFlag(),
 			&cli.IntFlag{Name: "max-conns", Value: serve.DefaultMaxConns, Usage: "keep at most `N` connections per listener; beyond, close the oldest not in a request"},
@@ -85,7 +88,7 @@ type serveOptions struct {
 	// renew is set when POST /renew is on; renewCfg is its configuration
 	// but for the CA, the key and the CRL.
 	renew    bool
-	renewCfg serve.RenewConfig
+	renewCfg renew.Config
 }
 
 func parseServeFlags(c *cli.Context) (*serveOptions, error) {
@@ -98,7 +101,7 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		if v == "" {
 			continue
 		}
-		host, port, err := proxy.ParseListen(v)
+		host, port, err := endpoint.ParseListen(v)
 		if err != nil {
 			return nil, usagef(c, "--%s %v", l.flag, err)
 		}
@@ -190,7 +193,7 @@ func parseRenewFlags(c *cli.Context, o *serveOptions) error {
 	if rate <= 0 {
 		return usagef(c, "--renew-rate must be positive, got %d", rate)
 	}
-	o.renewCfg = serve.RenewConfig{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
+	o.renewCfg = renew.Config{Grace: grace, Keygen: c.Bool("renew-keygen"), Rate: float64(rate), Burst: 2 * rate}
 	return nil
 }
 
@@ -217,13 +220,14 @@ func runServe(c *cli.Context, e *env) error {
 		}
 	}
 	var tlsConfig *tls.Config
-	var certs *certReloader
+	var certs *certreload.Cert
 	if o.listenTLS != "" {
-		if certs, err = serveCertLoader(c, e); err != nil {
+		var closeCerts func()
+		if certs, closeCerts, err = serveCertLoader(c, e); err != nil {
 			return proxyStartHint(err)
 		}
-		defer certs.close()
-		tlsConfig = &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12}
+		defer closeCerts()
+		tlsConfig = &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 	}
 	cfg := o.cfg
 	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
@@ -235,7 +239,7 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer ocspCA.Close()
-	responder, err := serve.NewOCSPResponder(serve.OCSPConfig{
+	responder, err := ocsp.New(ocsp.Config{
 		// A root issues no leaves, a responder certificate included: its
 		// OCSP answers (about its intermediates) carry its own signature.
 		CA: ocspCA, Signer: signer, SignWithCAKey: c.Bool("ocsp-ca-key") || (ocspCA.IsRoot() && signer != nil),
@@ -262,7 +266,7 @@ func runServe(c *cli.Context, e *env) error {
 		rc := o.renewCfg
 		rc.CA, rc.Signer, rc.LockTimeout, rc.Log, rc.Now = renewCA, signer, cfg.LockTimeout, e.stderr, e.now
 		rc.CRL = func() *revoke.CRL { return srv.CRL() }
-		renewer, err := serve.NewRenewer(rc)
+		renewer, err := renew.New(rc)
 		if err != nil {
 			return err
 		}
@@ -287,32 +291,31 @@ func runServe(c *cli.Context, e *env) error {
 }
 
 // serveCertLoader loads serve's HTTPS certificate: of --server-cert, through
-// a CA handle of its own (handshakes run beside the CRL watcher), or from
-// --cert and --key.
-func serveCertLoader(c *cli.Context, e *env) (*certReloader, error) {
+// a CA handle of its own (handshakes run beside the CRL watcher), which the
+// function it returns closes, or from --cert and --key.
+func serveCertLoader(c *cli.Context, e *env) (*certreload.Cert, func(), error) {
 	certFile, keyFile := c.String("cert"), c.String("key")
 	load := func() (tls.Certificate, error) { return tls.LoadX509KeyPair(certFile, keyFile) }
 	closer := func() {}
 	if name := c.String("server-cert"); name != "" {
 		authority, err := openCA(c, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		load = func() (tls.Certificate, error) { return authority.ServerTLSCertificate(name, e.now()) }
 		closer = func() { authority.Close() }
 	}
-	r, err := newCertReloader(load, e.now, e.stderr)
+	r, err := newServeCert(load, e.now, e.stderr)
 	if err != nil {
 		closer()
-		return nil, err
+		return nil, nil, err
 	}
-	r.close = closer
-	return r, nil
+	return r, closer, nil
 }
 
 // runServeListeners listens, serves until SIGTERM or SIGINT (or ctx) and
 // drains for up to o.shutdown. SIGHUP reloads the HTTPS certificate.
-func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certReloader) error {
+func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certreload.Cert) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -371,7 +374,7 @@ wait:
 		select {
 		case <-hup:
 			if certs != nil {
-				certs.force() // the CRL is followed without a signal
+				certs.Expire() // the CRL is followed without a signal
 			}
 		case err := <-served:
 			if err != nil {

@@ -9,53 +9,38 @@ import (
 	"time"
 )
 
-// serve's HTTPS certificate is loaded again once a minute old or after
-// SIGHUP (force); a failed load keeps the last good one and warns once.
-func TestCertReloader(t *testing.T) {
+// serve's HTTPS certificate is loaded again once a minute old; a failed
+// load keeps the last good one and warns once (the mechanism, Expire
+// included, is internal/certreload's, tested there).
+func TestServeCert(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	loads, fail := 0, false
-	load := func() (tls.Certificate, error) {
-		if fail {
-			return tls.Certificate{}, errors.New("no valid server certificate")
-		}
-		loads++
-		return tls.Certificate{Certificate: [][]byte{{byte(loads)}}}, nil
-	}
+	// What the next load gives: certificate number n, or failed.
+	n, failed := byte(1), error(nil)
 	var log bytes.Buffer
-	r, err := newCertReloader(load, func() time.Time { return now }, &log)
+	r, err := newServeCert(func() (tls.Certificate, error) {
+		return tls.Certificate{Certificate: [][]byte{{n}}}, failed
+	}, func() time.Time { return now }, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := func() byte {
-		c, err := r.get(nil)
+	servedAfter := func(d time.Duration) byte {
+		now = now.Add(d)
+		c, err := r.GetCertificate(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c.Certificate[0][0]
 	}
-	steps := []struct {
-		name    string
-		advance time.Duration
-		force   bool
-		fail    bool
-		want    byte
-	}{
-		{"fresh", 59 * time.Second, false, false, 1},
-		{"a minute old", time.Second, false, false, 2},
-		{"forced", 0, true, false, 3},
-		{"failing keeps the last", time.Minute, false, true, 3},
-		{"failing again warns once", time.Minute, false, true, 3},
-		{"recovered", time.Minute, false, false, 4},
+	n = 2
+	if got := servedAfter(59 * time.Second); got != 1 {
+		t.Errorf("59s old: served certificate %d; want 1", got)
 	}
-	for _, st := range steps {
-		now = now.Add(st.advance)
-		fail = st.fail
-		if st.force {
-			r.force()
-		}
-		if got := served(); got != st.want {
-			t.Errorf("%s: served certificate %d; want %d", st.name, got, st.want)
-		}
+	if got := servedAfter(time.Second); got != 2 {
+		t.Errorf("a minute old: served certificate %d; want 2", got)
+	}
+	n, failed = 3, errors.New("no valid server certificate")
+	if a, b := servedAfter(time.Minute), servedAfter(time.Minute); a != 2 || b != 2 {
+		t.Errorf("failing twice: served certificates %d, %d; want 2 kept", a, b)
 	}
 	if n := strings.Count(log.String(), "reloading the HTTPS certificate: no valid server certificate; still serving the previous one"); n != 1 {
 		t.Errorf("log holds %d warnings; want 1:\n%s", n, log.String())

@@ -8,7 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"minica/internal/certreload"
 	"minica/serve"
+	"minica/serve/enroll"
 )
 
 // serveEnrollFlags are serve's flags for enrollment links (minica enroll).
@@ -16,8 +18,8 @@ func serveEnrollFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "enroll", Usage: "answer enrollment links (/enroll/TOKEN, see minica enroll) on --listen-tls: issue client certificates with the CA key"},
 		&cli.BoolFlag{Name: "enroll-http", Usage: "with --enroll, also answer them on plain HTTP, for tests: only when --listen is a loopback address"},
-		&cli.IntFlag{Name: "enroll-rate", Value: serve.DefaultEnrollRate, Usage: "allow `N` enrollment requests a minute per source address (bursts of 10)"},
-		&cli.IntFlag{Name: "enroll-rate-total", Value: serve.DefaultEnrollTotalRate, Usage: "allow `N` enrollment requests a minute from all addresses together (bursts of a fifth)"},
+		&cli.IntFlag{Name: "enroll-rate", Value: enroll.DefaultRate, Usage: "allow `N` enrollment requests a minute per source address (bursts of 10)"},
+		&cli.IntFlag{Name: "enroll-rate-total", Value: enroll.DefaultTotalRate, Usage: "allow `N` enrollment requests a minute from all addresses together (bursts of a fifth)"},
 	}
 }
 
@@ -57,7 +59,7 @@ func isLoopback(addr string) bool {
 // a CA handle of its own, with the HTTPS certificate (when there is one) as
 // the signer of Apple profiles, and adds its metrics; without --enroll it
 // does nothing. The function it returns releases the handle.
-func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.Signer, certs *certReloader) (func(), error) {
+func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.Signer, certs *certreload.Cert) (func(), error) {
 	if !c.Bool("enroll") {
 		return func() {}, nil
 	}
@@ -65,15 +67,15 @@ func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.S
 	if err != nil {
 		return nil, err
 	}
-	ec := serve.EnrollConfig{
+	ec := enroll.Config{
 		CA: authority, Signer: signer, LockTimeout: c.Duration("lock-timeout"), Log: e.stderr, Now: e.now,
 		AllowHTTP: c.Bool("enroll-http"), Rate: c.Int("enroll-rate"), TotalRate: c.Int("enroll-rate-total"),
 		TotalBurst: max(c.Int("enroll-rate-total")/5, 1),
 	}
 	if certs != nil {
-		ec.SigningCert = func() (*tls.Certificate, error) { return certs.get(nil) }
+		ec.SigningCert = func() (*tls.Certificate, error) { return certs.GetCertificate(nil) }
 	}
-	h, err := serve.NewEnroller(ec)
+	h, err := enroll.New(ec)
 	if err != nil {
 		authority.Close()
 		return nil, err

@@ -71,10 +71,15 @@ func report(w io.Writer, err error) int {
 	return 1
 }
 
+// hintFor is the hint of err: the one added where it was made, else the
+// one of its kind (errorHint), else the help of a usage error.
 func hintFor(err error) string {
 	var he *hintError
 	if errors.As(err, &he) {
 		return he.hint
+	}
+	if hint := errorHint(err); hint != "" {
+		return hint
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
@@ -83,7 +88,7 @@ func hintFor(err error) string {
 		}
 		return fmt.Sprintf("run '%s --help' for usage", ue.command)
 	}
-	return caHint(err)
+	return ""
 }
 
 // oneLine keeps a message on one line so that scripts can grep it.

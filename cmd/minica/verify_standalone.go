@@ -165,7 +165,7 @@ func readStandaloneCRLs(files []string, cas []*x509.Certificate) ([]revoke.Issue
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading CRL %q: %w", file, err)
 		}
-		parts, err := revoke.ParseCRLFile(data, cas, nil)
+		parts, err := revoke.ParseCRLFile(data, cas)
 		if errors.Is(err, revoke.ErrUnverified) {
 			return nil, nil, fmt.Errorf("CRL %q: no certificate of --trust or --untrusted accepts it: %w", file, err)
 		}

@@ -24,9 +24,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"minica/crlsource"
 	"minica/formats"
 	mproxy "minica/proxy"
-	"minica/revoke"
 )
 
 // TestChromiumRefusalPages loads a page in headless Chromium through the
@@ -225,14 +225,7 @@ func startProxyAt(t *testing.T, caDir string, server issued, upstreamURL, help s
 			}
 			return formats.ParseCertificates(data)
 		},
-		LoadCRL: func() ([]byte, error) { return os.ReadFile(filepath.Join(caDir, "crl.der")) },
-		ParseCRL: func(data []byte, issuer *x509.Certificate) (mproxy.Revocations, error) {
-			crl, err := revoke.ParseCRL(data, issuer)
-			if err != nil {
-				return nil, err
-			}
-			return crl, nil
-		},
+		CRL:      crlsource.Files{filepath.Join(caDir, "crl.der")},
 		LoadCert: func() (tls.Certificate, error) { return tls.LoadX509KeyPair(server.Cert, server.Key) },
 		Refusal:  mproxy.RefusalPage,
 		HelpURL:  help,

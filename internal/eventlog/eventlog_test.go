@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,4 +67,15 @@ func BenchmarkAppendHead(b *testing.B) {
 	for b.Loop() {
 		buf = AppendHead(buf[:0], time.Now(), "request")
 	}
+}
+
+func TestLogger(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var b strings.Builder
+	l := NewLogger(&b, func() time.Time { return at })
+	l.Event("crl-loaded", "number", "7", "empty", "", "odd")
+	if want := "2030-01-02T03:04:05.000Z crl-loaded number=7\n"; b.String() != want {
+		t.Errorf("logged %q; want %q", b.String(), want)
+	}
+	NewLogger(nil, nil).Event("nothing") // a nil writer writes nothing
 }

@@ -112,7 +112,7 @@ issued=$("$MINICA" enroll --list --all --json | grep -c '"status":"used"')
 
 bench_log "profiling one download on the server (go test -bench, $benchtime)"
 go test -run '^$' -bench 'BenchmarkEnrollDownload/ecdsa-p256/p12$' -benchtime "$benchtime" \
-	-cpuprofile "$work/cpu.prof" -o "$work/serve.test" ./serve >"$work/bench.txt"
+	-cpuprofile "$work/cpu.prof" -o "$work/serve.test" ./serve/enroll >"$work/bench.txt"
 go tool pprof -top -cum -nodecount=400 "$work/serve.test" "$work/cpu.prof" 2>/dev/null >"$work/pprof.txt"
 
 echo

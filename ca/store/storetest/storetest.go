@@ -50,6 +50,7 @@ var cases = []struct {
 	{"the lock", only(testStoreLock)},
 	{"the lock lost", only(testStoreLockLost)},
 	{"a copy loaded into an empty store", testStoreLoad},
+	{"closed twice", only(testStoreCloseTwice)},
 }
 
 // only adapts a case that needs no second store.
@@ -551,5 +552,16 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 	// A store that holds records takes no copy.
 	if _, err := h.Store.Load(contents()); !errors.Is(err, store.ErrStoreNotEmpty) {
 		t.Errorf("a second Load() error = %v; want ErrStoreNotEmpty", err)
+	}
+}
+
+// testStoreCloseTwice closes a second handle twice: the CA closes its
+// store once more when a long-running command ends.
+func testStoreCloseTwice(t *testing.T, h *Harness) {
+	other := h.Open(t)
+	for i := range 2 {
+		if err := other.Close(); err != nil {
+			t.Fatalf("Close() #%d: %v", i+1, err)
+		}
 	}
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"minica/ca"
+)
+
+// errorHint chooses what to tell a person about an error of the packages
+// below cmd, by its kind (errors.Is and errors.As): their errors state what
+// happened, and the advice, which names commands and flags, is chosen here,
+// in one place. A hint added where the error is made (withHint) wins.
+func errorHint(err error) string {
+	var lockErr *ca.LockError
+	switch {
+	case errors.As(err, &lockErr):
+		return fmt.Sprintf("wait for the other minica to finish, or raise --lock-timeout (now held by pid %d)", lockErr.PID)
+	case errors.Is(err, ca.ErrNoPending):
+		return "create one with 'minica init --intermediate --cn NAME --csr-out FILE'"
+	case errors.Is(err, ca.ErrNoCA):
+		return "create one with 'minica init --cn NAME', or point --dir / MINICA_DIR at an existing CA"
+	case errors.Is(err, ca.ErrExists):
+		return "choose another --dir; minica never overwrites a CA"
+	case errors.Is(err, ca.ErrUnfinished):
+		return "if no CA was ever completed there, remove the directory and run init again; minica never deletes a CA key"
+	case errors.Is(err, ca.ErrNameTaken):
+		return "revoke it first, pass --force to issue a second one, or choose another name"
+	case errors.Is(err, ca.ErrOutlivesCA):
+		return "pass a shorter --validity"
+	case errors.Is(err, ca.ErrValidityTooShort):
+		return "pass a --validity longer than " + ca.FormatDuration(ca.Backdate)
+	case errors.Is(err, ca.ErrTypeNotPermitted):
+		return "a CA created with --permit-* permits only the name types it names"
+	case errors.Is(err, ca.ErrRootCA):
+		return "a root signs intermediates: 'minica --dir ROOTDIR sign-intermediate CSR'; issue leaves with an intermediate's --dir (see docs/hierarchy.md)"
+	case errors.Is(err, ca.ErrPending):
+		return "carry its CSR (intermediate.csr) to the root for 'minica sign-intermediate', then import the certificate with 'minica init --intermediate --import CERT --root-crl FILE'"
+	case errors.Is(err, ca.ErrCAPinMismatch):
+		return "compare --ca-fingerprint with what 'minica inspect ca.crt' prints on the CA host; if it is right, the CA certificate was changed on its way here: copy it again over a path you trust"
+	case errors.Is(err, ca.ErrCorruptRevocationLog):
+		return "run 'minica check': it repairs what an interrupted revocation left"
+	}
+	return tokenHint(err)
+}
+
+// tokenHint is errorHint for a CA key in a PKCS#11 token.
+func tokenHint(err error) string {
+	switch {
+	case errors.Is(err, ca.ErrPINInURI):
+		return "pass the PIN with --pin-file FILE or the " + pinEnv + " environment variable, or type it at the prompt"
+	case errors.Is(err, ca.ErrWrongPIN):
+		return "check --pin-file or " + pinEnv + "; a token locks its PIN after a few wrong ones"
+	case errors.Is(err, ca.ErrPINLocked):
+		return "for SoftHSM2: softhsm2-util --init-pin needs the SO PIN; other tokens have their own tool"
+	case errors.Is(err, ca.ErrTokenNotFound):
+		return "is the token plugged in, and is its label right? softhsm2-util --show-slots or pkcs11-tool --list-token-slots lists them"
+	case errors.Is(err, ca.ErrModuleNotFound):
+		return "install the token's PKCS#11 library (SoftHSM2: apt-get install softhsm2), or correct module-path in the key URI"
+	case errors.Is(err, ca.ErrModuleInit):
+		return "check the module's own configuration (SoftHSM2: SOFTHSM2_CONF and the tokendir it names)"
+	case errors.Is(err, ca.ErrKeyNotFound):
+		return "a CA certificate's key cannot be replaced; restore the token from its backup, or make a new CA"
+	case errors.Is(err, ca.ErrKeyExists):
+		return "to make a CA of that key pass --existing-key; else choose another object= name"
+	case errors.Is(err, ca.ErrPKCS11Unsupported):
+		return "build minica with cgo (CGO_ENABLED=1 go build ./cmd/minica); see 'CA keys in an HSM' in docs/hierarchy.md"
+	}
+	return ""
+}

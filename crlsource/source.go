@@ -1,0 +1,50 @@
+package crlsource
+
+import (
+	"context"
+	"time"
+)
+
+// Source gives the bytes of a CRL file: one CRL (DER or PEM), or the PEM
+// CRLs of several CAs. Its user (the proxy) parses and judges them; a
+// Source judges nothing. [Files] reads files, a [Follower] follows a URL.
+type Source interface {
+	// Current returns the bytes as they are now: files are read again,
+	// a followed URL gives the CRL taken last. It is safe to call from
+	// any goroutine.
+	Current() ([]byte, error)
+}
+
+// Followed is a Source that brings new CRLs by itself, as a Follower does:
+// its user runs Follow, and judges each new CRL as the Sink.
+type Followed interface {
+	Source
+	// Follow brings new CRLs until ctx is done, telling sink of each, and
+	// of every fetch.
+	Follow(ctx context.Context, sink Sink)
+}
+
+// Sink is the user of a Followed source, told of what it brings.
+type Sink interface {
+	// Changed says that Current now returns new bytes, for the sink to
+	// judge. A non-nil error refuses them: Current goes back to the
+	// previous ones. A *Refusal names the reason.
+	Changed() error
+	// Fetched hears of each fetch that brought the CRL taken or confirmed
+	// it (304), at its time.
+	Fetched(at time.Time)
+	// FetchFailed hears of each fetch that failed, or whose CRL Changed
+	// refused, with its reason: a Reason constant or the Refusal's.
+	FetchFailed(reason string, err error)
+}
+
+// Refusal is the error of Sink.Changed that refuses a CRL, with the
+// reason the sink names, a label for logs and metrics.
+type Refusal struct {
+	Reason string
+	Err    error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+func (r *Refusal) Unwrap() error { return r.Err }

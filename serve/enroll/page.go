@@ -1,0 +1,245 @@
+package enroll
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"minica/ca"
+	"minica/internal/pagesec"
+)
+
+// pageCSS is the whole style of the enrollment pages, allowed by its hash
+// in the Content-Security-Policy: the pages load nothing else and run no
+// script.
+const pageCSS = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
+main{max-width:40rem;margin:2rem auto;background:#fff;padding:1.5rem 2rem;border-radius:8px;box-shadow:0 1px 3px #0002}
+h1{font-size:1.4rem;margin-top:0}h2{font-size:1.1rem;margin-bottom:.3rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{color:#5a6270}dd{margin:0;word-break:break-all}
+label{display:block;margin:.6rem 0 .2rem}input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+fieldset{border:1px solid #d5d9e0;border-radius:6px;margin:1rem 0}fieldset label{display:flex;gap:.5rem;align-items:baseline}
+button{font-size:1rem;padding:.6rem 1.2rem;margin:.8rem .5rem 0 0;border-radius:6px;border:1px solid #2456b3;background:#2f6ae0;color:#fff}
+button.alt{background:#fff;color:#2456b3}
+.err{background:#fde8e8;border-left:4px solid #c62828;padding:.5rem 1rem}
+.pw{font:1.4rem/1.6 ui-monospace,Menlo,Consolas,monospace;background:#fff8e1;padding:.6rem 1rem;border-radius:6px;letter-spacing:.05em;word-break:break-all}
+.note{color:#5a6270;font-size:.9rem}ol{padding-left:1.3rem}details{margin-top:.6rem}summary{cursor:pointer}`
+
+// pageCSP is the Content-Security-Policy of every enrollment response.
+var pageCSP = pagesec.CSP(pageCSS, "'self'")
+
+// pageTemplate is the page of every answer, parsed at its first use rather
+// than at every start of the minica binary.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(pageHTML))
+})
+
+const pageHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin"><title>{{.Title}}</title><style>` + pageCSS + `</style></head>
+<body><main>
+<h1>{{.Title}}</h1>
+{{- if eq .Kind "form" "generated"}}
+<dl><dt>For</dt><dd id="cn">{{.CN}}</dd>{{range .Emails}}<dt>Email</dt><dd>{{.}}</dd>{{end}}
+<dt>Issued by</dt><dd id="ca">{{.CAName}}</dd><dt>Certificate valid</dt><dd>{{.Validity}}</dd><dt>Link expires</dt><dd>{{.Expires}}</dd></dl>
+{{- if .Error}}<p class="err" id="error">{{.Error}}</p>{{end}}
+{{- if eq .Kind "generated"}}
+<p>Your password for the file is:</p>
+<p class="pw" id="generated">{{.Generated}}</p>
+<p>Write it down or store it in your password manager now: it is shown only this once, and you need it to install the file.</p>
+<form method="post">
+<input type="hidden" name="csrf" value="{{.CSRF}}"><input type="hidden" name="action" value="download">
+<input type="hidden" name="password" value="{{.Generated}}"><input type="hidden" name="password2" value="{{.Generated}}">
+<input type="hidden" name="format" value="{{.Format}}">
+<button type="submit" id="download">I have saved the password: download {{.FormatLabel}}</button>
+</form>
+{{- else}}
+<p>This page makes a new key and certificate for you and puts them into one file, protected by a password.
+The link works once: after the download it is used up.</p>
+<form method="post">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<fieldset><legend>File type</legend>
+{{range .Formats}}<label><input type="radio" name="format" value="{{.Value}}"{{if .Checked}} checked{{end}}> {{.Label}}{{if .Recommended}} <strong>(recommended here)</strong>{{end}}</label>
+{{end}}</fieldset>
+<label for="password">Password for the file (at least {{.MinLength}} characters)</label>
+<input type="password" id="password" name="password" minlength="{{.MinLength}}" autocomplete="new-password">
+<label for="password2">The same password again</label>
+<input type="password" id="password2" name="password2" minlength="{{.MinLength}}" autocomplete="new-password">
+<p class="note">Why it matters: the file holds your private key. Anyone who has the file and its password can sign in as you,
+so choose a password that you use nowhere else; you will type it once, when you install the file.</p>
+<button type="submit" name="action" value="download" id="download">Download</button>
+<button type="submit" name="action" value="generate" class="alt" id="generate">Generate a password for me</button>
+</form>
+{{- end}}
+<h2>Installing on {{.Platform}}</h2>
+<ol>{{range .Steps}}<li>{{.}}</li>{{end}}</ol>
+{{range .Others}}<details><summary>On {{.Name}}</summary><ol>{{range .Steps}}<li>{{.}}</li>{{end}}</ol></details>
+{{end}}
+{{- else}}
+<p id="message">{{.Message}}</p>
+{{- end}}
+</main></body></html>
+`
+
+// pageData is what the template renders.
+type pageData struct {
+	Kind           string // form, generated, gone, error
+	Title, Message string
+	Name, CN       string
+	Emails         []string
+	CAName         string
+	Validity       string
+	Expires        string
+	CSRF           string
+	Formats        []formatOption
+	MinLength      int
+	Error          string
+	Generated      string
+	Format         bundleFormat
+	Platform       string
+	Steps          []string
+	Others         []platformInfo
+}
+
+type formatOption struct {
+	Value, Label         string
+	Checked, Recommended bool
+}
+
+// FormatLabel names the chosen file type on the generated-password page.
+func (p *pageData) FormatLabel() string {
+	switch p.Format {
+	case bundleP12Compat:
+		return "the compatible .p12"
+	case bundleMobileconfig:
+		return "the Apple profile"
+	}
+	return "the modern .p12"
+}
+
+// render writes the page p with status code.
+func (h *Enroller) render(w http.ResponseWriter, code int, p *pageData) {
+	var buf bytes.Buffer
+	if err := pageTemplate().Execute(&buf, p); err != nil {
+		h.log.Event("enroll-page-error", "error", err.Error())
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}
+
+// formPage is the page of pending enrollment e for a browser with user
+// agent ua, with an error message or "".
+func (h *Enroller) formPage(e *ca.Enrollment, ua, errMsg string) *pageData {
+	c := h.cfg.CA
+	req := e.Request(nil)
+	cn := req.CommonName
+	if cn == "" {
+		cn = e.Name
+	}
+	validity := time.Duration(req.Validity)
+	if validity == 0 {
+		validity = time.Duration(c.Settings.ClientValidity)
+	}
+	plat := detectPlatform(ua)
+	p := &pageData{
+		Kind: "form", Title: "Your certificate from " + c.Cert.Subject.CommonName,
+		Name: e.Name, CN: cn, Emails: req.Emails, CAName: c.Cert.Subject.CommonName,
+		Validity: ca.FormatDuration(validity) + " from the download",
+		Expires:  e.ExpiresAt.UTC().Format("2 January 2006, 15:04 UTC"),
+		CSRF:     csrfToken(e), MinLength: h.cfg.MinPasswordLength, Error: errMsg,
+		Format: plat.first, Platform: plat.Name, Steps: plat.Steps,
+	}
+	order := append([]bundleFormat{plat.first}, bundleFormats...)
+	seen := map[bundleFormat]bool{}
+	for _, f := range order {
+		if !seen[f] {
+			seen[f] = true
+			p.Formats = append(p.Formats, formatOption{Value: f.String(), Label: f.label(), Checked: f == plat.first, Recommended: f == plat.first})
+		}
+	}
+	for _, o := range platforms {
+		if o.Name != plat.Name {
+			p.Others = append(p.Others, o)
+		}
+	}
+	return p
+}
+
+// choose makes f the checked file type.
+func (p *pageData) choose(f bundleFormat) {
+	p.Format = f
+	for i := range p.Formats {
+		p.Formats[i].Checked = p.Formats[i].Value == f.String()
+	}
+}
+
+// platformInfo is what the page says to a device: the file type that
+// installs there and how.
+type platformInfo struct {
+	Name  string
+	first bundleFormat
+	Steps []string
+}
+
+var platforms = []platformInfo{
+	{"iPhone and iPad", bundleMobileconfig, []string{
+		"Open this page in Safari, choose the .mobileconfig file and tap Allow.",
+		"Open Settings: tap \"Profile Downloaded\" near the top, then Install, and enter your passcode and the file's password.",
+		"For websites served with this CA: Settings › General › About › Certificate Trust Settings, and turn the CA on.",
+	}},
+	{"Android", bundleP12Compat, []string{
+		"Download the compatible .p12 file.",
+		"Settings › Security › Encryption & credentials › Install a certificate › VPN & app user certificate (the names vary by maker); pick the file and enter its password.",
+		"Chrome offers the certificate when a site asks for one.",
+	}},
+	{"Windows", bundleP12, []string{
+		"Download the modern .p12 file (the compatible one on Windows 8.1 or older) and open it.",
+		"In the Certificate Import Wizard keep \"Current User\", enter the password and let Windows choose the store.",
+		"Edge and Chrome use it from there; Firefox: Settings › Privacy & Security › View Certificates › Your Certificates › Import.",
+	}},
+	{"macOS", bundleP12Compat, []string{
+		"Download the compatible .p12 file and open it: Keychain Access imports it into the login keychain once you enter the password.",
+		"Safari and Chrome use it from there; Firefox: Settings › Privacy & Security › View Certificates › Your Certificates › Import.",
+		"Or take the .mobileconfig profile: open it, then System Settings › Privacy & Security › Profiles, and Install.",
+	}},
+	{"Linux and ChromeOS", bundleP12, []string{
+		"Download the modern .p12 file.",
+		"Chrome or Chromium: Settings › Privacy and security › Security › Manage certificates › Import; Firefox: Settings › Privacy & Security › View Certificates › Your Certificates › Import.",
+		"From a shell: pk12util -i FILE.p12 -d sql:$HOME/.pki/nssdb",
+	}},
+}
+
+// detectPlatform picks the platform of a User-Agent; an unknown one is
+// treated as a desktop (Linux), which takes the modern .p12.
+func detectPlatform(ua string) platformInfo {
+	has := func(s ...string) bool {
+		for _, x := range s {
+			if strings.Contains(ua, x) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("iPhone", "iPad", "iPod"):
+		return platforms[0]
+	case has("Android"):
+		return platforms[1]
+	case has("Windows NT 6.", "Windows NT 5."):
+		w := platforms[2]
+		w.first = bundleP12Compat
+		return w
+	case has("Windows"):
+		return platforms[2]
+	case has("Macintosh", "Mac OS X"):
+		return platforms[3]
+	}
+	return platforms[4]
+}
