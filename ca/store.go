@@ -157,6 +157,12 @@ func (c *CA) Store() string {
 // directory, which the handle holds open) always nil.
 func (c *CA) PingStore() error { return c.db.Ping() }
 
+// StoreCRLApart reports whether the store keeps the current CRL apart
+// from its published copy (crl.pem, crl.der): a CRL in the store older
+// than the one a process serves then means the store was restored from a
+// backup, not that the copy was replayed.
+func (c *CA) StoreCRLApart() bool { return c.db.CRLApart() }
+
 // SetStore records store in the CA settings as the CA's database ("" or
 // "file": the directory's files). It moves nothing: copy the database
 // first (CopyStore). The caller must hold the lock (see Lock).

@@ -122,6 +122,10 @@ type CRLStore interface {
 	CRLStamp() (FileStamp, error)
 	// CRLName names the current CRL in messages.
 	CRLName() string
+	// CRLApart reports whether the current CRL is kept apart from its
+	// published copy, so that a store restored from a backup may hold an
+	// older CRL than the copy (false where the copy is the current CRL).
+	CRLApart() bool
 }
 
 // EnrollmentStore keeps enrollments as the CA encodes them.

@@ -118,6 +118,9 @@ func (s *Store) CRLStamp() (store.FileStamp, error) {
 // CRLName is the path of crl.der.
 func (s *Store) CRLName() string { return s.dir.Join(store.CRLDERFile) }
 
+// CRLApart is false: crl.pem and crl.der are the current CRL.
+func (s *Store) CRLApart() bool { return false }
+
 // CheckCRL makes crl.pem and crl.der agree, and returns the CRL they hold,
 // or nil (reported) when neither holds a CRL of this CA. SaveCRL writes
 // crl.pem first, so after a crash crl.pem can be newer than crl.der; a

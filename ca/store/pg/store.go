@@ -613,6 +613,10 @@ func (s *Store) ReadCRL() (*store.PublishedCRL, error) {
 // CRLName is the store's URL.
 func (s *Store) CRLName() string { return s.url }
 
+// CRLApart is true: the database holds the current CRL, the CA directory
+// its published copy.
+func (s *Store) CRLApart() bool { return true }
+
 // CRLStamp is the version of the current CRL's row.
 func (s *Store) CRLStamp() (store.FileStamp, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
