@@ -2,7 +2,7 @@ package ca
 
 import (
 	"bytes"
-	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +22,7 @@ func TestIssueAppendsCompletedRecord(t *testing.T) {
 		t.Fatalf("record file holds %q; want two lines", data)
 	}
 	for i, want := range []Status{StatusPending, StatusValid} {
-		r, err := store.DecodeRecord(lines[i])
+		r, err := recordjson.Decode(lines[i])
 		if err != nil || r.Status != want {
 			t.Fatalf("line %d of the record = %v, %v; want status %s", i+1, r, err, want)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"minica/revoke"
 )
 
@@ -243,7 +244,7 @@ func TestRenewRSAServerCSRKeyUsage(t *testing.T) {
 func TestRecordWithoutLinksParses(t *testing.T) {
 	// A record written before renewal existed.
 	line := `{"serial":"0123456789abcdef0123456789abcdef","name":"old","profile":"client","status":"valid","has_key":true,"issued_at":"2026-01-01T00:00:00Z"}` + "\n"
-	r, err := store.DecodeRecord([]byte(line))
+	r, err := recordjson.Decode([]byte(line))
 	if err != nil || r.RenewalOf != "" || r.RenewedBy != "" {
 		t.Fatalf("DecodeRecord = %+v, %v", r, err)
 	}

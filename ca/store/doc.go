@@ -4,9 +4,10 @@
 // encoding of a record, the errors a caller branches on).
 //
 // Engines: package file keeps the database in the CA directory's own
-// files, package pg in a PostgreSQL database. Package storetest is the
-// conformance suite: one table of cases that every engine passes, and
-// the way a third engine is checked.
+// files, package pg in a PostgreSQL database; both decode a record with
+// package recordjson. Package storetest is the conformance suite: one
+// table of cases that every engine passes, and the way a third engine is
+// checked.
 //
 // # Invariants every engine keeps
 //

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"iter"
 	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"minica/internal/cadir"
 	"os"
 	"path"
@@ -40,7 +41,7 @@ func decodeRecord(data []byte, file string) (*store.Record, error) {
 	corrupt := func(err error) error {
 		return &store.CorruptRecordError{File: file, Serial: strings.TrimSuffix(path.Base(file), ".json"), Err: err}
 	}
-	r, err := store.DecodeRecord(currentLine(data))
+	r, err := recordjson.Decode(currentLine(data))
 	if err != nil {
 		return nil, corrupt(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"minica/revoke"
 )
 
@@ -107,6 +108,6 @@ func parseUTCSecond(s []byte) (int64, bool) {
 	if len(s) != 20 {
 		return 0, false
 	}
-	t, ok := store.ParseUTCTime(s)
+	t, ok := recordjson.ParseUTCTime(s)
 	return t.Unix(), ok
 }

@@ -11,6 +11,7 @@ import (
 	"iter"
 	"math/big"
 	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"minica/internal/cadir"
 	"os"
 	"strconv"
@@ -319,7 +320,7 @@ func queueUpdateRecord(b *pgx.Batch, r *store.Record) {
 
 // decode decodes a record's data, checking it as decodeRecord does.
 func (s *Store) decode(serial, data string) (*store.Record, error) {
-	r, err := store.DecodeRecord([]byte(data))
+	r, err := recordjson.Decode([]byte(data))
 	if err == nil && r.Serial != serial {
 		err = fmt.Errorf("serial %q does not match the row's %q", r.Serial, serial)
 	}

@@ -1,32 +1,34 @@
-package store
+package recordjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"minica/ca/store"
 	"time"
 	"unicode/utf8"
 )
 
-// DecodeRecord decodes one record line, the JSON EncodeRecord writes.
-// Lines in exactly that form (its field order, no escapes in strings, UTC
-// times) take a hand-written path that costs a tenth of encoding/json,
-// which planning a renewal over 10^5 records and listing them feel; any
-// other JSON (a record edited by hand, a field a newer minica adds) goes
-// through encoding/json, and both give the same Record for the same line
-// (FuzzDecodeRecordJSON). It checks no field's meaning: the engines check
+// Decode decodes one record line, the JSON store.EncodeRecord writes.
+// Lines in exactly that form take the hand-written path (unless built
+// with the tag stdrecordjson); any other JSON (a record edited by hand, a
+// field a newer minica adds) goes through encoding/json. Both give the
+// same Record for the same line, and Decode fails exactly where
+// encoding/json does. It checks no field's meaning: the engines check
 // what they keep the record under.
-func DecodeRecord(line []byte) (*Record, error) {
-	if r, ok := decodeRecordFast(line); ok {
-		return r, nil
+func Decode(line []byte) (*store.Record, error) {
+	if handWritten {
+		if r, ok := decodeFast(line); ok {
+			return r, nil
+		}
 	}
-	r := new(Record)
+	r := new(store.Record)
 	if err := json.Unmarshal(line, r); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// recordScanner reads the fields of a record line in EncodeRecord's order;
+// recordScanner reads the fields of a record line in store.EncodeRecord's order;
 // the first thing it does not expect makes ok false for good.
 type recordScanner struct {
 	s  []byte
@@ -45,7 +47,7 @@ func (p *recordScanner) key(sep byte, name string) bool {
 	return true
 }
 
-// str consumes a string without escapes and returns it; EncodeRecord
+// str consumes a string without escapes and returns it; store.EncodeRecord
 // escapes only what encoding/json must, so a backslash, a control
 // character or bytes that are not UTF-8 send the line to encoding/json.
 func (p *recordScanner) str() []byte {
@@ -84,7 +86,7 @@ func (p *recordScanner) field(sep byte, name string) []byte {
 	return p.str()
 }
 
-// optional reads a string field that EncodeRecord leaves out when empty.
+// optional reads a string field that store.EncodeRecord leaves out when empty.
 func (p *recordScanner) optional(name string) string {
 	if !p.key(',', name) {
 		return ""
@@ -103,20 +105,20 @@ func (p *recordScanner) time(name string, required bool) time.Time {
 	return t
 }
 
-// decodeRecordFast decodes a line in EncodeRecord's exact form,
+// decodeFast decodes a line in store.EncodeRecord's exact form,
 //
 //	{"serial":S,"name":S,"profile":S,"status":S[,"subject":S][,"sans":[S,...]]
 //	 [,"not_before":T][,"not_after":T][,"sha256":S],"has_key":B,"issued_at":T
 //	 [,"revoked_at":T][,"reason":S][,"renewal_of":S][,"renewed_by":S]}
 //
 // followed by at most a newline, and reports false for anything else.
-func decodeRecordFast(line []byte) (*Record, bool) {
+func decodeFast(line []byte) (*store.Record, bool) {
 	p := recordScanner{s: bytes.TrimSuffix(line, []byte("\n")), ok: true}
-	r := new(Record)
+	r := new(store.Record)
 	r.Serial = string(p.field('{', "serial"))
 	r.Name = string(p.field(',', "name"))
-	r.Profile = Profile(internRecordWord(p.field(',', "profile")))
-	r.Status = Status(internRecordWord(p.field(',', "status")))
+	r.Profile = store.Profile(internWord(p.field(',', "profile")))
+	r.Status = store.Status(internWord(p.field(',', "status")))
 	r.Subject = p.optional("subject")
 	if p.key(',', "sans") {
 		r.SANs = p.list()
@@ -173,11 +175,11 @@ func (p *recordScanner) list() []string {
 	return nil
 }
 
-// internRecordWord returns the constant for the profiles and statuses a
+// internWord returns the constant for the profiles and statuses a
 // record holds, so that a million records do not hold a million copies.
-func internRecordWord(b []byte) string {
+func internWord(b []byte) string {
 	for _, w := range [...]string{"client", "server", "ocsp",
-		string(StatusValid), string(StatusPending), string(StatusRevoked), string(StatusVoid)} {
+		string(store.StatusValid), string(store.StatusPending), string(store.StatusRevoked), string(store.StatusVoid)} {
 		if string(b) == w {
 			return w
 		}

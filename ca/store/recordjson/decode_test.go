@@ -1,8 +1,9 @@
-package store
+package recordjson
 
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"minica/ca/store"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ import (
 const testSerial = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 
 // jsonRecord is the reference decoder: what encoding/json reads from line.
-func jsonRecord(line []byte) (*Record, error) {
-	var r Record
+func jsonRecord(line []byte) (*store.Record, error) {
+	var r store.Record
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, err
 	}
@@ -22,19 +23,19 @@ func jsonRecord(line []byte) (*Record, error) {
 
 func TestDecodeRecordJSON(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	issued := &Record{
-		Serial: testSerial, Name: "alice", Profile: "client", Status: StatusValid,
+	issued := &store.Record{
+		Serial: testSerial, Name: "alice", Profile: "client", Status: store.StatusValid,
 		Subject: "emailAddress=alice@example.com,CN=alice", SANs: []string{"email:alice@example.com"},
 		NotBefore: at.Add(-5 * time.Minute), NotAfter: at.AddDate(1, 0, 0), Fingerprint: strings.Repeat("ab", 32),
 		HasKey: true, IssuedAt: at,
 	}
 	revoked := *issued
-	revoked.Status, revoked.RevokedAt, revoked.Reason = StatusRevoked, at.Add(1500*time.Millisecond), "keyCompromise"
+	revoked.Status, revoked.RevokedAt, revoked.Reason = store.StatusRevoked, at.Add(1500*time.Millisecond), "keyCompromise"
 	renewed := *issued
 	renewed.SANs = []string{"dns:a.example", "ip:192.0.2.1", "uri:spiffe://x/y"}
 	renewed.RenewalOf, renewed.RenewedBy = strings.Repeat("1", 32), strings.Repeat("2", 32)
-	pending := &Record{Serial: testSerial, Name: "alice", Profile: "server", Status: StatusPending, IssuedAt: at}
-	line := func(r *Record) string { return string(EncodeRecord(r)) }
+	pending := &store.Record{Serial: testSerial, Name: "alice", Profile: "server", Status: store.StatusPending, IssuedAt: at}
+	line := func(r *store.Record) string { return string(store.EncodeRecord(r)) }
 	const head = `{"serial":"` + testSerial + `","name":"alice","profile":"client","status":"valid"`
 	const tail = `,"has_key":false,"issued_at":"2030-01-02T03:04:05Z"}`
 	tests := []struct {
@@ -69,22 +70,22 @@ func TestDecodeRecordJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("encoding/json: %v", err)
 			}
-			got, err := DecodeRecord([]byte(tt.line))
+			got, err := Decode([]byte(tt.line))
 			if err != nil {
 				t.Fatalf("DecodeRecord: %v", err)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("DecodeRecord = %+v; want %+v", got, want)
 			}
-			if _, fast := decodeRecordFast([]byte(tt.line)); fast != tt.fast {
+			if _, fast := decodeFast([]byte(tt.line)); fast != tt.fast {
 				t.Errorf("hand-written path took it: %v; want %v", fast, tt.fast)
 			}
 		})
 	}
 	// What EncodeRecord writes reads back as it was.
-	for _, r := range []*Record{issued, &revoked, &renewed, pending} {
-		if got, ok := decodeRecordFast(EncodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
-			t.Errorf("decodeRecordFast(EncodeRecord(%+v)) = %+v, %v", r, got, ok)
+	for _, r := range []*store.Record{issued, &revoked, &renewed, pending} {
+		if got, ok := decodeFast(store.EncodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
+			t.Errorf("decodeFast(store.EncodeRecord(%+v)) = %+v, %v", r, got, ok)
 		}
 	}
 }
@@ -105,7 +106,7 @@ func TestDecodeRecordJSONErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeRecord([]byte(tt.line))
+			_, err := Decode([]byte(tt.line))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("DecodeRecord error = %v; want containing %q", err, tt.wantErr)
 			}
@@ -121,7 +122,7 @@ func TestDecodeRecordJSONErrors(t *testing.T) {
 // that encoding/json escapes, bytes that are not UTF-8, times with and
 // without fractions, in UTC and elsewhere. Half of them are in the form
 // minica writes (no escapes, UTC times).
-func randomRecord(rng *rand.Rand) *Record {
+func randomRecord(rng *rand.Rand) *store.Record {
 	pieces := []string{"", "a", "alice", "CN=x", "Zoë", "0a1b", "é", "\"", "\\", "<&>", "\n", "\x00", "\u2028", "\xff"}
 	zones := []*time.Location{time.UTC, time.UTC, time.FixedZone("x", 3600), time.FixedZone("y", -5400)}
 	if rng.IntN(2) == 0 {
@@ -144,8 +145,8 @@ func randomRecord(rng *rand.Rand) *Record {
 		}
 		return t.In(zones[rng.IntN(len(zones))])
 	}
-	r := &Record{
-		Serial: str(), Name: str(), Profile: Profile(str()), Status: Status(str()),
+	r := &store.Record{
+		Serial: str(), Name: str(), Profile: store.Profile(str()), Status: store.Status(str()),
 		Subject: str(), NotBefore: when(), NotAfter: when(), Fingerprint: str(), HasKey: rng.IntN(2) == 0,
 		IssuedAt: when(), RevokedAt: when(), Reason: str(), RenewalOf: str(), RenewedBy: str(),
 	}
@@ -162,16 +163,16 @@ func TestDecodeRecordJSONGenerated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	fast := 0
 	for range 20000 {
-		line := EncodeRecord(randomRecord(rng))
+		line := store.EncodeRecord(randomRecord(rng))
 		want, err := jsonRecord(line)
 		if err != nil {
 			t.Fatalf("encoding/json cannot read EncodeRecord's %q: %v", line, err)
 		}
-		got, err := DecodeRecord(line)
+		got, err := Decode(line)
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("DecodeRecord(%q) = %+v, %v; want %+v", line, got, err, want)
+			t.Fatalf("Decode(%q) = %+v, %v; want %+v", line, got, err, want)
 		}
-		if _, ok := decodeRecordFast(line); ok {
+		if _, ok := decodeFast(line); ok {
 			fast++
 		}
 	}
@@ -186,15 +187,15 @@ func TestDecodeRecordJSONGenerated(t *testing.T) {
 func FuzzDecodeRecordJSON(f *testing.F) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 64 {
-		f.Add(EncodeRecord(randomRecord(rng)))
+		f.Add(store.EncodeRecord(randomRecord(rng)))
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.Add(EncodeRecord(&Record{Serial: testSerial, Name: "alice", Profile: "client", Status: StatusValid,
+	f.Add(store.EncodeRecord(&store.Record{Serial: testSerial, Name: "alice", Profile: "client", Status: store.StatusValid,
 		Subject: "CN=alice", SANs: []string{"email:a@example.com", "dns:a.example"}, NotBefore: at, NotAfter: at,
 		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2"}))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		want, wantErr := jsonRecord(line)
-		if r, ok := decodeRecordFast(line); ok {
+		if r, ok := decodeFast(line); ok {
 			if wantErr != nil {
 				t.Fatalf("hand-written path took %q, which encoding/json refuses: %v", line, wantErr)
 			}
@@ -202,9 +203,9 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 				t.Fatalf("hand-written path read %q as %+v; encoding/json as %+v", line, r, want)
 			}
 		}
-		got, err := DecodeRecord(line)
+		got, err := Decode(line)
 		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("DecodeRecord(%q) = %+v, %v; encoding/json: %+v, %v", line, got, err, want, wantErr)
+			t.Fatalf("Decode(%q) = %+v, %v; encoding/json: %+v, %v", line, got, err, want, wantErr)
 		}
 	})
 }
@@ -213,12 +214,12 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 // through the hand-written path and through encoding/json.
 func BenchmarkDecodeRecordJSON(b *testing.B) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	line := EncodeRecord(&Record{Serial: testSerial, Name: "r79906", Profile: "client", Status: StatusValid,
+	line := store.EncodeRecord(&store.Record{Serial: testSerial, Name: "r79906", Profile: "client", Status: store.StatusValid,
 		Subject: "emailAddress=r79906@example.com,CN=r79906", SANs: []string{"email:r79906@example.com"},
 		NotBefore: at, NotAfter: at.AddDate(0, 0, 10), Fingerprint: strings.Repeat("e2", 32), HasKey: true, IssuedAt: at})
 	b.Run("fast", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := DecodeRecord(line); err != nil {
+			if _, err := Decode(line); err != nil {
 				b.Fatal(err)
 			}
 		}
