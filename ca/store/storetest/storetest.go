@@ -309,8 +309,8 @@ func testStoreRevoke(t *testing.T, h *Harness) {
 	}
 }
 
-// storeCRL signs a CRL of h numbered n.
-func storeCRL(t *testing.T, h *Harness, n int64) []byte {
+// EmptyCRL signs, with the harness's CA, an empty CRL numbered n.
+func EmptyCRL(t *testing.T, h *Harness, n int64) []byte {
 	t.Helper()
 	der, err := revoke.Build(revoke.Params{Issuer: h.Cert, Signer: h.Signer, Number: big.NewInt(n),
 		ThisUpdate: storeT0, NextUpdate: storeT0.Add(24 * time.Hour)}, func(func(revoke.Entry) bool) {})
@@ -346,7 +346,7 @@ func testStoreCRLNumber(t *testing.T, h *Harness) {
 	}
 	// A saved CRL's number counts too.
 	high := new(big.Int).Add(n2, big.NewInt(1000))
-	if saved, err := h.Store.SaveCRL(high, storeCRL(t, h, high.Int64())); err != nil || !saved {
+	if saved, err := h.Store.SaveCRL(high, EmptyCRL(t, h, high.Int64())); err != nil || !saved {
 		t.Fatalf("SaveCRL(%s) = %v, %v; want saved", high, saved, err)
 	}
 	if _, err := h.Store.RaiseCRLNumber(high); err != nil {
@@ -375,7 +375,7 @@ func testStoreCRL(t *testing.T, h *Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der := storeCRL(t, h, n.Int64())
+	der := EmptyCRL(t, h, n.Int64())
 	if saved, err := h.Store.SaveCRL(n, der); err != nil || !saved {
 		t.Fatalf("SaveCRL(%s) = %v, %v; want saved", n, saved, err)
 	}
@@ -392,7 +392,7 @@ func testStoreCRL(t *testing.T, h *Harness) {
 	}
 	// A lower number never replaces the current CRL.
 	lower := new(big.Int).Sub(n, big.NewInt(1))
-	if saved, err := h.Store.SaveCRL(lower, storeCRL(t, h, lower.Int64())); err != nil || saved {
+	if saved, err := h.Store.SaveCRL(lower, EmptyCRL(t, h, lower.Int64())); err != nil || saved {
 		t.Errorf("SaveCRL(lower number) = %v, %v; want not saved", saved, err)
 	}
 	if got, _ := h.Store.CRL(); !bytes.Equal(got, der) {
@@ -404,7 +404,7 @@ func testStoreCRL(t *testing.T, h *Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der2 := storeCRL(t, h, n2.Int64())
+	der2 := EmptyCRL(t, h, n2.Int64())
 	if saved, err := h.Store.SaveCRL(n2, der2); err != nil || !saved {
 		t.Fatalf("SaveCRL(%s) = %v, %v; want saved", n2, saved, err)
 	}
@@ -524,7 +524,7 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 	if err != nil {
 		t.Fatal(err)
 	}
-	der := storeCRL(t, src, n.Int64())
+	der := EmptyCRL(t, src, n.Int64())
 	contents := func() *store.Contents {
 		events, err := src.Store.LatestRevocations()
 		if err != nil || len(events) != 1 {
