@@ -9,8 +9,8 @@ import (
 
 // decodeRecordJSON decodes one record line, the JSON encodeRecord writes.
 // Lines in exactly that form (its field order, no escapes in strings, UTC
-// times) take a hand-written path that costs a tenth of encoding/json,
-// which planning a renewal over 10^5 records and listing them feel; any
+// times) take a hand-written path without encoding/json's reflection,
+// because planning a renewal and listing read every record; any
 // other JSON (a record edited by hand, a field a newer minica adds) goes
 // through encoding/json, and both give the same Record for the same line
 // (FuzzDecodeRecordJSON). It checks no field's meaning: see decodeRecord.
