@@ -7,7 +7,9 @@
 // of its profile, and strips the [Namespace] of those headers from every
 // inbound request first. Package serverconf reads the same profiles
 // ([ProfileNames], [HeaderFields]) to make nginx, Apache and HAProxy send
-// the same headers; a policy matches its rules against an Identity.
+// the same headers; a policy (package proxy/policy) matches its rules
+// against an Identity. It imports none of them: the proxy, the policy and
+// serverconf import it, which is why it is a package of its own.
 //
 // # The identity
 //

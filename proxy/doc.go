@@ -14,8 +14,8 @@
 // [Config] takes loader functions for the CA bundle and the server
 // certificate, and a CRL source (files, or a URL that a crlsource.Follower
 // follows, which Serve runs) whose bytes the proxy reads with
-// revoke.ParseCRLFile and judges with revoke.MayReplace. [New] loads them and fails
-// on any bad input, so that nothing is served from a half-read
+// revoke.ParseCRLFile and judges with revoke.MayReplace. [New] loads them
+// and fails on any bad input, so that nothing is served from a half-read
 // configuration. [Proxy.Serve] serves a plain listener (it does TLS
 // itself) until its context ends or [Proxy.Shutdown] drains it.
 // [Proxy.Reload] reads the sources and the policy file again: each part
@@ -37,9 +37,9 @@
 // bundle or the CRL. An open tunnel or stream of a client refused since is
 // closed, and so is an idle connection of a client refused for a reason
 // of its own (revoked, expired, no longer chaining to the bundle). With
-// Config.Refusal RefusalPage the
-// handshake passes and the same checks answer every request of a refused
-// client with a page that says why; none reaches the upstream either.
+// Config.Refusal RefusalPage the handshake passes and the same checks
+// answer every request of a refused client with a page that says why; none
+// reaches the upstream either.
 //
 // No request reaches the upstream without the identity headers of its
 // client, and no inbound header of their namespace survives: the proxy
@@ -57,7 +57,9 @@
 //
 // Package identity renders a verified client as headers; package
 // proxy/policy routes a request and judges its client by the rule of its
-// route; package revoke judges a certificate against the CRLs. This
+// route; package revoke judges a certificate against the CRLs; package
+// crlsource brings a CRL's bytes from a URL; internal/certreload holds the
+// proxy's own certificate and internal/endpoint reads its addresses. This
 // package admits connections, keeps the trust in use (CA bundle, CRLs,
 // certificate) and reloads it, routes by the policy in use, forwards,
 // answers refusals, and logs and counts.

@@ -1,8 +1,9 @@
 // Package serve is the online face of a CA: it publishes the CA
 // certificate, its chain and the current CRL over HTTP and HTTPS, keeps the
 // CRL fresh, and lets replicas learn of a new CRL at once. It works over
-// package ca and package revoke only; it never reads the CA directory
-// itself, and nothing but the paths below is reachable through it.
+// package ca and package revoke; it never reads the CA directory itself,
+// and nothing but the paths below is reachable through it. cmd/minica
+// wires it (flags, listeners, certificates, signals).
 //
 // The other products of serve are http.Handlers in packages of their own,
 // which serve routes to and counts: the OCSP responder (package
@@ -11,6 +12,13 @@
 // Config.Enroll). Server.ServeOCSP serves the responder alone on a
 // listener of its own, on fasthttp (serve/internal/fastocsp), or on
 // net/http when built with the tag stdocsp.
+//
+// Below them, internal packages hold what serve and its handlers share:
+// serve/internal/connlimit bounds each listener's connections whichever
+// HTTP server reads them, serve/internal/etag is the entity tag of the
+// contract below, serve/internal/httpreply is an answer as data that
+// either HTTP server writes, and serve/internal/servetest the tests'
+// fixtures.
 //
 // # Paths
 //

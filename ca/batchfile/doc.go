@@ -22,4 +22,8 @@
 // and column of the cell, so that one run lists them all; a problem of the
 // file's syntax ends the reading there. It knows nothing of a CA
 // directory: checking the rows against the CA's database is the caller's.
+//
+// It sits beside package ca, which it imports for the request and its
+// validators and which does not import it: cmd/minica reads the file here
+// and hands the rows' requests to ca.CA.IssueBatch.
 package batchfile

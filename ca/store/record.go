@@ -150,9 +150,9 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// isName matches [A-Za-z0-9][A-Za-z0-9._-]{0,63}, by hand: compiling the
-// regular expression cost every minica process a fifth of a millisecond at
-// start-up.
+// isName matches [A-Za-z0-9][A-Za-z0-9._-]{0,63}, by hand: a regular
+// expression would be compiled at the start of every minica process,
+// whether or not it checks a name.
 func isName(name string) bool {
 	if len(name) == 0 || len(name) > 64 || name[0] == '.' || name[0] == '_' || name[0] == '-' {
 		return false

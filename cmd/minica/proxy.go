@@ -28,10 +28,10 @@ const (
 	defaultReloadInterval  = 5 * time.Second
 	defaultShutdownTimeout = 30 * time.Second
 	// proxyGCPercent is the proxy's GOGC unless the environment sets one.
-	// Its live heap is small (a few MB for a few dozen connections) and its
-	// garbage grows with the requests: with Go's default of 100 it collects
-	// about 50 times a second under keep-alive load. 200 halves that, for
-	// about 1.5x the memory (see docs/proxy.md).
+	// Its live heap is small and its garbage grows with the requests, so
+	// Go's default of 100 collects many times a second under keep-alive
+	// load. 200 halves the collections for a larger heap (docs/proxy.md,
+	// "Memory", has the figures).
 	proxyGCPercent = 200
 )
 

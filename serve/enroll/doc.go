@@ -18,4 +18,8 @@
 // source address (an IPv6 /64 counts as one) and in total, and the log
 // never holds a token, a password or a key. See docs/enrollment.md for
 // the flow and its threat model.
+//
+// It works over package ca (links, issuance) and package formats (the
+// bundles). cmd/minica makes the Enroller for `serve --enroll` and hands
+// it to package serve as serve.Config.Enroll.
 package enroll

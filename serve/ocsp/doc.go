@@ -1,15 +1,15 @@
 // Package ocsp is serve's OCSP responder: [Responder] answers OCSP
 // requests (RFC 6960) sent by POST, or by GET in the RFC 5019 form
 // /ocsp/{url-escaped base64 of the DER request}, about certificates of one
-// CA. The status comes from the issuance database, one
-// record read by serial (db/XX/SERIAL.json): a valid or expired certificate
-// is good, a revoked one revoked with its time and reason (certificateHold
-// included), and a serial minica never issued (or only reserved) unknown.
-// A request about another issuer gets unauthorized; one that does not parse,
-// asks about more than one certificate (RFC 5019 section 2.1.1), carries a
-// nonce longer than 32 octets (RFC 8954) or is larger than MaxRequest
-// gets malformedRequest. OCSP errors travel in a 200 response, as RFC 6960
-// appendix A.1 has it.
+// CA. The status comes from the CA's issuance database, one record read by
+// serial (ca.CA.Record, whichever store the CA uses): a valid or expired
+// certificate is good, a revoked one revoked with its time and reason
+// (certificateHold included), and a serial minica never issued (or only
+// reserved) unknown. A request about another issuer gets unauthorized; one
+// that does not parse, asks about more than one certificate (RFC 5019
+// section 2.1.1), carries a nonce longer than 32 octets (RFC 8954) or is
+// larger than MaxRequest gets malformedRequest. OCSP errors travel in a 200
+// response, as RFC 6960 appendix A.1 has it.
 //
 // Responses are signed by a delegated responder (RFC 6960 section 4.2.2.2)
 // by default: a certificate of profile ca.OCSP (EKU OCSPSigning,
@@ -42,4 +42,9 @@
 // written by the HTTP server that carries the request: net/http through
 // ServeHTTP on serve's main listeners, fasthttp on the dedicated OCSP
 // listener (serve/internal/fastocsp).
+//
+// It works over package ca and package revoke. cmd/minica makes the
+// Responder and hands it to package serve as serve.Config.OCSP, with
+// CRLChanged as the Server's OnCRLChange and WriteMetrics as its
+// ExtraMetrics.
 package ocsp

@@ -49,7 +49,7 @@ const (
 	MaxAge = 300 * time.Second
 )
 
-// Config configures an Responder.
+// Config configures a Responder.
 type Config struct {
 	// CA is the CA whose certificates the responder answers for. The
 	// responder only reads it, except to issue its responder certificate,
@@ -80,8 +80,8 @@ type Config struct {
 	Log io.Writer
 }
 
-// Responder is an http.Handler answering OCSP requests; see the
-// comment at the top of this file. It is safe for concurrent use.
+// Responder is an http.Handler answering OCSP requests; see the package
+// doc. It is safe for concurrent use.
 type Responder struct {
 	cfg      Config
 	log      *eventlog.Logger

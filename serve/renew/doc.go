@@ -16,5 +16,7 @@
 // Refuse* values.
 //
 // The Renewer works over package ca and package revoke; the CRL it judges
-// by is the one serve serves (Config.CRL).
+// by is the one serve serves (Config.CRL, the Server's CRL). cmd/minica
+// makes it and hands it to package serve as serve.Config.Renew; without
+// one serve answers these paths with ServeDisabled's refusal.
 package renew

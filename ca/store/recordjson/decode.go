@@ -9,8 +9,9 @@ import (
 )
 
 // Decode decodes one record line, the JSON store.EncodeRecord writes.
-// Lines in exactly that form take the hand-written path (unless built
-// with the tag stdrecordjson); any other JSON (a record edited by hand, a
+// Lines in exactly that form take the hand-written path, without
+// encoding/json's reflection, because planning a renewal and listing read
+// every record (unless built with the tag stdrecordjson); any other JSON (a record edited by hand, a
 // field a newer minica adds) goes through encoding/json. Both give the
 // same Record for the same line, and Decode fails exactly where
 // encoding/json does. It checks no field's meaning: the engines check

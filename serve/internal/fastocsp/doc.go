@@ -8,7 +8,7 @@
 //
 // It is a hand-written twin of a standard path, kept because a paired A/B
 // run shows it saves well over 5% of serve's CPU per answer on that
-// listener (docs/performance.md, "The dedicated listener"). The build tag
+// listener (docs/performance.md, "OCSP"). The build tag
 // stdocsp switches serve back to net/http for this listener, and the
 // listener's tests with it; the answers of the two are compared byte for
 // byte (serve's TestOCSPListenersAnswerAlike, and the ocsp package's tests
