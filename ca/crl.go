@@ -13,9 +13,9 @@ import (
 
 // Files of the published CRL, relative to the CA directory.
 const (
-	CRLPEMFile    = store.CRLPEMFile // the current CRL, PEM ("X509 CRL")
-	CRLDERFile    = store.CRLDERFile // the same CRL, DER
-	crlNumberFile = "crlnumber"      // the last CRL number used, decimal
+	CRLPEMFile    = store.CRLPEMFile    // the current CRL, PEM ("X509 CRL")
+	CRLDERFile    = store.CRLDERFile    // the same CRL, DER
+	crlNumberFile = store.CRLNumberFile // the last CRL number used, decimal
 )
 
 // ExpiredGrace is how long a revoked certificate stays on the CRL after it

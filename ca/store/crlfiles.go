@@ -18,6 +18,9 @@ import (
 const (
 	CRLPEMFile = "crl.pem" // the current CRL, PEM ("X509 CRL")
 	CRLDERFile = "crl.der" // the same CRL, DER
+	// CRLNumberFile holds the file store's last CRL number reserved, in
+	// decimal; a store that adopts a new CA's first CRL removes it.
+	CRLNumberFile = "crlnumber"
 )
 
 // ErrNoCRL is returned when the CA has no published CRL.

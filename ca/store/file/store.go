@@ -24,7 +24,7 @@ const (
 	// LockFile is what Lock takes flock(2) on; it holds the holder's pid.
 	LockFile = "lock"
 	// CRLNumberFile holds the last CRL number reserved, in decimal.
-	CRLNumberFile = "crlnumber"
+	CRLNumberFile = store.CRLNumberFile
 )
 
 // Store is the file engine: the issuance database kept in the CA

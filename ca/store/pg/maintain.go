@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"minica/ca/store"
-	"minica/ca/store/file"
 	"minica/revoke"
 )
 
@@ -102,7 +101,7 @@ func (s *Store) AdoptPublishedCRL() error {
 	}
 	// crl.pem and crl.der stay, as the published copy; the number is the
 	// database's now.
-	if err := s.dir.Root().Remove(file.CRLNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.dir.Root().Remove(store.CRLNumberFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return s.dir.SyncDir(".")
