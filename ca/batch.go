@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"iter"
+	"math/big"
 	"os"
 	"path"
 	"runtime"
@@ -187,21 +187,14 @@ func (c *CA) pendingAsIssued(rec *Record) *Record {
 // (a certificate whose key did not reach the disk) are returned as
 // sentences too, after the repairs.
 func (c *CA) FinishInterrupted(name string) ([]string, error) {
-	serials, _, err := c.indexedSerials(name)
+	recs, err := c.RecordsByName(name)
 	if err != nil {
 		return nil, err
 	}
 	rep := &CheckReport{}
 	renewed := false
-	for _, s := range serials {
-		rec, err := c.recordHex(s)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if rec.Name != name || rec.Status != StatusPending {
+	for _, rec := range recs {
+		if rec.Status != StatusPending {
 			continue
 		}
 		if err := c.finishPending(rep, rec); err != nil {
@@ -215,7 +208,7 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(serials) > 0 {
+	if len(recs) > 0 {
 		if err := c.checkCurrentOf(rep, name); err != nil {
 			return nil, err
 		}
@@ -257,9 +250,6 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 	workers := o.Workers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
-	}
-	if err := c.ensureNameIndex(); err != nil {
-		return 0, err
 	}
 	signer = &serialSigner{s: signer}
 	next, stop := iter.Pull(reqs)
@@ -314,28 +304,64 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 }
 
 // writeGroup writes the certificates of reqs with up to workers goroutines;
-// it returns, by request, the certificate written or why it was not.
+// it returns, by request, the certificate written or why it was not. The
+// invariant is the one of a single issuance: a serial's pending record is
+// reserved before its certificate is signed. The workers prepare every
+// request (validation and the key), the store reserves the serials of
+// those that passed at once (on PostgreSQL one transaction, where each
+// commit waits for the WAL to reach the disk), and the workers sign and
+// write their certificates.
 func (c *CA) writeGroup(signer crypto.Signer, reqs []Request, workers int) ([]*batchCert, []error) {
-	if gs, ok := c.db.(groupStore); ok {
-		return c.writeGroupStore(gs, signer, reqs, workers) // pgbatch.go
-	}
 	written := make([]*batchCert, len(reqs))
 	errs := make([]error, len(reqs))
+	preps := make([]*prepared, len(reqs))
+	inParallel(len(reqs), workers, func(i int) { preps[i], errs[i] = c.prepare(reqs[i]) })
+	var todo []int
+	for i := range reqs {
+		if errs[i] == nil {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return written, errs
+	}
+	recs, res, err := c.reserveGroup(reqs, preps, todo)
+	if err != nil {
+		for _, i := range todo {
+			errs[i] = err
+		}
+		return written, errs
+	}
+	inParallel(len(todo), workers, func(j int) {
+		i := todo[j]
+		written[i], errs[i] = c.signBatchCert(signer, reqs[i], preps[i], recs[j], res[j])
+	})
+	return written, errs
+}
+
+// reserveGroup reserves a random serial for each request of todo, in
+// one call of the store.
+func (c *CA) reserveGroup(reqs []Request, preps []*prepared, todo []int) ([]*Record, []reservation, error) {
+	pending := func(j int, serial *big.Int) *Record { return pendingRecord(reqs[todo[j]], preps[todo[j]].now, serial) }
+	return reserveDrawn(len(todo), pending, c.db.ReserveGroup)
+}
+
+// inParallel runs fn(0) to fn(n-1) on at most workers goroutines.
+func inParallel(n, workers int, fn func(i int)) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range min(workers, len(reqs)) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			for i := range jobs {
-				written[i], errs[i] = c.writeBatchCert(signer, reqs[i])
+				fn(i)
 			}
 		})
 	}
-	for i := range reqs {
+	for i := range n {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	return written, errs
 }
 
 // serialSigner makes a signer's calls one at a time: a token or an agent
@@ -353,58 +379,32 @@ func (s *serialSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpt
 	return s.s.Sign(rand, digest, opts)
 }
 
-// ensureNameIndex builds the name index of a CA directory that has none
-// (made by an older minica) before concurrent issuances append to it.
-func (c *CA) ensureNameIndex() error {
-	if c.db != nil {
-		return nil
-	}
-	if _, err := c.dir.Stat(nameIndexDir); errors.Is(err, fs.ErrNotExist) {
-		return c.rebuildNameIndex()
-	}
-	return nil
-}
-
 // batchCert is a certificate of a batch, written but not yet durable.
 type batchCert struct {
-	index   int
-	req     Request
-	rec     *Record
-	recFile *os.File // the pending record, open for completeRecord
-	cert    *x509.Certificate
-	key     crypto.Signer
-	dir     *Dir // certs/NAME
-	newDir  bool // certs/NAME was created for it
-	files   []*os.File
-}
-
-// writeBatchCert issues one certificate of a batch up to the point where
-// its files are written, not synced.
-func (c *CA) writeBatchCert(signer crypto.Signer, req Request) (*batchCert, error) {
-	prep, err := c.prepare(req)
-	if err != nil {
-		return nil, err
-	}
-	rec, recFile, err := c.reserveSerial(req, prep.now)
-	if err != nil {
-		return nil, err
-	}
-	return c.signBatchCert(signer, req, prep, rec, recFile)
+	index  int
+	req    Request
+	rec    *Record
+	res    reservation // of the pending record
+	cert   *x509.Certificate
+	key    crypto.Signer
+	dir    *Dir // certs/NAME
+	newDir bool // certs/NAME was created for it
+	files  []*os.File
 }
 
 // signBatchCert signs the certificate of a reserved serial and writes its
 // files, not synced; on failure the serial is voided.
-func (c *CA) signBatchCert(signer crypto.Signer, req Request, prep *prepared, rec *Record, recFile *os.File) (*batchCert, error) {
+func (c *CA) signBatchCert(signer crypto.Signer, req Request, prep *prepared, rec *Record, res reservation) (*batchCert, error) {
 	tmpl, pub, key := prep.tmpl, prep.pub, prep.key
 	var err error
-	p := &batchCert{req: req, rec: rec, recFile: recFile, key: key}
+	p := &batchCert{req: req, rec: rec, res: res, key: key}
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
 	if p.cert, err = c.sign(tmpl, pub, signer); err != nil {
-		recFile.Close()
+		res.Release()
 		return nil, c.void(rec, err)
 	}
 	if err := p.write(c); err != nil {
-		recFile.Close()
+		res.Release()
 		return nil, c.void(rec, err)
 	}
 	return p, nil
@@ -431,7 +431,7 @@ func (p *batchCert) write(c *CA) error {
 	}
 	p.dir, p.newDir = dir, created
 	for _, nf := range files {
-		f, err := dir.root.OpenFile(nf.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, nf.Perm)
+		f, err := dir.Root().OpenFile(nf.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, nf.Perm)
 		if err != nil {
 			err = fmt.Errorf("creating %q: %w", dir.Join(nf.Name), err)
 		} else {
@@ -443,7 +443,7 @@ func (p *batchCert) write(c *CA) error {
 		if err != nil {
 			p.closeFiles()
 			for _, nf := range files[:len(p.files)] {
-				dir.root.Remove(nf.Name)
+				dir.Root().Remove(nf.Name)
 			}
 			p.release()
 			return err
@@ -491,7 +491,7 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	// are independent: they run on the workers, the reports in order.
 	group := g.pending
 	g.pending = nil
-	if err := g.c.completeInDatabase(group); err != nil {
+	if err := g.c.completeGroup(group); err != nil {
 		g.pending = group
 		return 0, err
 	}
@@ -525,20 +525,11 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	return len(group), nil
 }
 
-// completeBatchCert completes the record of a durable certificate, points
-// its name's current.* links at it and, for a renewal, links its
-// predecessor to it.
+// completeBatchCert points the name's current.* links of a durable,
+// completed certificate at it and, for a renewal, links its predecessor
+// to it.
 func (c *CA) completeBatchCert(p *batchCert) error {
 	defer p.release()
-	var err error
-	if c.db == nil {
-		fillRecord(p.rec, p.cert)
-		err = c.completeRecord(p.recFile, p.rec)
-	}
-	p.recFile.Close()
-	if err != nil {
-		return fmt.Errorf("completing record %s (run minica check): %w", p.rec.Serial, err)
-	}
 	if err := linkCurrentIn(p.dir, p.rec, p.newDir); err != nil {
 		return fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, err)
 	}
@@ -553,7 +544,7 @@ func (c *CA) completeBatchCert(p *batchCert) error {
 func (g *batchGroup) abandon() {
 	for _, p := range g.pending {
 		p.closeFiles()
-		p.recFile.Close()
+		p.res.Release()
 		p.release()
 	}
 	g.pending = nil
@@ -572,7 +563,7 @@ func (c *CA) syncGroup(group []*batchCert) error {
 	}
 	done, err := c.noSync, error(nil)
 	if !done && !c.syncEach {
-		done, err = c.syncAll()
+		done, err = c.dir.SyncFS()
 	}
 	if !done {
 		err = c.syncFiles(files, dirs, newNames)
@@ -632,19 +623,17 @@ func (c *CA) syncFiles(files []*os.File, dirs []*Dir, certsDir bool) error {
 	}
 }
 
-// completeInDatabase completes the records of a durable group in one
-// transaction of the database store, where one commit per record would
-// cost a WAL flush each; the file store completes them one by one.
-func (c *CA) completeInDatabase(group []*batchCert) error {
-	if c.db == nil {
-		return nil
-	}
+// completeGroup completes the records of a durable group at once: on
+// PostgreSQL in one transaction, where one commit per record would cost a
+// WAL flush each.
+func (c *CA) completeGroup(group []*batchCert) error {
 	recs := make([]*Record, len(group))
+	res := make([]reservation, len(group))
 	for i, p := range group {
 		fillRecord(p.rec, p.cert)
-		recs[i] = p.rec
+		recs[i], res[i] = p.rec, p.res
 	}
-	if err := c.db.putRecords(recs); err != nil {
+	if err := c.db.CompleteGroup(res, recs); err != nil {
 		return fmt.Errorf("completing %d records (run minica check): %w", len(recs), err)
 	}
 	return nil

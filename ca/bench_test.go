@@ -2,6 +2,7 @@ package ca
 
 import (
 	"fmt"
+	"minica/ca/store"
 	"os"
 	"path"
 	"strconv"
@@ -78,11 +79,11 @@ func fillRecords(tb testing.TB, c *CA, n int) {
 				tb.Fatal(err)
 			}
 		}
-		if err := c.dir.root.WriteFile(file, encodeRecord(r), 0o644); err != nil {
+		if err := c.dir.Root().WriteFile(file, store.EncodeRecord(r), 0o644); err != nil {
 			if err := c.dir.MkdirAll(path.Dir(file)); err != nil {
 				tb.Fatal(err)
 			}
-			if err := c.dir.root.WriteFile(file, encodeRecord(r), 0o644); err != nil {
+			if err := c.dir.Root().WriteFile(file, store.EncodeRecord(r), 0o644); err != nil {
 				tb.Fatal(err)
 			}
 		}

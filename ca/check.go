@@ -1,10 +1,8 @@
 package ca
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +34,12 @@ type CheckOptions struct {
 	Reconcile []ReconcileSource
 }
 
+// fix notes a repair.
+func (r *CheckReport) fix(s string) { r.Repaired = append(r.Repaired, s) }
+
+// problem notes what could not be repaired.
+func (r *CheckReport) problem(s string) { r.Problems = append(r.Problems, s) }
+
 // Check is CheckWith without a signer: it reports revocations missing from
 // the CRL but cannot publish them.
 func (c *CA) Check() (*CheckReport, error) { return c.CheckWith(CheckOptions{}) }
@@ -66,7 +70,7 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.rebuildNameIndex(); err != nil {
+	if err := c.db.Reindex(); err != nil {
 		return nil, err
 	}
 	if err := c.completeLines(rep, lines); err != nil {
@@ -78,7 +82,7 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	if err := c.reconcile(rep, o.Reconcile); err != nil {
 		return nil, err
 	}
-	crl, err := c.checkCRLFiles(rep)
+	crl, err := c.db.CheckCRL(rep.fix, rep.problem)
 	if err != nil {
 		return nil, err
 	}
@@ -94,50 +98,6 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 		return nil, err
 	}
 	return rep, nil
-}
-
-// checkCRLFiles makes crl.pem and crl.der agree, and returns the CRL they
-// hold, or nil (reported) when neither holds a CRL of this CA. PublishCRL
-// writes crl.pem first, so after a crash crl.pem can be newer than
-// crl.der; a copy written by hand or an older minica can be either. The
-// file with the higher CRL number wins, and a missing or unreadable one is
-// rewritten from the other.
-func (c *CA) checkCRLFiles(rep *CheckReport) (*revoke.CRL, error) {
-	if c.db != nil {
-		return c.checkPublishedCopy(rep)
-	}
-	derCRL, derErr := c.LoadCRL()
-	derData, _ := c.dir.ReadFile(CRLDERFile)
-	var pemCRL *revoke.CRL
-	var pemDER []byte
-	pemData, pemErr := c.dir.ReadFile(CRLPEMFile)
-	if pemErr == nil {
-		block, _ := pem.Decode(pemData)
-		if block == nil || block.Type != "X509 CRL" {
-			pemErr = errors.New("no X509 CRL PEM block")
-		} else if pemCRL, pemErr = revoke.ParseCRL(block.Bytes, c.Cert); pemErr == nil {
-			pemDER = block.Bytes
-		}
-	}
-	switch {
-	case derErr != nil && pemErr != nil:
-		rep.Problems = append(rep.Problems, derErr.Error()+" (publish one with minica crl)")
-		return nil, nil
-	case derErr == nil && pemErr == nil && bytes.Equal(derData, pemDER):
-		return derCRL, nil
-	case pemErr != nil || (derErr == nil && derCRL.Number().Cmp(pemCRL.Number()) >= 0):
-		if err := c.writePEMAtomic(CRLPEMFile, derData); err != nil {
-			return nil, err
-		}
-		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLPEMFile, CRLDERFile, derCRL.Number()))
-		return derCRL, nil
-	default:
-		if err := c.dir.WriteAtomic(CRLDERFile, pemDER, 0o644); err != nil {
-			return nil, err
-		}
-		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s from %s (CRL %s): it was missing, unreadable or older", CRLDERFile, CRLPEMFile, pemCRL.Number()))
-		return pemCRL, nil
-	}
 }
 
 // checkUnpublished reports the revocations of the log that crl lacks, and
@@ -185,7 +145,7 @@ func serialList(serials []string) string {
 // checkCerts walks certs/NAME/ directories: temp files go, and a
 // certificate without a record gets one.
 func (c *CA) checkCerts(rep *CheckReport) error {
-	names, err := fs.ReadDir(c.dir.root.FS(), "certs")
+	names, err := fs.ReadDir(c.dir.Root().FS(), "certs")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("certs"), err)
 	}
@@ -198,7 +158,7 @@ func (c *CA) checkCerts(rep *CheckReport) error {
 		if err := c.removeTemps(dir); err != nil {
 			return err
 		}
-		files, err := fs.ReadDir(c.dir.root.FS(), dir)
+		files, err := fs.ReadDir(c.dir.Root().FS(), dir)
 		if err != nil {
 			return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
 		}
@@ -233,11 +193,11 @@ func (c *CA) checkCert(rep *CheckReport, name, serialHex string) error {
 	_, keyErr := c.dir.Stat(rec.KeyPath())
 	rec.HasKey = keyErr == nil
 	fillRecord(rec, cert)
-	f, err := c.reserve(rec)
+	res, err := c.db.Reserve(rec)
 	if err != nil {
 		return fmt.Errorf("recreating record %s: %w", serialHex, err)
 	}
-	f.Close()
+	res.Release()
 	rep.Repaired = append(rep.Repaired, fmt.Sprintf("recreated the missing record of %s (serial %s)", name, serialHex))
 	return nil
 }
@@ -258,26 +218,7 @@ func (c *CA) readCert(file string) (*x509.Certificate, error) {
 // returns the names that have both a certificate revoked for a reason that
 // revokes the line and a renewed one: those completeLines looks at.
 func (c *CA) checkRecords(rep *CheckReport) ([]string, error) {
-	var shards []fs.DirEntry
-	if c.db == nil {
-		var err error
-		if shards, err = fs.ReadDir(c.dir.root.FS(), "db"); err != nil {
-			return nil, fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
-		}
-	}
-	for _, s := range shards {
-		if s.Name() == path.Base(revlogFile) || s.Name() == path.Base(nameIndexDir) {
-			continue
-		}
-		if !s.IsDir() {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("unexpected file %q in the database", c.dir.Join(path.Join("db", s.Name()))))
-			continue
-		}
-		if err := c.removeTemps(path.Join("db", s.Name())); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.repairRevlog(rep); err != nil {
+	if err := c.db.Repair(rep.fix, rep.problem); err != nil {
 		return nil, err
 	}
 	events, err := c.latestRevEvents()
@@ -336,7 +277,7 @@ func (c *CA) checkRecords(rep *CheckReport) ([]string, error) {
 // certificate file the record was a reservation that never produced a
 // certificate, and it is removed. It returns the rebuilt record, or nil.
 func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Record, error) {
-	matches, _ := fs.Glob(c.dir.root.FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
+	matches, _ := fs.Glob(c.dir.Root().FS(), path.Join("certs", "*", corrupt.Serial+".crt"))
 	for _, file := range matches {
 		cert, err := c.readCert(file)
 		if err != nil || SerialHex(cert.SerialNumber) != corrupt.Serial {
@@ -353,16 +294,7 @@ func (c *CA) rebuildRecord(rep *CheckReport, corrupt *CorruptRecordError) (*Reco
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the unreadable record of %s (serial %s) from its certificate", name, rec.Serial))
 		return rec, nil
 	}
-	if c.db != nil {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%v, and no certificate with serial %s exists: correct or delete the row by hand", corrupt, corrupt.Serial))
-		return nil, nil
-	}
-	file := recordPath(corrupt.Serial)
-	if err := c.dir.root.Remove(file); err != nil {
-		return nil, fmt.Errorf("removing %q: %w", c.dir.Join(file), err)
-	}
-	rep.Repaired = append(rep.Repaired, fmt.Sprintf("removed the unreadable record %q: no certificate with serial %s exists", c.dir.Join(file), corrupt.Serial))
-	return nil, nil
+	return nil, c.db.DropUnreadable(corrupt, rep.fix, rep.problem)
 }
 
 // reconcileRevocation makes a record agree with the revocation log, which
@@ -429,7 +361,7 @@ func (c *CA) finishPending(rep *CheckReport, rec *Record) error {
 	}
 	keyLost := !c.hasKey(rec, cert)
 	if keyLost {
-		if err := c.dir.root.Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.Root().Remove(rec.KeyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %q: %w", c.dir.Join(rec.KeyPath()), err)
 		}
 		rec.HasKey = false
@@ -472,7 +404,7 @@ func (c *CA) voidPending(rep *CheckReport, rec *Record) error {
 		return err
 	}
 	for _, f := range []string{rec.KeyPath(), rec.ChainPath(), rec.CertPath()} {
-		if err := c.dir.root.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %q: %w", c.dir.Join(f), err)
 		}
 	}
@@ -494,44 +426,4 @@ func (c *CA) firstCert(file string) (*x509.Certificate, error) {
 }
 
 // removeTemps deletes WriteAtomic's leftover temporary files in dir.
-func (c *CA) removeTemps(dir string) error {
-	entries, err := fs.ReadDir(c.dir.root.FS(), dir)
-	if err != nil {
-		return fmt.Errorf("listing %q: %w", c.dir.Join(dir), err)
-	}
-	for _, e := range entries {
-		if isTemp(e.Name()) {
-			if err := c.dir.root.Remove(path.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("removing %q: %w", c.dir.Join(path.Join(dir, e.Name())), err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkPublishedCopy, for a CA whose CRL is kept in its database, makes
-// crl.pem and crl.der hold the database's current CRL (what a crash after
-// the database saved it, or a CRL published on another host, leaves
-// stale), and returns that CRL, or nil (reported) when there is none.
-func (c *CA) checkPublishedCopy(rep *CheckReport) (*revoke.CRL, error) {
-	crl, err := c.LoadCRL()
-	if err != nil {
-		rep.Problems = append(rep.Problems, err.Error()+" (publish one with minica crl)")
-		return nil, nil
-	}
-	der, err := c.readCRLDER()
-	if err != nil {
-		return nil, err
-	}
-	fileDER, _ := c.dir.ReadFile(CRLDERFile)
-	pemData, _ := c.dir.ReadFile(CRLPEMFile)
-	block, _ := pem.Decode(pemData)
-	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
-		return crl, nil
-	}
-	if err := c.writeCRLFiles(der); err != nil {
-		return nil, err
-	}
-	rep.Repaired = append(rep.Repaired, fmt.Sprintf("rewrote %s and %s from the store (CRL %s): they were missing or stale", CRLPEMFile, CRLDERFile, crl.Number()))
-	return crl, nil
-}
+func (c *CA) removeTemps(dir string) error { return c.dir.RemoveTemps(dir) }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	filestore "minica/ca/store/file"
 	"net"
 	"os"
 	"time"
@@ -75,9 +76,11 @@ type InitOptions struct {
 	// is written, so that the CA exists with its CRL or not at all.
 	FirstCRL bool
 	// Store is the CA's issuance database, kept in its settings: "" for
-	// the directory's files, or a postgres:// URL (see CheckStore), which
-	// is migrated and must belong to no CA before anything is written.
-	Store string
+	// the directory's files, or a URL of one of Engines (see CheckStore),
+	// which is migrated and must belong to no CA before anything is
+	// written.
+	Store   string
+	Engines []Engine
 }
 
 // Init creates a CA in the directory dir, which must not exist or be empty.
@@ -109,7 +112,7 @@ func Init(dir string, o InitOptions) (*CA, error) {
 		return nil, err
 	}
 	if o.Store != "" && o.Store != StoreFile {
-		if err := prepareInitStore(o.Store); err != nil {
+		if err := prepareInitStore(o.Store, o.Engines); err != nil {
 			return nil, err
 		}
 		o.Settings.Store = o.Store
@@ -119,11 +122,11 @@ func Init(dir string, o InitOptions) (*CA, error) {
 	}); err != nil {
 		return nil, err
 	}
-	c, err := Open(dir)
+	c, err := OpenWith(dir, OpenOptions{Engines: o.Engines})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.adoptFirstCRL(); err != nil {
+	if err := c.db.AdoptPublishedCRL(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("saving the first CRL in the store: %w", err)
 	}
@@ -209,13 +212,15 @@ func writeCA(d *Dir, subject pkix.Name, o InitOptions, tok *tokenInit) (wroteKey
 	if err := d.CreateExclusive(chainFile, certPEM, 0o644); err != nil {
 		return true, err
 	}
-	for _, sub := range []string{"db", nameIndexDir, "certs"} {
-		if err := d.MkdirAll(sub); err != nil {
-			return true, err
-		}
+	if err := filestore.Create(d); err != nil {
+		return true, err
+	}
+	if err := d.MkdirAll("certs"); err != nil {
+		return true, err
 	}
 	if o.FirstCRL {
 		c := &CA{dir: d, Cert: cert, Chain: []*x509.Certificate{cert}, Settings: o.Settings, Now: o.Now}
+		c.db = c.fileStore()
 		if _, err := c.PublishCRL(key, 0); err != nil {
 			return true, fmt.Errorf("publishing the first CRL: %w", err)
 		}
@@ -236,14 +241,14 @@ func removeUnfinished(d *Dir, wroteKey, created bool) error {
 	var errs []error
 	if wroteKey {
 		for _, name := range initFiles {
-			if err := d.root.RemoveAll(name); err != nil {
+			if err := d.Root().RemoveAll(name); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		entries, _ := fs.ReadDir(d.root.FS(), ".")
+		entries, _ := fs.ReadDir(d.Root().FS(), ".")
 		for _, e := range entries {
 			if isTemp(e.Name()) {
-				errs = append(errs, d.root.Remove(e.Name()))
+				errs = append(errs, d.Root().Remove(e.Name()))
 			}
 		}
 	}

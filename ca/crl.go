@@ -1,27 +1,21 @@
 package ca
 
 import (
-	"bufio"
 	"crypto"
 	"crypto/x509"
-	"encoding/pem"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"iter"
 	"math/big"
-	"strings"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
 // Files of the published CRL, relative to the CA directory.
 const (
-	CRLPEMFile    = "crl.pem"   // the current CRL, PEM ("X509 CRL")
-	CRLDERFile    = "crl.der"   // the same CRL, DER
-	crlNumberFile = "crlnumber" // the last CRL number used, decimal
+	CRLPEMFile    = store.CRLPEMFile    // the current CRL, PEM ("X509 CRL")
+	CRLDERFile    = store.CRLDERFile    // the same CRL, DER
+	crlNumberFile = store.CRLNumberFile // the last CRL number used, decimal
 )
 
 // ExpiredGrace is how long a revoked certificate stays on the CRL after it
@@ -31,7 +25,7 @@ const (
 const ExpiredGrace = 90 * 24 * time.Hour
 
 // ErrNoCRL is returned by LoadCRL when the CA has no published CRL.
-var ErrNoCRL = errors.New("no CRL published")
+var ErrNoCRL = store.ErrNoCRL
 
 // CRLInfo describes a published CRL.
 type CRLInfo struct {
@@ -61,11 +55,8 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	}
 	clock := c.Now()
 	now := clock.UTC().Truncate(time.Second)
-	number, err := c.nextCRLNumber(clock)
+	number, err := c.db.NextCRLNumber(clock)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.saveCRLNumber(number); err != nil {
 		return nil, err
 	}
 	if err := c.crashed(crlNumberFile); err != nil {
@@ -83,56 +74,19 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if err != nil {
 		return nil, err
 	}
-	if c.db != nil {
-		saved, err := c.db.saveCRL(number, der)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.crashed("store"); err != nil {
-			return nil, err
-		}
-		// The files are the published copy: one that lost the race to a
-		// higher number leaves them to its winner.
-		if !saved {
-			return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
-				PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
-		}
-	}
-	if err := c.writeCRLFiles(der); err != nil {
+	// One that lost the race to a higher number (another replica of the
+	// store) leaves the published copy to its winner.
+	saved, err := c.db.SaveCRL(number, der)
+	if err != nil {
 		return nil, err
+	}
+	if saved {
+		if err := c.writeCRLChain(); err != nil {
+			return nil, err
+		}
 	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
 		PEMFile: c.dir.Join(CRLPEMFile), DERFile: c.dir.Join(CRLDERFile)}, nil
-}
-
-// saveCRLNumber makes number the last CRL number used, durably. The
-// database reserved it already (see database.nextCRLNumber).
-func (c *CA) saveCRLNumber(number *big.Int) error {
-	if c.db != nil {
-		return nil
-	}
-	if err := c.dir.WriteAtomic(crlNumberFile, []byte(number.String()+"\n"), 0o644); err != nil {
-		return fmt.Errorf("saving the CRL number: %w", err)
-	}
-	return nil
-}
-
-// writeCRLFiles writes crl.pem, then crl.der, then (in an intermediate)
-// crl-chain.pem.
-func (c *CA) writeCRLFiles(der []byte) error {
-	if err := c.writePEMAtomic(CRLPEMFile, der); err != nil {
-		return err
-	}
-	if err := c.crashed(CRLPEMFile); err != nil {
-		return err
-	}
-	if err := c.dir.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
-		return err
-	}
-	if err := c.crashed(CRLDERFile); err != nil {
-		return err
-	}
-	return c.writeCRLChain()
 }
 
 // crlEntries yields the entries of the next CRL from the revoked events of
@@ -144,7 +98,7 @@ func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[re
 		serial := new(big.Int)
 		for i := range events {
 			ev := &events[i]
-			notAfter, at := unixTime(ev.notAfter), unixTime(ev.revokedAt)
+			notAfter, at := unixTime(ev.NotAfter), unixTime(ev.RevokedAt)
 			if thisUpdate.Sub(notAfter) > ExpiredGrace {
 				continue
 			}
@@ -152,24 +106,11 @@ func crlEntries(events []logEvent, thisUpdate time.Time, count *int) iter.Seq[re
 				at = thisUpdate
 			}
 			*count++
-			if !yield(revoke.Entry{Serial: serial.SetBytes(ev.serial[:]), RevokedAt: at, Reason: revoke.Reason(ev.reason)}) {
+			if !yield(revoke.Entry{Serial: serial.SetBytes(ev.Serial[:]), RevokedAt: at, Reason: revoke.Reason(ev.Reason)}) {
 				return
 			}
 		}
 	}
-}
-
-// writePEMAtomic replaces name with the PEM form of der as WriteAtomic
-// does, encoding it straight into the file: a CRL of a million entries
-// would otherwise hold 65 MB of PEM in memory next to its DER.
-func (c *CA) writePEMAtomic(name string, der []byte) error {
-	return c.dir.WriteAtomicFrom(name, 0o644, func(f io.Writer) error {
-		w := bufio.NewWriterSize(f, 256<<10)
-		if err := pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: der}); err != nil {
-			return err
-		}
-		return w.Flush()
-	})
 }
 
 // crashed calls the test hook crashAfter, if set, after file was written.
@@ -178,61 +119,6 @@ func (c *CA) crashed(file string) error {
 		return nil
 	}
 	return c.crashAfter(file)
-}
-
-// nextCRLNumber returns the number of a CRL signed at now: now in
-// milliseconds since 1970, or one more than the larger of the number file
-// and the published CRL's number when that is greater (a missing file counts
-// as 0). Numbers taken from the clock keep growing after an older copy of
-// the directory is restored, so that servers holding a later CRL accept the
-// next one (they refuse a lower number, RFC 5280 5.2.3); the counter keeps
-// them growing when the clock goes back, or when several CRLs are signed in
-// one millisecond. Milliseconds, not finer, keep the number exact where it
-// becomes a float64 (Prometheus metrics, JSON readers), and within 6 octets
-// for ages, well within the 20 allowed.
-func (c *CA) nextCRLNumber(now time.Time) (*big.Int, error) {
-	if c.db != nil {
-		return c.db.nextCRLNumber(now)
-	}
-	last := new(big.Int)
-	data, err := c.dir.ReadFile(crlNumberFile)
-	switch {
-	case err == nil:
-		if _, ok := last.SetString(strings.TrimSpace(string(data)), 10); !ok || last.Sign() < 0 {
-			return nil, fmt.Errorf("corrupt CRL number file %q", c.dir.Join(crlNumberFile))
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("reading the CRL number: %w", err)
-	}
-	published, err := c.publishedCRLNumber()
-	if err != nil {
-		return nil, err
-	}
-	if published != nil && published.Cmp(last) > 0 {
-		last = published
-	}
-	last.Add(last, big.NewInt(1))
-	if fromClock := big.NewInt(now.UnixMilli()); fromClock.Cmp(last) > 0 {
-		return fromClock, nil
-	}
-	return last, nil
-}
-
-// publishedCRLNumber returns the number of the published CRL, verified as
-// LoadCRL does but without reading its entries, or nil when there is none.
-func (c *CA) publishedCRLNumber() (*big.Int, error) {
-	data, err := c.readCRLDER()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
-	}
-	n, err := revoke.CRLNumber(data, c.Cert)
-	if err != nil {
-		return nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
-	}
-	return n, nil
 }
 
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA
@@ -245,59 +131,12 @@ func (c *CA) LoadCRL() (*revoke.CRL, error) {
 }
 
 // loadCRL is LoadCRL that also gives the CRL's DER.
-func (c *CA) loadCRL() (*revoke.CRL, []byte, error) {
-	der, err := c.readCRLDER()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w in %q", ErrNoCRL, c.crlWhere())
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
-	}
-	crl, err := parseCRLFile(der, c.Cert)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading CRL %q: %w", c.crlName(), err)
-	}
-	return crl, der, nil
-}
+func (c *CA) loadCRL() (*revoke.CRL, []byte, error) { return store.LoadCRL(c.db, c.Cert) }
 
-// parseCRLFile reads the CRL file data of issuer with revoke.ParseCRLFile,
-// the reader of the proxy, so that verify and the proxy agree on every
-// crl.der: it must hold one CRL, of issuer.
+// parseCRLFile reads the CRL file data of issuer as the proxy does (see
+// store.ParseCRLFile).
 func parseCRLFile(data []byte, issuer *x509.Certificate) (*revoke.CRL, error) {
-	crls, err := revoke.ParseCRLFile(data, []*x509.Certificate{issuer})
-	if err != nil {
-		return nil, err
-	}
-	return crls[0].CRL.(*revoke.CRL), nil // one CA: one CRL, from ParseCRL
-}
-
-// readCRLDER reads the current CRL, DER; an error matching fs.ErrNotExist
-// when none was published.
-func (c *CA) readCRLDER() ([]byte, error) {
-	if c.db == nil {
-		return c.dir.ReadFile(CRLDERFile)
-	}
-	der, err := c.db.loadCRL()
-	if err == nil && der == nil {
-		err = fs.ErrNotExist
-	}
-	return der, err
-}
-
-// crlName names the current CRL, for messages.
-func (c *CA) crlName() string {
-	if c.db != nil {
-		return c.db.String()
-	}
-	return c.dir.Join(CRLDERFile)
-}
-
-// crlWhere names where the current CRL is kept, for messages.
-func (c *CA) crlWhere() string {
-	if c.db != nil {
-		return c.db.String()
-	}
-	return c.dir.Path()
+	return store.ParseCRLFile(data, issuer)
 }
 
 // Unpublished returns, in serial order, the serials of the certificates
@@ -315,11 +154,11 @@ func (c *CA) Unpublished(crl *revoke.CRL) ([]string, error) {
 	serial := new(big.Int)
 	for i := range events {
 		ev := &events[i]
-		if now.Sub(unixTime(ev.notAfter)) > ExpiredGrace {
+		if now.Sub(unixTime(ev.NotAfter)) > ExpiredGrace {
 			continue
 		}
-		if e, ok := crl.Lookup(serial.SetBytes(ev.serial[:])); !ok || e.Reason != revoke.Reason(ev.reason) {
-			out = append(out, ev.hex())
+		if e, ok := crl.Lookup(serial.SetBytes(ev.Serial[:])); !ok || e.Reason != revoke.Reason(ev.Reason) {
+			out = append(out, ev.Hex())
 		}
 	}
 	return out, nil
@@ -356,8 +195,8 @@ func (c *CA) LoggedRevocation(serial *big.Int) (*revoke.Entry, error) {
 	s := new(big.Int)
 	for i := range events {
 		ev := &events[i]
-		if s.SetBytes(ev.serial[:]).Cmp(serial) == 0 {
-			return &revoke.Entry{Serial: new(big.Int).Set(serial), RevokedAt: unixTime(ev.revokedAt), Reason: revoke.Reason(ev.reason)}, nil
+		if s.SetBytes(ev.Serial[:]).Cmp(serial) == 0 {
+			return &revoke.Entry{Serial: new(big.Int).Set(serial), RevokedAt: unixTime(ev.RevokedAt), Reason: revoke.Reason(ev.Reason)}, nil
 		}
 	}
 	return nil, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -58,11 +59,11 @@ func fillRevocationRecords(tb testing.TB, c *CA, n int) {
 		if err := c.dir.MkdirAll(path.Dir(recordPath(serial))); err != nil {
 			tb.Fatal(err)
 		}
-		if err := c.dir.root.WriteFile(recordPath(serial), encodeRecord(r), 0o644); err != nil {
+		if err := c.dir.Root().WriteFile(recordPath(serial), store.EncodeRecord(r), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	if err := c.dir.root.WriteFile(revlogFile, log, 0o644); err != nil {
+	if err := c.dir.Root().WriteFile(revlogFile, log, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -104,7 +105,7 @@ func writeRevocationLog(tb testing.TB, c *CA, n int) {
 	if err := c.dir.MkdirAll("db"); err != nil {
 		tb.Fatal(err)
 	}
-	if err := c.dir.root.WriteFile(revlogFile, buf, 0o644); err != nil {
+	if err := c.dir.Root().WriteFile(revlogFile, buf, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -97,12 +97,12 @@ func currentLinks(rec *Record) [][2]string {
 // is not synced: after a power loss Check points the links again.
 func (c *CA) linkCurrent(rec *Record) error {
 	dir := certDir(rec.Name)
-	d, err := c.dir.root.OpenRoot(dir)
+	d, err := c.dir.OpenSub(dir)
 	if err != nil {
 		return fmt.Errorf("opening %q: %w", c.dir.Join(dir), err)
 	}
 	defer d.Close()
-	return linkCurrentIn(&Dir{root: d, fs: atomicfile.Root(d, c.dir.Join(dir)), path: c.dir.Join(dir)}, rec, true)
+	return linkCurrentIn(d, rec, true)
 }
 
 // linkCurrentIn is linkCurrent in d, rec's certs/NAME, open: each link then
@@ -114,7 +114,7 @@ func (c *CA) linkCurrent(rec *Record) error {
 func linkCurrentIn(d *Dir, rec *Record, fresh bool) error {
 	for _, l := range currentLinks(rec) {
 		if l[1] == "" {
-			if err := d.root.Remove(l[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := d.Root().Remove(l[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("removing %q: %w", d.Join(l[0]), err)
 			}
 			continue
@@ -128,23 +128,23 @@ func linkCurrentIn(d *Dir, rec *Record, fresh bool) error {
 
 // replaceLink makes link a link to target, both in d, atomically.
 func replaceLink(d *Dir, link, target string, fresh bool) error {
-	if fresh && d.root.Symlink(target, link) == nil {
+	if fresh && d.Root().Symlink(target, link) == nil {
 		return nil
 	}
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := atomicfile.TempPrefix + link + "-" + hex.EncodeToString(b[:])
-	err := d.root.Symlink(target, tmp)
+	err := d.Root().Symlink(target, tmp)
 	if err != nil {
 		// No symbolic links here (Windows without privilege): a hard link
 		// serves a reader the same.
-		err = d.root.Link(target, tmp)
+		err = d.Root().Link(target, tmp)
 	}
 	if err != nil {
 		return fmt.Errorf("linking %q: %w", d.Join(link), err)
 	}
-	if err := d.root.Rename(tmp, link); err != nil {
-		d.root.Remove(tmp)
+	if err := d.Root().Rename(tmp, link); err != nil {
+		d.Root().Remove(tmp)
 		return fmt.Errorf("linking %q: %w", d.Join(link), err)
 	}
 	return nil
@@ -155,10 +155,10 @@ func replaceLink(d *Dir, link, target string, fresh bool) error {
 func (c *CA) linkCurrentOK(dir, link, target string) bool {
 	name := path.Join(dir, link)
 	if target == "" {
-		_, err := c.dir.root.Lstat(name)
+		_, err := c.dir.Root().Lstat(name)
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	if got, err := c.dir.root.Readlink(name); err == nil {
+	if got, err := c.dir.Root().Readlink(name); err == nil {
 		return got == target
 	}
 	have, err := c.dir.ReadFile(name)
@@ -173,7 +173,7 @@ func (c *CA) linkCurrentOK(dir, link, target string) bool {
 // certificate (see Current) where a crash or a hand left them elsewhere,
 // missing or dangling.
 func (c *CA) checkCurrent(rep *CheckReport) error {
-	names, err := fs.ReadDir(c.dir.root.FS(), "certs")
+	names, err := fs.ReadDir(c.dir.Root().FS(), "certs")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", c.dir.Join("certs"), err)
 	}

@@ -82,14 +82,14 @@
 // # Stores
 //
 // The issuance database (records, revocation log, CRL number and current
-// CRL, enrollments, renewal links) is the directory's files above, or a
-// PostgreSQL database (pgstore.go, schema in pgschema/, [MigrateStore]):
-// [OpenWith] and the settings' store choose, and every function that
-// touches the database asks the seam (store.go) which one is in use, so
-// callers never know. On PostgreSQL the lock is an advisory lock, a
-// reservation and a revocation are committed rows, and crl.pem and
-// crl.der are the published copy of the database's CRL. [CA.CopyStore]
-// moves a database between stores.
+// CRL, enrollments, renewal links) is a [store.Store]: the directory's
+// files above (package ca/store/file), or a store of an [Engine] the
+// program passes in [OpenOptions] and [InitOptions] (cmd/minica passes
+// PostgreSQL's, package ca/store/pg), so that ca links no database
+// driver. [OpenWith] and the settings' store choose the engine once; the
+// CA then never asks which one it holds. A reservation is an opaque value
+// that the engine which made it completes. [CA.CopyStore] copies a
+// database between any two stores through the same interface.
 //
 // # Revocation and CRLs
 //

@@ -14,15 +14,12 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"minica/ca/store"
 	"net"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"minica/internal/atomicfile"
 )
 
 // Enrollment lifetimes: a link is valid for DefaultEnrollmentLifetime
@@ -31,13 +28,6 @@ import (
 const (
 	DefaultEnrollmentLifetime = 24 * time.Hour
 	MaxEnrollmentLifetime     = 30 * 24 * time.Hour
-)
-
-// enrollDir holds one file per enrollment, named by its ID, and the
-// name index enrollDir/names/NAME (the ID of NAME's latest enrollment).
-const (
-	enrollDir      = "db/enroll"
-	enrollNamesDir = "db/enroll/names"
 )
 
 // tokenBytes is the size of an enrollment token: 256 bits from the CSPRNG.
@@ -61,7 +51,7 @@ const (
 // Errors of the enrollment functions.
 var (
 	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
-	ErrEnrollmentUnknown = errors.New("no such enrollment")
+	ErrEnrollmentUnknown = store.ErrEnrollmentUnknown
 	// ErrEnrollmentPending: the name already has a pending enrollment.
 	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
 	// ErrCorruptEnrollment: an enrollment file does not decode (a power
@@ -230,9 +220,6 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
-	if err := c.mkEnrollDirs(); err != nil {
-		return nil, fmt.Errorf("creating %q: %w", c.dir.Join(enrollNamesDir), err)
-	}
 	for range 8 {
 		raw := make([]byte, tokenBytes)
 		if _, err := rand.Read(raw); err != nil {
@@ -247,7 +234,7 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 			Version: 1, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
 			CSRFKey: csrf, Identity: id, CreatedAt: now, ExpiresAt: now.Add(lifetime), Status: EnrollPending,
 		}
-		err := c.createEnrollmentFiles(e)
+		err := c.db.CreateEnrollment(storedEnrollment{ID: e.ID, Name: e.Name, Data: encodeEnrollment(e)})
 		if errors.Is(err, fs.ErrExist) {
 			continue // a 48-bit ID taken: draw another token
 		}
@@ -257,63 +244,6 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 		return &NewEnrollment{Enrollment: e, Token: token}, nil
 	}
 	return nil, errors.New("writing enrollment: 8 random tokens in a row had taken IDs")
-}
-
-// mkEnrollDirs creates the directories of the file store's enrollments.
-func (c *CA) mkEnrollDirs() error {
-	if c.db != nil {
-		return nil
-	}
-	return c.dir.MkdirAll(enrollNamesDir)
-}
-
-// createEnrollmentFiles writes the file of a new enrollment (failing with
-// an error matching fs.ErrExist when its ID is taken) and points the name
-// index at it. Each file is written whole under a temporary name, then
-// linked (the enrollment, so that an ID is never reused) or renamed (the
-// index) into place, so that readers see all or nothing; then both files
-// and both directories are synced at once, one round of fsync instead of
-// four in a row. Only then is the token shown, so a file that a power loss
-// tore was never handed out: it reads as corrupt and counts as no link
-// (see CreateEnrollment and Enrollments).
-func (c *CA) createEnrollmentFiles(e *Enrollment) error {
-	if c.db != nil {
-		return c.db.createEnrollment(e)
-	}
-	recName, idxName := enrollPath(e.ID), path.Join(enrollNamesDir, e.Name)
-	rec, recTmp, err := atomicfile.WriteTemp(c.dir.fs, recName, 0o600, atomicfile.Bytes(encodeEnrollment(e)), false)
-	if err != nil {
-		return err
-	}
-	defer rec.Close()
-	err = c.dir.fs.Link(recTmp, recName)
-	c.dir.fs.Remove(recTmp)
-	if err != nil {
-		return fmt.Errorf("creating %q: %w", c.dir.Join(recName), err)
-	}
-	idx, idxTmp, err := atomicfile.WriteTemp(c.dir.fs, idxName, 0o600, atomicfile.Bytes([]byte(e.ID+"\n")), false)
-	if err != nil {
-		c.dir.root.Remove(recName)
-		return err
-	}
-	defer idx.Close()
-	if err := c.dir.fs.Rename(idxTmp, idxName); err != nil {
-		c.dir.fs.Remove(idxTmp)
-		c.dir.root.Remove(recName)
-		return fmt.Errorf("renaming %q: %w", c.dir.Join(idxName), err)
-	}
-	errs := make([]error, 4)
-	var wg sync.WaitGroup
-	wg.Go(func() { errs[0] = rec.Sync() })
-	wg.Go(func() { errs[1] = idx.Sync() })
-	wg.Go(func() { errs[2] = c.dir.SyncDir(enrollDir) })
-	wg.Go(func() { errs[3] = c.dir.SyncDir(enrollNamesDir) })
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		c.dir.root.Remove(recName) // never shown: take it back
-		return fmt.Errorf("syncing enrollment %s: %w", e.ID, err)
-	}
-	return nil
 }
 
 // EnrollmentID returns the ID of the enrollment of token: the first 12 hex
@@ -342,39 +272,30 @@ func ValidToken(s string) bool {
 	return err == nil
 }
 
-func enrollPath(id string) string { return path.Join(enrollDir, id+".json") }
-
 func encodeEnrollment(e *Enrollment) []byte {
 	b, _ := json.Marshal(e) // an Enrollment always marshals
 	return append(b, '\n')
 }
 
-func isEnrollmentID(s string) bool {
-	if len(s) != 12 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
-}
+func isEnrollmentID(s string) bool { return store.IsEnrollmentID(s) }
 
-// readEnrollment reads the enrollment file of id.
+// readEnrollment reads the enrollment of id.
 func (c *CA) readEnrollment(id string) (*Enrollment, error) {
 	if !isEnrollmentID(id) {
 		return nil, fmt.Errorf("%w: %q", ErrEnrollmentUnknown, id)
 	}
-	if c.db != nil {
-		return c.db.enrollment(id)
-	}
-	data, err := c.dir.ReadFile(enrollPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", ErrEnrollmentUnknown, id)
-	}
+	se, err := c.db.Enrollment(id)
 	if err != nil {
-		return nil, fmt.Errorf("reading enrollment %q: %w", c.dir.Join(enrollPath(id)), err)
+		return nil, err
 	}
+	return decodeEnrollment(se)
+}
+
+// decodeEnrollment decodes an enrollment as the store keeps it.
+func decodeEnrollment(se storedEnrollment) (*Enrollment, error) {
 	var e Enrollment
-	if err := json.Unmarshal(data, &e); err != nil || e.Version != 1 || e.ID != id || ValidateName(e.Name) != nil {
-		return nil, fmt.Errorf("%w %q", ErrCorruptEnrollment, c.dir.Join(enrollPath(id)))
+	if err := json.Unmarshal(se.Data, &e); err != nil || e.Version != 1 || e.ID != se.ID || ValidateName(e.Name) != nil {
+		return nil, fmt.Errorf("%w %s", ErrCorruptEnrollment, se.Where)
 	}
 	return &e, nil
 }
@@ -417,17 +338,11 @@ func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
-	if c.db != nil {
-		return c.db.enrollmentByName(name)
-	}
-	data, err := c.dir.ReadFile(path.Join(enrollNamesDir, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w for %q", ErrEnrollmentUnknown, name)
-	}
+	se, err := c.db.EnrollmentByName(name)
 	if err != nil {
-		return nil, fmt.Errorf("reading enrollment index of %q: %w", name, err)
+		return nil, err
 	}
-	return c.readEnrollment(strings.TrimSpace(string(data)))
+	return decodeEnrollment(se)
 }
 
 // Enrollments iterates over every enrollment in ID order (IDs are random:
@@ -435,24 +350,13 @@ func (c *CA) EnrollmentByName(name string) (*Enrollment, error) {
 // yielded as an error matching ErrCorruptEnrollment, and iteration goes on
 // if the consumer does.
 func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
-	if c.db != nil {
-		return c.db.enrollments()
-	}
 	return func(yield func(*Enrollment, error) bool) {
-		entries, err := fs.ReadDir(c.dir.root.FS(), enrollDir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		if err != nil {
-			yield(nil, fmt.Errorf("listing %q: %w", c.dir.Join(enrollDir), err))
-			return
-		}
-		for _, ent := range entries {
-			id, ok := strings.CutSuffix(ent.Name(), ".json")
-			if ent.IsDir() || !ok || isTemp(ent.Name()) {
-				continue
+		for se, err := range c.db.Enrollments() {
+			var e *Enrollment
+			if err == nil {
+				e, err = decodeEnrollment(se)
 			}
-			if !yield(c.readEnrollment(id)) {
+			if !yield(e, err) {
 				return
 			}
 		}
@@ -488,13 +392,7 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 }
 
 func (c *CA) writeEnrollment(e *Enrollment) error {
-	if c.db != nil {
-		return c.db.putEnrollment(e)
-	}
-	if err := c.dir.WriteAtomic(enrollPath(e.ID), encodeEnrollment(e), 0o600); err != nil {
-		return fmt.Errorf("writing enrollment %s: %w", e.ID, err)
-	}
-	return nil
+	return c.db.PutEnrollment(storedEnrollment{ID: e.ID, Name: e.Name, Data: encodeEnrollment(e)})
 }
 
 // Enroll redeems token and issues its client certificate for pub, the key

@@ -2,6 +2,7 @@ package ca
 
 import (
 	"crypto"
+	"minica/ca/store/pg"
 	"testing"
 	"time"
 )
@@ -11,6 +12,9 @@ func newTestCA(t testing.TB, o InitOptions) (*CA, crypto.Signer) {
 	t.Helper()
 	if o.CommonName == "" {
 		o.CommonName = "Test Root"
+	}
+	if o.Engines == nil {
+		o.Engines = testEngines
 	}
 	c, err := Init(t.TempDir()+"/ca", o)
 	if err != nil {
@@ -26,3 +30,12 @@ func newTestCA(t testing.TB, o InitOptions) (*CA, crypto.Signer) {
 
 // fixedClock returns a clock stopped at t.
 func fixedClock(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// testEngines are the store engines the tests' CAs may use beside their
+// directory's files, as cmd/minica gives them.
+var testEngines = []Engine{pg.Engine{}}
+
+// openTest opens the CA at dir as Open does, with testEngines.
+func openTest(dir string) (*CA, error) {
+	return OpenWith(dir, OpenOptions{Engines: testEngines})
+}

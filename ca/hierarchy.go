@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	filestore "minica/ca/store/file"
 	"net"
 	"os"
 	"time"
 
+	"minica/ca/store"
 	"minica/formats"
 	"minica/revoke"
 )
@@ -236,11 +238,11 @@ func (c *CA) SignIntermediate(signer crypto.Signer, r IntermediateRequest) (*Iss
 		tmpl.OCSPServer = []string{c.Settings.OCSPURL}
 	}
 	setNameConstraints(tmpl, r.Constraints)
-	rec, recFile, err := c.reserveSerial(Request{Name: r.Name, Profile: Intermediate, PublicKey: r.CSR.PublicKey}, now)
+	rec, res, err := c.reserveSerial(Request{Name: r.Name, Profile: Intermediate, PublicKey: r.CSR.PublicKey}, now)
 	if err != nil {
 		return nil, err
 	}
-	defer recFile.Close()
+	defer res.Release()
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
 	files := c.startCertFiles(rec)
 	cert, err := c.sign(tmpl, r.CSR.PublicKey, signer)
@@ -252,7 +254,7 @@ func (c *CA) SignIntermediate(signer crypto.Signer, r IntermediateRequest) (*Iss
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
-	if err := c.completeRecord(recFile, rec); err != nil {
+	if err := c.db.Complete(res, rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
 	if err := c.linkCurrent(rec); err != nil {
@@ -492,8 +494,8 @@ func RemovePending(dir string) error {
 		return err
 	}
 	var errs []error
-	for _, name := range append(slices0(pendingFiles), settingsFile, lockFile, keyFile, keyURIFile) {
-		if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, name := range append(slices0(pendingFiles), settingsFile, filestore.LockFile, keyFile, keyURIFile) {
+		if err := d.Root().Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
@@ -551,6 +553,7 @@ func ImportIntermediate(dir string, o ImportOptions) (*CA, error) {
 		return nil, fmt.Errorf("opening CA directory %q: %w", dir, err)
 	}
 	c := &CA{dir: d, Now: o.Now}
+	c.db = c.fileStore()
 	ok := false
 	defer func() {
 		if !ok {
@@ -585,6 +588,7 @@ func ImportIntermediate(dir string, o ImportOptions) (*CA, error) {
 		return nil, &ImportError{fmt.Sprintf("the root CRL %s lists the certificate (serial %x) as revoked", rootCRL.Number(), cert.SerialNumber)}
 	}
 	c.Cert, c.Chain = cert, []*x509.Certificate{cert, root}
+	c.db = c.fileStore() // of the certificate imported
 	if err := c.loadKeyURI(); err != nil {
 		return nil, err
 	}
@@ -645,7 +649,7 @@ func checkImport(p *Pending, o ImportOptions) (cert, root *x509.Certificate, err
 
 // importedFiles are the files ImportIntermediate writes, in the order
 // unimport removes them: ca.crt first.
-var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, CRLChainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", nameIndexDir, "certs"}
+var importedFiles = []string{certFile, CRLPEMFile, CRLDERFile, crlNumberFile, chainFile, CRLChainFile, RootCRLDERFile, RootCRLPEMFile, RootCertFile, "db", filestore.NameIndexDir, "certs"}
 
 func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 	d := c.dir
@@ -662,10 +666,11 @@ func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 	if err := d.CreateExclusive(chainFile, chain, 0o644); err != nil {
 		return err
 	}
-	for _, sub := range []string{"db", nameIndexDir, "certs"} {
-		if err := d.MkdirAll(sub); err != nil {
-			return err
-		}
+	if err := filestore.Create(d); err != nil {
+		return err
+	}
+	if err := d.MkdirAll("certs"); err != nil {
+		return err
 	}
 	if _, err := c.PublishCRL(signer, 0); err != nil {
 		return fmt.Errorf("publishing the first CRL: %w", err)
@@ -679,7 +684,7 @@ func (c *CA) writeImported(signer crypto.Signer, rootCRLDER []byte) error {
 func (c *CA) unimport() error {
 	var errs []error
 	for _, name := range importedFiles {
-		if err := c.dir.root.RemoveAll(name); err != nil {
+		if err := c.dir.Root().RemoveAll(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -689,7 +694,7 @@ func (c *CA) unimport() error {
 // writeRootCRL writes the root's CRL as root-crl.pem and then root-crl.der
 // (what minica reads), each atomically.
 func (c *CA) writeRootCRL(der []byte) error {
-	if err := c.writePEMAtomic(RootCRLPEMFile, der); err != nil {
+	if err := store.WritePEMAtomic(c.dir, RootCRLPEMFile, der); err != nil {
 		return err
 	}
 	if err := c.dir.WriteAtomic(RootCRLDERFile, der, 0o644); err != nil {

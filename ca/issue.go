@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
-	"os"
 	"path"
 	"sync"
 	"syscall"
@@ -56,11 +55,11 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, err
 	}
 	tmpl, pub, key, now := p.tmpl, p.pub, p.key, p.now
-	rec, recFile, err := c.reserveSerial(req, now)
+	rec, res, err := c.reserveSerial(req, now)
 	if err != nil {
 		return nil, err
 	}
-	defer recFile.Close()
+	defer res.Release()
 	tmpl.SerialNumber, _ = ParseSerial(rec.Serial)
 	// A new certs/NAME is created while the certificate is signed.
 	files := c.startCertFiles(rec)
@@ -73,7 +72,7 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 		return nil, c.void(rec, err)
 	}
 	fillRecord(rec, cert)
-	if err := c.completeRecord(recFile, rec); err != nil {
+	if err := c.db.Complete(res, rec); err != nil {
 		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
 	}
 	if err := c.linkCurrent(rec); err != nil {
@@ -197,7 +196,7 @@ func (c *CA) checkNameFree(name string, now time.Time, force bool) error {
 // checkCertDir fails when certs/NAME exists but is not a directory, so that
 // the issuance stops before it reserves a serial.
 func (c *CA) checkCertDir(name string) error {
-	info, err := c.dir.root.Lstat(certDir(name))
+	info, err := c.dir.Root().Lstat(certDir(name))
 	if err == nil && !info.IsDir() {
 		return fmt.Errorf("opening %q: %w", c.dir.Join(certDir(name)), syscall.ENOTDIR)
 	}
@@ -220,30 +219,41 @@ func (r *Request) key() (crypto.PublicKey, crypto.Signer, error) {
 	return key.Public(), key, nil
 }
 
-// reserveSerial picks a random serial and creates its pending record with
-// O_EXCL, retrying on the (astronomically unlikely) collision. It returns
-// the record's file open for completeRecord.
-func (c *CA) reserveSerial(req Request, now time.Time) (*Record, *os.File, error) {
+// reserveSerial picks a random serial and reserves its pending record in
+// the store. The reservation is completed once the certificate is on disk.
+func (c *CA) reserveSerial(req Request, now time.Time) (*Record, reservation, error) {
+	pending := func(_ int, serial *big.Int) *Record { return pendingRecord(req, now, serial) }
+	recs, res, err := reserveDrawn(1, pending, func(rs []*Record) ([]reservation, error) {
+		r, err := c.db.Reserve(rs[0])
+		return []reservation{r}, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs[0], res[0], nil
+}
+
+// reserveDrawn draws a random serial for each of n pending records (made
+// by pending) and has reserve reserve them, drawing them all again on the
+// (astronomically unlikely) collision.
+func reserveDrawn(n int, pending func(i int, serial *big.Int) *Record, reserve func([]*Record) ([]reservation, error)) ([]*Record, []reservation, error) {
+	recs := make([]*Record, n)
 	for range 8 {
-		n, err := randomSerial()
-		if err != nil {
-			return nil, nil, err
+		for i := range recs {
+			serial, err := randomSerial()
+			if err != nil {
+				return nil, nil, err
+			}
+			recs[i] = pending(i, serial)
 		}
-		rec := pendingRecord(req, now, n)
-		f, err := c.reserve(rec)
+		res, err := reserve(recs)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("reserving serial: %w", err)
 		}
-		// Indexed before the certificate exists, so that a certificate on
-		// disk is always found by its name.
-		if err := c.indexName(rec.Name, rec.Serial); err != nil {
-			f.Close()
-			return nil, nil, c.void(rec, err)
-		}
-		return rec, f, nil
+		return recs, res, nil
 	}
 	return nil, nil, errors.New("reserving serial: 8 random serials in a row were taken")
 }

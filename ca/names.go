@@ -1,8 +1,8 @@
 package ca
 
 import (
-	"errors"
 	"fmt"
+	"minica/ca/store"
 	"net"
 	"net/mail"
 	"net/url"
@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNameAt is returned, wrapped, by ValidateName for a name holding "@".
-var ErrNameAt = errors.New(`a name cannot hold "@"`)
+var ErrNameAt = store.ErrNameAt
 
 // ValidateName checks that name can name a certificate: it is used as a
 // directory name inside the CA directory, so it must match
@@ -21,15 +21,7 @@ var ErrNameAt = errors.New(`a name cannot hold "@"`)
 //
 // A name holding "@" gets its own error, ErrNameAt: it is usually an email
 // address given where a name was wanted.
-func ValidateName(name string) error {
-	if strings.Contains(name, "@") {
-		return fmt.Errorf("invalid name %s: %w", printable(name), ErrNameAt)
-	}
-	if !isName(name) {
-		return fmt.Errorf("invalid name %s: want 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit", printable(name))
-	}
-	return nil
-}
+func ValidateName(name string) error { return store.ValidateName(name) }
 
 // ValidateText checks a value that goes into a certificate subject (what is
 // named by field, e.g. "common name"): it must be non-empty, valid UTF-8, at
@@ -47,22 +39,6 @@ func ValidateText(field, value string) error {
 		return fmt.Errorf("invalid %s %s: %d characters, at most 64 allowed", field, printable(value), n)
 	}
 	return nil
-}
-
-// isName matches [A-Za-z0-9][A-Za-z0-9._-]{0,63}, by hand: a regular
-// expression would be compiled at the start of every minica process,
-// whether or not it checks a name.
-func isName(name string) bool {
-	if len(name) == 0 || len(name) > 64 || name[0] == '.' || name[0] == '_' || name[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func isCleanText(s string) bool {

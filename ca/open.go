@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	filestore "minica/ca/store/file"
 	"os"
 	"time"
 )
@@ -28,9 +29,12 @@ var ErrNoCA = errors.New("no CA found")
 // by a rename or appended to, so a reader sees a state before or after.
 type CA struct {
 	dir *Dir
-	// db is the issuance database when it is not the file store (see
-	// database); nil for the CA directory's own files.
-	db database
+	// db is the issuance database: the CA directory's files or a store
+	// of one of engines (see database); storeName names it as the
+	// settings or OpenOptions did ("" or "file" for the files).
+	db        database
+	storeName string
+	engines   []Engine
 	// Cert is the issuing CA certificate.
 	Cert *x509.Certificate
 	// Chain is what is handed out after a leaf: the issuing CA certificate
@@ -49,7 +53,7 @@ type CA struct {
 	serving *os.File
 	// wrapLog, when set, wraps the revocation log for appends: tests
 	// inject failing writes through it.
-	wrapLog func(logFile) logFile
+	wrapLog func(filestore.LogFile) filestore.LogFile
 	// crashAfter, set only by tests, is called after each file PublishCRL
 	// writes; an error stops PublishCRL there, leaving the disk as a kill
 	// at that point would.
@@ -81,6 +85,7 @@ func openDir(dir string) (*CA, error) {
 		d.Close()
 		return nil, err
 	}
+	c.db = c.fileStore()
 	return c, nil
 }
 
@@ -158,10 +163,10 @@ func (c *CA) Close() error {
 	}
 	c.tokens = nil
 	c.releaseServing()
-	if c.db != nil {
-		c.db.close()
-		c.db = nil
-	}
+	// c.db stays set: a goroutine that outlived its use of c (serve's
+	// watcher) may still read the field, and an engine's Close may run
+	// twice.
+	c.db.Close()
 	return c.dir.Close()
 }
 

@@ -5,6 +5,7 @@ package ca
 import (
 	"context"
 	"errors"
+	"minica/ca/store/pg"
 	"os"
 	"slices"
 	"strings"
@@ -17,15 +18,15 @@ import (
 // countWrites counts the store's write transactions from now on.
 func countWrites(t *testing.T, c *CA) *atomic.Int64 {
 	t.Helper()
-	s, ok := c.db.(*pgStore)
+	s, ok := c.db.(*pg.Store)
 	if !ok {
-		t.Fatalf("store is %T; want *pgStore", c.db)
+		t.Fatalf("store is %T; want *pg.Store", c.db)
 	}
 	var n atomic.Int64
-	s.beforeCommit = func(context.Context, pgx.Tx, int) error {
+	s.SetBeforeCommit(func(context.Context, pgx.Tx, int) error {
 		n.Add(1)
 		return nil
-	}
+	})
 	return &n
 }
 
@@ -91,9 +92,9 @@ func TestPGIssueBatchStopsAtBadRequest(t *testing.T) {
 // certificate file, and the error says what failed.
 func TestPGIssueBatchReservationFails(t *testing.T) {
 	c, signer, url := newPGCA(t)
-	s := c.db.(*pgStore)
+	s := c.db.(*pg.Store)
 	boom := errors.New("boom")
-	s.beforeCommit = func(context.Context, pgx.Tx, int) error { return boom }
+	s.SetBeforeCommit(func(context.Context, pgx.Tx, int) error { return boom })
 	n, err := c.IssueBatch(signer, slices.Values(clientRequests("u", 3)), BatchOptions{}, func(BatchResult) error {
 		t.Error("a certificate was reported")
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"minica/ca/store/pg"
 	"minica/revoke"
 )
 
@@ -54,9 +55,9 @@ func TestPGConnectionDropped(t *testing.T) {
 			if _, err := c.Issue(signer, Request{Name: "bob", Profile: Client}); err != nil {
 				t.Fatal(err)
 			}
-			s := c.db.(*pgStore)
+			s := c.db.(*pg.Store)
 			writes := 0
-			s.beforeCommit = func(ctx context.Context, tx pgx.Tx, attempt int) error {
+			s.SetBeforeCommit(func(ctx context.Context, tx pgx.Tx, attempt int) error {
 				writes++
 				if writes != tt.nth {
 					return nil
@@ -67,12 +68,12 @@ func TestPGConnectionDropped(t *testing.T) {
 				}
 				killBackend(t, url, pid)
 				return nil
-			}
+			})
 			err := tt.op(c, signer)
 			if err == nil || !strings.Contains(err.Error(), url) {
 				t.Fatalf("error = %v; want one naming the store %q", err, url)
 			}
-			s.beforeCommit = nil
+			s.SetBeforeCommit(nil)
 			rep, err := c.Check()
 			if err != nil || len(rep.Problems) != 0 {
 				t.Fatalf("Check = %+v, %v; want no problems", rep, err)

@@ -20,14 +20,14 @@ func BenchmarkPGLockCheck(b *testing.B) {
 	c, signer := newTestCA(b, InitOptions{Store: url})
 	seq := 0 // b.Run may run a function more than once: names never repeat
 	write := &Record{Serial: "00000000000000000000000000000001", Name: "w", Status: StatusVoid, IssuedAt: time.Now()}
-	if err := c.db.reserve(write); err != nil {
+	if _, err := c.db.Reserve(write); err != nil {
 		b.Fatal(err)
 	}
 	for _, locked := range []bool{false, true} {
 		b.Run(fmt.Sprintf("write/locked=%v", locked), func(b *testing.B) {
 			holdLockIf(b, c, locked)
 			for b.Loop() {
-				if err := c.db.putRecord(write); err != nil {
+				if err := c.db.PutRecord(write); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"minica/ca/store/pg"
 	"minica/internal/pgtest"
 )
 
@@ -26,12 +27,12 @@ import (
 func TestPGLockLostDuringBatch(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault func(t *testing.T, srv *pgtest.Server, url string, s *pgStore)
+		fault func(t *testing.T, srv *pgtest.Server, url string, s *pg.Store)
 	}{
-		{name: "pg_terminate_backend of the lock's session", fault: func(t *testing.T, _ *pgtest.Server, url string, s *pgStore) {
-			killBackend(t, url, s.held.Load().pid)
+		{name: "pg_terminate_backend of the lock's session", fault: func(t *testing.T, _ *pgtest.Server, url string, s *pg.Store) {
+			killBackend(t, url, s.LockSessionPID())
 		}},
-		{name: "PostgreSQL restarted", fault: func(t *testing.T, srv *pgtest.Server, _ string, _ *pgStore) {
+		{name: "PostgreSQL restarted", fault: func(t *testing.T, srv *pgtest.Server, _ string, _ *pg.Store) {
 			if err := srv.Restart(); err != nil {
 				t.Error(err)
 			}
@@ -49,16 +50,16 @@ func TestPGLockLostDuringBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := c.db.(*pgStore)
+			s := c.db.(*pg.Store)
 			// Groups of 4: the fault comes in the third write, the
 			// reservation of the second group.
 			var writes atomic.Int64
-			s.beforeCommit = func(context.Context, pgx.Tx, int) error {
+			s.SetBeforeCommit(func(context.Context, pgx.Tx, int) error {
 				if writes.Add(1) == 3 {
 					tt.fault(t, srv, url, s)
 				}
 				return nil
-			}
+			})
 			reqs := clientRequests("u", 12)
 			reported := map[string]bool{}
 			n, err := c.IssueBatch(signer, slices.Values(reqs), BatchOptions{GroupSize: 4}, func(r BatchResult) error {
@@ -71,21 +72,21 @@ func TestPGLockLostDuringBatch(t *testing.T) {
 			if n != 4 || len(reported) != 4 {
 				t.Errorf("IssueBatch reported %d (%v); want the first group's 4", n, reported)
 			}
-			if got := s.retries.Load(); got != 0 {
+			if got := s.Retries(); got != 0 {
 				t.Errorf("%d retries; want none: a lost lock is not retried", got)
 			}
 			before := writes.Load()
-			if err := s.putRecord(&Record{Serial: strings.Repeat("ab", 16), Name: "late"}); !errors.Is(err, ErrStoreLockLost) {
+			if err := s.PutRecord(&Record{Serial: strings.Repeat("ab", 16), Name: "late"}); !errors.Is(err, ErrStoreLockLost) {
 				t.Errorf("a write after the loss: %v; want ErrStoreLockLost", err)
 			}
 			if writes.Load() != before {
 				t.Errorf("a write after the loss reached the server")
 			}
-			s.beforeCommit = nil
+			s.SetBeforeCommit(nil)
 			unlock()
 
 			// The next command: a new handle, as a re-run is.
-			c2, err := Open(c.dir.Path())
+			c2, err := openTest(c.dir.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestPGLockLostDuringBatch(t *testing.T) {
 // ever have written.
 func TestPGLockWaiterAfterLoss(t *testing.T) {
 	a, signer, url := newPGCA(t)
-	b, err := Open(a.dir.Path())
+	b, err := openTest(a.dir.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestPGLockWaiterAfterLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlockA()
-	sa, sb := a.db.(*pgStore), b.db.(*pgStore)
+	sa, sb := a.db.(*pg.Store), b.db.(*pg.Store)
 	aWrites := func() int {
 		return pgQueryInt(t, url, "SELECT count(*) + count(*) FILTER (WHERE status = 'valid') FROM minica_records WHERE name LIKE 'a%'")
 	}
@@ -154,12 +155,12 @@ func TestPGLockWaiterAfterLoss(t *testing.T) {
 	var seenByB atomic.Int64
 	seenByB.Store(-1)
 	bWriting := make(chan struct{})
-	sb.beforeCommit = func(context.Context, pgx.Tx, int) error {
+	sb.SetBeforeCommit(func(context.Context, pgx.Tx, int) error {
 		if seenByB.CompareAndSwap(-1, int64(aWrites())) {
 			close(bWriting)
 		}
 		return nil
-	}
+	})
 	bDone := make(chan error, 1)
 	go func() {
 		unlock, err := b.Lock(30 * time.Second)
@@ -172,14 +173,14 @@ func TestPGLockWaiterAfterLoss(t *testing.T) {
 		bDone <- err
 	}()
 	var writes atomic.Int64
-	sa.beforeCommit = func(context.Context, pgx.Tx, int) error {
+	sa.SetBeforeCommit(func(context.Context, pgx.Tx, int) error {
 		if writes.Add(1) != 3 {
 			return nil
 		}
 		// The second group's reservation checked the lock; now its
 		// session ends, and this transaction commits only once b has
 		// the lock and is waiting (or, were it not waiting, writing).
-		killBackend(t, url, sa.held.Load().pid)
+		killBackend(t, url, sa.LockSessionPID())
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			select {
 			case <-bWriting:
@@ -187,7 +188,7 @@ func TestPGLockWaiterAfterLoss(t *testing.T) {
 			default:
 			}
 			if pgQueryInt(t, url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2",
-				uint32(PGLockClass), uint32(PGLockWrites)) > 0 {
+				uint32(pg.LockClass), uint32(pg.LockWrites)) > 0 {
 				return nil
 			}
 			if time.Now().After(deadline) {
@@ -195,7 +196,7 @@ func TestPGLockWaiterAfterLoss(t *testing.T) {
 				return nil
 			}
 		}
-	}
+	})
 	_, err = a.IssueBatch(signer, slices.Values(clientRequests("a", 12)), BatchOptions{GroupSize: 4}, func(BatchResult) error { return nil })
 	if !errors.Is(err, ErrStoreLockLost) {
 		t.Fatalf("a's batch: %v; want ErrStoreLockLost", err)

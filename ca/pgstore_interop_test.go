@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"minica/ca/store/pg"
 	"minica/internal/pgtest"
 	"minica/revoke"
 )
@@ -113,7 +114,7 @@ func TestPGStoreLifecycle(t *testing.T) {
 	if der, err := c.dir.ReadFile(CRLDERFile); err != nil || !bytes.Equal(der, info.DER) {
 		t.Fatalf("crl.der is not the published CRL (%v)", err)
 	}
-	if err := c.dir.root.Remove(CRLPEMFile); err != nil {
+	if err := c.dir.Root().Remove(CRLPEMFile); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = c.Check()
@@ -133,12 +134,12 @@ func TestPGStoreLifecycle(t *testing.T) {
 func TestPGSerialUnique(t *testing.T) {
 	c, _, url := newPGCA(t)
 	r := &Record{Serial: strings.Repeat("ab", 16), Name: "x", Profile: Client, Status: StatusPending, IssuedAt: time.Now().UTC()}
-	if _, err := c.reserve(r); err != nil {
+	if _, err := c.db.Reserve(r); err != nil {
 		t.Fatal(err)
 	}
 	r2 := *r
 	r2.Name = "y"
-	if _, err := c.reserve(&r2); !errors.Is(err, fs.ErrExist) {
+	if _, err := c.db.Reserve(&r2); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second reserve error = %v; want fs.ErrExist", err)
 	}
 	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_records WHERE serial = $1 AND name = 'x'", r.Serial); got != 1 {
@@ -195,7 +196,7 @@ func TestPGCRLNumberAcrossWriters(t *testing.T) {
 	numbers := make(chan *big.Int, writers*each)
 	var wg sync.WaitGroup
 	for w := range writers {
-		cw, err := Open(c.dir.Path())
+		cw, err := openTest(c.dir.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,8 +247,8 @@ func TestPGCRLNumberAcrossWriters(t *testing.T) {
 // read, and commits first.
 func TestPGSerializationRetried(t *testing.T) {
 	c, _, url := newPGCA(t)
-	s := c.db.(*pgStore)
-	s.beforeCommit = func(ctx context.Context, tx pgx.Tx, attempt int) error {
+	s := c.db.(*pg.Store)
+	s.SetBeforeCommit(func(ctx context.Context, tx pgx.Tx, attempt int) error {
 		if attempt > 0 {
 			return nil
 		}
@@ -268,29 +269,29 @@ func TestPGSerializationRetried(t *testing.T) {
 			_, err := o.Exec(ctx, "UPDATE minica_meta SET value = value WHERE key = 'ca_sha256'")
 			return err
 		})
-	}
-	before, err := c.lastCRLNumber()
+	})
+	before, err := c.db.LastCRLNumber()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := c.nextCRLNumber(time.Unix(0, 0))
+	n, err := c.db.NextCRLNumber(time.Unix(0, 0))
 	if err != nil {
 		t.Fatalf("nextCRLNumber: %v", err)
 	}
-	if s.retries.Load() != 1 {
-		t.Fatalf("%d retries; want 1", s.retries.Load())
+	if s.Retries() != 1 {
+		t.Fatalf("%d retries; want 1", s.Retries())
 	}
 	if want := new(big.Int).Add(before, big.NewInt(1)); n.Cmp(want) != 0 {
 		t.Fatalf("nextCRLNumber = %s; want %s (one reservation, not two)", n, want)
 	}
-	// A conflict on every attempt gives up after pgMaxAttempts, saying so.
-	s.beforeCommit = func(context.Context, pgx.Tx, int) error { return &pgconn.PgError{Code: "40001"} }
-	s.retries.Store(0)
-	_, err = c.nextCRLNumber(time.Now())
-	if err == nil || !strings.Contains(err.Error(), "still failing for serialization after 8 attempts") || s.retries.Load() != pgMaxAttempts {
-		t.Fatalf("nextCRLNumber with endless conflicts: %v after %d retries", err, s.retries.Load())
+	// A conflict on every attempt gives up after pg.MaxAttempts, saying so.
+	s.SetBeforeCommit(func(context.Context, pgx.Tx, int) error { return &pgconn.PgError{Code: "40001"} })
+	retried := s.Retries()
+	_, err = c.db.NextCRLNumber(time.Now())
+	if err == nil || !strings.Contains(err.Error(), "still failing for serialization after 8 attempts") || s.Retries()-retried != pg.MaxAttempts {
+		t.Fatalf("nextCRLNumber with endless conflicts: %v after %d retries", err, s.Retries()-retried)
 	}
-	if after, _ := c.lastCRLNumber(); after.Cmp(n) != 0 {
+	if after, _ := c.db.LastCRLNumber(); after.Cmp(n) != 0 {
 		t.Fatalf("failed reservations moved the CRL number from %s to %s", n, after)
 	}
 }
@@ -301,23 +302,23 @@ func TestPGSerializationRetried(t *testing.T) {
 func TestPGSchemaVersions(t *testing.T) {
 	c, _ := newTestCA(t, InitOptions{})
 	url := pgtest.New(t)
-	_, err := OpenWith(c.dir.Path(), OpenOptions{Store: url})
-	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "has no minica schema: run minica store migrate") {
+	_, err := OpenWith(c.dir.Path(), OpenOptions{Store: url, Engines: testEngines})
+	if !errors.Is(err, pg.ErrSchema) || !strings.Contains(err.Error(), "has no minica schema: run minica store migrate") {
 		t.Fatalf("OpenWith(unmigrated) error = %v", err)
 	}
-	from, to, err := MigrateStore(url)
-	if err != nil || from != 0 || to != PGSchemaVersion {
-		t.Fatalf("MigrateStore = %d, %d, %v; want 0, %d", from, to, err, PGSchemaVersion)
+	from, to, err := pg.Migrate(url)
+	if err != nil || from != 0 || to != pg.SchemaVersion {
+		t.Fatalf("MigrateStore = %d, %d, %v; want 0, %d", from, to, err, pg.SchemaVersion)
 	}
-	if from, to, err = MigrateStore(url); err != nil || from != to || to != PGSchemaVersion {
+	if from, to, err = pg.Migrate(url); err != nil || from != to || to != pg.SchemaVersion {
 		t.Fatalf("second MigrateStore = %d, %d, %v", from, to, err)
 	}
 	pgtest.Exec(t, url, "INSERT INTO minica_schema (version, name) VALUES (99, '0099_future.sql')")
 	want := "schema version 99, newer than this minica knows (1): upgrade minica"
-	if _, _, err := MigrateStore(url); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("MigrateStore(newer) error = %v; want %q", err, want)
+	if _, _, err := pg.Migrate(url); !errors.Is(err, pg.ErrSchema) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("pg.Migrate(newer) error = %v; want %q", err, want)
 	}
-	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: url}); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), want) {
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: url, Engines: testEngines}); !errors.Is(err, pg.ErrSchema) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("OpenWith(newer) error = %v; want %q", err, want)
 	}
 	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_schema"); got != 2 {
@@ -329,11 +330,11 @@ func TestPGSchemaVersions(t *testing.T) {
 func TestPGForeignCA(t *testing.T) {
 	_, _, url := newPGCA(t)
 	other, _ := newTestCA(t, InitOptions{CommonName: "Other"})
-	if _, err := OpenWith(other.dir.Path(), OpenOptions{Store: url}); !errors.Is(err, ErrForeignStore) {
+	if _, err := OpenWith(other.dir.Path(), OpenOptions{Store: url, Engines: testEngines}); !errors.Is(err, ErrForeignStore) {
 		t.Fatalf("OpenWith(another CA) error = %v; want ErrForeignStore", err)
 	}
 	dir := t.TempDir() + "/third"
-	if _, err := Init(dir, InitOptions{CommonName: "Third", Store: url}); !errors.Is(err, ErrForeignStore) {
+	if _, err := Init(dir, InitOptions{CommonName: "Third", Store: url, Engines: testEngines}); !errors.Is(err, ErrForeignStore) {
 		t.Fatalf("Init(--store of another CA) error = %v; want ErrForeignStore", err)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
@@ -349,7 +350,7 @@ func TestPGLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := Open(c.dir.Path())
+	c2, err := openTest(c.dir.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,21 +383,21 @@ func TestPGPasswordSourcesAndTLS(t *testing.T) {
 	}
 	t.Setenv("PGPASSWORD", "")
 	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
-	if _, _, err := MigrateStore(tcp); err == nil || !strings.Contains(err.Error(), "connecting to the store") {
+	if _, _, err := pg.Migrate(tcp); err == nil || !strings.Contains(err.Error(), "connecting to the store") {
 		t.Fatalf("MigrateStore without a password: %v", err)
 	}
 	t.Setenv("PGPASSFILE", passfile)
-	if _, _, err := MigrateStore(tcp); err != nil {
+	if _, _, err := pg.Migrate(tcp); err != nil {
 		t.Fatalf("MigrateStore with PGPASSFILE: %v", err)
 	}
 	t.Setenv("PGPASSFILE", t.TempDir()+"/none")
 	t.Setenv("PGPASSWORD", "pw-of-the-test")
-	db, err := OpenWith(c.dir.Path(), OpenOptions{Store: tcp})
+	db, err := OpenWith(c.dir.Path(), OpenOptions{Store: tcp, Engines: testEngines})
 	if err != nil {
 		t.Fatalf("OpenWith with PGPASSWORD: %v", err)
 	}
 	db.Close()
-	if err := CheckStore(strings.Replace(tcp, "minica@", "minica:pw-of-the-test@", 1)); !errors.Is(err, ErrStorePassword) {
+	if err := CheckStore(strings.Replace(tcp, "minica@", "minica:pw-of-the-test@", 1), testEngines...); !errors.Is(err, pg.ErrPassword) {
 		t.Fatalf("CheckStore(URL with a password) = %v", err)
 	}
 	other := t.TempDir() + "/other.crt"
@@ -405,11 +406,11 @@ func TestPGPasswordSourcesAndTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrongRoot := strings.Replace(tcp, "sslrootcert="+pgtest.RootCert(), "sslrootcert="+other, 1)
-	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: wrongRoot}); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: wrongRoot, Engines: testEngines}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("OpenWith(verify-full against another root) = %v; want a certificate error", err)
 	}
 	noTLS := strings.Replace(tcp, "sslmode=verify-full", "sslmode=disable", 1)
-	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: noTLS}); err == nil || !strings.Contains(err.Error(), "no encryption") {
+	if _, err := OpenWith(c.dir.Path(), OpenOptions{Store: noTLS, Engines: testEngines}); err == nil || !strings.Contains(err.Error(), "no encryption") {
 		t.Fatalf("OpenWith(sslmode=disable) against a TLS-only server = %v", err)
 	}
 }

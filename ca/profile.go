@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"minica/ca/store"
 	"net"
 	"net/url"
 	"strings"
@@ -17,7 +18,7 @@ import (
 )
 
 // Profile is a kind of leaf certificate.
-type Profile string
+type Profile = store.Profile
 
 // The leaf profiles.
 const (

@@ -1,13 +1,10 @@
 package ca
 
 import (
-	"context"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"minica/revoke"
 )
@@ -50,20 +47,14 @@ func (c *CA) ParseReconcileSource(name string, data []byte) (ReconcileSource, er
 // revocation back in the log, so that every CRL lists it again, and is
 // reported. The store's next CRL number is raised above every source's, so
 // that no number is signed twice. The published copy in the CA directory
-// (crl.der, crl.pem) is a source of itself on PostgreSQL; it is read here,
-// before checkCRLFiles makes it the store's CRL again. The caller holds the
+// (crl.der, crl.pem) is a source of itself where the engine keeps its CRL
+// apart from it (PublishedCopies); it is read here, before CheckCRL makes
+// it the store's CRL again. The caller holds the
 // lock.
 func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
-	if c.db != nil {
-		if der, err := c.dir.ReadFile(CRLDERFile); err == nil {
-			if src, err := c.ParseReconcileSource(c.dir.Join(CRLDERFile), der); err == nil {
-				sources = append(sources, src)
-			}
-		}
-		if data, err := c.dir.ReadFile(CRLPEMFile); err == nil {
-			if src, err := c.ParseReconcileSource(c.dir.Join(CRLPEMFile), data); err == nil {
-				sources = append(sources, src)
-			}
+	for _, cp := range c.db.PublishedCopies() {
+		if src, err := c.ParseReconcileSource(cp.Name, cp.Data); err == nil {
+			sources = append(sources, src)
 		}
 	}
 	if len(sources) == 0 {
@@ -75,7 +66,7 @@ func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
 	}
 	latest := make(map[[16]byte]logEvent, len(events))
 	for _, ev := range events {
-		latest[ev.serial] = ev
+		latest[ev.Serial] = ev
 	}
 	storeNumber := big.NewInt(0)
 	if crl, err := c.LoadCRL(); err == nil {
@@ -95,7 +86,7 @@ func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
 			}
 			e.Serial.FillBytes(key[:])
 			ev, known := latest[key]
-			if done[key] || (known && !ev.lifted) || (known && ev.lifted && !newer) {
+			if done[key] || (known && !ev.Lifted) || (known && ev.Lifted && !newer) {
 				continue
 			}
 			done[key] = true
@@ -104,8 +95,8 @@ func (c *CA) reconcile(rep *CheckReport, sources []ReconcileSource) error {
 			}
 		}
 	}
-	if s, ok := c.db.(*pgStore); ok && highest.Sign() > 0 {
-		raised, err := s.raiseCRLNumber(highest)
+	if highest.Sign() > 0 {
+		raised, err := c.db.RaiseCRLNumber(highest)
 		if err != nil {
 			return err
 		}
@@ -146,18 +137,6 @@ func (c *CA) reapply(rep *CheckReport, src ReconcileSource, e revoke.Entry) erro
 	}
 	rep.Repaired = append(rep.Repaired, fmt.Sprintf("restored the revocation of %s (serial %s, %s, %s) from %s: the store had lost it", rec.Name, serial, e.Reason, at.Format(time.RFC3339), src.Name))
 	return nil
-}
-
-// raiseCRLNumber makes the store's last reserved CRL number at least n,
-// reporting whether it was lower.
-func (s *pgStore) raiseCRLNumber(n *big.Int) (bool, error) {
-	var raised bool
-	err := s.write("raising the CRL number", func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE minica_crl SET last_number = $1::numeric WHERE id = 1 AND last_number < $1::numeric AND coalesce(number, 0) < $1::numeric", n.String())
-		raised = err == nil && tag.RowsAffected() == 1
-		return err
-	})
-	return raised, err
 }
 
 // Reconcile re-applies the revocations that sources list and the store

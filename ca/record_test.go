@@ -2,49 +2,11 @@ package ca
 
 import (
 	"bytes"
-	"errors"
+	"minica/ca/store/recordjson"
 	"os"
 	"strings"
 	"testing"
 )
-
-// A record file is a log of the states its certificate reached; the last
-// line that ends in a newline is the current one.
-func TestDecodeRecordTakesLastCompleteLine(t *testing.T) {
-	serial := strings.Repeat("ab", 16)
-	file := "db/ab/" + serial + ".json"
-	line := func(s Status) string {
-		return string(encodeRecord(&Record{Serial: serial, Name: "simon", Profile: Client, Status: s}))
-	}
-	tests := []struct {
-		name string
-		data string
-		want Status // "" for a corrupt record
-	}{
-		{"one line", line(StatusValid), StatusValid},
-		{"pending then valid", line(StatusPending) + line(StatusValid), StatusValid},
-		{"completion cut short", line(StatusPending) + line(StatusValid)[:40], StatusPending},
-		{"three states", line(StatusPending) + line(StatusValid) + line(StatusRevoked), StatusRevoked},
-		{"no newline", strings.TrimSuffix(line(StatusValid), "\n"), ""},
-		{"empty", "", ""},
-		{"last line garbage", line(StatusPending) + "{\"serial\":\n", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := decodeRecord([]byte(tt.data), file)
-			if tt.want == "" {
-				var corrupt *CorruptRecordError
-				if !errors.As(err, &corrupt) || corrupt.Serial != serial {
-					t.Fatalf("decodeRecord() = %v, %v; want a CorruptRecordError for serial %s", r, err, serial)
-				}
-				return
-			}
-			if err != nil || r.Status != tt.want {
-				t.Fatalf("decodeRecord() = %v, %v; want status %s", r, err, tt.want)
-			}
-		})
-	}
-}
 
 // Issuance appends the completed record to the pending one; a completion
 // cut short by a crash leaves the record pending, and Check completes it.
@@ -60,7 +22,7 @@ func TestIssueAppendsCompletedRecord(t *testing.T) {
 		t.Fatalf("record file holds %q; want two lines", data)
 	}
 	for i, want := range []Status{StatusPending, StatusValid} {
-		r, err := decodeRecord(lines[i], file)
+		r, err := recordjson.Decode(lines[i])
 		if err != nil || r.Status != want {
 			t.Fatalf("line %d of the record = %v, %v; want status %s", i+1, r, err, want)
 		}

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -361,25 +360,9 @@ func (c *CA) linkTo(pred, successor *Record) error {
 	return nil
 }
 
-// appendRecord appends r's new state to its record file (see currentLine).
-func (c *CA) appendRecord(r *Record) error {
-	if c.db != nil {
-		return c.db.putRecord(r)
-	}
-	file := recordPath(r.Serial)
-	f, err := c.dir.root.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("opening %q: %w", c.dir.Join(file), err)
-	}
-	_, err = f.Write(encodeRecord(r))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %q: %w", c.dir.Join(file), err)
-	}
-	return nil
-}
+// appendRecord records r's new state (the renewal link) as cheaply as the
+// store can: Check restores it.
+func (c *CA) appendRecord(r *Record) error { return c.db.UpdateRecord(r) }
 
 // Renewable returns the record that renewing the target renews: for a
 // serial or a file its one record; for a name the newest valid

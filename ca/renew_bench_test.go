@@ -3,6 +3,7 @@ package ca
 import (
 	"context"
 	"fmt"
+	"minica/ca/store"
 	"path"
 	"slices"
 	"testing"
@@ -65,18 +66,18 @@ func fillIssuedRecords(tb testing.TB, c *CA, n int) {
 		serial := fmt.Sprintf("%032x", uint64(i)*0x9e3779b97f4a7c15+1)
 		name := fmt.Sprintf("r%d", i+1)
 		r := &Record{Serial: serial, Name: name, Profile: Client, Status: StatusPending, HasKey: true, IssuedAt: now}
-		data := encodeRecord(r)
+		data := store.EncodeRecord(r)
 		r.Status = StatusValid
 		r.Subject = "emailAddress=" + name + "@example.com,CN=" + name
 		r.SANs = []string{"email:" + name + "@example.com"}
 		r.NotBefore, r.NotAfter = now.Add(-5*time.Minute), now.Add(10*24*time.Hour-5*time.Minute)
 		r.Fingerprint = fmt.Sprintf("%064x", i)
-		data = append(data, encodeRecord(r)...)
+		data = append(data, store.EncodeRecord(r)...)
 		file := recordPath(serial)
 		if err := c.dir.MkdirAll(path.Dir(file)); err != nil {
 			tb.Fatal(err)
 		}
-		if err := c.dir.root.WriteFile(file, data, 0o644); err != nil {
+		if err := c.dir.Root().WriteFile(file, data, 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}

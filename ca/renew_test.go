@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"minica/ca/store"
+	"minica/ca/store/recordjson"
 	"minica/revoke"
 )
 
@@ -242,11 +244,11 @@ func TestRenewRSAServerCSRKeyUsage(t *testing.T) {
 func TestRecordWithoutLinksParses(t *testing.T) {
 	// A record written before renewal existed.
 	line := `{"serial":"0123456789abcdef0123456789abcdef","name":"old","profile":"client","status":"valid","has_key":true,"issued_at":"2026-01-01T00:00:00Z"}` + "\n"
-	r, err := decodeRecord([]byte(line), "db/01/0123456789abcdef0123456789abcdef.json")
+	r, err := recordjson.Decode([]byte(line))
 	if err != nil || r.RenewalOf != "" || r.RenewedBy != "" {
-		t.Fatalf("decodeRecord = %+v, %v", r, err)
+		t.Fatalf("DecodeRecord = %+v, %v", r, err)
 	}
-	if s := string(encodeRecord(r)); strings.Contains(s, "renew") {
+	if s := string(store.EncodeRecord(r)); strings.Contains(s, "renew") {
 		t.Errorf("a record without links encodes them: %s", s)
 	}
 }

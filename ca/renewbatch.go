@@ -6,9 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
-	"path"
 	"runtime"
 	"sync"
 	"time"
@@ -57,7 +55,7 @@ func (e *RenewalRefusal) Unwrap() error { return e.Err }
 func (c *CA) PlanRenewals(within time.Duration, opts RenewOptions) (*RenewalPlan, error) {
 	now := c.Now().UTC()
 	parts, err := c.scanShards(func(p *planPart, rec *Record) {
-		if rec.RenewalOf != "" && (rec.Status == StatusPending || rec.issued()) {
+		if rec.RenewalOf != "" && (rec.Status == StatusPending || rec.Issued()) {
 			if pred, ok := serialKey(rec.RenewalOf); ok {
 				succ, _ := serialKey(rec.Serial)
 				p.successors = append(p.successors, [2][16]byte{pred, succ})
@@ -122,34 +120,18 @@ type planPart struct {
 	err        error
 }
 
-// scanShards reads every record as Records does, one shard directory per
-// goroutine on up to four CPUs, so that planning a large batch takes a
-// fraction of a second per 10^5 records; each record goes to add with its
-// shard's part. Parts come back in shard order, each in serial order. A
-// record that does not decode fails the scan (run minica check).
+// scanShards reads every record as Records does, one part of the
+// database (a shard directory of the file store) per goroutine on up to
+// four CPUs, so that planning a large batch takes a fraction of a second
+// per 10^5 records; each record goes to add with its part's planPart.
+// Parts come back in order, each in serial order. A record that does not
+// decode fails the scan (run minica check).
 func (c *CA) scanShards(add func(*planPart, *Record)) ([]*planPart, error) {
-	if c.db != nil {
-		p := &planPart{}
-		for rec, err := range c.db.records() {
-			if err != nil {
-				return nil, err
-			}
-			p.records++
-			add(p, rec)
-		}
-		return []*planPart{p}, nil
-	}
-	shards, err := fs.ReadDir(c.dir.root.FS(), "db")
+	seqs, err := c.db.RecordParts()
 	if err != nil {
-		return nil, fmt.Errorf("listing %q: %w", c.dir.Join("db"), err)
+		return nil, err
 	}
-	var dirs []string
-	for _, shard := range shards {
-		if shard.IsDir() && !isTemp(shard.Name()) && shard.Name() != path.Base(nameIndexDir) {
-			dirs = append(dirs, path.Join("db", shard.Name()))
-		}
-	}
-	parts := make([]*planPart, len(dirs))
+	parts := make([]*planPart, len(seqs))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), 4) {
@@ -157,19 +139,18 @@ func (c *CA) scanShards(add func(*planPart, *Record)) ([]*planPart, error) {
 			for i := range next {
 				p := &planPart{}
 				parts[i] = p
-				c.shardRecords(dirs[i], func(rec *Record, err error) bool {
+				for rec, err := range seqs[i] {
 					if err != nil {
 						p.err = err
-						return false
+						break
 					}
 					p.records++
 					add(p, rec)
-					return true
-				})
+				}
 			}
 		})
 	}
-	for i := range dirs {
+	for i := range seqs {
 		next <- i
 	}
 	close(next)
@@ -218,7 +199,7 @@ func (c *CA) resumeRenewal(serial string) (*Record, error) {
 	} else if err := c.checkCurrentOf(&CheckReport{}, rec.Name); err != nil {
 		return nil, err
 	}
-	if !rec.issued() {
+	if !rec.Issued() {
 		return nil, nil
 	}
 	if _, err := c.LinkRenewal(rec); err != nil {

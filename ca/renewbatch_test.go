@@ -130,7 +130,7 @@ func TestRenewBatchStops(t *testing.T) {
 		t.Fatalf("plan: %v, %v", plan, err)
 	}
 	last, _ := c.recordHex(plan.Due[2])
-	if err := c.dir.root.Remove(last.CertPath()); err != nil {
+	if err := c.dir.Root().Remove(last.CertPath()); err != nil {
 		t.Fatal(err)
 	}
 	var linked []string

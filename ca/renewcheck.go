@@ -19,7 +19,7 @@ type successorRef struct {
 
 // add notes rec when it is an issued successor.
 func (l renewalLinks) add(rec *Record) {
-	if rec.RenewalOf == "" || !rec.issued() {
+	if rec.RenewalOf == "" || !rec.Issued() {
 		return
 	}
 	if s, ok := l[rec.RenewalOf]; ok && s.issuedAt.After(rec.IssuedAt) {

@@ -115,7 +115,7 @@ func (b *ReportBuilder) Add(rec *Record) {
 		}
 	}
 	since := r.At.Add(-ReportRecent)
-	if rec.RenewalOf != "" && rec.issued() && !rec.IssuedAt.Before(since) && !rec.IssuedAt.After(r.At) {
+	if rec.RenewalOf != "" && rec.Issued() && !rec.IssuedAt.Before(since) && !rec.IssuedAt.After(r.At) {
 		r.RenewalCount++
 		b.renewals.add(entry())
 	}

@@ -163,15 +163,12 @@ func readCertFile(file string) (*x509.Certificate, error) {
 	return certs[0], nil
 }
 
-// issued reports whether a record became a certificate.
-func (r *Record) issued() bool { return r.Status != StatusPending && r.Status != StatusVoid }
-
 // Newest returns the newest record the target names that became a
 // certificate (whatever its status now), or an *UnusableError with a nil
 // Record when there is none.
 func (t *Target) Newest() (*Record, error) {
 	for i := len(t.Records) - 1; i >= 0; i-- {
-		if t.Records[i].issued() {
+		if t.Records[i].Issued() {
 			return t.Records[i], nil
 		}
 	}

@@ -1,150 +1,30 @@
 package ca
 
 import (
-	"bufio"
-	"bytes"
-	"cmp"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"math"
-	"os"
+	"minica/ca/store"
 	"slices"
 	"time"
 )
 
-// revlogFile is the revocation log: one JSON line per revocation event,
-// appended and synced before the record changes. The CRL is built from it
-// alone, so publishing costs in proportion to the revocations, not to the
-// size of the database.
-const revlogFile = "db/revoked.log"
-
 // ErrCorruptRevocationLog is returned when a line of the revocation log does
 // not decode; Check repairs what interrupted appends leave.
-var ErrCorruptRevocationLog = errors.New("corrupt revocation log")
+var ErrCorruptRevocationLog = store.ErrCorruptRevocationLog
 
-// revEvent is one line of the revocation log. Lifted marks the end of a
-// certificateHold (removeFromCRL); the latest line of a serial wins.
-type revEvent struct {
-	Serial    string    `json:"serial"`
-	RevokedAt time.Time `json:"revoked_at,omitzero"`
-	Reason    string    `json:"reason,omitempty"`
-	NotAfter  time.Time `json:"not_after,omitzero"`
-	Lifted    bool      `json:"lifted,omitempty"`
-}
+type (
+	revEvent = store.RevEvent
+	logEvent = store.LogEvent
+)
 
-func eventOf(r *Record) revEvent {
-	if r.Status != StatusRevoked {
-		return revEvent{Serial: r.Serial, Lifted: true}
-	}
-	return revEvent{Serial: r.Serial, RevokedAt: r.RevokedAt, Reason: r.Reason, NotAfter: r.NotAfter}
-}
+func eventOf(r *Record) revEvent { return store.EventOf(r) }
 
-// appendRevEvent appends one event to the log and syncs it. The append
-// lands whole or not at all: when a write or sync fails (a full disk, say)
-// the log is cut back to where it ended, so that the next append does not
-// run on from half a line. An unfinished last line left by a crash, which
-// no one was told had landed, is cut off first.
-func (c *CA) appendRevEvent(ev revEvent) error {
-	if c.db != nil {
-		return c.db.appendRevEvent(ev)
-	}
-	return c.appendRevEvents(ev)
-}
-
-// appendRevEvents appends events to the file store's log as
-// appendRevEvent does one: one write and one sync for all of them.
-func (c *CA) appendRevEvents(events ...revEvent) error {
-	var line []byte
-	for _, ev := range events {
-		b, _ := json.Marshal(ev) // a revEvent always marshals
-		line = append(append(line, b...), '\n')
-	}
-	f, err := c.dir.root.OpenFile(revlogFile, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
-	}
-	defer f.Close()
-	var lf logFile = f
-	if c.wrapLog != nil {
-		lf = c.wrapLog(lf)
-	}
-	if err := appendLine(lf, line, func() error { return c.dir.SyncDir("db") }); err != nil {
-		return fmt.Errorf("appending to revocation log %q: %w", c.dir.Join(revlogFile), err)
-	}
-	return nil
-}
-
-// logFile is what appendLine needs of the revocation log; *os.File has it.
-type logFile interface {
-	io.ReaderAt
-	io.WriterAt
-	Stat() (fs.FileInfo, error)
-	Truncate(size int64) error
-	Sync() error
-}
-
-// appendLine writes line after the last newline of f, syncs it and calls
-// synced (which syncs the directory). On any failure it truncates f back to
-// that newline, so that f holds only the whole lines it held before.
-func appendLine(f logFile, line []byte, synced func() error) error {
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	end, err := wholeLinesEnd(f, info.Size())
-	if err != nil {
-		return err
-	}
-	if end != info.Size() {
-		if err := f.Truncate(end); err != nil {
-			return fmt.Errorf("cutting off an unfinished last line: %w", err)
-		}
-	}
-	_, err = f.WriteAt(line, end)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = synced()
-	}
-	if err == nil {
-		return nil
-	}
-	if terr := f.Truncate(end); terr != nil {
-		return fmt.Errorf("%w; cutting the partial line off failed too (%v), minica check removes it", err, terr)
-	}
-	if serr := f.Sync(); serr != nil {
-		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v)", err, serr)
-	}
-	return err
-}
-
-// wholeLinesEnd returns the offset just after the last newline among the
-// first size bytes of f (0 if there is none).
-func wholeLinesEnd(f io.ReaderAt, size int64) (int64, error) {
-	var buf [512]byte
-	for end := size; end > 0; {
-		start := max(end-int64(len(buf)), 0)
-		chunk := buf[:end-start]
-		if _, err := f.ReadAt(chunk, start); err != nil {
-			return 0, fmt.Errorf("reading the end of the log: %w", err)
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
-		}
-		end = start
-	}
-	return 0, nil
-}
+// appendRevEvent appends one event to the revocation log, durably.
+func (c *CA) appendRevEvent(ev revEvent) error { return c.db.AppendRevocations(ev) }
 
 // revokedState returns the latest event of every serial that the log
 // holds revoked now, in serial order.
 func (c *CA) revokedState() ([]logEvent, error) {
 	events, err := c.latestLogEvents()
-	return slices.DeleteFunc(events, func(ev logEvent) bool { return ev.lifted }), err
+	return slices.DeleteFunc(events, func(ev logEvent) bool { return ev.Lifted }), err
 }
 
 // latestRevEvents returns the latest event of every serial, in serial
@@ -156,202 +36,14 @@ func (c *CA) latestRevEvents() ([]revEvent, error) {
 	}
 	out := make([]revEvent, len(events))
 	for i := range events {
-		out[i] = events[i].revEvent()
+		out[i] = events[i].RevEvent()
 	}
 	return out, nil
 }
 
-// latestLogEvents reads the log and returns the latest event of every
-// serial, in serial order. A last line without its newline is what an
-// interrupted append leaves: it is ignored (Check removes it).
-func (c *CA) latestLogEvents() ([]logEvent, error) {
-	if c.db != nil {
-		return c.db.latestLogEvents()
-	}
-	f, err := c.dir.Open(revlogFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
-	}
-	defer f.Close()
-	var events []logEvent
-	if info, err := f.Stat(); err == nil {
-		// Lines are about 130 bytes: allocate once for the usual log.
-		events = make([]logEvent, 0, info.Size()/128+1)
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	for n := 1; ; n++ {
-		line, err := r.ReadSlice('\n')
-		if err == io.EOF {
-			break
-		}
-		if err == bufio.ErrBufferFull {
-			return nil, fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading revocation log %q: %w", c.dir.Join(revlogFile), err)
-		}
-		ev, err := parseLogEvent(line)
-		if errors.Is(err, errBadEvent) || n > math.MaxUint32 {
-			return nil, fmt.Errorf("%w %q: line %d", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w %q: line %d: %w", ErrCorruptRevocationLog, c.dir.Join(revlogFile), n, err)
-		}
-		ev.line = uint32(n)
-		events = append(events, ev)
-	}
-	// Latest event per serial: equal serials sort in log order.
-	slices.SortFunc(events, func(a, b logEvent) int {
-		if c := bytes.Compare(a.serial[:], b.serial[:]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.line, b.line)
-	})
-	out := events[:0]
-	for i, ev := range events {
-		if i+1 == len(events) || events[i+1].serial != ev.serial {
-			out = append(out, ev)
-		}
-	}
-	return out, nil
-}
+// latestLogEvents returns the latest event of every serial, in serial
+// order.
+func (c *CA) latestLogEvents() ([]logEvent, error) { return c.db.LatestRevocations() }
 
-// eventStart begins every line appendRevEvent writes, and nothing inside one.
-var eventStart = []byte(`{"serial":"`)
-
-// repairRevlog removes from the revocation log what interrupted appends
-// left, reporting each repair in rep. The rule: an append is acknowledged
-// only once its whole line, newline included, is synced, and only then is
-// the record changed. So
-//
-//   - bytes after the last newline were never acknowledged: they go;
-//   - in a line that ends in a whole entry, whatever precedes that entry's
-//     start is the beginning of earlier appends that never reached their
-//     newline (before appends were cut back on failure, the next one ran
-//     on after them): it goes, the entry stays;
-//   - an empty line holds nothing: it goes;
-//   - any other undecodable line that names the serial of a record is
-//     replaced, at the end of the log, by the state of that record, which
-//     was written after every acknowledged append of that serial;
-//   - a line naming no record is reported, and kept.
-func (c *CA) repairRevlog(rep *CheckReport) error {
-	if c.db != nil {
-		return nil // appends are transactions: nothing half-written
-	}
-	f, err := c.dir.Open(revlogFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("opening revocation log %q: %w", c.dir.Join(revlogFile), err)
-	}
-	defer f.Close()
-	fixes := map[int][]byte{} // line number: what replaces it (nil: nothing)
-	var relog []*Record
-	tail := false
-	err = eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
-		if last {
-			tail = true
-			rep.Repaired = append(rep.Repaired, "dropped the unfinished last line of the revocation log")
-			return nil
-		}
-		if _, err := parseLogEvent(line); err == nil {
-			return nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			fixes[n] = nil
-			rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the empty line %d of the revocation log", n))
-			return nil
-		}
-		i := bytes.LastIndex(line, eventStart)
-		if i > 0 {
-			if _, err := parseLogEvent(line[i:]); err == nil {
-				fixes[n] = slices.Clone(line[i:])
-				rep.Repaired = append(rep.Repaired, fmt.Sprintf("dropped the unfinished start of an entry (an interrupted append) from line %d of the revocation log", n))
-				return nil
-			}
-		}
-		if rec := c.recordNamedBy(line, i); rec != nil {
-			fixes[n] = nil
-			relog = append(relog, rec)
-			rep.Repaired = append(rep.Repaired, fmt.Sprintf("replaced the damaged line %d of the revocation log with the state of the record of %s (serial %s)", n, rec.Name, rec.Serial))
-			return nil
-		}
-		rep.Problems = append(rep.Problems, fmt.Sprintf("line %d of the revocation log %q is damaged and names no certificate of this CA: correct or remove it by hand", n, c.dir.Join(revlogFile)))
-		return nil
-	})
-	if errors.Is(err, ErrCorruptRevocationLog) {
-		rep.Problems = append(rep.Problems, err.Error())
-		return nil
-	}
-	if err != nil || (len(fixes) == 0 && !tail) {
-		return err
-	}
-	return c.dir.WriteAtomicFrom(revlogFile, 0o644, func(w io.Writer) error {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		bw := bufio.NewWriterSize(w, 64<<10)
-		err := eachLogLine(f, c.dir.Join(revlogFile), func(n int, line []byte, last bool) error {
-			if fix, ok := fixes[n]; ok {
-				line = fix
-			}
-			if last {
-				line = nil
-			}
-			_, err := bw.Write(line)
-			return err
-		})
-		for _, rec := range relog {
-			line, _ := json.Marshal(eventOf(rec))
-			bw.Write(append(line, '\n'))
-		}
-		if err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-}
-
-// eachLogLine calls fn with every line of r, numbered from 1, newline
-// included; last marks bytes after the last newline. name is for messages.
-func eachLogLine(r io.Reader, name string, fn func(n int, line []byte, last bool) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		switch {
-		case err == io.EOF:
-			if len(line) > 0 {
-				return fn(n, line, true)
-			}
-			return nil
-		case err == bufio.ErrBufferFull:
-			return fmt.Errorf("%w %q: line %d is too long", ErrCorruptRevocationLog, name, n)
-		case err != nil:
-			return fmt.Errorf("reading revocation log %q: %w", name, err)
-		}
-		if err := fn(n, line, false); err != nil {
-			return err
-		}
-	}
-}
-
-// recordNamedBy returns the record of the serial that starts at line[i:]
-// after eventStart, or nil.
-func (c *CA) recordNamedBy(line []byte, i int) *Record {
-	if i < 0 || len(line[i+len(eventStart):]) < 32 {
-		return nil
-	}
-	serial, err := ParseSerial(string(line[i+len(eventStart):][:32]))
-	if err != nil {
-		return nil
-	}
-	rec, err := c.Record(serial)
-	if err != nil || rec.Serial != string(line[i+len(eventStart):][:32]) {
-		return nil
-	}
-	return rec
-}
+// unixTime is the inverse of Time.Unix, in UTC.
+func unixTime(sec int64) time.Time { return store.UnixTime(sec) }

@@ -179,21 +179,4 @@ func (c *CA) logAndPut(rec *Record) error {
 // PostgreSQL), so that a crash keeps all of them or none (but for a power
 // loss within the append, after which Check completes what a line lacks,
 // see completeLines).
-func (c *CA) logAndPutAll(recs []*Record) error {
-	if c.db != nil {
-		return c.db.revokeRecords(recs)
-	}
-	events := make([]revEvent, len(recs))
-	for i, r := range recs {
-		events[i] = eventOf(r)
-	}
-	if err := c.appendRevEvents(events...); err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := c.putRecord(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (c *CA) logAndPutAll(recs []*Record) error { return c.db.RevokeRecords(recs) }

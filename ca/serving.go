@@ -1,16 +1,12 @@
 package ca
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"minica/ca/store"
+	"minica/internal/flock"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // A running `minica serve` keeps its store open for as long as it runs
@@ -23,7 +19,7 @@ import (
 //   - in the CA directory: serve.lock, held with a shared flock(2) by
 //     every serve of the directory, whatever its store; a switch takes it
 //     exclusive;
-//   - in a PostgreSQL store: the advisory lock (PGLockClass, PGLockServe),
+//   - in a PostgreSQL store: the advisory lock (pg.LockClass, pg.LockServe),
 //     held shared on a connection of its own by every serve replica of the
 //     store, on any host; a switch away from the store takes it exclusive.
 //
@@ -32,43 +28,17 @@ import (
 // serveLockFile is the CA directory's registration of its serves.
 const serveLockFile = "serve.lock"
 
-// PGLockServe is the advisory lock key (of class PGLockClass) that every
-// serve of a PostgreSQL store holds shared while it runs.
-const PGLockServe int32 = 4
-
 // ErrServeRunning is matched by *ServeRunningError.
-var ErrServeRunning = errors.New("a minica serve of this CA is running")
+var ErrServeRunning = store.ErrServeRunning
 
 // ErrStoreSwitched is returned by HoldServing when the CA's store is being
 // switched, or was switched after the handle was opened: a serve started
 // then would serve the old store.
-var ErrStoreSwitched = errors.New("the CA's store is being switched or was switched")
+var ErrStoreSwitched = store.ErrStoreSwitched
 
 // ServeRunningError is returned by MoveStore while a serve of the CA runs;
 // it says where it is registered. It matches ErrServeRunning.
-type ServeRunningError struct {
-	Where string // the CA directory "...", or the store "..."
-	PIDs  []int  // of the serves, when the store knows them
-}
-
-func (e *ServeRunningError) Error() string {
-	s := fmt.Sprintf("%v (on %s", ErrServeRunning, e.Where)
-	switch len(e.PIDs) {
-	case 0:
-	case 1:
-		s += fmt.Sprintf(", pid %d", e.PIDs[0])
-	default:
-		pids := make([]string, len(e.PIDs))
-		for i, p := range e.PIDs {
-			pids[i] = strconv.Itoa(p)
-		}
-		s += ", pids " + strings.Join(pids, ", ")
-	}
-	return s + ")"
-}
-
-// Unwrap makes errors.Is(err, ErrServeRunning) true.
-func (e *ServeRunningError) Unwrap() error { return ErrServeRunning }
+type ServeRunningError = store.ServeRunningError
 
 // HoldServing registers the handle as a running serve of the CA, in its
 // directory and, on PostgreSQL, in its store, until Close; while it holds,
@@ -78,12 +48,12 @@ func (e *ServeRunningError) Unwrap() error { return ErrServeRunning }
 // session that ended): serve calls it at every round.
 func (c *CA) HoldServing() error {
 	if c.serving == nil {
-		f, err := c.dir.root.OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := c.dir.Root().OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return fmt.Errorf("opening %q: %w", c.dir.Join(serveLockFile), err)
 		}
-		err = tryLockShared(f)
-		if errors.Is(err, errWouldBlock) {
+		err = flock.TryLockShared(f)
+		if errors.Is(err, flock.ErrWouldBlock) {
 			err = fmt.Errorf("%w: minica store copy --use holds %q", ErrStoreSwitched, c.dir.Join(serveLockFile))
 		}
 		if err == nil {
@@ -95,15 +65,13 @@ func (c *CA) HoldServing() error {
 		}
 		c.serving = f
 	}
-	if s, ok := c.db.(*pgStore); ok {
-		retaken, err := s.holdServing()
-		if err != nil {
-			return err
-		}
-		if retaken {
-			// A switch may have run while the session was gone.
-			return c.sameSettingsStore()
-		}
+	retaken, err := c.db.HoldServing()
+	if err != nil {
+		return err
+	}
+	if retaken {
+		// A switch may have run while the session was gone.
+		return c.sameSettingsStore()
 	}
 	return nil
 }
@@ -136,7 +104,7 @@ func storeName(s string) string {
 // releaseServing ends the handle's registration in its directory.
 func (c *CA) releaseServing() {
 	if c.serving != nil {
-		unlockFile(c.serving)
+		flock.Unlock(c.serving)
 		c.serving.Close()
 		c.serving = nil
 	}
@@ -164,128 +132,28 @@ func (c *CA) MoveStore(to string) (*CopyResult, error) {
 }
 
 // excludeServing takes what every serve holds shared exclusively, without
-// waiting: the directory's serve.lock and, on PostgreSQL, PGLockServe.
+// waiting: the directory's serve.lock and what the store has of its own
+// (on PostgreSQL, pg.LockServe).
 func (c *CA) excludeServing() (release func(), err error) {
-	f, err := c.dir.root.OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := c.dir.Root().OpenFile(serveLockFile, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening %q: %w", c.dir.Join(serveLockFile), err)
 	}
-	if err := tryLock(f); err != nil {
+	if err := flock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, errWouldBlock) {
+		if errors.Is(err, flock.ErrWouldBlock) {
 			return nil, &ServeRunningError{Where: fmt.Sprintf("the CA directory %q", c.dir.Path())}
 		}
 		return nil, fmt.Errorf("locking %q: %w", c.dir.Join(serveLockFile), err)
 	}
-	release = func() {
-		unlockFile(f)
+	unlock := func() {
+		flock.Unlock(f)
 		f.Close()
 	}
-	if s, ok := c.db.(*pgStore); ok {
-		end, err := s.excludeServing()
-		if err != nil {
-			release()
-			return nil, err
-		}
-		return func() { end(); release() }, nil
-	}
-	return release, nil
-}
-
-// pgServing is a serve's registration in a PostgreSQL store: PGLockServe
-// held shared on a connection of its own.
-type pgServing struct {
-	mu   sync.Mutex
-	conn *pgx.Conn
-}
-
-// holdServing takes the registration, or takes it back when its session
-// ended (retaken).
-func (s *pgStore) holdServing() (retaken bool, err error) {
-	l := &s.serving
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-	defer cancel()
-	if l.conn != nil {
-		if l.conn.Ping(ctx) == nil {
-			return false, nil // a session alive holds its session-level lock
-		}
-		l.closeLocked()
-		retaken = true
-	}
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	end, err := c.db.ExcludeServing()
 	if err != nil {
-		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
+		unlock()
+		return nil, err
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
-		conn.Close(ctx)
-		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
-	}
-	if !ok {
-		conn.Close(ctx)
-		return retaken, fmt.Errorf("%w: minica store copy --use is moving the database away from %q", ErrStoreSwitched, s.url)
-	}
-	l.conn = conn
-	return retaken, nil
-}
-
-func (s *pgStore) releaseServing() {
-	s.serving.mu.Lock()
-	defer s.serving.mu.Unlock()
-	s.serving.closeLocked()
-}
-
-// closeLocked ends the registration's session, which releases the lock.
-func (l *pgServing) closeLocked() {
-	if l.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		l.conn.Close(ctx)
-		cancel()
-		l.conn = nil
-	}
-}
-
-// excludeServing takes PGLockServe exclusive on a connection of its own,
-// or fails with a ServeRunningError naming the pids of the serves that
-// hold it (from their application_name, minica/PID).
-func (s *pgStore) excludeServing() (release func(), err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), pgOpTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
-	if err != nil {
-		return nil, fmt.Errorf("looking for serves of the store %q: %w", s.url, err)
-	}
-	closeConn := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		conn.Close(ctx)
-		cancel()
-	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", PGLockClass, PGLockServe).Scan(&ok); err != nil {
-		closeConn()
-		return nil, fmt.Errorf("looking for serves of the store %q: %w", s.url, err)
-	}
-	if ok {
-		return closeConn, nil
-	}
-	rows, err := conn.Query(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
-		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, uint32(PGLockClass), uint32(PGLockServe))
-	var pids []int
-	if err == nil {
-		for rows.Next() {
-			var app string
-			if rows.Scan(&app) == nil {
-				if pid, err := strconv.Atoi(strings.TrimPrefix(app, "minica/")); err == nil {
-					pids = append(pids, pid)
-				}
-			}
-		}
-		rows.Close()
-	}
-	closeConn()
-	slices.Sort(pids)
-	return nil, &ServeRunningError{Where: fmt.Sprintf("the store %q", s.url), PIDs: slices.Compact(pids)}
+	return func() { end(); unlock() }, nil
 }

@@ -30,7 +30,8 @@ type Settings struct {
 	// Role is the CA's place in a hierarchy; "" for a CA of its own.
 	Role Role `json:"role,omitempty"`
 	// Store is the issuance database: "" for the CA directory's files,
-	// or a postgres:// URL without a password (see CheckStore).
+	// or the URL of an engine's store, such as a postgres:// URL without
+	// a password (see CheckStore).
 	Store string `json:"store,omitempty"`
 }
 

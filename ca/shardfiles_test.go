@@ -1,6 +1,7 @@
 package ca
 
 import (
+	"minica/ca/store"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ func TestRecordsReadShardFiles(t *testing.T) {
 		t.Fatalf("Records yielded %d; want 1", n)
 	}
 	outside := filepath.Join(t.TempDir(), "outside.json")
-	if err := os.WriteFile(outside, encodeRecord(is.Record), 0o644); err != nil {
+	if err := os.WriteFile(outside, store.EncodeRecord(is.Record), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	link := c.dir.Join("db/" + is.Record.Serial[:2] + "/00000000000000000000000000000001.json")

@@ -3,8 +3,8 @@
 # the tests need (when run as root and they are missing), checks gofmt, go
 # vet, a build and vet for every release target, and staticcheck (pinned in
 # go.mod), then runs every test with the race detector, including the
-# interop checks against real peers, and the proxy's tests a second time
-# with its standard forwarding alone.
+# interop checks against real peers, and the tests of each fast twin a
+# second time on its standard path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,6 +93,14 @@ go vet -tags interop,stdocsp ./serve/...
 go tool staticcheck -tags interop,stdocsp ./serve/...
 go test -race -count=1 -timeout 30m -tags interop,stdocsp ./serve/...
 go test -race -count=1 -timeout 30m -tags interop,stdocsp -run 'ListenOCSP|ServeProcessOCSP|TestScripts/serve_listen_ocsp' ./cmd/minica
+
+# The standard path of the record decoder (encoding/json for every record
+# line, the build tag stdrecordjson): the tests of the CA and its storage
+# engines, which read records, again on that path.
+echo "test.sh: go test -race -tags interop,stdrecordjson (records through encoding/json)"
+go vet -tags interop,stdrecordjson ./ca/...
+go tool staticcheck -tags interop,stdrecordjson ./ca/...
+go test -race -count=1 -timeout 30m -tags interop,stdrecordjson ./ca/...
 
 # The proxy's tests again with the standard forwarding alone: the direct
 # way (proxy/internal/h1direct) is a twin of httputil.ReverseProxy, and

@@ -446,7 +446,7 @@ func (s *Server) loadNewer() {
 	replace := false
 	if err == nil {
 		replace, err = s.mayReplace(pub, cur)
-		if errors.Is(err, revoke.ErrLowerNumber) && s.cfg.CA.Store() != ca.StoreFile {
+		if errors.Is(err, revoke.ErrLowerNumber) && s.cfg.CA.StoreCRLApart() {
 			// A database restored from a backup, as a rule (a crl.der
 			// replayed on the file store is not its database).
 			s.storeBehind = true

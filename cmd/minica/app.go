@@ -166,7 +166,7 @@ func openCA(c *cli.Context, e *env) (*ca.CA, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, fmt.Errorf("resolving the CA directory: %w", err)
 	}
-	authority, err := ca.OpenWith(dir, ca.OpenOptions{Store: c.String("store")})
+	authority, err := ca.OpenWith(dir, ca.OpenOptions{Store: c.String("store"), Engines: storeEngines()})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func complete(app *cli.App, tokens []string, w io.Writer) bool {
 	if positionals(app, cmd, tokens) > 0 {
 		return true
 	}
-	authority, err := ca.Open(completionDir(tokens))
+	authority, err := ca.OpenWith(completionDir(tokens), ca.OpenOptions{Engines: storeEngines()})
 	if err != nil {
 		return true
 	}

@@ -91,7 +91,7 @@ func runInit(c *cli.Context, e *env) error {
 		}
 	}
 	opts.Now = e.now
-	if c.Bool("intermediate") && ca.IsPostgresStore(c.String("store")) {
+	if c.Bool("intermediate") && storeEngine(c.String("store")) != nil {
 		return withHint(errors.New("an intermediate CA starts with its database in files"),
 			"init it without --store (and MINICA_STORE), then move the database with 'minica store copy --to URL --use'")
 	}
@@ -102,7 +102,7 @@ func runInit(c *cli.Context, e *env) error {
 	// at once; Init publishes it before the CA certificate, so that a failed
 	// init leaves no CA without one.
 	opts.FirstCRL = true
-	opts.Store = c.String("store")
+	opts.Store, opts.Engines = c.String("store"), storeEngines()
 	authority, err := ca.Init(dir, opts)
 	if errors.Is(err, ca.ErrKeyNotFound) {
 		return withHint(err, "check object= and id= in the key URI (p11tool --list-privkeys or pkcs11-tool --list-objects shows the keys), or leave out --existing-key to make a new key")

@@ -156,7 +156,7 @@ func openRootCA(dir string, e *env) (*ca.CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving the root CA directory: %w", err)
 	}
-	root, err := ca.Open(abs)
+	root, err := ca.OpenWith(abs, ca.OpenOptions{Engines: storeEngines()})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"minica/ca"
+	"minica/ca/store/pg"
 	"minica/internal/pgtest"
 )
 
@@ -116,7 +116,7 @@ func TestPGStoreLockLostDuringBatch(t *testing.T) {
 			defer conn.Close(ctx)
 			var ok bool
 			if err := conn.QueryRow(ctx, `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks
-				WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2`, uint32(ca.PGLockClass), uint32(ca.PGLockCA)).Scan(&ok); err != nil || !ok {
+				WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2`, uint32(pg.LockClass), uint32(pg.LockCA)).Scan(&ok); err != nil || !ok {
 				t.Fatalf("terminating the lock's session: %v, %v", ok, err)
 			}
 		}},

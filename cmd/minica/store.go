@@ -9,7 +9,24 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/ca/store/pg"
 )
+
+// storeEngines are the engines of the stores a CA may keep its database
+// in beside its directory's files: the one place that chooses them, and
+// so the one that links PostgreSQL's driver.
+func storeEngines() []ca.Engine { return []ca.Engine{pg.Engine{}} }
+
+// storeEngine returns the engine of storeEngines that takes the store
+// name, or nil for the CA directory's files.
+func storeEngine(name string) ca.Engine {
+	for _, e := range storeEngines() {
+		if e.Handles(name) {
+			return e
+		}
+	}
+	return nil
+}
 
 // storeFlag is the global --store: which database holds the CA's records.
 func storeFlag() cli.Flag {
@@ -59,14 +76,15 @@ func runStoreMigrate(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	if err := ca.CheckStore(store); err != nil {
+	if err := ca.CheckStore(store, storeEngines()...); err != nil {
 		return err
 	}
-	if !ca.IsPostgresStore(store) {
+	engine := storeEngine(store)
+	if engine == nil {
 		return withHint(errors.New("the CA keeps its database in its directory's files: there is no schema to migrate"),
 			"pass --store postgres://... (or set MINICA_STORE) to migrate a PostgreSQL store")
 	}
-	from, to, err := ca.MigrateStore(store)
+	from, to, err := engine.Migrate(store)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func mustEnv(t *testing.T, env []string, args ...string) string {
 // number as the CA reads them from its store.
 func crlEntries(t *testing.T, dir, store string) string {
 	t.Helper()
-	c, err := ca.OpenWith(dir, ca.OpenOptions{Store: store})
+	c, err := ca.OpenWith(dir, ca.OpenOptions{Store: store, Engines: storeEngines()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestStoreKilled(t *testing.T) {
 		}
 	}
 	// Every revocation the log holds is on the CRL: check published it.
-	c, err := ca.Open(dir)
+	c, err := ca.OpenWith(dir, ca.OpenOptions{Engines: storeEngines()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,97 @@
+package file
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"minica/ca/store"
+)
+
+// Load writes the copy d into an empty file store: the record files (as
+// they are, not synced one by one), the name index built from them, one
+// sync of the whole file system (or of db/), then the revocation log, the
+// enrollments, crlnumber and the CRL files.
+func (s *Store) Load(d *store.Contents) (int, error) {
+	for _, err := range s.Records() {
+		if err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %q holds records", store.ErrStoreNotEmpty, s.dir.Path())
+	}
+	if _, err := s.dir.Stat(RevocationLog); err == nil {
+		return 0, fmt.Errorf("%w: %q has a revocation log", store.ErrStoreNotEmpty, s.dir.Join(RevocationLog))
+	}
+	for range s.Enrollments() {
+		return 0, fmt.Errorf("%w: %q holds enrollments", store.ErrStoreNotEmpty, s.dir.Path())
+	}
+	if err := s.dir.MkdirAll(NameIndexDir); err != nil {
+		return 0, err
+	}
+	n := 0
+	for rec, err := range d.Records {
+		if err != nil {
+			return n, err
+		}
+		f, err := s.create(rec)
+		if err != nil {
+			return n, fmt.Errorf("copying record %s: %w", rec.Serial, err)
+		}
+		n++
+		if err := f.Close(); err != nil {
+			return n, err
+		}
+	}
+	if err := s.Reindex(); err != nil {
+		return n, err
+	}
+	if done, err := s.dir.SyncFS(); err != nil {
+		return n, err
+	} else if !done {
+		if err := s.dir.SyncDir("db"); err != nil {
+			return n, err
+		}
+	}
+	if len(d.Events) > 0 {
+		err := s.dir.WriteAtomicFrom(RevocationLog, 0o644, func(w io.Writer) error {
+			bw := bufio.NewWriter(w)
+			for _, ev := range d.Events {
+				line, _ := json.Marshal(ev)
+				bw.Write(append(line, '\n'))
+			}
+			return bw.Flush()
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	for _, e := range d.Enrollments {
+		if err := s.CreateEnrollment(e); err != nil {
+			return n, fmt.Errorf("copying enrollment %s: %w", e.ID, err)
+		}
+	}
+	if err := s.dir.MkdirAll(enrollNamesDir); err != nil {
+		return n, err
+	}
+	last, err := s.LastCRLNumber()
+	if err != nil {
+		return n, err
+	}
+	if d.LastNumber.Cmp(last) > 0 {
+		last = d.LastNumber
+	}
+	if err := s.dir.WriteAtomic(CRLNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
+		return n, err
+	}
+	if d.CRL != nil {
+		return n, store.WriteCRLCopy(s.dir, d.CRL, func(string) error { return nil })
+	}
+	for _, f := range []string{store.CRLPEMFile, store.CRLDERFile} {
+		if err := s.dir.Root().Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"iter"
+	"math/big"
+	"time"
+
+	"minica/revoke"
+)
+
+// Store is the issuance database of one CA: records, the revocation log,
+// the CRL number and current CRL, enrollments and renewal links. Two
+// engines implement it: package file, the CA directory's own files, and
+// package pg, a PostgreSQL database. The CA holds one of them and never
+// asks which: what differs between them is in their methods. Package
+// storetest is the conformance suite every engine passes.
+//
+// The CA certificate, its key, chain.pem, settings.json and the issued
+// certificates' files (certs/) always stay in the CA directory, and so do
+// crl.pem and crl.der, the published copy of the current CRL (for web
+// servers, the proxy and the configurations that read them), which the
+// engines write when they save a CRL.
+type Store interface {
+	// String names the store in messages: the CA directory's path, or
+	// the URL (without a password).
+	String() string
+	// Close releases what the store holds (connections, leases); a
+	// second call does nothing.
+	Close() error
+	// Lock takes the exclusive lock that every mutation holds, across
+	// every process of the CA, waiting at most timeout.
+	Lock(timeout time.Duration) (unlock func(), err error)
+
+	RecordStore
+	RevocationLog
+	CRLStore
+	EnrollmentStore
+	Coordination
+	Maintenance
+}
+
+// Reservation is a serial reserved by RecordStore.Reserve, opaque to the
+// CA: only the engine that made it completes it.
+type Reservation interface {
+	// Release lets go of what the reservation holds without completing
+	// it: the record stays pending, for Check to settle.
+	Release()
+}
+
+// RecordStore keeps the records, one per serial ever reserved.
+type RecordStore interface {
+	// Reserve creates r, the pending record of a new serial, before
+	// anything is signed, and indexes it under its name; a taken serial
+	// gives an error matching fs.ErrExist.
+	Reserve(r *Record) (Reservation, error)
+	// ReserveGroup is Reserve for several records: all of them or none.
+	ReserveGroup(rs []*Record) ([]Reservation, error)
+	// Complete replaces the reserved record with r (its completed state)
+	// and releases the reservation. It need not be durable: Check
+	// completes a record again from its synced certificate.
+	Complete(res Reservation, r *Record) error
+	// CompleteGroup is Complete for several reservations.
+	CompleteGroup(res []Reservation, rs []*Record) error
+	// PutRecord replaces an existing record durably (void, revocation
+	// state, a rebuilt record).
+	PutRecord(r *Record) error
+	// UpdateRecord records a new state of an existing record that Check
+	// can restore (the renewal link), at the least cost the engine has.
+	UpdateRecord(r *Record) error
+	// Record returns the record of a 32-digit serial, or an error matching
+	// ErrNotFound.
+	Record(serial string) (*Record, error)
+	// RecordsByName returns name's records but the void ones, oldest first.
+	RecordsByName(name string) ([]*Record, error)
+	// Records streams every record in serial order; a record that does
+	// not decode is yielded as a *CorruptRecordError.
+	Records() iter.Seq2[*Record, error]
+	// RecordParts splits Records into parts that may be read
+	// concurrently, each in serial order, the parts in serial order.
+	RecordParts() ([]iter.Seq2[*Record, error], error)
+}
+
+// RevocationLog keeps the revocation events, written before the records
+// they change and read to build the CRL.
+type RevocationLog interface {
+	// AppendRevocations appends events durably, all or none.
+	AppendRevocations(events ...RevEvent) error
+	// RevokeRecords appends the revocation event of every record (see
+	// eventOf), then replaces the records: a crash keeps the events.
+	RevokeRecords(rs []*Record) error
+	// LatestRevocations returns the latest event of every serial, in
+	// serial order.
+	LatestRevocations() ([]LogEvent, error)
+	// RevocationStamp changes whenever an event is appended.
+	RevocationStamp() (FileStamp, error)
+}
+
+// CRLStore keeps the CRL number and the current CRL, and writes the
+// published copy of the current CRL (crl.pem, then crl.der) into the CA
+// directory.
+type CRLStore interface {
+	// LastCRLNumber returns the last CRL number reserved (0 for none).
+	LastCRLNumber() (*big.Int, error)
+	// NextCRLNumber reserves, durably, the number of a CRL signed at now:
+	// strictly greater than every number reserved or published before.
+	NextCRLNumber(now time.Time) (*big.Int, error)
+	// SaveCRL makes der (numbered number) the current CRL and writes the
+	// published copy, unless a CRL with a higher number is current
+	// already; saved tells which.
+	SaveCRL(number *big.Int, der []byte) (saved bool, err error)
+	// CRL returns the current CRL's DER, or an error matching
+	// fs.ErrNotExist when none was published.
+	CRL() ([]byte, error)
+	// ReadCRL reads and verifies the current CRL with the version
+	// CRLStamp names, refusing what is not a regular file
+	// (ErrNotRegular) where it is a file; a missing CRL gives an error
+	// matching ErrNoCRL.
+	ReadCRL() (*PublishedCRL, error)
+	// CRLStamp changes whenever the current CRL does; it gives an error
+	// matching ErrNoCRL when there is none.
+	CRLStamp() (FileStamp, error)
+	// CRLName names the current CRL in messages.
+	CRLName() string
+	// CRLApart reports whether the current CRL is kept apart from its
+	// published copy, so that a store restored from a backup may hold an
+	// older CRL than the copy (false where the copy is the current CRL).
+	CRLApart() bool
+}
+
+// EnrollmentStore keeps enrollments as the CA encodes them.
+type EnrollmentStore interface {
+	// CreateEnrollment writes a new enrollment durably; a taken ID gives
+	// an error matching fs.ErrExist.
+	CreateEnrollment(e EnrollmentData) error
+	PutEnrollment(e EnrollmentData) error
+	// Enrollment returns the enrollment of an ID; an unknown one gives an
+	// error matching fs.ErrNotExist.
+	Enrollment(id string) (EnrollmentData, error)
+	// EnrollmentByName returns name's latest enrollment; a name without
+	// one gives an error matching fs.ErrNotExist.
+	EnrollmentByName(name string) (EnrollmentData, error)
+	// Enrollments streams every enrollment in ID order.
+	Enrollments() iter.Seq2[EnrollmentData, error]
+}
+
+// EnrollmentData is an enrollment as an engine keeps it: the CA encodes
+// and decodes Data; Where names it in messages.
+type EnrollmentData struct {
+	ID, Name string
+	Data     []byte
+	Where    string
+}
+
+// CRLCopy is a file of the published copy of the current CRL.
+type CRLCopy struct {
+	Name string // its path, for messages
+	Data []byte
+}
+
+// Coordination is what the processes of one CA share beyond the lock:
+// the CRL signer's lease, CRL notifications and the registration of
+// running serves. On an engine that one host's processes share through
+// the CA directory, there is nothing to share beyond the lock.
+type Coordination interface {
+	// HoldCRLSigner reports whether this handle is the one of the CA's
+	// processes that re-signs the CRL, taking the lease when it is free.
+	HoldCRLSigner() (bool, error)
+	ReleaseCRLSigner()
+	// CRLNotifications returns a channel that receives a value soon after
+	// any process saves a CRL, or nil where readers poll.
+	CRLNotifications(ctx context.Context) <-chan struct{}
+	// HoldServing registers a running serve in the store, or takes back
+	// a registration that was lost (retaken).
+	HoldServing() (retaken bool, err error)
+	// ExcludeServing holds off every serve registration of the store, or
+	// fails with a *ServeRunningError while one is held.
+	ExcludeServing() (release func(), err error)
+	// Ping reports whether the store answers.
+	Ping() error
+}
+
+// Maintenance is what Check and CopyStore ask of an engine: repairs of
+// what only the engine knows, and the copy of a whole Store.
+type Maintenance interface {
+	// Repair repairs what interrupted writes of the engine's own state
+	// left, calling fixed for each repair and problem for what it cannot
+	// repair.
+	Repair(fixed, problem func(string)) error
+	// Reindex rebuilds what the engine derives from the records.
+	Reindex() error
+	// DropUnreadable settles the record that corrupt names, which no
+	// certificate file can rebuild.
+	DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error
+	// CheckCRL makes the published copy agree with the current CRL and
+	// returns the current CRL, or nil (a problem) when there is none.
+	CheckCRL(fixed, problem func(string)) (*revoke.CRL, error)
+	// PublishedCopies returns the copies of the current CRL that the
+	// engine keeps apart from its Store, which a Store restored
+	// from a backup may lag behind; none where the copy is the Store.
+	PublishedCopies() []CRLCopy
+	// RaiseCRLNumber makes the next CRL number greater than n where the
+	// engine would not already, reporting whether it did.
+	RaiseCRLNumber(n *big.Int) (bool, error)
+	// AdoptPublishedCRL makes the published copy the current CRL: what a
+	// new CA published before it had a Store.
+	AdoptPublishedCRL() error
+	// Load writes d, the whole Store of another store, into this one,
+	// which must hold no record, revocation or enrollment
+	// (ErrStoreNotEmpty); it returns how many records it wrote.
+	Load(d *Contents) (int, error)
+}
+
+// Contents is the whole issuance database of a CA, read for a copy (see
+// Load). Records are streamed; the rest is small next to them.
+type Contents struct {
+	Records     iter.Seq2[*Record, error] // serial order; an error ends them
+	Events      []RevEvent                // the latest of each serial
+	Enrollments []EnrollmentData          // in the order to write them
+	LastNumber  *big.Int                  // the last CRL number used
+	CRL         []byte                    // the current CRL, DER; nil without one
+	CRLNumber   *big.Int
+}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package ca
-
-// syncAll reports false: only Linux has syncfs(2), so the caller syncs file
-// by file.
-func (c *CA) syncAll() (bool, error) { return false, nil }

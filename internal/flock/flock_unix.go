@@ -1,0 +1,32 @@
+//go:build unix
+
+package flock
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// TryLock takes an exclusive flock(2) on f without waiting.
+func TryLock(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return ErrWouldBlock
+	}
+	return err
+}
+
+// TryLockShared takes a shared flock(2) on f without waiting.
+func TryLockShared(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return ErrWouldBlock
+	}
+	return err
+}
+
+// Unlock releases the lock TryLock or TryLockShared took on f.
+func Unlock(f *os.File) {
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
