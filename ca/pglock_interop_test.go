@@ -66,8 +66,8 @@ func TestPGLockLostDuringBatch(t *testing.T) {
 				reported[r.Request.Name] = true
 				return nil
 			})
-			if !errors.Is(err, ErrStoreLockLost) || !strings.Contains(err.Error(), "wrote nothing more") || !strings.Contains(err.Error(), "run minica check") {
-				t.Fatalf("IssueBatch = %d, %v; want ErrStoreLockLost saying nothing more was written and to run minica check", n, err)
+			if !errors.Is(err, ErrStoreLockLost) || !strings.Contains(err.Error(), "wrote nothing more") {
+				t.Fatalf("IssueBatch = %d, %v; want ErrStoreLockLost saying nothing more was written", n, err)
 			}
 			if n != 4 || len(reported) != 4 {
 				t.Errorf("IssueBatch reported %d (%v); want the first group's 4", n, reported)

@@ -176,7 +176,7 @@ func TestRevokeCutsBackAFailedAppend(t *testing.T) {
 	faults := []fault{
 		{name: "sync fails", wrap: &failingLog{room: 1 << 20, syncErr: syscall.EIO}, wantErr: "input/output error"},
 		{name: "cutting back fails", wrap: &failingLog{room: 10, truncErr: syscall.EROFS},
-			wantErr: "no space left on device; cutting the partial line off failed too (read-only file system), minica check removes it"},
+			wantErr: "no space left on device; cutting the partial line off failed too (read-only file system), so the log ends in a partial line (corrupt revocation log)"},
 		{name: "crash left half a line", tail: `{"serial":"` + SerialHex(bob)[:7]},
 		{name: "crash left a whole line without its newline", tail: string(base[:len(base)-1])},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"minica/ca"
+	"minica/ca/store/pg"
 )
 
 // errorHint chooses what to tell a person about an error of the packages
@@ -41,7 +42,26 @@ func errorHint(err error) string {
 	case errors.Is(err, ca.ErrCorruptRevocationLog):
 		return "run 'minica check': it repairs what an interrupted revocation left"
 	}
+	if hint := storeHint(err); hint != "" {
+		return hint
+	}
 	return tokenHint(err)
+}
+
+// storeHint is errorHint for a PostgreSQL store.
+func storeHint(err error) string {
+	var schemaErr *pg.SchemaError
+	switch {
+	case errors.As(err, &schemaErr) && schemaErr.Found > pg.SchemaVersion:
+		return "upgrade minica; it never writes to a newer schema"
+	case errors.As(err, &schemaErr):
+		return "run 'minica store migrate'"
+	case errors.Is(err, pg.ErrReadOnlyStore):
+		return "point --store at the primary; a server with default_transaction_read_only on takes no writes either"
+	case errors.Is(err, ca.ErrStoreLockLost):
+		return "run 'minica check', which repairs what the command left, then run the command again to complete it"
+	}
+	return ""
 }
 
 // tokenHint is errorHint for a CA key in a PKCS#11 token.

@@ -102,7 +102,7 @@ func appendLine(f LogFile, line []byte, synced func() error) error {
 		return nil
 	}
 	if terr := f.Truncate(end); terr != nil {
-		return fmt.Errorf("%w; cutting the partial line off failed too (%v), minica check removes it", err, terr)
+		return fmt.Errorf("%w; cutting the partial line off failed too (%v), so the log ends in a partial line (%w)", err, terr, store.ErrCorruptRevocationLog)
 	}
 	if serr := f.Sync(); serr != nil {
 		return fmt.Errorf("%w; syncing the log after cutting the partial line off failed too (%v)", err, serr)

@@ -146,7 +146,7 @@ func (s *Store) checkWritable(ctx context.Context) error {
 		return fmt.Errorf("store %q: %w", s.url, err)
 	}
 	if ro == "on" {
-		return fmt.Errorf("%w: %q takes no writes (transaction_read_only is on); point --store at the primary, or turn default_transaction_read_only off", ErrReadOnlyStore, s.url)
+		return fmt.Errorf("%w: %q takes no writes (transaction_read_only is on)", ErrReadOnlyStore, s.url)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ type lockSession struct {
 
 // lostError is the error of a write of the holder once the lock is lost.
 func (ls *lockSession) lostError() error {
-	return fmt.Errorf("%w: its session (backend pid %d) ended (PostgreSQL restarted, the connection dropped or pg_terminate_backend ended it) and another minica may hold the lock now, so this command wrote nothing more and stopped; run minica check, which repairs what the command left, then run the command again to complete it", store.ErrStoreLockLost, ls.pid)
+	return fmt.Errorf("%w: its session (backend pid %d) ended (PostgreSQL restarted, the connection dropped or pg_terminate_backend ended it) and another minica may hold the lock now, so this command wrote nothing more and stopped", store.ErrStoreLockLost, ls.pid)
 }
 
 // alive reports whether the lock's session still answers on its own

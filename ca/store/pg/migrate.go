@@ -41,11 +41,11 @@ type SchemaError struct {
 func (e *SchemaError) Error() string {
 	switch {
 	case e.Found == 0:
-		return fmt.Sprintf("the store %q has no minica schema: run minica store migrate", e.Store)
+		return fmt.Sprintf("the store %q has no minica schema", e.Store)
 	case e.Found < SchemaVersion:
-		return fmt.Sprintf("the store %q has schema version %d, older than this minica's %d: run minica store migrate", e.Store, e.Found, SchemaVersion)
+		return fmt.Sprintf("the store %q has schema version %d, older than this minica's %d", e.Store, e.Found, SchemaVersion)
 	default:
-		return fmt.Sprintf("the store %q has schema version %d, newer than this minica knows (%d): upgrade minica; it never writes to a newer schema", e.Store, e.Found, SchemaVersion)
+		return fmt.Sprintf("the store %q has schema version %d, newer than this minica knows (%d)", e.Store, e.Found, SchemaVersion)
 	}
 }
 
@@ -97,7 +97,7 @@ func (s *Store) migrate() (from, to int, err error) {
 		return 0, 0, fmt.Errorf("store %q: %w", s.url, err)
 	}
 	if standby {
-		return 0, 0, fmt.Errorf("%w: %q is a standby server in recovery; migrate the primary", ErrReadOnlyStore, s.url)
+		return 0, 0, fmt.Errorf("%w: %q is a standby server in recovery", ErrReadOnlyStore, s.url)
 	}
 	if err := s.checkWritable(ctx); err != nil {
 		return 0, 0, err

@@ -153,7 +153,7 @@ func (s *Store) checkOpen(cert *x509.Certificate) error {
 		return fmt.Errorf("store %q: %w", s.url, err)
 	}
 	if standby {
-		return fmt.Errorf("%w: %q is a standby server in recovery; point --store at the primary", ErrReadOnlyStore, s.url)
+		return fmt.Errorf("%w: %q is a standby server in recovery", ErrReadOnlyStore, s.url)
 	}
 	if err := s.checkWritable(ctx); err != nil {
 		return err
