@@ -55,27 +55,28 @@ const (
 // client certificate's verdict: revoked, expired, unknown-ca, wrong-eku,
 // ca-certificate, ...).
 const (
-	RefuseHTTPS           = "https-required"
-	RefuseNoCertificate   = "no-client-certificate"
-	RefuseUnknownCert     = "unknown-certificate"
-	RefuseNotRenewable    = "not-renewable"
-	RefuseIdentity        = "identity-mismatch"
-	RefuseKeyUsage        = "key-usage-mismatch"
-	RefuseCARequested     = "ca-requested"
-	RefuseSameKey         = "same-key"
-	RefuseBadCSR          = "bad-csr"
-	RefuseMediaType       = "unsupported-media-type"
-	RefuseTooLarge        = "too-large"
-	RefuseMethod          = "method-not-allowed"
-	RefuseKeygenOff       = "keygen-disabled"
-	RefuseNoHeldKey       = "no-held-key"
-	RefuseOutlivesCA      = "outlives-ca"
-	RefuseRateLimited     = "rate-limited"
-	RefuseBusy            = "busy"
-	RefuseCRLUnusable     = "crl-unusable"
-	RefuseInternal        = "internal-error"
-	RefuseRenewalOff      = "renewal-disabled"
-	RefuseRecentlyRenewed = "recently-renewed"
+	RefuseHTTPS             = "https-required"
+	RefuseNoCertificate     = "no-client-certificate"
+	RefuseUnknownCert       = "unknown-certificate"
+	RefuseNotRenewable      = "not-renewable"
+	RefuseIdentity          = "identity-mismatch"
+	RefuseKeyUsage          = "key-usage-mismatch"
+	RefuseCARequested       = "ca-requested"
+	RefuseSameKey           = "same-key"
+	RefuseBadCSR            = "bad-csr"
+	RefuseMediaType         = "unsupported-media-type"
+	RefuseTooLarge          = "too-large"
+	RefuseMethod            = "method-not-allowed"
+	RefuseKeygenOff         = "keygen-disabled"
+	RefuseNoHeldKey         = "no-held-key"
+	RefuseOutlivesCA        = "outlives-ca"
+	RefuseRateLimited       = "rate-limited"
+	RefuseBusy              = "busy"
+	RefuseCRLUnusable       = "crl-unusable"
+	RefuseInternal          = "internal-error"
+	RefuseSignerUnavailable = "signer-unavailable"
+	RefuseRenewalOff        = "renewal-disabled"
+	RefuseRecentlyRenewed   = "recently-renewed"
 )
 
 // Config configures a Renewer. CA, Signer and CRL are required.
@@ -165,6 +166,22 @@ func refuse(status int, reason, format string, args ...any) *refusal {
 	return &refusal{status: status, reason: reason, detail: fmt.Sprintf(format, args...)}
 }
 
+// signerRetry is the Retry-After of a renewal refused while the CA key
+// cannot sign: about the first waits of a token signer's re-opening.
+const signerRetry = 5 * time.Second
+
+// failure is the answer to an error the request did not cause: 503
+// signer-unavailable while the CA key's token cannot sign (the client
+// retries, and the signer opens the token again by itself), else 500.
+func (rn *Renewer) failure(err error) *refusal {
+	if st, ok := rn.cfg.Signer.(ca.SignerStatus); ok && st.Err() != nil {
+		ref := refuse(http.StatusServiceUnavailable, RefuseSignerUnavailable, "the CA key cannot sign now: %v", st.Err())
+		ref.retryAfter = signerRetry
+		return ref
+	}
+	return refuse(http.StatusInternalServerError, RefuseInternal, "%v", err)
+}
+
 // ServeHTTP answers a renewal request.
 func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -174,7 +191,7 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ref *refusal
 		if !errors.As(err, &ref) {
-			ref = refuse(http.StatusInternalServerError, RefuseInternal, "%v", err)
+			ref = rn.failure(err)
 		}
 		kv := []string{"reason", ref.reason, "status", strconv.Itoa(ref.status), "client", who, "detail", ref.detail}
 		if cert != nil {

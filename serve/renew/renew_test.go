@@ -12,6 +12,8 @@ import (
 	"encoding/asn1"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -469,4 +471,42 @@ func TestRenewLimits(t *testing.T) {
 			t.Fatalf("server certificate renewal a second later = %d %q; want 200", rec.Code, rec.Body)
 		}
 	})
+}
+
+// awaySigner is a CA key in a token that is gone: every signature fails
+// and, as a token signer does, it says so through ca.SignerStatus.
+type awaySigner struct{ crypto.Signer }
+
+var errTokenAway = errors.New("CKR_DEVICE_REMOVED")
+
+func (awaySigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errTokenAway
+}
+func (awaySigner) Err() error                     { return errTokenAway }
+func (awaySigner) Check() error                   { return errTokenAway }
+func (awaySigner) Reopens() uint64                { return 0 }
+func (awaySigner) SetLog(func(string, ...string)) {}
+
+// While the CA key's token cannot sign, a renewal is answered 503 with
+// Retry-After (the client retries; the signer opens the token again by
+// itself), not 500 as a fault of the request or of serve, and nothing is
+// issued.
+func TestRenewSignerUnavailable(t *testing.T) {
+	rf := newRenewFixture(t, nil)
+	rn := rf.renewer(t, func(c *Config) { c.Signer = awaySigner{rf.Signer} })
+	der, _ := csrFor(t, sameIdentity(rf.cert))
+	rf.Clock.Set(rf.Clock.Now().Add(DefaultInterval))
+	rf.rn = rn
+	rec := rf.post(t, Path, CSRType, der, rf.cert)
+	p := problemOf(t, rec)
+	if rec.Code != http.StatusServiceUnavailable || p.Reason != RefuseSignerUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("POST %s with the token away = %d %+v, Retry-After %q; want 503 %s with Retry-After", Path, rec.Code, p, rec.Header().Get("Retry-After"), RefuseSignerUnavailable)
+	}
+	if !strings.Contains(p.Detail, "CKR_DEVICE_REMOVED") {
+		t.Errorf("detail %q; want the token's error", p.Detail)
+	}
+	pred, err := rf.Other(t).Record(rf.cert.SerialNumber)
+	if err != nil || pred.RenewedBy != "" {
+		t.Errorf("the predecessor's record: renewed_by %q, %v; want no successor", pred.RenewedBy, err)
+	}
 }
