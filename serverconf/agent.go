@@ -1,6 +1,8 @@
 package serverconf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -11,16 +13,19 @@ import (
 
 // Agent is `minica agent` as a systemd service runs it on a service host.
 type Agent struct {
-	Name      string   // the service's name: the unit is minica-agent-NAME.service
-	Minica    string   // the absolute path of the minica binary
-	URL       string   // serve's HTTPS listener, https://HOST:PORT
-	CAFile    string   // the absolute path of the CA certificate that verifies serve
-	CertFile  string   // the absolute path of the certificate kept fresh
-	KeyFile   string   // the absolute path of its key
-	ChainFile string   // the absolute path of the chain file, "" for none
-	Exec      []string // the command run after a renewal, nil for none
-	RenewAt   float64  // the fraction of the lifetime; 0 for the agent's default
-	User      string   // the user the service runs as (the files' owner), "" for root
+	Name   string // the service's name: the unit is minica-agent-NAME.service
+	Minica string // the absolute path of the minica binary
+	URL    string // serve's HTTPS listener, https://HOST:PORT
+	CAFile string // the absolute path of the CA certificate that verifies serve
+	// CAFingerprint, when set, is the SHA-256 fingerprint of the CA
+	// (hex) that CAFile must hold: the agent's --ca-fingerprint.
+	CAFingerprint string
+	CertFile      string   // the absolute path of the certificate kept fresh
+	KeyFile       string   // the absolute path of its key
+	ChainFile     string   // the absolute path of the chain file, "" for none
+	Exec          []string // the command run after a renewal, nil for none
+	RenewAt       float64  // the fraction of the lifetime; 0 for the agent's default
+	User          string   // the user the service runs as (the files' owner), "" for root
 }
 
 // SystemdAgent returns a hardened systemd service that runs `minica agent`
@@ -51,6 +56,12 @@ func SystemdAgent(a *Agent) (string, error) {
 		return "", fmt.Errorf("the command after a renewal is empty")
 	}
 	args := []string{a.Minica, "agent", "--url", a.URL, "--ca", a.CAFile, "--cert", a.CertFile, "--key", a.KeyFile}
+	if a.CAFingerprint != "" {
+		if err := checkFingerprint(a.CAFingerprint); err != nil {
+			return "", err
+		}
+		args = append(args, "--ca-fingerprint", a.CAFingerprint)
+	}
 	if a.ChainFile != "" {
 		args = append(args, "--chain", a.ChainFile)
 	}
@@ -109,4 +120,13 @@ func renewAtLabel(f float64) string {
 // isServiceName reports whether s is usable in a unit name as it is.
 func isServiceName(s string) bool {
 	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == "" && s[0] != '.'
+}
+
+// checkFingerprint checks that fp is a SHA-256 fingerprint in hex, as the
+// unit's command line carries it: 64 hex digits, nothing else.
+func checkFingerprint(fp string) error {
+	if b, err := hex.DecodeString(fp); err != nil || len(b) != sha256.Size {
+		return fmt.Errorf("the CA fingerprint %q is not 64 hex digits", fp)
+	}
+	return nil
 }

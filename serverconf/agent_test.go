@@ -12,7 +12,7 @@ func TestSystemdAgentGolden(t *testing.T) {
 			CertFile: "/etc/app/app.crt", KeyFile: "/etc/app/app.key", Exec: []string{"systemctl", "reload", "app"}}},
 		{"custom", Agent{Name: "web.1", Minica: "/opt/mini ca/minica", URL: "https://[::1]:8443/pki", CAFile: "/etc/ssl/minica ca.pem",
 			CertFile: "/srv/web/tls/cert.pem", KeyFile: "/srv/web/private/key.pem", ChainFile: "/srv/web/tls/chain.pem",
-			Exec: []string{"/usr/sbin/nginx", "-s", "reload"}, RenewAt: 0.5, User: "www-data"}},
+			Exec: []string{"/usr/sbin/nginx", "-s", "reload"}, RenewAt: 0.5, User: "www-data", CAFingerprint: "3f4c1e2d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f"}},
 		{"noexec", Agent{Name: "db", Minica: bin, URL: "https://pki:8443", CAFile: "/etc/db/ca.pem",
 			CertFile: "/etc/db/db.crt", KeyFile: "/etc/db/db.key"}},
 	}
@@ -42,6 +42,7 @@ func TestSystemdAgentErrors(t *testing.T) {
 		{name: "name", mod: func(a *Agent) { a.Name = "a/b" }, wantErr: `the service name "a/b" is not letters, digits, '-', '_' and '.'`},
 		{name: "fraction", mod: func(a *Agent) { a.RenewAt = 1 }, wantErr: "the renewal fraction 1 is not from 0 to below 1"},
 		{name: "empty exec", mod: func(a *Agent) { a.Exec = []string{} }, wantErr: "the command after a renewal is empty"},
+		{name: "fingerprint", mod: func(a *Agent) { a.CAFingerprint = "ab:cd" }, wantErr: `the CA fingerprint "ab:cd" is not 64 hex digits`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,13 +15,16 @@ import (
 // URL, checks a new CRL against the CA file, installs it in HostDir and
 // only then reloads the server.
 type Fetch struct {
-	Server  string        // Nginx, Apache or HAProxy
-	Minica  string        // the absolute path of the minica binary on the host
-	URL     string        // the CRL's http or https URL, e.g. the CA's CRL URL
-	HostDir string        // the absolute directory on the host of ca.pem and crl.pem ("" for DefaultHostDir)
-	CRLCA   string        // for an https URL, the CA file that verifies its server ("" for the system roots)
-	Reload  string        // the shell command that reloads the server ("" for DefaultReload)
-	Every   time.Duration // how often to fetch (0 for DefaultFetchEvery)
+	Server  string // Nginx, Apache or HAProxy
+	Minica  string // the absolute path of the minica binary on the host
+	URL     string // the CRL's http or https URL, e.g. the CA's CRL URL
+	HostDir string // the absolute directory on the host of ca.pem and crl.pem ("" for DefaultHostDir)
+	CRLCA   string // for an https URL, the CA file that verifies its server ("" for the system roots)
+	// CAFingerprint, when set, is the SHA-256 fingerprint of the CA (hex)
+	// that the host's ca.pem must hold: crl fetch's --ca-fingerprint.
+	CAFingerprint string
+	Reload        string        // the shell command that reloads the server ("" for DefaultReload)
+	Every         time.Duration // how often to fetch (0 for DefaultFetchEvery)
 }
 
 // DefaultFetchEvery is how often a fetch job asks for a new CRL: a 304
@@ -91,6 +94,12 @@ func (f *Fetch) command() (args []string, dir string, every time.Duration, err e
 		"--out", filepath.Join(dir, HostCRLFile), "--ca", filepath.Join(dir, HostCAFile)}
 	if f.CRLCA != "" {
 		args = append(args, "--crl-ca", f.CRLCA)
+	}
+	if f.CAFingerprint != "" {
+		if err := checkFingerprint(f.CAFingerprint); err != nil {
+			return nil, "", 0, err
+		}
+		args = append(args, "--ca-fingerprint", f.CAFingerprint)
 	}
 	return append(args, "--exec", reload), dir, every, nil
 }

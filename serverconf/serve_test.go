@@ -65,7 +65,8 @@ func TestCRLFetchGolden(t *testing.T) {
 		{"apache", Fetch{Server: Apache, Minica: bin, URL: "http://pki.example.com/crl.der"}},
 		{"haproxy", Fetch{Server: HAProxy, Minica: bin, URL: "http://pki.example.com/crl.der"}},
 		{"custom", Fetch{Server: Nginx, Minica: "/opt/mini ca/minica", URL: "https://pki.example.com:8443/crl.pem",
-			HostDir: "/srv/tls files", CRLCA: "/etc/ssl/pki-ca.pem", Reload: "kill -HUP $(cat /run/nginx.pid) # 100%", Every: 5 * time.Minute}},
+			HostDir: "/srv/tls files", CRLCA: "/etc/ssl/pki-ca.pem", Reload: "kill -HUP $(cat /run/nginx.pid) # 100%", Every: 5 * time.Minute,
+			CAFingerprint: "3f4c1e2d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +97,7 @@ func TestCRLFetchErrors(t *testing.T) {
 		{name: "CRL CA for http", mod: func(f *Fetch) { f.CRLCA = "/ca.pem" }, wantErr: `the CRL URL "http://pki/crl.der" is http: a CA file for its server is for https`},
 		{name: "too often", mod: func(f *Fetch) { f.Every = 5 * time.Second }, wantErr: "the fetch interval 5s is not from 10s to 1d"},
 		{name: "too rarely", mod: func(f *Fetch) { f.Every = 48 * time.Hour }, wantErr: "the fetch interval 2d is not from 10s to 1d"},
+		{name: "fingerprint", mod: func(f *Fetch) { f.CAFingerprint = "sha256:00" }, wantErr: `the CA fingerprint "sha256:00" is not 64 hex digits`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

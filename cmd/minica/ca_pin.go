@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -39,4 +40,13 @@ func readPinnedCerts(file string, pin []byte) ([]*x509.Certificate, error) {
 		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
 	}
 	return certs, nil
+}
+
+// hexOrEmpty is pin as the commands a config writes carry it: hex, or ""
+// for no pin.
+func hexOrEmpty(pin []byte) string {
+	if pin == nil {
+		return ""
+	}
+	return hex.EncodeToString(pin)
 }

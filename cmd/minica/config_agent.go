@@ -26,6 +26,7 @@ func systemdAgentCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "the HTTPS `URL` of 'minica serve' (required)"},
 			&cli.StringFlag{Name: "ca", Usage: "the CA certificate `FILE` on the host (required)"},
+			caFingerprintFlag(),
 			&cli.StringFlag{Name: "cert", Usage: "the certificate `FILE` to keep fresh (required)"},
 			&cli.StringFlag{Name: "key", Usage: "its key `FILE` (required)"},
 			&cli.StringFlag{Name: "chain", Usage: "the chain `FILE` the agent writes"},
@@ -48,7 +49,12 @@ func systemdAgentCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			a := &serverconf.Agent{Minica: bin, URL: c.String("url"), User: c.String("user"), Name: c.String("name")}
+			pin, err := parseCAPin(c)
+			if err != nil {
+				return err
+			}
+			a := &serverconf.Agent{Minica: bin, URL: c.String("url"), User: c.String("user"), Name: c.String("name"),
+				CAFingerprint: hexOrEmpty(pin)}
 			for _, p := range []struct {
 				flag string
 				dst  *string

@@ -105,6 +105,7 @@ func crlFetchConfigCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "url", Usage: "the CRL's http or https `URL` (default: the CA's CRL URL)"},
 			&cli.StringFlag{Name: "host-dir", Usage: "the `DIR` of ca.pem and crl.pem on the host (default: /etc/SERVER/minica, /etc/apache2/minica for apache)"},
 			&cli.StringFlag{Name: "crl-ca", Usage: "for an https URL, the CA `FILE` on the host that verifies its server (default: the system roots)"},
+			caFingerprintFlag(),
 			&cli.StringFlag{Name: "reload", Usage: "the shell `COMMAND` that reloads the server (default: systemctl try-reload-or-restart UNIT)"},
 			&cli.StringFlag{Name: "every", Value: "1m", Usage: "fetch every `DURATION`, from 10s to 1d"},
 			minicaPathFlag(),
@@ -113,8 +114,13 @@ func crlFetchConfigCommand(e *env) *cli.Command {
 			if err := wantArgs(c, 0, 0); err != nil {
 				return err
 			}
+			pin, err := parseCAPin(c)
+			if err != nil {
+				return err
+			}
 			f := &serverconf.Fetch{Server: c.String("server"), URL: c.String("url"),
-				HostDir: c.String("host-dir"), CRLCA: c.String("crl-ca"), Reload: c.String("reload")}
+				HostDir: c.String("host-dir"), CRLCA: c.String("crl-ca"), Reload: c.String("reload"),
+				CAFingerprint: hexOrEmpty(pin)}
 			switch f.Server {
 			case serverconf.Nginx, serverconf.Apache, serverconf.HAProxy:
 			case "":
