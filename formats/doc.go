@@ -27,8 +27,8 @@
 // # PKCS#12
 //
 // Two profiles, [P12Modern] (PBES2 AES-256, SHA-256 MAC) and [P12Compat]
-// (3DES, SHA-1 MAC, for macOS/iOS Keychain, Android and older Windows);
-// never RC2, PBMAC1 or password-less bundles. Passwords must be non-empty
+// (3DES, SHA-1 MAC, for macOS/iOS Keychain, Android, Windows 8.1 and older
+// and Windows Server 2016 and older); never RC2, PBMAC1 or password-less bundles. Passwords must be non-empty
 // printable ASCII ([CheckP12Password]); [GeneratePassword] makes one.
 // [CheckP12] decodes a freshly written bundle and compares it with its key
 // and certificate. [P12EncryptionInfo] reads a bundle's algorithms without

@@ -20,10 +20,12 @@ type P12Profile int
 // without a password.
 const (
 	// P12Modern is PBES2 (PBKDF2-HMAC-SHA-256, AES-256-CBC) with an
-	// HMAC-SHA-256 MAC: OpenSSL 1.1.1+, Java 12+, Windows Server 2019+, NSS.
+	// HMAC-SHA-256 MAC: OpenSSL 1.1.1+, Java 12+, NSS, Windows 10 1709+ and
+	// Windows Server 2019+.
 	P12Modern P12Profile = iota
 	// P12Compat is pbeWithSHAAnd3-KeyTripleDES-CBC with an HMAC-SHA-1 MAC,
-	// for macOS/iOS Keychain, Android and Windows Server 2016 or older.
+	// for macOS/iOS Keychain, Android, Windows 8.1 and older and Windows
+	// Server 2016 and older.
 	P12Compat
 )
 

@@ -9,5 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
+# A first build fetches and compiles every dependency (about 2 minutes) and
+# prints nothing: say so, so that the wait does not look like a hang.
+echo "quickstart: building minica (the first build takes about 2 minutes; later ones seconds)..." >&2
 bash scripts/build.sh "$bin/minica"
 go run ./scripts/quickstart "$bin/minica"

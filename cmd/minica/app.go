@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -82,7 +81,7 @@ func newApp(e *env) *cli.App {
 		// --version answers before any command runs, whatever follows it.
 		Before: func(c *cli.Context) error {
 			if c.Bool("version") {
-				fmt.Fprint(e.stdout, versionText(debug.ReadBuildInfo()))
+				fmt.Fprint(e.stdout, buildVersionText())
 				return &exitError{code: 0}
 			}
 			return nil

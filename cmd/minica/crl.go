@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -70,7 +72,7 @@ func runCRL(c *cli.Context, e *env) error {
 	}
 	printPublished(e, info.CRLInfo)
 	for _, cp := range info.copies {
-		fmt.Fprintf(e.stdout, "  copy %s (%s)\n", cp.File, cp.Format)
+		fmt.Fprintf(e.stdout, "  copy %s (%s), sha256 %s\n", cp.File, cp.Format, cp.SHA256)
 	}
 	return nil
 }
@@ -85,6 +87,10 @@ type published struct {
 type crlCopy struct {
 	File   string `json:"file"`
 	Format string `json:"format"` // PEM or DER
+	// SHA256 is the hex SHA-256 of the file's bytes as written, what
+	// sha256sum prints for it: a copy that travels (a root's CRL, from the
+	// offline machine) is compared by it on both sides.
+	SHA256 string `json:"sha256"`
 }
 
 // publishLocked loads the CA key and publishes a CRL, plus the --out copies.
@@ -112,7 +118,7 @@ func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Durat
 }
 
 // writeCopy replaces file with the CRL (PEM for .pem, else DER), mode 0644,
-// atomically and durably.
+// atomically and durably, and returns what it wrote with the bytes' SHA-256.
 func writeCopy(file string, der []byte) (crlCopy, error) {
 	data, format := der, "DER"
 	if strings.EqualFold(filepath.Ext(file), ".pem") {
@@ -121,7 +127,8 @@ func writeCopy(file string, der []byte) (crlCopy, error) {
 	if err := atomicfile.WriteFile(file, data, 0o644); err != nil {
 		return crlCopy{}, fmt.Errorf("writing CRL copy %q: %w", file, err)
 	}
-	return crlCopy{File: file, Format: format}, nil
+	sum := sha256.Sum256(data)
+	return crlCopy{File: file, Format: format, SHA256: hex.EncodeToString(sum[:])}, nil
 }
 
 func crlJSON(info *ca.CRLInfo) map[string]any {

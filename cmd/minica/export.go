@@ -25,7 +25,7 @@ func exportCommand(e *env) *cli.Command {
 // p12OutFlags are the flags of every command that writes a .p12.
 func p12OutFlags(passwordFileFlag string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "profile", Value: "modern", Usage: "modern (PBES2 AES-256, SHA-256 MAC) or compat (3DES, SHA-1 MAC: macOS/iOS Keychain, Android, Windows Server 2016 and older)"},
+		&cli.StringFlag{Name: "profile", Value: "modern", Usage: "modern (PBES2 AES-256, SHA-256 MAC) or compat (3DES, SHA-1 MAC: macOS/iOS Keychain, Android, Windows 8.1 and older, Windows Server 2016 and older)"},
 		&cli.StringFlag{Name: passwordFileFlag, Usage: "read the .p12 password from `FILE` (else $MINICA_P12_PASSWORD, --ask-password, or a generated one)"},
 		&cli.BoolFlag{Name: "ask-password", Usage: "prompt for the .p12 password (no echo)"},
 		&cli.StringFlag{Name: "password-out", Usage: "write a generated password to `FILE` (mode 0600) instead of stderr"},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -91,8 +93,14 @@ func TestWriteCRLCopy(t *testing.T) {
 		if err := os.WriteFile(f, []byte("old"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := writeCopy(f, []byte{0x30, 0x00}); err != nil {
+		cp, err := writeCopy(f, []byte{0x30, 0x00})
+		if err != nil {
 			t.Fatalf("writeCopy(%q) error = %v", f, err)
+		}
+		// The sum reported is sha256sum's for the file as it lies on disk.
+		written, _ := os.ReadFile(f)
+		if sum := sha256.Sum256(written); cp.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("writeCopy(%q) reports sha256 %q; want %x, the file's", f, cp.SHA256, sum)
 		}
 		info, err := os.Stat(f)
 		if err != nil || info.Mode().Perm() != 0o644 {

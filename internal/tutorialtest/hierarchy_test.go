@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -69,7 +70,46 @@ func TestHierarchyCeremony(t *testing.T) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
+	checkPrintedSums(t, out)
 }
+
+// sha256sumLine is a line sha256sum prints: the sum, two spaces, the file.
+var sha256sumLine = regexp.MustCompile(`(?m)^([0-9a-f]{64})  (\S+)$`)
+
+// checkPrintedSums holds docs/hierarchy.md's promise that minica prints the
+// sums of the files it wrote and read: every sum that the ceremony's
+// sha256sum commands print was printed by minica too (the CSR by init, the
+// certificate by sign-intermediate, the root's CRL by crl --out).
+func checkPrintedSums(t *testing.T, out string) {
+	t.Helper()
+	files := map[string]bool{}
+	for _, m := range sha256sumLine.FindAllStringSubmatch(out, -1) {
+		files[m[2]] = true
+		if !regexp.MustCompile(`(?m)sha256 +` + m[1] + `\b`).MatchString(out) {
+			t.Errorf("sha256sum prints %s for %s; minica printed no such sum", m[1], m[2])
+		}
+	}
+	for _, f := range []string{"int1.csr", "int1.crt", "root.crl"} {
+		if !files[f] {
+			t.Errorf("the ceremony's sha256sum never summed %s", f)
+		}
+	}
+	// The import prints the root CRL's sum as read too: the sum sha256sum
+	// gives at the root (step 3) must be the one crl --out printed there.
+	for _, m := range sha256sumLine.FindAllStringSubmatchIndex(out, -1) {
+		if out[m[4]:m[5]] != "root.crl" {
+			continue
+		}
+		wrote := crlCopySum.FindAllStringSubmatch(out[:m[0]], -1)
+		if len(wrote) == 0 || wrote[len(wrote)-1][1] != out[m[2]:m[3]] {
+			t.Errorf("sha256sum prints %s for root.crl; crl --out printed %v before it", out[m[2]:m[3]], wrote)
+		}
+		break
+	}
+}
+
+// crlCopySum is the sum crl --out prints for the copy root.crl.
+var crlCopySum = regexp.MustCompile(`(?m)^  copy root\.crl \(DER\), sha256 ([0-9a-f]{64})$`)
 
 // indentedCommands returns the commands of the indented code lines of doc
 // between the headings from and to that start with minica or sha256sum,

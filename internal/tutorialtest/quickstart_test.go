@@ -52,6 +52,11 @@ func TestQuickstart(t *testing.T) {
 	if left {
 		t.Errorf("processes of the quickstart were still running after it exited")
 	}
+	// A first build takes minutes: the quick start says so before it
+	// starts, rather than looking stuck.
+	if first, _, _ := strings.Cut(string(out), "\n"); !strings.HasPrefix(first, "quickstart: building minica") {
+		t.Errorf("the quickstart's first line is %q; want it to say that minica is being built", first)
+	}
 	for _, want := range []string{
 		"$ minica init ",
 		"$ minica issue server app.example.com ",

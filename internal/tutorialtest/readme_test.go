@@ -49,6 +49,9 @@ func TestReadme(t *testing.T) {
 		"created CA \"Acme Internal CA\" in " + filepath.Join(work, "demo-ca") + "\n",
 		"issued server certificate \"web1\"\n",
 		"issued client certificate \"simon\"\n",
+		// The list example shows the certificates just issued, as JSON Lines.
+		"\"name\":\"alice\",\"profile\":\"client\",\"status\":\"valid\",",
+		"\"name\":\"web1\",\"profile\":\"server\",\"status\":\"valid\",",
 		"wrote simon.p12: ",
 		"\nX-Ssl-Client-Cn: simon\n",
 		"\nX-Ssl-Client-Email: simon@example.com\n",
