@@ -174,8 +174,11 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 	}
 	b.finishOutput()
 	if err != nil {
-		return withHint(fmt.Errorf("%s: issued %d of %d certificates, then: %w", b.file, b.issued, len(order), err),
-			"the certificates issued are valid and recorded; run the same command again to issue the rest (rows already issued are skipped)")
+		err = fmt.Errorf("%s: issued %d of %d certificates, then: %w", b.file, b.issued, len(order), err)
+		if errorHint(err) != "" {
+			return err // the hint of its kind (a lost lock: run check first) comes first
+		}
+		return withHint(err, "the certificates issued are valid and recorded; run the same command again to issue the rest (rows already issued are skipped)")
 	}
 	b.summary()
 	return nil
