@@ -102,3 +102,29 @@ func TestUpstreamFailureJSONLog(t *testing.T) {
 	}
 	e.waitLog(`"event":"request"`, `"reason":"upstream-refused"`, `"error":"dial tcp `, "connection refused")
 }
+
+// TestDialUpstreams checks the start-up check of the upstream: a closed
+// port and a name that does not resolve fail with their cause, a
+// listening upstream passes.
+func TestDialUpstreams(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(up.Close)
+	tests := []struct {
+		upstream string
+		cause    string // "" for none
+	}{
+		{up.URL, ""},
+		{"http://" + closedAddr(t), ReasonUpstreamRefused},
+		{"http://no-such-host.invalid:8080", ReasonUpstreamDNS},
+	}
+	for _, tt := range tests {
+		e := newEnv(t, func(c *Config) { c.Upstream = tt.upstream })
+		failed := e.p.DialUpstreams(t.Context(), 2*time.Second)
+		switch {
+		case tt.cause == "" && len(failed) != 0:
+			t.Errorf("%s: %+v; want no failure", tt.upstream, failed)
+		case tt.cause != "" && (len(failed) != 1 || failed[0].Upstream != tt.upstream || failed[0].Cause != tt.cause || failed[0].Err == nil):
+			t.Errorf("%s: %+v; want one failure of cause %s", tt.upstream, failed, tt.cause)
+		}
+	}
+}
