@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -189,7 +191,11 @@ func (l *tlsListener) handshake(cc *clientConn) {
 	l.mu.Unlock()
 	if err != nil {
 		l.p.forget(tc)
-		if !cc.shed.Load() {
+		switch {
+		case cc.shed.Load():
+		case closedEarly(cc, err):
+			l.p.metrics.closedEarly.Add(1) // counted only: see closedEarly
+		default:
 			l.p.refusedHandshake(cc.RemoteAddr(), err)
 		}
 		tc.Close()
@@ -206,6 +212,16 @@ func (l *tlsListener) handshake(cc *clientConn) {
 		l.p.forget(tc)
 		tc.Close()
 	}
+}
+
+// closedEarly reports whether the handshake of cc failed with err because
+// the client closed (or reset) the connection before sending a byte. That
+// is no refusal: browsers open connections ahead of need and close those
+// they did not use (Chromium's pre-connections, one per visit), and load
+// balancers' TCP health checks connect and close. Logged as refusals they
+// would make alerts on handshake-refused cry wolf.
+func closedEarly(cc *clientConn, err error) bool {
+	return !cc.heard.Load() && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // canEvict reports whether a connection holds a MaxConns slot that a new
