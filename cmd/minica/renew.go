@@ -194,6 +194,7 @@ func printRenewed(c *cli.Context, e *env, rn *ca.Renewed, out renewedJSON, info 
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "renewed %s certificate %q\n", r.Profile, r.Name)
+	fmt.Fprintf(e.stdout, "  sans       %s\n", sanText(r.SANs))
 	fmt.Fprintf(e.stdout, "  serial     %s\n", r.Serial)
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(r.NotAfter))
 	fmt.Fprintf(e.stdout, "  cert       %s\n", rn.CertFile)
