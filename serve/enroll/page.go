@@ -56,7 +56,7 @@ const pageHTML = `<!doctype html>
 <p class="warn">Save it now: the file is on this page only. The server kept no copy and the link is used up, so once you leave this page the file cannot be downloaded again.</p>
 <h2>The password</h2>
 <p id="password-use">The password you chose on the previous page (or the one generated for you) protects this file: your device asks for it once, when you open (import) {{.File}}.
-It is not a password to sign in with: once the certificate is installed, your browser presents it for you. It was shown only once and is stored nowhere; if it is lost, ask for a new link.</p>
+It is not a password to sign in with: once the certificate is installed, your browser presents it for you. The server does not keep it and no page shows it again; if it is lost, ask for a new link.</p>
 {{- else if eq .Kind "generated"}}
 <p>Your password for the file is:</p>
 <p class="pw" id="generated">{{.Generated}}</p>
@@ -69,7 +69,7 @@ It is not a password to sign in with: once the certificate is installed, your br
 </form>
 {{- else}}
 <p>This page makes a new key and certificate for you and puts them into one file, protected by a password.
-The link works once: after the download it is used up.</p>
+The link works once: after Download it is used up, and the next page saves the file and says how to install it.</p>
 <form method="post">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
 <fieldset><legend>File type</legend>

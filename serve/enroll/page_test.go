@@ -75,7 +75,7 @@ func TestEnrollReadyPage(t *testing.T) {
 			for _, want := range []string{
 				"Your certificate is ready", wantFile,
 				"valid until " + until,
-				"not a password to sign in",
+				"not a password to sign in", "no page shows it again",
 				"pk12util -i ~/Downloads/" + wantFile + " -d sql:$HOME/.pki/nssdb",
 				"Installing on Linux",
 			} {
