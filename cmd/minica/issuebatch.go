@@ -179,8 +179,11 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 	b.unresolvable.warn(e.stderr)
 	if err != nil {
 		err = fmt.Errorf("%s: issued %d of %d certificates, then: %w", b.file, b.issued, len(order), err)
-		if errorHint(err) != "" {
-			return err // the hint of its kind (a lost lock: run check first) comes first
+		// The hint of its kind (a lost lock: run check first) comes first,
+		// but an issuance left incomplete is completed by the run again
+		// (FinishInterrupted), which also issues the rest.
+		if errorHint(err) != "" && (!errors.Is(err, ca.ErrIssuanceIncomplete) || errors.Is(err, ca.ErrStoreLockLost)) {
+			return err
 		}
 		return withHint(err, "the certificates issued are valid and recorded; run the same command again to issue the rest (rows already issued are skipped)")
 	}
