@@ -325,7 +325,13 @@ func serverCertNameHint(authority *ca.CA, err error) error {
 	if authority == nil || !errors.As(err, &none) || len(none.Records) > 0 {
 		return err
 	}
-	dym := didYouMeanNames(authority, none.Name)
+	return nearestNamesFirst(authority, none.Name, err)
+}
+
+// nearestNamesFirst puts the names of the CA nearest to name before the
+// hint err has (if any): name has no certificate at all.
+func nearestNamesFirst(authority *ca.CA, name string, err error) error {
+	dym := didYouMeanNames(authority, name)
 	if dym == "" {
 		return err
 	}

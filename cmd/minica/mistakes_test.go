@@ -105,6 +105,8 @@ func TestSecondHourMistakes(t *testing.T) {
 			want: []string{`server certificate "wbe2"`, "did you mean web2?"}},
 		{name: "serve --server-cert misspelt", args: []string{"serve", "--listen", "127.0.0.1:0", "--listen-tls", "127.0.0.1:0", "--server-cert", "wbe2"}, code: 1,
 			want: []string{`server certificate "wbe2"`, "did you mean web2?"}},
+		{name: "config --server-cert misspelt", args: []string{"config", "nginx", "--server-cert", "wbe2", "--upstream", "http://127.0.0.1:8080"}, code: 1,
+			want: []string{`no certificate named "wbe2"`, "did you mean web2? If not, issue one with 'minica issue server wbe2 --dns HOST'"}},
 
 		// The mistakes that already had good advice, kept so.
 		{name: "wrong CA password", dir: encryptedCA, argsf: func(f *mistakesFixture) []string {
@@ -255,4 +257,26 @@ func dirState(t *testing.T, dir string) string {
 		return "absent"
 	}
 	return dirHash(t, dir)
+}
+
+// TestCheckArgsLeavesGoodLinesAlone: the whole-line check finds no mistake
+// in command lines that urfave/cli takes, such as values that begin with a
+// dash or are named like a flag.
+func TestCheckArgsLeavesGoodLinesAlone(t *testing.T) {
+	for _, line := range [][]string{
+		{"issue", "client", "x", "--cn", "-dash-first"},
+		{"issue", "client", "x", "--email=x@example.com", "--org", "Acme"},
+		{"--dir", "d", "issue", "client", "x", "--force"},
+		{"issue", "server", "web", "--dns", "web", "--", "--not-a-flag"},
+		{"config", "systemd-serve", "--minica", "/usr/local/bin/minica", "--user", "minica"},
+		{"config", "lighttpd", "--listen", "443"},
+		{"revoke", "--", "-x"},
+		{"help", "issue", "client"},
+		{"issue", "client", "simon", "--help"},
+		{"list", "-h"},
+	} {
+		if err := checkArgs(newApp(newEnv()), append([]string{"minica"}, line...)); err != nil {
+			t.Errorf("minica %s: %v", strings.Join(line, " "), err)
+		}
+	}
 }
