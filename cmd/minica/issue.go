@@ -27,7 +27,7 @@ func issueCommand(e *env) *cli.Command {
 // missingSubcommand is the action of commands that only group others.
 func missingSubcommand(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return unknownCommand(c, "unknown subcommand %q", strings.Fields(c.Command.HelpName)[1:], c.Args().First(), c.Command.Subcommands)
+		return unknownSubcommand(strings.Fields(c.Command.HelpName), c.Args().First(), c.Command.Subcommands)
 	}
 	cli.ShowSubcommandHelp(c)
 	return &exitError{code: 2}

@@ -199,7 +199,7 @@ func runProxy(c *cli.Context, e *env) error {
 	}
 	p, err := proxy.New(o.cfg)
 	if err != nil {
-		return policyStartHint(proxyStartHint(err))
+		return serverCertNameHint(authority, policyStartHint(proxyStartHint(err)))
 	}
 	setProxyGCPercent(os.LookupEnv)
 	return serveProxy(c.Context, e, p, o)

@@ -106,7 +106,7 @@ func runRenew(c *cli.Context, e *env) error {
 	arg := c.Args().First()
 	t, err := authority.Resolve(arg)
 	if err != nil {
-		return err
+		return unknownNameHint(authority, err)
 	}
 	old, err := t.Renewable(e.now())
 	if err != nil {
