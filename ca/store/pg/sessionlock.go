@@ -22,12 +22,19 @@ type sessionLock struct {
 	mu   sync.Mutex
 	conn *pgx.Conn // the session; a try that failed keeps it for the next
 	held bool      // whether conn holds the lock
+	// lost: a session that held the lock ended and no take has held it
+	// since. It outlives failed tries (and release), so the take that
+	// finally holds reports the loss: the caller's checks of what may
+	// have changed meanwhile must not be skipped because the first try
+	// after the loss failed.
+	lost bool
 }
 
 // take tries the lock on the session, within leaseTimeout, and reports
 // whether it is held. A session that holds it and still answers keeps it;
-// one that stopped answering is ended (lost) and a new session tries. A
-// new session connects with pool's configuration.
+// one that stopped answering is ended and a new session tries. lost
+// reports that a session holding the lock ended since the last take that
+// held it. A new session connects with pool's configuration.
 func (l *sessionLock) take(pool *pgxpool.Pool) (held, lost bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -39,12 +46,12 @@ func (l *sessionLock) take(pool *pgxpool.Pool) (held, lost bool, err error) {
 			return true, false, nil
 		}
 		l.closeLocked()
-		lost = true
+		l.lost = true
 	}
 	if l.conn == nil || l.conn.IsClosed() {
 		conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig)
 		if err != nil {
-			return false, lost, err
+			return false, l.lost, err
 		}
 		l.conn = conn
 	}
@@ -55,9 +62,12 @@ func (l *sessionLock) take(pool *pgxpool.Pool) (held, lost bool, err error) {
 	var ok bool
 	if err := l.conn.QueryRow(ctx, query, LockClass, l.key).Scan(&ok); err != nil {
 		l.closeLocked()
-		return false, lost, err
+		return false, l.lost, err
 	}
-	l.held = ok
+	l.held, lost = ok, l.lost
+	if ok {
+		l.lost = false
+	}
 	return ok, lost, nil
 }
 
