@@ -1,0 +1,64 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mustRunIn is runIn that fails the test on a non-zero status.
+func mustRunIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	code, out := runIn(dir, args...)
+	if code != 0 {
+		t.Fatalf("minica %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// wantOutput checks that out holds every one of parts.
+func wantOutput(t *testing.T, args []string, out string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(out, p) {
+			t.Errorf("minica %s:\n%s\nwant it to contain %q", strings.Join(args, " "), out, p)
+		}
+	}
+}
+
+// A password file whose password does not open a .p12 (or an encrypted
+// key) is named, with the bundle, instead of being told to pass the
+// --password-file it was given (issue 31, point 2).
+func TestMistakeP12WrongPasswordFile(t *testing.T) {
+	work := t.TempDir()
+	dir := filepath.Join(work, "ca")
+	pw := writeFile(t, work, "pw.txt", "right horse battery\n")
+	wrong := writeFile(t, work, "wrong.txt", "wrong horse battery\n")
+	p12 := filepath.Join(work, "bob.p12")
+	enc := filepath.Join(work, "bob.enc")
+	mustRunIn(t, dir, "init", "--cn", "Root", "--no-password")
+	mustRunIn(t, dir, "issue", "client", "bob", "--key-out", filepath.Join(work, "bob.key"))
+	mustRunIn(t, dir, "export", "p12", "bob", "--password-file", pw, "--out", p12)
+	mustRunIn(t, dir, "convert", filepath.Join(work, "bob.key"), "--encrypt", "--new-password-file", pw, "--out", enc)
+	for _, tt := range []struct {
+		args []string
+		what string // the file the password does not open
+		flag string
+	}{
+		{[]string{"convert", p12, "--password-file", wrong, "--out", filepath.Join(work, "bob.pem")}, p12, "--password-file"},
+		{[]string{"inspect", p12, "--password-file", wrong}, p12, "--password-file"},
+		{[]string{"convert", enc, "--decrypt", "--password-file", wrong, "--out", filepath.Join(work, "plain.key")}, enc, "--password-file"},
+		{[]string{"export", "p12", "bob", "--key", enc, "--key-password-file", wrong, "--password-file", pw, "--out", filepath.Join(work, "again.p12")}, enc, "--key-password-file"},
+	} {
+		code, out := runIn(dir, tt.args...)
+		if code != 1 {
+			t.Errorf("minica %s: exit %d; want 1\n%s", strings.Join(tt.args, " "), code, out)
+		}
+		wantOutput(t, tt.args, out,
+			`minica: error: the password in "`+wrong+`" (`+tt.flag+`) does not open `+tt.what+"\n",
+			`minica: hint: "`+wrong+`" must hold the password of `+tt.what+", alone on its line")
+		if strings.Contains(out, "pass --") {
+			t.Errorf("minica %s: tells to pass a flag that was given:\n%s", strings.Join(tt.args, " "), out)
+		}
+	}
+}
