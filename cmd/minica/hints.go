@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"minica/ca"
 	"minica/ca/store/pg"
@@ -87,4 +88,14 @@ func tokenHint(err error) string {
 		return "build minica with cgo (CGO_ENABLED=1 go build ./cmd/minica); see 'CA keys in an HSM' in docs/hierarchy.md"
 	}
 	return ""
+}
+
+// listenHint adds to err, the failure to listen on addr, what to do when
+// another process holds the address: flag is the command's flag that
+// chooses it (--listen, --metrics, ...).
+func listenHint(err error, addr, flag string) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return withHint(err, "another process listens on %s: stop it, or choose another port with %s", addr, flag)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,61 @@ func TestMistakeP12WrongPasswordFile(t *testing.T) {
 			`minica: hint: "`+wrong+`" must hold the password of `+tt.what+", alone on its line")
 		if strings.Contains(out, "pass --") {
 			t.Errorf("minica %s: tells to pass a flag that was given:\n%s", strings.Join(tt.args, " "), out)
+		}
+	}
+}
+
+// newIntermediateDir makes a root and an intermediate signed by it, both
+// without a password, and returns the intermediate's directory: serve
+// issues an OCSP responder certificate there (a root signs its answers
+// with its own key).
+func newIntermediateDir(t *testing.T, work string) string {
+	t.Helper()
+	root, inter := filepath.Join(work, "root"), filepath.Join(work, "int")
+	csr, cert, crl := filepath.Join(work, "int.csr"), filepath.Join(work, "int.crt"), filepath.Join(work, "root.crl")
+	mustRunIn(t, root, "init", "--root", "--cn", "Root", "--no-password")
+	mustRunIn(t, inter, "init", "--intermediate", "--cn", "Issuing", "--no-password", "--csr-out", csr)
+	mustRunIn(t, root, "sign-intermediate", csr, "--out", cert)
+	mustRunIn(t, root, "crl", "--out", crl)
+	mustRunIn(t, inter, "init", "--intermediate", "--import", cert, "--root-crl", crl)
+	return inter
+}
+
+// A port already taken stops every listening command with a hint that
+// names the address and the command's own flag, and serve binds all its
+// listeners before it issues anything: the CA is left as it was (issue 31,
+// point 2).
+func TestMistakePortInUse(t *testing.T) {
+	work := t.TempDir()
+	dir := newIntermediateDir(t, work)
+	mustRunIn(t, dir, "issue", "server", "app", "--dns", "localhost")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	for _, tt := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"serve", "--listen", addr}, "--listen"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", addr}, "--metrics-listen"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--listen-ocsp", addr}, "--listen-ocsp"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--listen-tls", addr, "--server-cert", "app"}, "--listen-tls"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--server-cert", "app", "--listen", addr}, "--listen"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--server-cert", "app", "--listen", "127.0.0.1:0", "--metrics", addr}, "--metrics"},
+		{[]string{"echo", "--listen", addr}, "--listen"},
+	} {
+		before := dirHash(t, dir)
+		code, out := runIn(dir, tt.args...)
+		if code != 1 {
+			t.Errorf("minica %s: exit %d; want 1\n%s", strings.Join(tt.args, " "), code, out)
+		}
+		wantOutput(t, tt.args, out, `minica: error: listening `, addr,
+			"minica: hint: another process listens on "+addr+": stop it, or choose another port with "+tt.flag+"\n")
+		if dirHash(t, dir) != before {
+			t.Errorf("minica %s changed the CA directory", strings.Join(tt.args, " "))
 		}
 	}
 }
