@@ -119,7 +119,11 @@ func runCRLFetch(c *cli.Context, e *env) error {
 		replace, err = revoke.MayReplace(next, prev, now)
 	}
 	if err != nil {
-		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, revoke.RefusalReason(err), out, err)
+		err = fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, revoke.RefusalReason(err), out, err)
+		if hint := crlIssuerHint(err, "at "+url, "the CA of --ca", "check the URL or --ca"); hint != "" {
+			return withHint(err, "%s", hint)
+		}
+		return err
 	}
 	// Nothing held, or an expired CRL held: the web server refuses every
 	// client past nextUpdate, so an expired CRL is no better to install.

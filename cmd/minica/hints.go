@@ -7,6 +7,7 @@ import (
 
 	"minica/ca"
 	"minica/ca/store/pg"
+	"minica/revoke"
 )
 
 // errorHint chooses what to tell a person about an error of the packages
@@ -98,4 +99,20 @@ func listenHint(err error, addr, flag string) error {
 		return withHint(err, "another process listens on %s: stop it, or choose another port with %s", addr, flag)
 	}
 	return err
+}
+
+// crlIssuerHint is the hint of a CRL refused as another CA's (a
+// *revoke.IssuerError in err): where is the CRL's place ("at URL", "in
+// FILE"), whose names the CA it was checked against ("this CA", "the CA of
+// --ca"), and check what to look at. The mistake is the source or the CA
+// given, never a CRL left unpublished. It returns "" for other errors.
+func crlIssuerHint(err error, where, whose, check string) string {
+	var ie *revoke.IssuerError
+	switch {
+	case !errors.As(err, &ie):
+		return ""
+	case ie.OtherKey:
+		return fmt.Sprintf("the CRL %s is signed by another key named %q than %s: was the CA made again under the same name? %s", where, ie.CRLIssuer, whose, check)
+	}
+	return fmt.Sprintf("the CRL %s is signed by %q, not by %s (%q): %s", where, ie.CRLIssuer, whose, ie.CA, check)
 }

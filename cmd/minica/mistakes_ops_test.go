@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"net"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mustRunIn is runIn that fails the test on a non-zero status.
@@ -115,6 +118,50 @@ func TestMistakePortInUse(t *testing.T) {
 			"minica: hint: another process listens on "+addr+": stop it, or choose another port with "+tt.flag+"\n")
 		if dirHash(t, dir) != before {
 			t.Errorf("minica %s changed the CA directory", strings.Join(tt.args, " "))
+		}
+	}
+}
+
+// runInFor is runIn that stops a command still running after d (a proxy
+// or a server that started when it should not have).
+func runInFor(d time.Duration, dir string, args ...string) (int, string) {
+	e := newEnv()
+	var out syncBuffer
+	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
+	e.terminal = func() bool { return false }
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return run(ctx, append([]string{"minica", "--dir", dir}, args...), e), out.String()
+}
+
+// A replica whose --crl URL serves the CRL of another CA is told that the
+// URL or --ca is wrong, naming both CAs, not to publish a CRL; so is crl
+// fetch (issue 31, point 2).
+func TestMistakeCRLOfAnotherCA(t *testing.T) {
+	work := t.TempDir()
+	dir, other := filepath.Join(work, "ca"), filepath.Join(work, "other")
+	mustRunIn(t, dir, "init", "--cn", "Root", "--no-password")
+	mustRunIn(t, dir, "issue", "server", "app", "--dns", "localhost")
+	mustRunIn(t, other, "init", "--cn", "Other", "--no-password")
+	srv := httptest.NewServer(serveBytes(readFile(t, filepath.Join(other, "crl.der"))))
+	defer srv.Close()
+	url := srv.URL + "/crl.der"
+	for _, tt := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--server-cert", "app", "--listen", "127.0.0.1:0", "--crl", url},
+			`minica: hint: the CRL at ` + url + ` is signed by "CN=Other", not by this CA ("CN=Root"): check --crl URL or --ca` + "\n"},
+		{[]string{"crl", "fetch", url, "--out", filepath.Join(work, "crl.der"), "--ca", filepath.Join(dir, "ca.crt")},
+			`minica: hint: the CRL at ` + url + ` is signed by "CN=Other", not by the CA of --ca ("CN=Root"): check the URL or --ca` + "\n"},
+	} {
+		code, out := runInFor(time.Minute, dir, tt.args...)
+		if code != 1 {
+			t.Errorf("minica %s: exit %d; want 1\n%s", strings.Join(tt.args, " "), code, out)
+		}
+		wantOutput(t, tt.args, out, tt.hint)
+		if strings.Contains(out, "minica crl'") {
+			t.Errorf("minica %s: tells to publish a CRL:\n%s", strings.Join(tt.args, " "), out)
 		}
 	}
 }
