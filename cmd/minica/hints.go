@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"minica/ca"
 	"minica/ca/store/pg"
@@ -115,4 +116,20 @@ func crlIssuerHint(err error, where, whose, check string) string {
 		return fmt.Sprintf("the CRL %s is signed by another key named %q than %s: was the CA made again under the same name? %s", where, ie.CRLIssuer, whose, check)
 	}
 	return fmt.Sprintf("the CRL %s is signed by %q, not by %s (%q): %s", where, ie.CRLIssuer, whose, ie.CA, check)
+}
+
+// crlExpiredAdvice is what to do about a CRL past its nextUpdate. remote
+// is set when the CRL comes from elsewhere (a --crl URL or file): the
+// fresh one is made on the CA host.
+func crlExpiredAdvice(remote bool) string {
+	if remote {
+		return "on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there, which re-signs it before it lapses"
+	}
+	return "publish a fresh one with 'minica crl', or run 'minica serve', which re-signs it before it lapses"
+}
+
+// crlExpiredHint is the hint of a CRL of the CA directory that expired at
+// nextUpdate.
+func crlExpiredHint(nextUpdate time.Time) string {
+	return fmt.Sprintf("the CRL expired at %s: %s", nextUpdate.UTC().Format(time.RFC3339), crlExpiredAdvice(false))
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
@@ -162,6 +164,71 @@ func TestMistakeCRLOfAnotherCA(t *testing.T) {
 		wantOutput(t, tt.args, out, tt.hint)
 		if strings.Contains(out, "minica crl'") {
 			t.Errorf("minica %s: tells to publish a CRL:\n%s", strings.Join(tt.args, " "), out)
+		}
+	}
+}
+
+// runInAt is runIn with the clock at now.
+func runInAt(now time.Time, dir string, args ...string) (int, string) {
+	e := newEnv()
+	var out bytes.Buffer
+	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
+	e.terminal = func() bool { return false }
+	e.now = func() time.Time { return now }
+	return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
+}
+
+// An expired CRL, in verify and crl status, says when it expired and how
+// to get a fresh one: minica crl, or serve, which keeps it fresh (issue
+// 31, point 2). A verify --at past a CRL still current now gets no advice.
+func TestMistakeExpiredCRL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ca")
+	mustRunIn(t, dir, "init", "--cn", "Root", "--no-password")
+	mustRunIn(t, dir, "issue", "client", "alice")
+	_, status := runIn(dir, "crl", "status", "--json")
+	var st struct {
+		NextUpdate time.Time `json:"next_update"`
+	}
+	if err := json.Unmarshal([]byte(status), &st); err != nil {
+		t.Fatalf("crl status --json: %v\n%s", err, status)
+	}
+	later := st.NextUpdate.Add(time.Hour)
+	advice := "minica: hint: the CRL expired at " + st.NextUpdate.UTC().Format(time.RFC3339) +
+		": publish a fresh one with 'minica crl', or run 'minica serve', which re-signs it before it lapses\n"
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"verify", "alice"}, 1},
+		{[]string{"crl", "status"}, crlExpired},
+		{[]string{"crl", "status", "--json"}, crlExpired},
+	} {
+		code, out := runInAt(later, dir, tt.args...)
+		if code != tt.code {
+			t.Errorf("minica %s: exit %d; want %d\n%s", strings.Join(tt.args, " "), code, tt.code, out)
+		}
+		wantOutput(t, tt.args, out, advice)
+	}
+	at := []string{"verify", "alice", "--at", later.Format(time.RFC3339)}
+	if code, out := runIn(dir, at...); code != 1 || strings.Contains(out, "hint") {
+		t.Errorf("minica %s: exit %d; want 1 and no hint\n%s", strings.Join(at, " "), code, out)
+	}
+}
+
+// The proxy logs what to do with a CRL past its nextUpdate (the proxy
+// package logs Config.CRLExpiredHint): on this host with the CA
+// directory's CRL, on the CA host for a --crl URL or file.
+func TestMistakeExpiredCRLProxyHint(t *testing.T) {
+	for _, tt := range []struct {
+		crls []string
+		want string
+	}{
+		{nil, "publish a fresh one with 'minica crl', or run 'minica serve', which re-signs it before it lapses"},
+		{[]string{"http://pki.example.com/crl.der"}, "on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there, which re-signs it before it lapses"},
+		{[]string{"/etc/minica/crl.der"}, "on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there"},
+	} {
+		if got := proxyCRLExpiredHint(tt.crls); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("proxyCRLExpiredHint(%q) = %q; want %q", tt.crls, got, tt.want)
 		}
 	}
 }

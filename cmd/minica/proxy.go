@@ -189,6 +189,7 @@ func runProxy(c *cli.Context, e *env) error {
 		return err
 	}
 	o.cfg.Log, o.cfg.Now = e.stderr, e.now
+	o.cfg.CRLExpiredHint = proxyCRLExpiredHint(c.StringSlice("crl"))
 	if o.accessLog != "" {
 		warn := func(err error) { warnf(e.stderr, "%v", err) }
 		if o.logFile, err = openLogFile(o.accessLog, warn); err != nil {
@@ -381,6 +382,12 @@ func proxyCRLIssuerHint(c *cli.Context, o *proxyOptions, err error) string {
 		return crlIssuerHint(err, "of --crl", "this CA", "check --crl FILE or --ca")
 	}
 	return ""
+}
+
+// proxyCRLExpiredHint is what the proxy logs (hint=) with a CRL past its
+// nextUpdate: crls, --crl, given means the CRL comes from the CA host.
+func proxyCRLExpiredHint(crls []string) string {
+	return crlExpiredAdvice(len(crls) > 0)
 }
 
 // proxyStartHint adds what to do to the errors of proxy.New.
