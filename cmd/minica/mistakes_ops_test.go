@@ -209,6 +209,17 @@ func TestMistakeExpiredCRL(t *testing.T) {
 		}
 		wantOutput(t, tt.args, out, advice)
 	}
+	// crl fetch refuses the expired CRL a URL serves, and says where a
+	// fresh one comes from.
+	srv := httptest.NewServer(serveBytes(readFile(t, filepath.Join(dir, "crl.der"))))
+	defer srv.Close()
+	fetch := []string{"crl", "fetch", srv.URL + "/crl.der", "--out", filepath.Join(t.TempDir(), "crl.der"), "--ca", filepath.Join(dir, "ca.crt")}
+	code, out := runInAt(later, dir, fetch...)
+	if code != 1 {
+		t.Errorf("minica %s: exit %d; want 1\n%s", strings.Join(fetch, " "), code, out)
+	}
+	wantOutput(t, fetch, out, "minica: hint: the CRL at "+srv.URL+"/crl.der expired at "+st.NextUpdate.UTC().Format(time.RFC3339)+
+		": on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there, which re-signs it before it lapses\n")
 	at := []string{"verify", "alice", "--at", later.Format(time.RFC3339)}
 	if code, out := runIn(dir, at...); code != 1 || strings.Contains(out, "hint") {
 		t.Errorf("minica %s: exit %d; want 1 and no hint\n%s", strings.Join(at, " "), code, out)
