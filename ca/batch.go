@@ -531,7 +531,7 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 func (c *CA) completeBatchCert(p *batchCert) error {
 	defer p.release()
 	if err := linkCurrentIn(p.dir, p.rec, p.newDir); err != nil {
-		return fmt.Errorf("issued serial %s, but (run minica check): %w", p.rec.Serial, err)
+		return fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, p.rec.Serial, err)
 	}
 	if p.req.renews != nil {
 		return c.linkTo(p.req.renews, p.rec)
@@ -634,7 +634,7 @@ func (c *CA) completeGroup(group []*batchCert) error {
 		recs[i], res[i] = p.rec, p.res
 	}
 	if err := c.db.CompleteGroup(res, recs); err != nil {
-		return fmt.Errorf("completing %d records (run minica check): %w", len(recs), err)
+		return fmt.Errorf("%w: %d certificates are signed, but completing their records failed: %w", ErrIssuanceIncomplete, len(recs), err)
 	}
 	return nil
 }

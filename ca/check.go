@@ -20,6 +20,9 @@ type CheckReport struct {
 	Records  int      // records in the database after repairs
 	Repaired []string // what was repaired, one sentence each
 	Problems []string // what is wrong and could not be repaired
+	// NoCRL is set when the store holds no readable CRL of the CA (one of
+	// Problems says why); publishing one is the remedy.
+	NoCRL bool
 }
 
 // CheckOptions are the inputs of CheckWith.
@@ -86,6 +89,7 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.NoCRL = crl == nil
 	if err := c.checkCRLChain(rep); err != nil {
 		return nil, err
 	}

@@ -255,10 +255,10 @@ func (c *CA) SignIntermediate(signer crypto.Signer, r IntermediateRequest) (*Iss
 	}
 	fillRecord(rec, cert)
 	if err := c.db.Complete(res, rec); err != nil {
-		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
+		return nil, fmt.Errorf("%w: serial %s is signed, but completing its record failed: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
 	if err := c.linkCurrent(rec); err != nil {
-		return nil, fmt.Errorf("signed serial %s, but (run minica check): %w", rec.Serial, err)
+		return nil, fmt.Errorf("%w: serial %s is signed and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
 	return &Issued{Record: rec, Cert: cert, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}, nil
 }

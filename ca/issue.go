@@ -26,6 +26,12 @@ var ErrNameTaken = errors.New("name already has a valid certificate")
 // ErrOutlivesCA is returned by Issue when the leaf would expire after the CA.
 var ErrOutlivesCA = errors.New("certificate would outlive the CA")
 
+// ErrIssuanceIncomplete is matched by the error of an issuance that signed
+// a certificate and wrote it durably, but could not complete what goes
+// with it: its record (left pending), its name's current.* links or its
+// predecessor's renewal link. Check completes them.
+var ErrIssuanceIncomplete = errors.New("issuance left incomplete")
+
 // Issued is the result of Issue.
 type Issued struct {
 	Record *Record
@@ -73,10 +79,10 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	}
 	fillRecord(rec, cert)
 	if err := c.db.Complete(res, rec); err != nil {
-		return nil, fmt.Errorf("completing record %s (run minica check): %w", rec.Serial, err)
+		return nil, fmt.Errorf("%w: serial %s is signed, but completing its record failed: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
 	if err := c.linkCurrent(rec); err != nil {
-		return nil, fmt.Errorf("issued serial %s, but (run minica check): %w", rec.Serial, err)
+		return nil, fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
 	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
 	if key != nil {

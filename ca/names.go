@@ -130,6 +130,61 @@ func IsHostName(name string) bool {
 		net.ParseIP(name) == nil
 }
 
+// DNSReach is what a DNS name's shape alone says about who can resolve it.
+type DNSReach int
+
+const (
+	// ReachDNS is a name of two or more labels, or "localhost": the DNS
+	// resolves it or, in the namespaces reserved for private and test use
+	// (.localhost, .local, .internal, .test, .example, .home.arpa), whoever
+	// chose it has set it up.
+	ReachDNS DNSReach = iota
+	// ReachSearchDomain is a single label such as "web2": it resolves only
+	// where a search domain or a hosts file completes it.
+	ReachSearchDomain
+	// ReachNowhere is a name under "invalid", which never resolves
+	// (RFC 6761, section 6.4).
+	ReachNowhere
+)
+
+// DNSNameReach judges a DNS SAN by its shape; it makes no lookup, so that
+// issuing never waits on the network nor depends on the issuing host's
+// resolver, which need not be the clients'. A wildcard is judged by the
+// name under it.
+func DNSNameReach(name string) DNSReach {
+	host := strings.ToLower(strings.TrimPrefix(name, "*."))
+	switch {
+	case host == "invalid" || strings.HasSuffix(host, ".invalid"):
+		return ReachNowhere
+	case host == "localhost" || strings.Contains(host, "."):
+		return ReachDNS
+	}
+	return ReachSearchDomain
+}
+
+// UnresolvableNames returns the DNS names among sans (as SANs lists them)
+// when they are all a client could reach the server by and none has
+// DNSNameReach ReachDNS: a server certificate for "web2" alone serves only
+// clients that complete "web2" as the issuing host does. It returns nil
+// when sans hold an IP address, a DNS name of ReachDNS, or no DNS name.
+func UnresolvableNames(sans []string) []string {
+	var names []string
+	for _, s := range sans {
+		if strings.HasPrefix(s, "ip:") {
+			return nil
+		}
+		name, ok := strings.CutPrefix(s, "dns:")
+		if !ok {
+			continue
+		}
+		if DNSNameReach(name) == ReachDNS {
+			return nil
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 // ValidateURI checks a URI SAN: absolute, with a scheme, and printable ASCII.
 func ValidateURI(raw string) (*url.URL, error) {
 	for _, r := range raw {

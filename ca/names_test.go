@@ -3,6 +3,7 @@ package ca
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,58 @@ func TestParseIP(t *testing.T) {
 		}
 		if err != nil || ip.String() != tt.want {
 			t.Errorf("ParseIP(%q) = %v, %v; want %s", tt.in, ip, err, tt.want)
+		}
+	}
+}
+
+func TestDNSNameReach(t *testing.T) {
+	tests := []struct {
+		name string
+		want DNSReach
+	}{
+		{"web2.example.com", ReachDNS},
+		{"localhost", ReachDNS},
+		{"LocalHost", ReachDNS},
+		{"app.localhost", ReachDNS},
+		{"printer.local", ReachDNS},
+		{"db.internal", ReachDNS},
+		{"myapp.test", ReachDNS},
+		{"web.example", ReachDNS},
+		{"nas.home.arpa", ReachDNS},
+		{"*.example.com", ReachDNS},
+		{"web2", ReachSearchDomain},
+		{"WEB2", ReachSearchDomain},
+		{"*.web2", ReachSearchDomain},
+		{"local", ReachSearchDomain},
+		{"host.invalid", ReachNowhere},
+		{"a.b.INVALID", ReachNowhere},
+		{"invalid", ReachNowhere},
+	}
+	for _, tt := range tests {
+		if got := DNSNameReach(tt.name); got != tt.want {
+			t.Errorf("DNSNameReach(%q) = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestUnresolvableNames(t *testing.T) {
+	tests := []struct {
+		sans []string
+		want []string
+	}{
+		{[]string{"dns:web2"}, []string{"web2"}},
+		{[]string{"dns:web2", "dns:db.invalid"}, []string{"web2", "db.invalid"}},
+		{[]string{"dns:web2", "dns:web2.example.com"}, nil},
+		{[]string{"dns:web2", "ip:10.0.0.5"}, nil},
+		{[]string{"dns:localhost"}, nil},
+		{[]string{"ip:10.0.0.7"}, nil},
+		{[]string{"email:simon@example.com"}, nil},
+		{[]string{"dns:svc", "uri:spiffe://acme/svc"}, []string{"svc"}},
+		{nil, nil},
+	}
+	for _, tt := range tests {
+		if got := UnresolvableNames(tt.sans); !slices.Equal(got, tt.want) {
+			t.Errorf("UnresolvableNames(%q) = %q; want %q", tt.sans, got, tt.want)
 		}
 	}
 }

@@ -355,7 +355,7 @@ func (c *CA) linkTo(pred, successor *Record) error {
 	}
 	pred.RenewedBy = successor.Serial
 	if err := c.appendRecord(pred); err != nil {
-		return fmt.Errorf("issued serial %s, but linking it to its predecessor %s failed (run minica check): %w", successor.Serial, pred.Serial, err)
+		return fmt.Errorf("%w: issued serial %s, but linking it to its predecessor %s failed: %w", ErrIssuanceIncomplete, successor.Serial, pred.Serial, err)
 	}
 	return nil
 }

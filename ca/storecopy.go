@@ -18,6 +18,10 @@ import (
 // revocations or enrollments already: a copy never merges two databases.
 var ErrStoreNotEmpty = store.ErrStoreNotEmpty
 
+// ErrCopySourceUnreadable is matched by the error of CopyStore when a
+// record or an enrollment of the store it copies could not be read.
+var ErrCopySourceUnreadable = errors.New("the store to copy could not be read")
+
 // CopyResult tells what CopyStore copied.
 type CopyResult struct {
 	To          string // the target, as given
@@ -108,7 +112,7 @@ func copiedRecords(db database) iter.Seq2[*Record, error] {
 	return func(yield func(*Record, error) bool) {
 		for rec, err := range db.Records() {
 			if err != nil {
-				yield(nil, fmt.Errorf("reading the records: %w (run minica check first)", err))
+				yield(nil, fmt.Errorf("%w: reading the records: %w", ErrCopySourceUnreadable, err))
 				return
 			}
 			if !yield(rec, nil) {
@@ -131,7 +135,7 @@ func copiedEnrollments(db database) ([]storedEnrollment, error) {
 			e, err = decodeEnrollment(se)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the enrollments: %w (run minica check)", err)
+			return nil, fmt.Errorf("%w: reading the enrollments: %w", ErrCopySourceUnreadable, err)
 		}
 		se.Name = e.Name
 		out = append(out, se)

@@ -137,10 +137,16 @@ func (e P12Encoder) Encode(key crypto.PrivateKey, leaf *x509.Certificate, chain 
 	return nameBundle(der, name, password)
 }
 
-// GeneratePassword returns a fresh 24-character alphanumeric password from
-// the CSPRNG (about 142 bits), safe to type, paste and quote anywhere.
+// passwordChars are the characters of a generated password: letters and
+// digits without those a person reading it could take for another (0 and
+// O and o, 1 and l and I).
+const passwordChars = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz"
+
+// GeneratePassword returns a fresh 24-character password of passwordChars
+// from the CSPRNG (about 139 bits), safe to type, paste and quote
+// anywhere, and to copy by eye.
 func GeneratePassword() (string, error) {
-	pw, err := randutil.Alphanumeric(24)
+	pw, err := randutil.String(24, passwordChars)
 	if err != nil {
 		return "", fmt.Errorf("generating password: %w", err)
 	}

@@ -247,7 +247,7 @@ func TestParseP12Profile(t *testing.T) {
 
 func TestGeneratePassword(t *testing.T) {
 	seen := map[string]bool{}
-	for range 20 {
+	for range 200 {
 		pw, err := formats.GeneratePassword()
 		if err != nil {
 			t.Fatal(err)
@@ -262,6 +262,11 @@ func TestGeneratePassword(t *testing.T) {
 			t.Errorf("GeneratePassword() repeated %q", pw)
 		}
 		seen[pw] = true
+		// A person copies it from a screen or a sheet of paper: no
+		// character that looks like another.
+		if i := strings.IndexAny(pw, "0O1lIo"); i >= 0 {
+			t.Errorf("GeneratePassword() = %q; holds the look-alike %q", pw, pw[i])
+		}
 	}
 }
 

@@ -193,7 +193,8 @@ type Maintenance interface {
 	// certificate file can rebuild.
 	DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error
 	// CheckCRL makes the published copy agree with the current CRL and
-	// returns the current CRL, or nil (a problem) when there is none.
+	// returns the current CRL, or nil when there is none, reporting why as
+	// a problem (what is wrong, not what to run: the program advises).
 	CheckCRL(fixed, problem func(string)) (*revoke.CRL, error)
 	// PublishedCopies returns the copies of the current CRL that the
 	// engine keeps apart from its Store, which a Store restored

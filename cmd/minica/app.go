@@ -19,6 +19,11 @@ func run(ctx context.Context, args []string, e *env) int {
 	if n := len(args); n >= 2 && args[n-1] == "--generate-bash-completion" && complete(app, args[1:n-1], e.stdout) {
 		return 0
 	}
+	if n := len(args); n == 0 || args[n-1] != "--generate-bash-completion" {
+		if err := checkArgs(app, args); err != nil {
+			return report(e.stderr, err)
+		}
+	}
 	if err := app.RunContext(ctx, permute(app, args)); err != nil {
 		return report(e.stderr, err)
 	}
@@ -101,7 +106,7 @@ func newApp(e *env) *cli.App {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usagef(c, "%v", err)
+	return usagef(c, "%s", doubleDash(err.Error()))
 }
 
 // setupCommand sets the usage-error handler on cmd and its subcommands,

@@ -61,7 +61,11 @@ func runCheck(c *cli.Context, e *env) error {
 		fmt.Fprintf(e.stdout, "%d records, %d repaired, %d problems\n", rep.Records, len(rep.Repaired), len(rep.Problems))
 	}
 	if len(rep.Problems) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("the CA directory has %d problem(s) minica check cannot repair", len(rep.Problems))}
+		err := fmt.Errorf("the CA directory has %d problem(s) minica check cannot repair", len(rep.Problems))
+		if rep.NoCRL {
+			err = withHint(err, "publish a CRL with 'minica crl'")
+		}
+		return &exitError{code: 1, err: err}
 	}
 	return nil
 }

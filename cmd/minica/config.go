@@ -261,6 +261,9 @@ func configServerCert(authority *ca.CA, name string, now time.Time) (*ca.Record,
 	}
 	rec, err := authority.ServerCert(name, now)
 	var none *ca.NoServerCertError
+	if errors.As(err, &none) && len(none.Records) == 0 {
+		return nil, nearestNamesFirst(authority, name, explainNoServerCert(none, now))
+	}
 	if errors.As(err, &none) {
 		return nil, explainNoServerCert(none, now)
 	}

@@ -99,7 +99,7 @@ func runExportP12(c *cli.Context, e *env) error {
 func exportRecord(authority *ca.CA, arg string, e *env) (*ca.Record, error) {
 	t, err := authority.Resolve(arg)
 	if err != nil {
-		return nil, err
+		return nil, unknownNameHint(authority, err)
 	}
 	r, err := t.NewestValid(e.now())
 	if err != nil {

@@ -48,7 +48,22 @@ func errorHint(err error) string {
 	if hint := storeHint(err); hint != "" {
 		return hint
 	}
+	if hint := leftHint(err); hint != "" {
+		return hint
+	}
 	return tokenHint(err)
+}
+
+// leftHint is errorHint for what a command left for check to complete or
+// settle. It comes after storeHint: a lost lock's hint says more.
+func leftHint(err error) string {
+	switch {
+	case errors.Is(err, ca.ErrIssuanceIncomplete):
+		return "run 'minica check': it completes what the issuance left"
+	case errors.Is(err, ca.ErrCopySourceUnreadable):
+		return "run 'minica check' first: it repairs what it can and reports the rest"
+	}
+	return ""
 }
 
 // storeHint is errorHint for a PostgreSQL store.

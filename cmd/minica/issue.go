@@ -27,7 +27,7 @@ func issueCommand(e *env) *cli.Command {
 // missingSubcommand is the action of commands that only group others.
 func missingSubcommand(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return unknownCommand(c, "unknown subcommand %q", strings.Fields(c.Command.HelpName)[1:], c.Args().First(), c.Command.Subcommands)
+		return unknownSubcommand(strings.Fields(c.Command.HelpName), c.Args().First(), c.Command.Subcommands)
 	}
 	cli.ShowSubcommandHelp(c)
 	return &exitError{code: 2}
@@ -202,7 +202,11 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 	if req.KeyType == ca.Ed25519 && req.Profile == ca.Client {
 		warnf(e.stderr, "browsers cannot use Ed25519 client certificates")
 	}
-	return issued, printIssued(c, e, issued)
+	if err := printIssued(c, e, issued); err != nil {
+		return issued, err
+	}
+	warnUnresolvable(e.stderr, issued.Record)
+	return issued, nil
 }
 
 func printIssued(c *cli.Context, e *env, is *ca.Issued) error {
@@ -215,6 +219,7 @@ func printIssued(c *cli.Context, e *env, is *ca.Issued) error {
 		})
 	}
 	fmt.Fprintf(e.stdout, "issued %s certificate %q\n", r.Profile, r.Name)
+	fmt.Fprintf(e.stdout, "  sans       %s\n", sanText(r.SANs))
 	fmt.Fprintf(e.stdout, "  serial     %s\n", r.Serial)
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(r.NotAfter))
 	fmt.Fprintf(e.stdout, "  cert       %s\n", is.CertFile)

@@ -67,6 +67,9 @@ type batchRun struct {
 	unsynced []*os.File
 
 	issued, skipped int
+	// unresolvable gathers the server certificates issued with names only
+	// a search domain or a hosts file resolves, for one warning.
+	unresolvable unresolvableTally
 }
 
 func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
@@ -173,10 +176,14 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 		err = cerr
 	}
 	b.finishOutput()
+	b.unresolvable.warn(e.stderr)
 	if err != nil {
 		err = fmt.Errorf("%s: issued %d of %d certificates, then: %w", b.file, b.issued, len(order), err)
-		if errorHint(err) != "" {
-			return err // the hint of its kind (a lost lock: run check first) comes first
+		// The hint of its kind (a lost lock: run check first) comes first,
+		// but an issuance left incomplete is completed by the run again
+		// (FinishInterrupted), which also issues the rest.
+		if errorHint(err) != "" && (!errors.Is(err, ca.ErrIssuanceIncomplete) || errors.Is(err, ca.ErrStoreLockLost)) {
+			return err
 		}
 		return withHint(err, "the certificates issued are valid and recorded; run the same command again to issue the rest (rows already issued are skipped)")
 	}
@@ -450,6 +457,7 @@ func (b *batchRun) keepOrRewriteBundle(authority *ca.CA, rec *ca.Record) error {
 }
 
 func (b *batchRun) reportIssued(row *batchfile.Row, is *ca.Issued) error {
+	b.unresolvable.add(is.Record)
 	bundle, line, err := b.done(is)
 	if err != nil || !line {
 		return err
@@ -458,7 +466,7 @@ func (b *batchRun) reportIssued(row *batchfile.Row, is *ca.Issued) error {
 	if b.json {
 		return writeJSON(b.e.stdout, batchLine{Line: row.Line, Status: "issued", P12: bundle, issuedJSON: issuedOf(is)})
 	}
-	_, err = fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s)\n", r.Profile, r.Name, r.Serial)
+	_, err = fmt.Fprintf(b.e.stdout, "issued %s %q (serial %s): %s\n", r.Profile, r.Name, r.Serial, sanText(r.SANs))
 	return err
 }
 

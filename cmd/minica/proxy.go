@@ -203,7 +203,7 @@ func runProxy(c *cli.Context, e *env) error {
 		if hint := proxyCRLIssuerHint(c, o, err); hint != "" {
 			return withHint(err, "%s", hint)
 		}
-		return policyStartHint(proxyStartHint(err))
+		return serverCertNameHint(authority, policyStartHint(proxyStartHint(err)))
 	}
 	setProxyGCPercent(os.LookupEnv)
 	return serveProxy(c.Context, e, p, o)

@@ -106,7 +106,7 @@ func runRenew(c *cli.Context, e *env) error {
 	arg := c.Args().First()
 	t, err := authority.Resolve(arg)
 	if err != nil {
-		return err
+		return unknownNameHint(authority, err)
 	}
 	old, err := t.Renewable(e.now())
 	if err != nil {
@@ -194,6 +194,7 @@ func printRenewed(c *cli.Context, e *env, rn *ca.Renewed, out renewedJSON, info 
 		return writeJSON(e.stdout, out)
 	}
 	fmt.Fprintf(e.stdout, "renewed %s certificate %q\n", r.Profile, r.Name)
+	fmt.Fprintf(e.stdout, "  sans       %s\n", sanText(r.SANs))
 	fmt.Fprintf(e.stdout, "  serial     %s\n", r.Serial)
 	fmt.Fprintf(e.stdout, "  not after  %s\n", day(r.NotAfter))
 	fmt.Fprintf(e.stdout, "  cert       %s\n", rn.CertFile)

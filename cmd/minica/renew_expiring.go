@@ -213,6 +213,6 @@ func reportRenewed(b *batchRun, rn *ca.Renewed) error {
 	if b.json {
 		return writeJSON(b.e.stdout, renewLine{Status: "renewed", issuedJSON: issuedOf(rn.Issued), RenewalOf: rn.Predecessor.Serial, P12: bundle})
 	}
-	_, err = fmt.Fprintf(b.e.stdout, "renewed %s %q (serial %s, renews %s)\n", r.Profile, r.Name, r.Serial, rn.Predecessor.Serial)
+	_, err = fmt.Fprintf(b.e.stdout, "renewed %s %q (serial %s, renews %s): %s\n", r.Profile, r.Name, r.Serial, rn.Predecessor.Serial, sanText(r.SANs))
 	return err
 }

@@ -161,7 +161,7 @@ func revokeTargets(c *cli.Context, authority *ca.CA, arg string, reason revoke.R
 			"list the CA's certificates with 'minica list'")
 	}
 	if err != nil {
-		return nil, err
+		return nil, unknownNameHint(authority, err)
 	}
 	revocable := t.Revocable
 	if reason == revoke.RemoveFromCRL {

@@ -78,6 +78,7 @@ func runSelfsigned(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "wrote self-signed server certificate %s (%s, until %s)\n", certOut, strings.Join(ca.SANs(cert), ", "), day(cert.NotAfter))
 	fmt.Fprintf(e.stdout, "wrote its key %s (%s, mode 0600)\n", keyOut, formats.KeyType(key.Public()))
+	warnUnresolvable(e.stderr, &ca.Record{Name: name, Profile: ca.Server, SANs: ca.SANs(cert)})
 	return nil
 }
 

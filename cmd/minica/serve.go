@@ -224,7 +224,7 @@ func runServe(c *cli.Context, e *env) error {
 	if o.listenTLS != "" {
 		var closeCerts func()
 		if certs, closeCerts, err = serveCertLoader(c, e); err != nil {
-			return proxyStartHint(err)
+			return serverCertNameHint(authority, proxyStartHint(err))
 		}
 		defer closeCerts()
 		tlsConfig = &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}

@@ -34,7 +34,7 @@ func runShow(c *cli.Context, e *env) error {
 	defer authority.Close()
 	t, err := authority.Resolve(c.Args().First())
 	if err != nil {
-		return err
+		return unknownNameHint(authority, err)
 	}
 	now := e.now()
 	for i, r := range t.Records {

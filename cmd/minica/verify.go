@@ -83,7 +83,7 @@ func runVerify(c *cli.Context, e *env) error {
 	defer authority.Close()
 	cert, err := authority.ResolveCertificate(c.Args().First())
 	if err != nil {
-		return err
+		return unknownNameHint(authority, err)
 	}
 	purpose, name, err := verifyPurpose(c, cert)
 	if err != nil {

@@ -9,25 +9,73 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // policyDir is where Chromium on Linux reads its managed policies.
 const policyDir = "/etc/chromium/policies/managed"
 
-// installPolicy writes a managed policy that makes Chromium present, without
-// asking, a certificate issued by the CA named issuerCN to origin. The file
-// is removed when the test ends.
-func installPolicy(t *testing.T, origin, issuerCN string) {
+// The site and CA of the policy in docs/tutorial.md, which installPolicy
+// replaces with the test's.
+const (
+	tutorialSite = "https://app.example.com:8443"
+	tutorialCA   = "Acme Internal CA"
+)
+
+// tutorialPolicy returns the Chromium policy that docs/tutorial.md writes
+// to acme-client-cert.json (its heredoc), so that the browser tests prove
+// the tutorial's words.
+func tutorialPolicy(t *testing.T) []byte {
 	t.Helper()
-	rule, err := json.Marshal(map[string]any{
-		"pattern": origin,
-		"filter":  map[string]any{"ISSUER": map[string]string{"CN": issuerCN}},
-	})
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "tutorial.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := json.Marshal(map[string][]string{"AutoSelectCertificateForUrls": {string(rule)}})
+	const open = "cat > acme-client-cert.json <<'EOF'\n"
+	_, rest, ok := strings.Cut(string(doc), open)
+	body, _, closed := strings.Cut(rest, "\nEOF\n")
+	if !ok || !closed {
+		t.Fatalf("docs/tutorial.md has no block %q ... EOF", strings.TrimSpace(open))
+	}
+	return []byte(body)
+}
+
+// installPolicy writes a managed policy that makes Chromium present, without
+// asking, a certificate issued by the CA named issuerCN to origin: the
+// tutorial's policy, with its site and CA replaced by these. The file is
+// removed when the test ends.
+func installPolicy(t *testing.T, origin, issuerCN string) {
+	t.Helper()
+	var doc map[string][]string
+	if err := json.Unmarshal(tutorialPolicy(t), &doc); err != nil {
+		t.Fatalf("the tutorial's Chromium policy is not JSON of string lists: %v", err)
+	}
+	rules := doc["AutoSelectCertificateForUrls"]
+	if len(rules) == 0 {
+		t.Fatal("the tutorial's Chromium policy has no AutoSelectCertificateForUrls rule")
+	}
+	for i, r := range rules {
+		var rule struct {
+			Pattern string `json:"pattern"`
+			Filter  struct {
+				Issuer map[string]string `json:"ISSUER"`
+			} `json:"filter"`
+		}
+		if err := json.Unmarshal([]byte(r), &rule); err != nil {
+			t.Fatalf("the tutorial's rule %s is not JSON: %v", r, err)
+		}
+		if rule.Pattern != tutorialSite || rule.Filter.Issuer["CN"] != tutorialCA {
+			t.Fatalf("the tutorial's rule %s is not for %s and %q", r, tutorialSite, tutorialCA)
+		}
+		rule.Pattern, rule.Filter.Issuer["CN"] = origin, issuerCN
+		b, err := json.Marshal(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules[i] = string(b)
+	}
+	policy, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,15 +3,22 @@
 package browsertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,25 +130,77 @@ func (b *browserSession) text(t *testing.T) string {
 	return s
 }
 
-// shot saves a PNG of the viewport as dir/name.png, and a copy in
-// $MINICA_ENROLL_DOCS when it is set (docs/enrollment/ holds them).
+// shotWidth is the width of every page screenshot: the window's.
+const shotWidth = 820
+
+// shot saves a PNG of the whole page as dir/name.png, after checking that
+// it is one, as wide as the window and at least a screen high; and a copy,
+// recompressed, in $MINICA_ENROLL_DOCS when it is set (docs/enrollment/
+// holds them). Only the DOM text is compared with what the page should
+// say, so the test does not depend on fonts.
 func (b *browserSession) shot(t *testing.T, dir, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	data, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	for _, d := range []string{dir, os.Getenv("MINICA_ENROLL_DOCS")} {
-		if d == "" {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(d, name+".png"), png, 0o644); err != nil {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", name, err)
+	}
+	if sz := img.Bounds().Size(); sz.X != shotWidth || sz.Y < 400 {
+		t.Errorf("screenshot %s is %dx%d; want %d wide and at least 400 high", name, sz.X, sz.Y, shotWidth)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if docs := os.Getenv("MINICA_ENROLL_DOCS"); docs != "" {
+		if err := os.WriteFile(filepath.Join(docs, name+".png"), smallPNG(t, img), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Logf("screenshot: %s", filepath.Join(dir, name+".png"))
+}
+
+// smallPNG encodes img for the docs with a palette of its 256 most common
+// colours: a page's flat colours stay exact, only a few shades of its
+// anti-aliased text move to a neighbour, and the file is a third of the
+// size.
+func smallPNG(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	b := img.Bounds()
+	count := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			count[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	colors := slices.SortedFunc(maps.Keys(count), func(a, b color.RGBA) int { return count[b] - count[a] })
+	pal := make(color.Palette, 0, 256)
+	for _, c := range colors[:min(len(colors), 256)] {
+		pal = append(pal, c)
+	}
+	small := image.NewPaletted(b, pal)
+	draw.Src.Draw(small, b, img, b.Min)
+	var out bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, small); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// pageSays checks that the text of the page, spaces folded, holds each of
+// want.
+func (b *browserSession) pageSays(t *testing.T, state string, want ...string) {
+	t.Helper()
+	text := strings.Join(strings.Fields(b.text(t)), " ")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("the %s page lacks %q:\n%s", state, w, text)
+		}
+	}
 }
 
 // download waits (bounded) for the file name to finish downloading and
@@ -165,7 +224,9 @@ func (b *browserSession) download(t *testing.T, name string) []byte {
 }
 
 // TestChromiumEnrollment follows an enrollment link as a person would, in
-// headless Chromium: the page, a chosen password, the .p12 download; the
+// headless Chromium: the page, a chosen password, Download, the page that
+// says the file is ready and what comes next, the .p12 it saves; each
+// state's text is checked and its screenshot taken; the
 // .p12 goes into a fresh NSS database, and the same browser kind logs in
 // through minica proxy to minica echo, which shows the CN. The link, opened
 // again, says it was used. A second link shows the generated-password page.
@@ -191,17 +252,22 @@ func TestChromiumEnrollment(t *testing.T) {
 	b := newBrowser(t, trusting)
 	const password = "alice's long bundle password"
 	b.do(t, "opening the link", chromedp.Navigate(link.URL), chromedp.WaitVisible(chromedp.ID("download")))
-	page := b.text(t)
-	for _, want := range []string{"alice", "alice@example.com", caCN, "Installing on Linux"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the enrollment page lacks %q:\n%s", want, page)
-		}
-	}
+	b.pageSays(t, "enrollment", "alice", "alice@example.com", caCN, "Installing on Linux",
+		"valid for 1 year from the download", "Certificate file (.p12) for current systems",
+		"pk12util -i ~/Downloads/alice.p12 -d sql:$HOME/.pki/nssdb")
 	b.do(t, "typing the password",
 		chromedp.SendKeys(chromedp.ID("password"), password),
 		chromedp.SendKeys(chromedp.ID("password2"), password))
 	b.shot(t, shots, "enroll-form")
-	b.do(t, "downloading", chromedp.Click(chromedp.ID("download")))
+
+	// Download: the page says the file was made, how to open it here and
+	// what the password is for, and saves the file.
+	b.do(t, "downloading", chromedp.Click(chromedp.ID("download")), chromedp.WaitVisible(chromedp.ID("save")))
+	b.pageSays(t, "after Download", "Your certificate is ready", "alice.p12", "Save alice.p12",
+		"Installing on Linux", "pk12util -i ~/Downloads/alice.p12 -d sql:$HOME/.pki/nssdb",
+		"not a password to sign in", "no page shows it again", "cannot be downloaded again")
+	b.shot(t, shots, "enroll-ready")
+	b.do(t, "saving the file", chromedp.Click(chromedp.ID("save")))
 	p12 := b.download(t, "alice.p12")
 	key, leaf, _, err := formats.DecodeP12(p12, password)
 	if err != nil || leaf.Subject.CommonName != "alice" {
@@ -210,9 +276,7 @@ func TestChromiumEnrollment(t *testing.T) {
 
 	// The same link again: used, when and from where.
 	b.do(t, "opening the link again", chromedp.Navigate(link.URL), chromedp.WaitVisible(chromedp.ID("message")))
-	if again := b.text(t); !strings.Contains(again, "already used") || !strings.Contains(again, "127.0.0.1") {
-		t.Errorf("the used link says:\n%s", again)
-	}
+	b.pageSays(t, "used-link", "This link was already used", "127.0.0.1", "If that was not you")
 	b.shot(t, shots, "enroll-used")
 	b.do(t, "opening an unknown link", chromedp.Navigate(base+"/enroll/"+strings.Repeat("A", 43)), chromedp.WaitVisible(chromedp.ID("message")))
 	b.shot(t, shots, "enroll-unknown")
@@ -224,7 +288,7 @@ func TestChromiumEnrollment(t *testing.T) {
 	}
 	b.do(t, "generating a password", chromedp.Navigate(bob.URL), chromedp.WaitVisible(chromedp.ID("generate")),
 		chromedp.Click(chromedp.ID("generate")), chromedp.WaitVisible(chromedp.ID("generated")))
-	if !regexp.MustCompile(`[A-Za-z0-9]{24}`).MatchString(b.text(t)) {
+	if !regexp.MustCompile(`[2-9A-HJ-NP-Za-km-z]{24}`).MatchString(b.text(t)) {
 		t.Errorf("the generated-password page shows no password:\n%s", b.text(t))
 	}
 	b.shot(t, shots, "enroll-generated")
@@ -260,7 +324,13 @@ func TestChromiumEnrollment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(docs, "enroll-logged-in.png"), data, 0o644)
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(docs, "enroll-logged-in.png"), smallPNG(t, img), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

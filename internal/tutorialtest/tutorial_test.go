@@ -4,6 +4,9 @@ package tutorialtest
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -46,9 +49,9 @@ func TestTutorial(t *testing.T) {
 	build(t, "go", "build", "-o", filepath.Join(bin, "minica"), "minica/cmd/minica")
 
 	// The application is the tutorial's own `minica echo`.
-	appPort, proxyPort := freePort(t), freePort(t)
+	appPort, proxyPort, pageProxyPort := freePort(t), freePort(t), freePort(t)
 	script := "set -euo pipefail\n" + strings.Join(blocks, "")
-	script = strings.NewReplacer("8080", fmt.Sprint(appPort), "8443", fmt.Sprint(proxyPort)).Replace(script)
+	script = strings.NewReplacer("8080", fmt.Sprint(appPort), "8443", fmt.Sprint(proxyPort), "8444", fmt.Sprint(pageProxyPort)).Replace(script)
 
 	work, home := t.TempDir(), t.TempDir()
 	out, err := runScript(t, script, work, []string{
@@ -74,6 +77,9 @@ func TestTutorial(t *testing.T) {
 		"refused: no client certificate\n",
 		"refused: simon's certificate is revoked\n",
 		"wrote simon-2.p12: key, certificate and 1 CA certificate",
+		// The proxy in --refusal page mode says why, and where to go.
+		"Your certificate has been revoked (revoked)\n",
+		"https://intranet.example.com/certificates",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tutorial's output lacks %q", want)
@@ -91,6 +97,7 @@ func TestTutorial(t *testing.T) {
 			t.Errorf("proxy.log lacks %q:\n%s", want, proxyLog)
 		}
 	}
+	checkPolicy(t, filepath.Join(work, "acme-client-cert.json"), fmt.Sprintf("https://app.example.com:%d", proxyPort), filepath.Join(home, ".minica", "ca.crt"))
 	for _, f := range []string{"simon.p12", "simon-compat.p12", "app.conf", "acme-ca.crt", "simon-2.p12", "simon-2.pass"} {
 		if _, err := os.Stat(filepath.Join(work, f)); err != nil {
 			t.Errorf("the tutorial did not leave %s: %v", f, err)
@@ -99,6 +106,54 @@ func TestTutorial(t *testing.T) {
 	keys, err := exec.Command("certutil", "-K", "-d", "sql:"+filepath.Join(home, ".pki", "nssdb")).CombinedOutput()
 	if err != nil || !strings.Contains(string(keys), " simon") {
 		t.Errorf("certutil -K after the tutorial: %v\n%s", err, keys)
+	}
+}
+
+// checkPolicy checks the Chromium policy the tutorial wrote at path: valid
+// JSON, one AutoSelectCertificateForUrls rule (a JSON string of its own)
+// for the site at pattern and the CA whose certificate is at caPath, by
+// that CA's CN, as Chromium matches it.
+func checkPolicy(t *testing.T, path, pattern, caPath string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the tutorial did not write its browser policy: %v", err)
+	}
+	var policy map[string][]string
+	if err := json.Unmarshal(data, &policy); err != nil {
+		t.Fatalf("%s is not a Chromium policy (an object of string lists): %v\n%s", filepath.Base(path), err, data)
+	}
+	rules := policy["AutoSelectCertificateForUrls"]
+	if len(policy) != 1 || len(rules) != 1 {
+		t.Fatalf("%s holds %v; want one AutoSelectCertificateForUrls rule", filepath.Base(path), policy)
+	}
+	var rule struct {
+		Pattern string `json:"pattern"`
+		Filter  struct {
+			Issuer struct {
+				CN string `json:"CN"`
+			} `json:"ISSUER"`
+		} `json:"filter"`
+	}
+	dec := json.NewDecoder(strings.NewReader(rules[0]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rule); err != nil {
+		t.Fatalf("the rule %s is not pattern and filter.ISSUER.CN: %v", rules[0], err)
+	}
+	pemData, err := os.ReadFile(caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(pemData)
+	if block == nil {
+		t.Fatalf("%s holds no PEM", caPath)
+	}
+	caCert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule.Pattern != pattern || rule.Filter.Issuer.CN != caCert.Subject.CommonName {
+		t.Errorf("the rule selects %q by issuer CN %q; want %q and the CA's CN %q", rule.Pattern, rule.Filter.Issuer.CN, pattern, caCert.Subject.CommonName)
 	}
 }
 

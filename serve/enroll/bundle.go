@@ -23,7 +23,8 @@ const (
 	// OpenSSL, Windows 10 and later.
 	bundleP12 bundleFormat = iota
 	// bundleP12Compat is the compat PKCS#12 (3DES, SHA-1 MAC): macOS and
-	// iOS Keychain, Android, older Windows.
+	// iOS Keychain, Android, Windows 8.1 and older, Windows Server 2016 and
+	// older.
 	bundleP12Compat
 	// bundleMobileconfig is an Apple configuration profile holding the
 	// compat PKCS#12 and the CA certificate.
@@ -69,15 +70,27 @@ func (f bundleFormat) contentType() string {
 	return "application/x-pkcs12"
 }
 
-// label is how the page names f.
+// label is how the page names f: what it is and where it installs, in
+// words a person knows.
 func (f bundleFormat) label() string {
 	switch f {
 	case bundleP12Compat:
-		return ".p12, compatible (macOS and iOS Keychain, Android, Windows before Server 2019)"
+		return "Certificate file (.p12) for older systems and Apple's Keychain: macOS, iOS, Android, Windows 8.1 and older, Windows Server 2016 and older"
 	case bundleMobileconfig:
-		return ".mobileconfig, Apple profile (iPhone, iPad, Mac: certificate and CA together)"
+		return "Apple profile (.mobileconfig) for iPhone, iPad and Mac: the certificate and the CA together"
 	}
-	return ".p12, modern (Firefox, Chrome on Linux, Windows 10 and 11, Java, OpenSSL)"
+	return "Certificate file (.p12) for current systems: Windows 10 and 11, Linux, Firefox, Chrome, Java, OpenSSL"
+}
+
+// short is how the page names f in a sentence.
+func (f bundleFormat) short() string {
+	switch f {
+	case bundleP12Compat:
+		return "the certificate file (.p12) for older systems"
+	case bundleMobileconfig:
+		return "the Apple profile (.mobileconfig)"
+	}
+	return "the certificate file (.p12) for current systems"
 }
 
 // bundle builds the file of format f for the issued certificate and key.

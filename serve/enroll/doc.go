@@ -8,8 +8,11 @@
 // form: the key is generated in memory, the token is spent and the
 // certificate issued under the CA lock (ca.CA.Enroll), and the bundle is
 // sent: a PKCS#12 file (modern or compat) or an Apple configuration
-// profile, signed with serve's HTTPS certificate when there is one. The
-// key is never written anywhere. Unknown, expired, cancelled, used and
+// profile, signed with serve's HTTPS certificate when there is one. A
+// browser's form (Accept: text/html) gets the PKCS#12 in a page that says
+// what comes next and saves the file from a data: link; a program, and
+// every Apple profile, get the file itself. The key is never written
+// anywhere, and the bundle leaves the server in that one answer only. Unknown, expired, cancelled, used and
 // failed links all answer 404 alike.
 //
 // Every answer carries the headers of SetHeaders (never cached, a strict

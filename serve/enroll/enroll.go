@@ -335,7 +335,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 			h.render(w, http.StatusBadRequest, p)
 			return
 		}
-		h.issue(w, e, token, id, from, pw, format)
+		h.issue(w, r, e, token, id, from, pw, format)
 	default:
 		h.render(w, http.StatusBadRequest, h.formPage(e, r.UserAgent(), "Choose a password, or let one be generated."))
 	}
@@ -380,9 +380,10 @@ func (h *Enroller) checkPassword(pw, again string) string {
 }
 
 // issue generates the key, burns the token and issues the certificate
-// under the CA lock, and sends the bundle. The key lives only in this
-// function's memory.
-func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, from, password string, format bundleFormat) {
+// under the CA lock, and sends the bundle: to a browser, in the page that
+// says what comes next (readyPage), else as the file. The key lives only
+// in this function's memory.
+func (h *Enroller) issue(w http.ResponseWriter, r *http.Request, e *ca.Enrollment, token, id, from, password string, format bundleFormat) {
 	key, err := h.cfg.CA.EnrollKeyType(e).Generate()
 	if err != nil {
 		h.fail(w, id, from, err)
@@ -416,12 +417,27 @@ func (h *Enroller) issue(w http.ResponseWriter, e *ca.Enrollment, token, id, fro
 	}
 	h.m.issued.Add(1)
 	h.log.Event("enroll-issued", "id", id, "name", e.Name, "serial", issued.Record.Serial, "format", format.String(), "from", from)
+	if wantsPage(r) && format != bundleMobileconfig {
+		h.render(w, http.StatusOK, h.readyPage(e, issued, r.UserAgent(), format, body))
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", format.contentType())
 	hd.Set("Content-Disposition", `attachment; filename="`+e.Name+format.suffix()+`"`)
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+}
+
+// wantsPage says whether r comes from a browser's form (it accepts HTML),
+// which is then answered with a page that holds the file, rather than
+// with the file alone, which leaves the browser on the form with nothing
+// said. An Apple profile is always sent as the file: Safari hands it to
+// Settings, which says what comes next, and a profile saved from a data:
+// link is not known to install on iOS.
+func wantsPage(r *http.Request) bool {
+	a := r.Header.Get("Accept")
+	return strings.Contains(a, "text/html") || strings.Contains(a, "application/xhtml+xml")
 }
 
 func (h *Enroller) fail(w http.ResponseWriter, id, from string, err error) {

@@ -143,7 +143,7 @@ func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	}
 	switch {
 	case derErr != nil && pemErr != nil:
-		problem(derErr.Error() + " (publish one with minica crl)")
+		problem(derErr.Error())
 		return nil, nil
 	case derErr == nil && pemErr == nil && bytes.Equal(derData, pemDER):
 		return derCRL, nil

@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,62 +21,18 @@ const notifyChannel = "minica_crl"
 // leaseTimeout bounds each round trip of the lease and the listener.
 const leaseTimeout = 5 * time.Second
 
-// pgLease is the CRL signer's lease of one CA handle: a connection of its
-// own (never the pool's, whose connections come and go), on which the
-// advisory lock is tried until it is held, and then held until the
-// connection ends.
-type pgLease struct {
-	mu   sync.Mutex
-	conn *pgx.Conn
-	held bool
-}
-
-// HoldCRLSigner tries the lease on the lease's own connection.
+// HoldCRLSigner tries the lease (LockCRLSigner, exclusive) on its own
+// session, which a replica that did not get it keeps for its next try.
 func (s *Store) HoldCRLSigner() (bool, error) {
-	l := &s.lease
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-	defer cancel()
-	if l.conn != nil && l.held {
-		// A session alive still holds its session-level lock.
-		if err := l.conn.Ping(ctx); err == nil {
-			return true, nil
-		}
-		l.closeLocked()
-	}
-	if l.conn == nil || l.conn.IsClosed() {
-		conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
-		if err != nil {
-			return false, fmt.Errorf("taking the CRL signer's lease in %q: %w", s.url, err)
-		}
-		l.conn = conn
-	}
-	var ok bool
-	if err := l.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", LockClass, LockCRLSigner).Scan(&ok); err != nil {
-		l.closeLocked()
+	held, _, err := s.lease.take(s.pool)
+	if err != nil {
 		return false, fmt.Errorf("taking the CRL signer's lease in %q: %w", s.url, err)
 	}
-	l.held = ok
-	return ok, nil
+	return held, nil
 }
 
 // ReleaseCRLSigner ends the lease's session.
-func (s *Store) ReleaseCRLSigner() {
-	s.lease.mu.Lock()
-	defer s.lease.mu.Unlock()
-	s.lease.closeLocked()
-}
-
-// closeLocked ends the lease's session, which releases the lock.
-func (l *pgLease) closeLocked() {
-	if l.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		l.conn.Close(ctx)
-		cancel()
-	}
-	l.conn, l.held = nil, false
-}
+func (s *Store) ReleaseCRLSigner() { s.lease.release() }
 
 // CRLNotifications listens on a connection of its own.
 func (s *Store) CRLNotifications(ctx context.Context) <-chan struct{} {

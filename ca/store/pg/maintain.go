@@ -37,7 +37,7 @@ func (s *Store) DropUnreadable(corrupt *store.CorruptRecordError, fixed, problem
 func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	crl, der, err := store.LoadCRL(s, s.cert)
 	if err != nil {
-		problem(err.Error() + " (publish one with minica crl)")
+		problem(err.Error())
 		return nil, nil
 	}
 	fileDER, _ := s.dir.ReadFile(store.CRLDERFile)

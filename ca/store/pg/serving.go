@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,59 +15,19 @@ import (
 // serve of a PostgreSQL store holds shared while it runs.
 const LockServe int32 = 4
 
-// pgServing is a serve's registration in a PostgreSQL store: LockServe
-// held shared on a connection of its own.
-type pgServing struct {
-	mu   sync.Mutex
-	conn *pgx.Conn
-}
-
-// HoldServing takes the registration, or takes it back when its session
-// ended (retaken).
+// HoldServing takes the registration (LockServe, shared, on its own
+// session), or takes it back when its session ended (retaken). A serve
+// refused keeps no session.
 func (s *Store) HoldServing() (retaken bool, err error) {
-	l := &s.serving
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-	defer cancel()
-	if l.conn != nil {
-		if l.conn.Ping(ctx) == nil {
-			return false, nil // a session alive holds its session-level lock
-		}
-		l.closeLocked()
-		retaken = true
-	}
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	held, retaken, err := s.serving.take(s.pool)
 	if err != nil {
 		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock_shared($1, $2)", LockClass, LockServe).Scan(&ok); err != nil {
-		conn.Close(ctx)
-		return retaken, fmt.Errorf("registering serve in the store %q: %w", s.url, err)
-	}
-	if !ok {
-		conn.Close(ctx)
+	if !held {
+		s.serving.release()
 		return retaken, fmt.Errorf("%w: minica store copy --use is moving the database away from %q", store.ErrStoreSwitched, s.url)
 	}
-	l.conn = conn
 	return retaken, nil
-}
-
-func (s *Store) releaseServing() {
-	s.serving.mu.Lock()
-	defer s.serving.mu.Unlock()
-	s.serving.closeLocked()
-}
-
-// closeLocked ends the registration's session, which releases the lock.
-func (l *pgServing) closeLocked() {
-	if l.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseTimeout)
-		l.conn.Close(ctx)
-		cancel()
-		l.conn = nil
-	}
 }
 
 // ExcludeServing takes LockServe exclusive on a connection of its own,

@@ -58,12 +58,12 @@ type Store struct {
 	// before it commits, with the attempt number (from 0).
 	beforeCommit func(ctx context.Context, tx pgx.Tx, attempt int) error
 	// lease is the CRL signer's lease (see lease.go).
-	lease pgLease
+	lease sessionLock
 	// held is the session of the CA lock while the handle holds it
 	// (see lock.go), nil otherwise.
 	held atomic.Pointer[lockSession]
 	// serving is the registration of a running serve (see serving.go).
-	serving pgServing
+	serving sessionLock
 }
 
 // Open connects to the database at url, checks that its schema is
@@ -120,7 +120,9 @@ func connect(url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the store %q: %w", url, err)
 	}
-	return &Store{url: url, pool: pool}, nil
+	return &Store{url: url, pool: pool,
+		lease:   sessionLock{key: LockCRLSigner},
+		serving: sessionLock{key: LockServe, shared: true}}, nil
 }
 
 func (s *Store) String() string { return s.url }
@@ -128,7 +130,7 @@ func (s *Store) String() string { return s.url }
 // Close ends the lease, the serve registration and the pool.
 func (s *Store) Close() error {
 	s.ReleaseCRLSigner()
-	s.releaseServing()
+	s.serving.release()
 	s.pool.Close()
 	return nil
 }

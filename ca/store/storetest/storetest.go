@@ -371,6 +371,13 @@ func testStoreCRL(t *testing.T, h *Harness) {
 	if _, err := h.Store.ReadCRL(); !errors.Is(err, store.ErrNoCRL) {
 		t.Errorf("ReadCRL() of a new store error = %v; want store.ErrNoCRL", err)
 	}
+	// Without a CRL, the check of the published copy has one problem to
+	// report: a fact, which names no command (the program adds the advice).
+	var none []string
+	if crl, err := h.Store.CheckCRL(func(s string) { none = append(none, "fixed: "+s) }, func(s string) { none = append(none, s) }); crl != nil || err != nil ||
+		len(none) != 1 || strings.HasPrefix(none[0], "fixed: ") || strings.Contains(none[0], "minica ") {
+		t.Errorf("CheckCRL() of a new store = %v, %v, notes %q; want no CRL and one problem naming no command", crl, err, none)
+	}
 	n, err := h.Store.NextCRLNumber(storeT0)
 	if err != nil {
 		t.Fatal(err)
