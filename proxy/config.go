@@ -117,6 +117,12 @@ type Config struct {
 	// only, is an absolute http(s) URL each page links to.
 	Refusal, HelpURL string
 
+	// CRLExpiredHint is what an operator should do about a CRL past its
+	// nextUpdate, logged as hint= with crl-grace-warning and
+	// crl-expired-error; "" logs none. The proxy names no command: the
+	// caller, which knows where the CRL comes from, chooses the words.
+	CRLExpiredHint string
+
 	// Log receives the access log and event lines (see doc.go); nil means
 	// io.Discard.
 	Log io.Writer

@@ -84,12 +84,13 @@ func (p *Proxy) warnCRL(now time.Time) {
 		return
 	}
 	next := t.crl.NextUpdate().UTC().Format(time.RFC3339)
+	// An empty hint is left out of the line.
 	if st == revoke.Grace {
 		p.log.line("crl-grace-warning", "msg", "CRL is past its nextUpdate; accepting clients within the grace period",
-			"next_update", next, "grace_until", t.crl.NextUpdate().Add(p.cfg.CRLGrace).UTC().Format(time.RFC3339))
+			"next_update", next, "grace_until", t.crl.NextUpdate().Add(p.cfg.CRLGrace).UTC().Format(time.RFC3339), "hint", p.cfg.CRLExpiredHint)
 		return
 	}
-	p.log.line("crl-expired-error", "msg", "CRL is past its nextUpdate; refusing every client until a fresh CRL is loaded", "next_update", next)
+	p.log.line("crl-expired-error", "msg", "CRL is past its nextUpdate; refusing every client until a fresh CRL is loaded", "next_update", next, "hint", p.cfg.CRLExpiredHint)
 }
 
 func (p *Proxy) refusedHandshake(remote net.Addr, err error) {

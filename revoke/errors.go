@@ -34,3 +34,22 @@ var (
 	// ErrTwoCRLs means a CRL file holds two CRLs of one CA.
 	ErrTwoCRLs = errors.New("revoke: two CRLs of one CA")
 )
+
+// IssuerError is the refusal of a CRL signed by another CA than the one it
+// was checked against: another issuer name, or the same name with another
+// key's authority key identifier. It matches ErrWrongIssuer.
+type IssuerError struct {
+	// CRLIssuer is the issuer name the CRL carries and CA the subject of
+	// the CA certificate it was checked with (RFC 4514-like strings).
+	CRLIssuer, CA string
+	// OtherKey is set when the names agree and the key identifiers do
+	// not: a CA made again under the same name.
+	OtherKey bool
+	// detail says what differs.
+	detail string
+}
+
+func (e *IssuerError) Error() string { return ErrWrongIssuer.Error() + ": " + e.detail }
+
+// Unwrap returns ErrWrongIssuer.
+func (e *IssuerError) Unwrap() error { return ErrWrongIssuer }

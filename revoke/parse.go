@@ -95,14 +95,17 @@ func checkSigned(data []byte, issuer *x509.Certificate) (crlFields, error) {
 		return crlFields{}, err
 	}
 	if !bytes.Equal(f.issuer, issuer.RawSubject) {
-		return crlFields{}, fmt.Errorf("%w: CRL issuer is %q, CA is %q", ErrWrongIssuer, nameString(f.issuer), nameString(issuer.RawSubject))
+		crlIssuer, ca := nameString(f.issuer), nameString(issuer.RawSubject)
+		return crlFields{}, &IssuerError{CRLIssuer: crlIssuer, CA: ca, detail: fmt.Sprintf("CRL issuer is %q, CA is %q", crlIssuer, ca)}
 	}
 	aki, err := authorityKeyID(f.extensions)
 	if err != nil {
 		return crlFields{}, err
 	}
 	if aki != nil && len(issuer.SubjectKeyId) > 0 && !bytes.Equal(aki, issuer.SubjectKeyId) {
-		return crlFields{}, fmt.Errorf("%w: authority key identifier %x, CA key identifier %x", ErrWrongIssuer, aki, issuer.SubjectKeyId)
+		name := nameString(issuer.RawSubject)
+		return crlFields{}, &IssuerError{CRLIssuer: name, CA: name, OtherKey: true,
+			detail: fmt.Sprintf("authority key identifier %x, CA key identifier %x", aki, issuer.SubjectKeyId)}
 	}
 	if issuer.KeyUsage != 0 && issuer.KeyUsage&x509.KeyUsageCRLSign == 0 {
 		// RFC 5280 section 4.2.1.3: only a key with cRLSign signs CRLs.

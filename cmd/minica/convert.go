@@ -219,7 +219,7 @@ func (e *env) inputKey(c *cli.Context, in input, fileFlag string) (crypto.Signer
 	case pwErr != nil:
 		return nil, pwErr
 	case err != nil:
-		return nil, passwordHint(fmt.Errorf("%s: %w", in.path, err), fileFlag, keyPasswordEnv)
+		return nil, passwordHint(c, in.path, err, fileFlag, keyPasswordEnv)
 	}
 	return key, nil
 }
@@ -273,7 +273,7 @@ func (e *env) convertFromP12(c *cli.Context, in input, to string) error {
 	case pwErr != nil:
 		return pwErr
 	case err != nil:
-		return passwordHint(fmt.Errorf("%s: %w", in.path, err), "password-file", p12PasswordEnv)
+		return passwordHint(c, in.path, err, "password-file", p12PasswordEnv)
 	}
 	if !split {
 		data, err := formats.EncodeBundle(key, append([]*x509.Certificate{leaf}, chain...), nil)

@@ -119,13 +119,21 @@ func runCRLFetch(c *cli.Context, e *env) error {
 		replace, err = revoke.MayReplace(next, prev, now)
 	}
 	if err != nil {
-		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, revoke.RefusalReason(err), out, err)
+		err = fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: %w", url, revoke.RefusalReason(err), out, err)
+		if hint := crlIssuerHint(err, "at "+url, "the CA of --ca", "check the URL or --ca"); hint != "" {
+			return withHint(err, "%s", hint)
+		}
+		if errors.Is(err, revoke.ErrExpired) && next.CRL != nil {
+			return withHint(err, "the CRL at %s expired at %s: %s", url, next.CRL.NextUpdate().UTC().Format(time.RFC3339), crlExpiredAdvice(true))
+		}
+		return err
 	}
 	// Nothing held, or an expired CRL held: the web server refuses every
 	// client past nextUpdate, so an expired CRL is no better to install.
 	if replace && revoke.Freshness(next.CRL.ThisUpdate(), next.CRL.NextUpdate(), revoke.Thresholds{}, now) == revoke.Expired {
-		return fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: CRL is past its nextUpdate (nextUpdate %s)",
-			url, revoke.RefusalExpired, out, next.CRL.NextUpdate().UTC().Format(time.RFC3339))
+		return withHint(fmt.Errorf("refusing the CRL from %q (%s), %q left as it was: CRL is past its nextUpdate (nextUpdate %s)",
+			url, revoke.RefusalExpired, out, next.CRL.NextUpdate().UTC().Format(time.RFC3339)),
+			"the CRL at %s expired at %s: %s", url, next.CRL.NextUpdate().UTC().Format(time.RFC3339), crlExpiredAdvice(true))
 	}
 	if !replace {
 		// Another copy of the CRL held (the same number): nothing new.

@@ -106,6 +106,9 @@ func runCRLStatus(c *cli.Context, e *env) error {
 	if st.Root != nil && st.Root.Verdict != ca.CRLFresh {
 		warnf(e.stderr, "the root's CRL is %s: have the root sign a new one ('minica --dir ROOTDIR crl --out FILE') and import it here with 'minica crl import-root FILE'", root.State)
 	}
+	if st.Freshness == revoke.Expired {
+		hintf(e.stderr, "%s", crlExpiredHint(crl.NextUpdate()))
+	}
 	if code := crlExitCodes[st.Verdict]; code != crlFresh {
 		return &exitError{code: code}
 	}

@@ -46,9 +46,10 @@ func runEcho(c *cli.Context, e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	addr := net.JoinHostPort(host, port)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %q: %w", c.String("listen"), err)
+		return listenHint(fmt.Errorf("listening on %q: %w", c.String("listen"), err), addr, "--listen")
 	}
 	echo := proxy.EchoHandler()
 	srv := &http.Server{

@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"syscall"
+	"time"
 
 	"minica/ca"
 	"minica/ca/store/pg"
+	"minica/revoke"
 )
 
 // errorHint chooses what to tell a person about an error of the packages
@@ -102,4 +105,46 @@ func tokenHint(err error) string {
 		return "build minica with cgo (CGO_ENABLED=1 go build ./cmd/minica); see 'CA keys in an HSM' in docs/hierarchy.md"
 	}
 	return ""
+}
+
+// listenHint adds to err, the failure to listen on addr, what to do when
+// another process holds the address: flag is the command's flag that
+// chooses it (--listen, --metrics, ...).
+func listenHint(err error, addr, flag string) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return withHint(err, "another process listens on %s: stop it, or choose another port with %s", addr, flag)
+	}
+	return err
+}
+
+// crlIssuerHint is the hint of a CRL refused as another CA's (a
+// *revoke.IssuerError in err): where is the CRL's place ("at URL", "in
+// FILE"), whose names the CA it was checked against ("this CA", "the CA of
+// --ca"), and check what to look at. The mistake is the source or the CA
+// given, never a CRL left unpublished. It returns "" for other errors.
+func crlIssuerHint(err error, where, whose, check string) string {
+	var ie *revoke.IssuerError
+	switch {
+	case !errors.As(err, &ie):
+		return ""
+	case ie.OtherKey:
+		return fmt.Sprintf("the CRL %s is signed by another key named %q than %s: was the CA made again under the same name? %s", where, ie.CRLIssuer, whose, check)
+	}
+	return fmt.Sprintf("the CRL %s is signed by %q, not by %s (%q): %s", where, ie.CRLIssuer, whose, ie.CA, check)
+}
+
+// crlExpiredAdvice is what to do about a CRL past its nextUpdate. remote
+// is set when the CRL comes from elsewhere (a --crl URL or file): the
+// fresh one is made on the CA host.
+func crlExpiredAdvice(remote bool) string {
+	if remote {
+		return "on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there, which re-signs it before it lapses"
+	}
+	return "publish a fresh one with 'minica crl', or run 'minica serve', which re-signs it before it lapses"
+}
+
+// crlExpiredHint is the hint of a CRL of the CA directory that expired at
+// nextUpdate.
+func crlExpiredHint(nextUpdate time.Time) string {
+	return fmt.Sprintf("the CRL expired at %s: %s", nextUpdate.UTC().Format(time.RFC3339), crlExpiredAdvice(false))
 }

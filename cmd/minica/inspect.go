@@ -100,7 +100,7 @@ func runInspect(c *cli.Context, e *env) error {
 	case pwErr != nil:
 		return pwErr
 	case err != nil:
-		return passwordHint(fmt.Errorf("%s: %w", file, err), "password-file", envVar)
+		return passwordHint(c, file, err, "password-file", envVar)
 	}
 	view := inspectView{Description: d, ThisCA: e.caStatus(c, d)}
 	var sigErr error

@@ -78,15 +78,37 @@ func (e *env) typesPassword(c *cli.Context, fileFlag, envVar string) bool {
 	return c.String(fileFlag) == "" && os.Getenv(envVar) == "" && e.terminal()
 }
 
-// passwordHint tells the user how to give a missing or wrong password,
-// unless the wrong one was typed at the prompt (a typedWrong).
-func passwordHint(err error, fileFlag, envVar string) error {
+// passwordHint is the error of path, an encrypted input, that did not
+// open: err, the cause, with how to give a missing password. A wrong one
+// from the file flag or envVar names its source and path, the real mistake
+// (telling to pass the flag given would mislead); one typed at the prompt
+// (a typedWrong) needs no hint.
+func passwordHint(c *cli.Context, path string, err error, fileFlag, envVar string) error {
 	var typed typedWrong
-	if errors.As(err, &typed) {
-		return err
+	switch {
+	case errors.As(err, &typed):
+	case errors.Is(err, formats.ErrWrongPassword) && c.String(fileFlag) != "":
+		file := c.String(fileFlag)
+		return withHint(&wrongPasswordError{source: fmt.Sprintf("%q (--%s)", file, fileFlag), path: path, err: err},
+			"%q must hold the password of %s, alone on its line (spaces count; one trailing newline is dropped)", file, path)
+	case errors.Is(err, formats.ErrWrongPassword) && os.Getenv(envVar) != "":
+		return withHint(&wrongPasswordError{source: envVar, path: path, err: err},
+			"set %s to the password of %s, or pass --%s FILE", envVar, path, fileFlag)
+	case errors.Is(err, formats.ErrPasswordRequired) || errors.Is(err, formats.ErrWrongPassword):
+		return withHint(fmt.Errorf("%s: %w", path, err), "pass --%s FILE or set %s", fileFlag, envVar)
 	}
-	if errors.Is(err, formats.ErrPasswordRequired) || errors.Is(err, formats.ErrWrongPassword) {
-		return withHint(err, "pass --%s FILE or set %s", fileFlag, envVar)
-	}
-	return err
+	return fmt.Errorf("%s: %w", path, err)
 }
+
+// wrongPasswordError is a password, from source (a file and its flag, or
+// an environment variable), that does not open path; it wraps the error
+// of the decoder, formats.ErrWrongPassword.
+type wrongPasswordError struct {
+	source, path string
+	err          error
+}
+
+func (e *wrongPasswordError) Error() string {
+	return fmt.Sprintf("the password in %s does not open %s", e.source, e.path)
+}
+func (e *wrongPasswordError) Unwrap() error { return e.err }

@@ -189,6 +189,7 @@ func runProxy(c *cli.Context, e *env) error {
 		return err
 	}
 	o.cfg.Log, o.cfg.Now = e.stderr, e.now
+	o.cfg.CRLExpiredHint = proxyCRLExpiredHint(c.StringSlice("crl"))
 	if o.accessLog != "" {
 		warn := func(err error) { warnf(e.stderr, "%v", err) }
 		if o.logFile, err = openLogFile(o.accessLog, warn); err != nil {
@@ -199,6 +200,9 @@ func runProxy(c *cli.Context, e *env) error {
 	}
 	p, err := proxy.New(o.cfg)
 	if err != nil {
+		if hint := proxyCRLIssuerHint(c, o, err); hint != "" {
+			return withHint(err, "%s", hint)
+		}
 		return serverCertNameHint(authority, policyStartHint(proxyStartHint(err)))
 	}
 	setProxyGCPercent(os.LookupEnv)
@@ -362,6 +366,28 @@ func readCertsFile(file string) ([]*x509.Certificate, error) {
 		return nil, fmt.Errorf("reading certificates %q: %w", file, err)
 	}
 	return certs, nil
+}
+
+// proxyCRLIssuerHint is the hint of a CRL of another CA given with --crl
+// (a URL or a file): the flag or --ca is wrong. The CA directory's own
+// CRL (no --crl) keeps proxyStartHint's, to publish one.
+func proxyCRLIssuerHint(c *cli.Context, o *proxyOptions, err error) string {
+	crls := c.StringSlice("crl")
+	switch {
+	case o.crlURL != "":
+		return crlIssuerHint(err, "at "+o.crlURL, "this CA", "check --crl URL or --ca")
+	case len(crls) == 1:
+		return crlIssuerHint(err, fmt.Sprintf("in %q", crls[0]), "this CA", "check --crl FILE or --ca")
+	case len(crls) > 1:
+		return crlIssuerHint(err, "of --crl", "this CA", "check --crl FILE or --ca")
+	}
+	return ""
+}
+
+// proxyCRLExpiredHint is what the proxy logs (hint=) with a CRL past its
+// nextUpdate: crls, --crl, given means the CRL comes from the CA host.
+func proxyCRLExpiredHint(crls []string) string {
+	return crlExpiredAdvice(len(crls) > 0)
 }
 
 // proxyStartHint adds what to do to the errors of proxy.New.

@@ -26,7 +26,7 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("listening on %q: %w", o.listen, err)
+		return listenHint(fmt.Errorf("listening on %q: %w", o.listen, err), o.listen, "--listen")
 	}
 	where := fmt.Sprintf("minica proxy: listening on %s, forwarding to %s", ln.Addr(), o.cfg.Upstream)
 	if o.cfg.PolicyFile != "" {
@@ -37,7 +37,7 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 		mln, err := net.Listen("tcp", o.metrics)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("listening for metrics on %q: %w", o.metrics, err)
+			return listenHint(fmt.Errorf("listening for metrics on %q: %w", o.metrics, err), o.metrics, "--metrics")
 		}
 		metrics = metricsServer(p)
 		go metrics.Serve(mln)

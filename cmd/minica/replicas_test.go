@@ -277,7 +277,7 @@ func TestReplicasProcessServeKilledUntilNextUpdate(t *testing.T) {
 			return ""
 		})
 		procs[i].waitLog(t, "handshake-refused", "reason=crl-expired")
-		procs[i].waitLog(t, "crl-expired-error")
+		procs[i].waitLog(t, "crl-expired-error", `hint="on the CA host, publish a fresh one with 'minica crl', or run 'minica serve' there`)
 		if code, body := plainGet(t, "http://"+procs[i].metricsAddr+"/healthz"); code != 503 || !strings.HasPrefix(body, "unavailable: CRL expired at ") {
 			t.Errorf("replica %d /healthz past nextUpdate: %d %q", i, code, body)
 		}

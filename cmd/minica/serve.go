@@ -229,6 +229,13 @@ func runServe(c *cli.Context, e *env) error {
 		defer closeCerts()
 		tlsConfig = &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 	}
+	// Every listener is bound before anything is issued (the OCSP
+	// responder's certificate, below): a port taken leaves the CA as it was.
+	lns, err := bindServeListeners(o)
+	if err != nil {
+		return err
+	}
+	defer closeServeListeners(lns)
 	cfg := o.cfg
 	cfg.CA, cfg.Signer, cfg.Log, cfg.Now = authority, signer, e.stderr, e.now
 	cfg.LockTimeout = c.Duration("lock-timeout")
@@ -287,7 +294,7 @@ func runServe(c *cli.Context, e *env) error {
 		}
 		return err
 	}
-	return runServeListeners(c.Context, e, srv, o, tlsConfig, certs)
+	return runServeListeners(c.Context, e, srv, o, lns, tlsConfig, certs)
 }
 
 // serveCertLoader loads serve's HTTPS certificate: of --server-cert, through
@@ -313,50 +320,67 @@ func serveCertLoader(c *cli.Context, e *env) (*certreload.Cert, func(), error) {
 	return r, closer, nil
 }
 
-// runServeListeners listens, serves until SIGTERM or SIGINT (or ctx) and
-// drains for up to o.shutdown. SIGHUP reloads the HTTPS certificate.
-func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, tlsConfig *tls.Config, certs *certreload.Cert) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	type listener struct {
-		ln    net.Listener
-		serve func(net.Listener) error
-	}
-	var lns []listener
-	closeAll := func() {
-		for _, l := range lns {
-			l.ln.Close()
-		}
-	}
-	var where []string
-	for _, l := range []struct {
-		addr, flag, scheme string
-		serve              func(net.Listener) error
-	}{
-		{o.listen, "--listen", "http", func(ln net.Listener) error { return srv.Serve(ln, nil) }},
-		{o.listenTLS, "--listen-tls", "https", func(ln net.Listener) error { return srv.Serve(ln, tlsConfig) }},
-		{o.metrics, "--metrics-listen", "metrics on", srv.ServeOps},
-		{o.listenOCSP, "--listen-ocsp", "ocsp on", srv.ServeOCSP},
+// serveListener is one listener of serve, bound, and the flag that chose
+// its address.
+type serveListener struct {
+	ln   net.Listener
+	flag string
+}
+
+// bindServeListeners binds the address of each listener flag given, in
+// the order --listen, --listen-tls, --metrics-listen, --listen-ocsp; on a
+// failure it closes those already bound.
+func bindServeListeners(o *serveOptions) ([]serveListener, error) {
+	var lns []serveListener
+	for _, l := range []struct{ addr, flag string }{
+		{o.listen, "--listen"}, {o.listenTLS, "--listen-tls"}, {o.metrics, "--metrics-listen"}, {o.listenOCSP, "--listen-ocsp"},
 	} {
 		if l.addr == "" {
 			continue
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			closeAll()
-			return fmt.Errorf("listening on %q (%s): %w", l.addr, l.flag, err)
+			closeServeListeners(lns)
+			return nil, listenHint(fmt.Errorf("listening on %q (%s): %w", l.addr, l.flag, err), l.addr, l.flag)
 		}
-		lns = append(lns, listener{ln, l.serve})
-		switch l.scheme {
-		case "metrics on":
-			where = append(where, "metrics on "+ln.Addr().String())
-		case "ocsp on":
-			where = append(where, "ocsp on http://"+ln.Addr().String())
-		default:
-			where = append(where, l.scheme+"://"+ln.Addr().String())
+		lns = append(lns, serveListener{ln, l.flag})
+	}
+	return lns, nil
+}
+
+func closeServeListeners(lns []serveListener) {
+	for _, l := range lns {
+		l.ln.Close()
+	}
+}
+
+// runServeListeners serves on lns (bindServeListeners) until SIGTERM or
+// SIGINT (or ctx) and drains for up to o.shutdown. SIGHUP reloads the
+// HTTPS certificate.
+func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveOptions, lns []serveListener, tlsConfig *tls.Config, certs *certreload.Cert) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	serveFuncs := map[string]func(net.Listener) error{
+		"--listen":         func(ln net.Listener) error { return srv.Serve(ln, nil) },
+		"--listen-tls":     func(ln net.Listener) error { return srv.Serve(ln, tlsConfig) },
+		"--metrics-listen": srv.ServeOps,
+		"--listen-ocsp":    srv.ServeOCSP,
+	}
+	var where []string
+	for _, l := range lns {
+		addr := l.ln.Addr().String()
+		switch l.flag {
+		case "--listen":
+			where = append(where, "http://"+addr)
+		case "--listen-tls":
+			where = append(where, "https://"+addr)
+		case "--metrics-listen":
+			where = append(where, "metrics on "+addr)
+		case "--listen-ocsp":
+			where = append(where, "ocsp on http://"+addr)
 		}
 	}
 	fmt.Fprintf(e.stdout, "minica serve: listening on %s\n", strings.Join(where, ", "))
@@ -366,7 +390,8 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 	go srv.Watch(watchCtx)
 	served := make(chan error, len(lns))
 	for _, l := range lns {
-		go func() { served <- l.serve(l.ln) }()
+		run := serveFuncs[l.flag]
+		go func() { served <- run(l.ln) }()
 	}
 	var failed error
 wait:
@@ -391,7 +416,7 @@ wait:
 	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
 		warnf(e.stderr, "requests still running after --shutdown-timeout %s were cut off", o.shutdown)
 	}
-	closeAll()
+	closeServeListeners(lns)
 	cancel()
 	if failed == nil {
 		fmt.Fprintln(e.stderr, "minica serve: stopped")

@@ -100,3 +100,9 @@ func oneLine(s string) string {
 func warnf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "minica: warning: "+format+"\n", args...)
 }
+
+// hintf prints a hint line on stderr, for a result that is no error (a
+// verdict, a status) and still has a next step.
+func hintf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "minica: hint: "+format+"\n", args...)
+}

@@ -138,6 +138,11 @@ func runVerify(c *cli.Context, e *env) error {
 		fmt.Fprintf(e.stdout, "invalid: %s: %s\n", v.Reason, v.Detail)
 	}
 	if !v.Valid {
+		if ve.Reason == revoke.ReasonCRLExpired && crlErr == nil &&
+			revoke.Freshness(crl.ThisUpdate(), crl.NextUpdate(), revoke.Thresholds{Grace: grace}, e.now()) == revoke.Expired {
+			// The CA's own CRL, and still expired now: not a --at ahead of it.
+			hintf(e.stderr, "%s", crlExpiredHint(crl.NextUpdate()))
+		}
 		return &exitError{code: 1}
 	}
 	return nil
