@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mistake is one thing a user gets wrong in their second hour with minica
@@ -27,12 +30,17 @@ type mistake struct {
 	// dir is the CA directory of the row (default: the shared CA).
 	dir func(t *testing.T, f *mistakesFixture) string
 	// env is set for the row only.
-	env  map[string]string
+	env map[string]string
+	// now, when set, is the row's clock.
+	now  func(f *mistakesFixture) time.Time
 	code int
 	// want are fragments stderr must hold: the fact, and the exact words
 	// that say what to do; wantNot fragments it must not (a secret typed
 	// as a flag value, a guess where none is near).
 	want, wantNot []string
+	// verdict marks a command whose status is its verdict (verify, crl
+	// status): it prints a report, not a minica error.
+	verdict bool
 	// changes allows the row to change its CA directory; by default the
 	// directory (or its absence) stays byte for byte the same.
 	changes bool
@@ -50,6 +58,11 @@ type mistakesFixture struct {
 	// encrypted is a CA whose key is encrypted with the password "right",
 	// made on first use (encryptedCA).
 	encrypted string
+	// p12 is bob's bundle under the password in files/right-pw; busy an
+	// address another listener holds; otherCRL the URL of another CA's
+	// CRL; crlExpired a time just past the shared CA's CRL's nextUpdate.
+	p12, busy, otherCRL string
+	crlExpired          time.Time
 }
 
 // TestSecondHourMistakes walks the mistakes of issue 31, in process, and
@@ -105,6 +118,19 @@ func TestSecondHourMistakes(t *testing.T) {
 			want: []string{`server certificate "wbe2"`, "did you mean web2?"}},
 		{name: "serve --server-cert misspelt", args: []string{"serve", "--listen", "127.0.0.1:0", "--listen-tls", "127.0.0.1:0", "--server-cert", "wbe2"}, code: 1,
 			want: []string{`server certificate "wbe2"`, "did you mean web2?"}},
+		// Point 2's mistakes of running things.
+		{name: "a .p12 whose --password-file holds another password", argsf: func(f *mistakesFixture) []string {
+			return []string{"convert", f.p12, "--password-file", writeFile(t, f.files, "wrong-pw", "wrong\n"), "--out", filepath.Join(f.files, "bob.pem")}
+		}, code: 1, want: []string{"(--password-file) does not open", "must hold the password of"}, wantNot: []string{"pass --"}},
+		{name: "a port in use", argsf: func(f *mistakesFixture) []string { return []string{"echo", "--listen", f.busy} }, code: 1,
+			want: []string{"minica: hint: another process listens on 127.0.0.1:", ": stop it, or choose another port with --listen\n"}},
+		{name: "an expired CRL in verify", args: []string{"verify", "bob"}, now: expiredCRL, code: 1, verdict: true,
+			want: []string{"the CRL expired at ", "publish a fresh one with 'minica crl', or run 'minica serve', which re-signs it before it lapses"}},
+		{name: "an expired CRL in crl status", args: []string{"crl", "status"}, now: expiredCRL, code: crlExpired, verdict: true,
+			want: []string{"the CRL expired at ", "publish a fresh one with 'minica crl', or run 'minica serve'"}},
+		{name: "a --crl URL of another CA", argsf: func(f *mistakesFixture) []string {
+			return []string{"proxy", "--server-cert", "web2", "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--crl", f.otherCRL}
+		}, code: 1, want: []string{`is signed by "CN=Other", not by this CA ("CN=Second Hour CA"): check --crl URL or --ca`}, wantNot: []string{"minica crl'"}},
 		{name: "config --server-cert misspelt", args: []string{"config", "nginx", "--server-cert", "wbe2", "--upstream", "http://127.0.0.1:8080"}, code: 1,
 			want: []string{`no certificate named "wbe2"`, "did you mean web2? If not, issue one with 'minica issue server wbe2 --dns HOST'"}},
 
@@ -148,13 +174,18 @@ func (m mistake) check(t *testing.T, f *mistakesFixture) {
 	for k, v := range m.env {
 		t.Setenv(k, v)
 	}
+	now := time.Now
+	if m.now != nil {
+		at := m.now(f)
+		now = func() time.Time { return at }
+	}
 	before := dirState(t, dir)
-	_, stderr, code := runInProcess(append([]string{"--dir", dir}, args...))
+	_, stderr, code := runInProcessAt(now, append([]string{"--dir", dir}, args...))
 	line := "minica " + strings.Join(args, " ")
 	if code != m.code {
 		t.Errorf("%s: exit status %d; want %d\n%s", line, code, m.code, stderr)
 	}
-	if code != 0 && !strings.Contains("\n"+stderr, "\nminica: error: ") {
+	if code != 0 && !m.verdict && !strings.Contains("\n"+stderr, "\nminica: error: ") {
 		t.Errorf("%s: stderr holds no minica error:\n%s", line, stderr)
 	}
 	for _, w := range m.want {
@@ -178,7 +209,13 @@ func (m mistake) check(t *testing.T, f *mistakesFixture) {
 // runInProcess runs minica with args in this process, with no terminal
 // and no input, and returns what it printed and its status.
 func runInProcess(args []string) (stdout, stderr string, code int) {
+	return runInProcessAt(time.Now, args)
+}
+
+// runInProcessAt is runInProcess with the clock now.
+func runInProcessAt(now func() time.Time, args []string) (stdout, stderr string, code int) {
 	e := newEnv()
+	e.now = now
 	var out, errb bytes.Buffer
 	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &errb
 	e.terminal = func() bool { return false }
@@ -209,17 +246,36 @@ func newMistakesFixture(t *testing.T) *mistakesFixture {
 	} {
 		mustInProcess(t, append([]string{"--dir", f.dir}, args...)...)
 	}
-	crl, err := os.ReadFile(filepath.Join(f.dir, "crl.der"))
+	f.p12 = filepath.Join(f.files, "bob.p12")
+	mustInProcess(t, "--dir", f.dir, "export", "p12", "bob", "--password-file", writeFile(t, f.files, "right-pw", "right\n"), "--out", f.p12)
+	crl := readFile(t, filepath.Join(f.dir, "crl.der"))
+	parsed, err := x509.ParseRevocationList(crl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.crlExpired = parsed.NextUpdate.Add(time.Hour)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/crl.der", func(w http.ResponseWriter, r *http.Request) { w.Write(crl) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	f.crlBase = srv.URL
+	other := filepath.Join(f.files, "other")
+	mustInProcess(t, "--dir", other, "init", "--cn", "Other", "--no-password")
+	otherSrv := httptest.NewServer(serveBytes(readFile(t, filepath.Join(other, "crl.der"))))
+	t.Cleanup(otherSrv.Close)
+	f.otherCRL = otherSrv.URL + "/crl.der"
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	f.busy = busy.Addr().String()
 	return f
 }
+
+// expiredCRL is a row's clock: an hour past the shared CA's CRL's
+// nextUpdate.
+func expiredCRL(f *mistakesFixture) time.Time { return f.crlExpired }
 
 // absentDir is a row's dir where there is no CA: a path that does not
 // exist (and must not after the row).
