@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"minica/identity"
 )
 
 // TestConnClosedBeforeHandshake checks that a connection its client
@@ -89,4 +91,41 @@ func clientHello(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return append(head, body...)
+}
+
+// TestRefusedClientClosingEarly checks that a client the proxy refuses
+// stays a refusal with its real reason when it closes at once after its
+// handshake, without reading the proxy's alert (in TLS 1.3 the client's
+// handshake ends before the server verified its certificate), whether it
+// closes with a FIN or a reset: the proxy reads the certificate the
+// client sent before it closed, and refuses it. Only a client that
+// closes before the proxy saw a certificate to decide on is closed early.
+func TestRefusedClientClosingEarly(t *testing.T) {
+	e := newEnv(t, nil)
+	revoked, key := e.ca.Client(t, "revoked")
+	e.setCRL(e.makeCRL(revoked.SerialNumber))
+	if err := e.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.tlsConfig(revoked, key)
+	cfg.MinVersion = tls.VersionTLS13
+	for _, reset := range []bool{false, true} {
+		raw, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tls.Client(raw, cfg)
+		if err := c.Handshake(); err != nil {
+			t.Fatalf("the client's side of the handshake: %v", err)
+		}
+		if reset {
+			raw.(*net.TCPConn).SetLinger(0)
+		}
+		raw.Close()
+	}
+	e.waitMetric(`minica_proxy_handshake_failures_total{reason="revoked"}`, "2")
+	e.waitLog("handshake-refused ", "reason=revoked ", "serial="+identity.SerialHex(revoked.SerialNumber))
+	if m := e.metric(`minica_proxy_connections_closed_early_total{stage="in-handshake"}`); m != "" {
+		t.Errorf("a refused client was counted as closed early: %s", m)
+	}
 }

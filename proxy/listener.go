@@ -224,6 +224,9 @@ func (l *tlsListener) handshake(cc *clientConn) {
 // server's flight came), and TCP health checks connect and close. Logged
 // as refusals they would make alerts on handshake-refused cry wolf. It
 // returns the stage, "before-hello" (no byte came) or "in-handshake".
+// A client the proxy refused is never one, however soon it closed: the
+// proxy reads what the client sent before closing, its certificate too,
+// and the refusal is the handshake's error (TestRefusedClientClosingEarly).
 func closedEarly(cc *clientConn, err error) (stage string, ok bool) {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		return "", false
