@@ -46,7 +46,7 @@ const (
 // in the Config.LogFormat.
 func (p *Proxy) logRequest(r *http.Request, id *identity.Identity, rec *recorder, reason string, start time.Time) {
 	if !p.log.json {
-		p.log.request(r, id, rec.status, reason, time.Since(start))
+		p.log.request(r, id, rec.status, reason, rec.upstreamErrText(), time.Since(start))
 		return
 	}
 	bp := p.log.begin("request")
@@ -77,6 +77,9 @@ func (p *Proxy) logRequest(r *http.Request, id *identity.Identity, rec *recorder
 	}
 	b = appendJSONField(b, "decision", decision)
 	b = appendJSONField(b, "reason", reason)
+	if rec.upstreamErr != nil {
+		b = appendJSONField(b, "error", rec.upstreamErrText())
+	}
 	b = appendJSONField(b, "method", r.Method)
 	b = appendJSONField(b, "path", requestPath(r))
 	b = appendJSONField(b, "proto", r.Proto)
@@ -88,6 +91,15 @@ func (p *Proxy) logRequest(r *http.Request, id *identity.Identity, rec *recorder
 	b = strconv.AppendFloat(b, time.Since(start).Seconds(), 'f', 6, 64)
 	*bp = b
 	p.log.end(bp)
+}
+
+// upstreamErrText is the error of the failed upstream of rec's request,
+// "" if none.
+func (rec *recorder) upstreamErrText() string {
+	if rec.upstreamErr == nil {
+		return ""
+	}
+	return rec.upstreamErr.Error()
 }
 
 // bodyTimedOut reports whether the body of r, a request as ServeHTTP got

@@ -212,6 +212,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if reason == "" && rec.clientClosed {
 			reason = ReasonClientClosed // logged, not counted as a refusal
 		}
+		if reason == "" && rec.upstreamCause != "" {
+			reason = rec.upstreamCause // logged, not counted as a refusal
+		}
 		p.logRequest(r, id, rec, reason, start)
 	}()
 	ci, _ := r.Context().Value(connKey{}).(*conn)
@@ -388,13 +391,15 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if clientClosed(r) {
 		abortClientClosed(rec) // not the upstream's fault: no 502
 	}
-	code := http.StatusBadGateway
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-		code = http.StatusGatewayTimeout
-	}
+	cause := UpstreamCause(err)
+	code := upstreamStatus(cause)
 	if rec != nil {
-		rec.upstreamErr = err
+		rec.upstreamErr, rec.upstreamCause = err, cause
+	}
+	if p.cfg.Refusal == RefusalPage {
+		// A browser's user learns the fault is not theirs, and what to quote.
+		writeRefusal(w, r, upstreamPage(cause, p.cfg.Now()))
+		return
 	}
 	http.Error(w, http.StatusText(code), code)
 }
@@ -405,11 +410,13 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	upstreamErr error
-	x           *exchange     // nil for a request refused before its exchange
-	reason      string        // set by an error handler that refuses the request
-	bytes       int64         // response body bytes written (none of a tunnel)
-	forwarded   bool          // the request went to the upstream
-	route       *policy.Route // the request's route, nil if none matched
+	// upstreamCause: upstreamErr's cause (a ReasonUpstream constant).
+	upstreamCause string
+	x             *exchange     // nil for a request refused before its exchange
+	reason        string        // set by an error handler that refuses the request
+	bytes         int64         // response body bytes written (none of a tunnel)
+	forwarded     bool          // the request went to the upstream
+	route         *policy.Route // the request's route, nil if none matched
 	// clientClosed: the client went away before the upstream answered.
 	clientClosed bool
 	// writeTimedOut: a write of the response ran past WriteTimeout.

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -189,7 +191,13 @@ func (l *tlsListener) handshake(cc *clientConn) {
 	l.mu.Unlock()
 	if err != nil {
 		l.p.forget(tc)
-		if !cc.shed.Load() {
+		switch {
+		case cc.shed.Load():
+		default:
+			if stage, ok := closedEarly(cc, err); ok {
+				l.p.metrics.connClosedEarly(stage) // counted only: see closedEarly
+				break
+			}
 			l.p.refusedHandshake(cc.RemoteAddr(), err)
 		}
 		tc.Close()
@@ -206,6 +214,27 @@ func (l *tlsListener) handshake(cc *clientConn) {
 		l.p.forget(tc)
 		tc.Close()
 	}
+}
+
+// closedEarly reports whether the handshake of cc failed with err only
+// because the client closed (or reset) the connection without a word: no
+// alert, nothing the proxy refused. That is no refusal: browsers open
+// connections ahead of need and drop those they do not use (Chromium's
+// pre-connections, one per visit, send their ClientHello and close once the
+// server's flight came), and TCP health checks connect and close. Logged
+// as refusals they would make alerts on handshake-refused cry wolf. It
+// returns the stage, "before-hello" (no byte came) or "in-handshake".
+// A client the proxy refused is never one, however soon it closed: the
+// proxy reads what the client sent before closing, its certificate too,
+// and the refusal is the handshake's error (TestRefusedClientClosingEarly).
+func closedEarly(cc *clientConn, err error) (stage string, ok bool) {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		return "", false
+	}
+	if !cc.heard.Load() {
+		return "before-hello", true
+	}
+	return "in-handshake", true
 }
 
 // canEvict reports whether a connection holds a MaxConns slot that a new

@@ -77,7 +77,8 @@ func (l *logger) line(event string, kv ...string) {
 
 // request logs one request: client CN and serial, method, URI, protocol,
 // status, refusal reason if any, and latency.
-func (l *logger) request(r *http.Request, id *identity.Identity, status int, reason string, d time.Duration) {
+// errText, when not empty, is the error of a failed upstream.
+func (l *logger) request(r *http.Request, id *identity.Identity, status int, reason, errText string, d time.Duration) {
 	bp := l.begin("request")
 	if bp == nil {
 		return
@@ -95,6 +96,7 @@ func (l *logger) request(r *http.Request, id *identity.Identity, status int, rea
 	b = append(b, " status="...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = appendKV(b, "reason", reason)
+	b = appendKV(b, "error", errText)
 	b = append(b, " latency="...)
 	b = strconv.AppendFloat(b, d.Seconds()*1000, 'f', 3, 64)
 	*bp = append(b, "ms"...)

@@ -47,7 +47,7 @@ func TestLogRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
 			l := &logger{w: &b}
-			l.request(r, tt.id, tt.status, tt.reason, 1500*time.Microsecond)
+			l.request(r, tt.id, tt.status, tt.reason, "", 1500*time.Microsecond)
 			_, rest, _ := strings.Cut(b.String(), " ")
 			if rest != tt.want {
 				t.Errorf("line = %q; want %q", rest, tt.want)
@@ -59,7 +59,7 @@ func TestLogRequest(t *testing.T) {
 func TestLogDiscardFormatsNothing(t *testing.T) {
 	l := &logger{w: io.Discard}
 	r := httptest.NewRequest("GET", "/", nil)
-	if n := testing.AllocsPerRun(100, func() { l.request(r, nil, 200, "", time.Millisecond) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { l.request(r, nil, 200, "", "", time.Millisecond) }); n != 0 {
 		t.Errorf("request to a discarded log: %v allocations; want 0", n)
 	}
 }

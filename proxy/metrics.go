@@ -29,6 +29,7 @@ type metrics struct {
 	lastFetch   atomic.Int64      // unix nanoseconds of the last good CRL fetch, 0 for none
 	seen        map[string]time.Time
 	shed        map[string]uint64 // connections closed for a limit, by reason
+	early       map[string]uint64 // connections the client closed in or before its handshake, without an alert, by stage
 	openConns   atomic.Int64
 	handshaking atomic.Int64
 
@@ -39,6 +40,7 @@ func newMetrics() *metrics {
 	return &metrics{
 		refused:    map[string]uint64{},
 		handshakes: map[string]uint64{}, reloads: map[string]uint64{}, shed: map[string]uint64{},
+		early:  map[string]uint64{},
 		closed: map[string]uint64{}, idle: map[string]uint64{}, fetches: map[string]uint64{},
 		seen: map[string]time.Time{},
 	}
@@ -64,6 +66,12 @@ func (m *metrics) handshakeFailed(reason string) {
 func (m *metrics) connShed(reason string) {
 	m.mu.Lock()
 	m.shed[reason]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) connClosedEarly(stage string) {
+	m.mu.Lock()
+	m.early[stage]++
 	m.mu.Unlock()
 }
 
@@ -109,6 +117,7 @@ func (m *metrics) sawClient(id *identity.Identity) {
 //	minica_proxy_exchanges_closed_total{reason}    open tunnels and streams closed, their client refused
 //	minica_proxy_idle_connections_closed_total{reason} idle connections closed, their client refused
 //	minica_proxy_connections_shed_total{reason}    closed for a limit (source-limit, handshake-limit, conn-limit)
+//	minica_proxy_connections_closed_early_total{stage} closed by the client in or before the handshake, without an alert (no refusal)
 //	minica_proxy_crl_fetch_failures_total{reason}  failed fetches of a CRL URL (see crlSink.FetchFailed)
 //	minica_proxy_crl_last_fetch_success_seconds    unix time of the last good fetch of the CRL URL
 //	minica_proxy_open_connections                  client connections past their handshake
@@ -144,6 +153,7 @@ func (p *Proxy) writeMetrics(w io.Writer) {
 	writeLabeled(w, "minica_proxy_exchanges_closed_total", "reason", m.closed)
 	writeLabeled(w, "minica_proxy_idle_connections_closed_total", "reason", m.idle)
 	writeLabeled(w, "minica_proxy_connections_shed_total", "reason", m.shed)
+	writeLabeled(w, "minica_proxy_connections_closed_early_total", "stage", m.early)
 	writeLabeled(w, "minica_proxy_crl_fetch_failures_total", "reason", m.fetches)
 	if at := m.lastFetch.Load(); at != 0 {
 		gauge(w, "minica_proxy_crl_last_fetch_success_seconds", float64(at)/1e9)

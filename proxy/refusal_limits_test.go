@@ -225,11 +225,18 @@ func TestRefusalPageConnSlots(t *testing.T) {
 		c.ReadHeaderTimeout, c.IdleTimeout = time.Minute, time.Minute
 	})
 	var idle []net.Conn // without a certificate, oldest first
+	// fill dials one connection at a time, each holding its slot before
+	// the next is dialed: a TLS 1.3 client's handshake ends before the
+	// server's, so connections dialed back to back may take their slots
+	// in another order, and idle would not be oldest first.
+	// It first waits for the holder's last connection to give its slot
+	// back, lest a new one take the slot of the oldest in its place.
 	fill := func() {
+		e.waitMetric("minica_proxy_open_connections", strconv.Itoa(len(idle)))
 		for len(idle) < slots {
 			idle = append(idle, e.dialHTTP1(t, nil, nil))
+			e.waitMetric("minica_proxy_open_connections", strconv.Itoa(len(idle)))
 		}
-		e.waitMetric("minica_proxy_open_connections", strconv.Itoa(slots))
 	}
 	good, key := e.ca.Leaf(t, clientTemplate("good", time.Time{}, time.Time{}))
 	holder := e.client(good, key, false)

@@ -45,6 +45,7 @@ func serveProxy(ctx context.Context, e *env, p *proxy.Proxy, o *proxyOptions) er
 		where += fmt.Sprintf(", metrics on %s", mln.Addr())
 	}
 	fmt.Fprintln(e.stdout, where)
+	go warnUpstreamsDown(ctx, e, p)
 
 	serveCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -99,4 +100,36 @@ func metricsServer(p *proxy.Proxy) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
+}
+
+// upstreamCheckTimeout bounds the start-up check of the upstreams: long
+// enough for a loaded machine, short enough that the warning comes with
+// the start.
+const upstreamCheckTimeout = 2 * time.Second
+
+// warnUpstreamsDown warns on stderr of each upstream that accepts no
+// connection at start, with the cause, while the proxy serves: never an
+// error, since apps often start after their proxy.
+func warnUpstreamsDown(ctx context.Context, e *env, p *proxy.Proxy) {
+	for _, f := range p.DialUpstreams(ctx, upstreamCheckTimeout) {
+		if ctx.Err() != nil {
+			return // stopping: a dial cut short says nothing of the upstream
+		}
+		warnf(e.stderr, "upstream %s does not accept connections: %s (%v); requests get 502 until it does",
+			f.Upstream, upstreamCauseWords(f.Cause), f.Err)
+	}
+}
+
+// upstreamCauseWords says what an upstream failure's cause (a
+// proxy.ReasonUpstream constant) means for the person who starts the proxy.
+func upstreamCauseWords(cause string) string {
+	switch cause {
+	case proxy.ReasonUpstreamRefused:
+		return "nothing listens there (is the app running, on that port?)"
+	case proxy.ReasonUpstreamDNS:
+		return "its host name does not resolve"
+	case proxy.ReasonUpstreamTimeout:
+		return fmt.Sprintf("no answer within %s", upstreamCheckTimeout)
+	}
+	return "connecting failed"
 }
