@@ -3,11 +3,8 @@
 package ca
 
 import (
-	"context"
 	"errors"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"minica/ca/store/pg"
 )
@@ -49,18 +46,7 @@ func TestPGServingRetakenAfterFailedTry(t *testing.T) {
 // serve's registration (LockServe) in the database at url.
 func servingSessionPID(t *testing.T, url string) int32 {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var pid int32
-	err = conn.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+	return int32(pgQueryInt(t, url, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
 		AND classid = $1 AND objid = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-		uint32(pg.LockClass), uint32(pg.LockServe)).Scan(&pid)
-	if err != nil {
-		t.Fatalf("finding the serve's session: %v", err)
-	}
-	return pid
+		uint32(pg.LockClass), uint32(pg.LockServe)))
 }

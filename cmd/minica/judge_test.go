@@ -42,8 +42,8 @@ func TestProxyAndVerifyAgree(t *testing.T) {
 	otherDir := filepath.Join(wd, "other")
 	step := func(dir string, now time.Time, args ...string) {
 		t.Helper()
-		if out, code := minicaAt(t, wd, dir, now, args...); code != 0 {
-			t.Fatalf("minica %v: exit %d\n%s", args, code, out)
+		if out, errOut, code := minicaAt(t, wd, dir, now, args...); code != 0 {
+			t.Fatalf("minica %v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
 	step(dir, t0, "init", "--cn", "Root", "--no-password")
@@ -115,35 +115,36 @@ func TestProxyAndVerifyAgree(t *testing.T) {
 	}
 }
 
-// minicaAt runs the test binary as minica with MINICA_DIR=dir at now.
-func minicaAt(t *testing.T, wd, dir string, now time.Time, args ...string) (string, int) {
+// minicaAt runs the test binary as minica with MINICA_DIR=dir at now,
+// and returns what it printed on stdout and on stderr.
+func minicaAt(t *testing.T, wd, dir string, now time.Time, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command("minica", args...)
 	cmd.Dir = wd
 	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir, "MINICA_TEST_NOW="+now.Format(time.RFC3339))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return out.String(), ee.ExitCode()
+		return out.String(), errOut.String(), ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running minica %v: %v", args, err)
 	}
-	return out.String(), 0
+	return out.String(), errOut.String(), 0
 }
 
 // verifyReason runs `minica verify --json` on file as a client certificate
 // and returns its reason, "" when valid.
 func verifyReason(t *testing.T, wd, dir string, at time.Time, file, grace string) string {
 	t.Helper()
-	out, code := minicaAt(t, wd, dir, at, "verify", file, "--purpose", "client", "--crl-grace", grace, "--json")
+	out, errOut, code := minicaAt(t, wd, dir, at, "verify", file, "--purpose", "client", "--crl-grace", grace, "--json")
 	var v struct {
 		Valid  bool   `json:"valid"`
 		Reason string `json:"reason"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Valid != (code == 0) || v.Valid != (v.Reason == "") {
-		t.Fatalf("minica verify: exit %d, output %q", code, out)
+		t.Fatalf("minica verify: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	return v.Reason
 }
