@@ -191,13 +191,11 @@ func (l *tlsListener) handshake(cc *clientConn) {
 	l.mu.Unlock()
 	if err != nil {
 		l.p.forget(tc)
-		switch {
-		case cc.shed.Load():
+		switch stage, early := closedEarly(cc, err); {
+		case cc.shed.Load(): // counted when shed
+		case early:
+			l.p.metrics.connClosedEarly(stage) // counted only: see closedEarly
 		default:
-			if stage, ok := closedEarly(cc, err); ok {
-				l.p.metrics.connClosedEarly(stage) // counted only: see closedEarly
-				break
-			}
 			l.p.refusedHandshake(cc.RemoteAddr(), err)
 		}
 		tc.Close()

@@ -320,11 +320,11 @@ func serveCertLoader(c *cli.Context, e *env) (*certreload.Cert, func(), error) {
 	return r, closer, nil
 }
 
-// serveListener is one listener of serve, bound, and the flag that chose
-// its address.
+// serveListener is one listener of serve, bound, the flag that chose its
+// address, and how the start line shows it (before the address).
 type serveListener struct {
-	ln   net.Listener
-	flag string
+	ln         net.Listener
+	flag, show string
 }
 
 // bindServeListeners binds the address of each listener flag given, in
@@ -332,8 +332,9 @@ type serveListener struct {
 // failure it closes those already bound.
 func bindServeListeners(o *serveOptions) ([]serveListener, error) {
 	var lns []serveListener
-	for _, l := range []struct{ addr, flag string }{
-		{o.listen, "--listen"}, {o.listenTLS, "--listen-tls"}, {o.metrics, "--metrics-listen"}, {o.listenOCSP, "--listen-ocsp"},
+	for _, l := range []struct{ addr, flag, show string }{
+		{o.listen, "--listen", "http://"}, {o.listenTLS, "--listen-tls", "https://"},
+		{o.metrics, "--metrics-listen", "metrics on "}, {o.listenOCSP, "--listen-ocsp", "ocsp on http://"},
 	} {
 		if l.addr == "" {
 			continue
@@ -343,7 +344,7 @@ func bindServeListeners(o *serveOptions) ([]serveListener, error) {
 			closeServeListeners(lns)
 			return nil, listenHint(fmt.Errorf("listening on %q (%s): %w", l.addr, l.flag, err), l.addr, l.flag)
 		}
-		lns = append(lns, serveListener{ln, l.flag})
+		lns = append(lns, serveListener{ln, l.flag, l.show})
 	}
 	return lns, nil
 }
@@ -371,17 +372,7 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 	}
 	var where []string
 	for _, l := range lns {
-		addr := l.ln.Addr().String()
-		switch l.flag {
-		case "--listen":
-			where = append(where, "http://"+addr)
-		case "--listen-tls":
-			where = append(where, "https://"+addr)
-		case "--metrics-listen":
-			where = append(where, "metrics on "+addr)
-		case "--listen-ocsp":
-			where = append(where, "ocsp on http://"+addr)
-		}
+		where = append(where, l.show+l.ln.Addr().String())
 	}
 	fmt.Fprintf(e.stdout, "minica serve: listening on %s\n", strings.Join(where, ", "))
 
