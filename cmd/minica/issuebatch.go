@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
@@ -53,7 +52,7 @@ type batchRun struct {
 	rows    []*batchfile.Row
 	json    bool
 	perLine bool // print a line per certificate on stdout
-	bar     *progressbar.ProgressBar
+	bar     *progressLine
 
 	p12        bool
 	p12Profile formats.P12Profile
@@ -380,14 +379,7 @@ func (b *batchRun) closePasswordFile() error {
 func (b *batchRun) startOutput(total int) {
 	b.perLine = b.json || !b.e.stdoutTerminal()
 	if w := b.e.progress(); w != nil {
-		b.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("issuing "+string(b.p)+" certificates"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100e6),
-			progressbar.OptionClearOnFinish(),
-		)
+		b.bar = newProgressLine(w, total, "issuing "+string(b.p)+" certificates")
 	}
 }
 
