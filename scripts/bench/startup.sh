@@ -17,6 +17,11 @@
 #	CFSSL          the cfssl binary (default: cfssl on PATH), e.g. built
 #	               with GOBIN=DIR go install github.com/cloudflare/cfssl/cmd/cfssl@v1.6.5
 #
+# Between the two, the floor: a hello-world that links what any program
+# serving HTTPS and reading X.509 links (net/http, crypto/tls,
+# crypto/x509), against the bare one, so the targets can be read against
+# what the standard library alone costs at start.
+#
 # Targets (issue 30, point 8): `minica version` within 1.5x the bare Go
 # program's start; per-process issuance at or below cfssl's.
 set -euo pipefail
@@ -33,10 +38,16 @@ mkdir "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$work/hello/main.go"
 printf 'module hello\n\ngo 1.26\n' >"$work/hello/go.mod"
 (cd "$work/hello" && CGO_ENABLED=0 go build -trimpath -o "$work/hello-bin" .)
+mkdir "$work/floor"
+printf 'package main\n\nimport (\n\t_ "crypto/tls"\n\t_ "crypto/x509"\n\t"fmt"\n\t_ "net/http"\n)\n\nfunc main() { fmt.Println("hello") }\n' >"$work/floor/main.go"
+printf 'module floor\n\ngo 1.26\n' >"$work/floor/go.mod"
+(cd "$work/floor" && CGO_ENABLED=0 go build -trimpath -o "$work/floor-bin" .)
 (cd "$repo" && go build -o "$work/startup" ./scripts/bench/startup)
 
 echo "== start-up: minica version (A) against a bare Go program (B), $runs runs each"
 "$work/startup" -n "$runs" -a "$work/minica version" -b "$work/hello-bin"
+echo "== the floor: net/http, crypto/tls and crypto/x509 linked (A) against the bare program (B), $runs runs each"
+"$work/startup" -n "$runs" -a "$work/floor-bin" -b "$work/hello-bin"
 
 export MINICA_DIR=$work/ca
 "$work/minica" init --cn "Bench CA" --no-password >/dev/null
