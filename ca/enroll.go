@@ -77,9 +77,11 @@ func (e *EnrollmentSpentError) Error() string {
 // Unwrap makes errors.Is(err, ErrEnrollmentSpent) true.
 func (e *EnrollmentSpentError) Unwrap() error { return ErrEnrollmentSpent }
 
-// EnrollIdentity is what a client certificate issued through an
-// enrollment will say: the identity flags of `minica issue client`.
+// EnrollIdentity is what a certificate issued through an enrollment will
+// say: the identity flags of `minica issue`. Profile is Client for a link
+// (and when empty); a bootstrap token may be for a Server too.
 type EnrollIdentity struct {
+	Profile            Profile  `json:"profile,omitempty"`
 	CommonName         string   `json:"cn,omitempty"`
 	Organization       []string `json:"org,omitempty"`
 	OrganizationalUnit []string `json:"ou,omitempty"`
@@ -93,13 +95,16 @@ type EnrollIdentity struct {
 	Force              bool     `json:"force,omitempty"`
 }
 
-// Enrollment is a one-time link that lets a person get a client
-// certificate for Name. Only hashes of the token are stored: TokenHash
+// Enrollment is a one-time secret that lets its holder get a certificate
+// for Name: a link a person opens (Kind KindLink: the page makes the
+// key) or a bootstrap token a machine trades with a CSR (Kind KindToken,
+// see RedeemToken). Only hashes of the token are stored: TokenHash
 // (SHA-256 of the token bound to the name, compared in constant time) and
 // ID, the first 12 hex digits of the token's plain SHA-256, which finds the
 // file and is what logs and listings show.
 type Enrollment struct {
 	Version   int              `json:"version"`
+	Kind      EnrollKind       `json:"kind,omitempty"`
 	ID        string           `json:"id"`
 	Name      string           `json:"name"`
 	TokenHash string           `json:"token_sha256"`
@@ -126,12 +131,17 @@ func (e *Enrollment) StatusAt(t time.Time) EnrollmentStatus {
 	return e.Status
 }
 
-// Request returns the issuance request of the enrollment: a client
-// certificate for Name, certifying pub (the key the server generated).
+// Request returns the issuance request of the enrollment: a certificate
+// of its profile for Name, certifying pub (the key the server generated
+// for a link, the CSR's for a token).
 func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	id := e.Identity
+	p := id.Profile
+	if p == "" {
+		p = Client
+	}
 	return Request{
-		Name: e.Name, Profile: Client, CommonName: id.CommonName,
+		Name: e.Name, Profile: p, CommonName: id.CommonName,
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
 		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
@@ -169,14 +179,23 @@ func ValidateEnrollLifetime(d time.Duration) error {
 // CA's (from the link's expiry, the latest moment it can be used), the name
 // constraints of every CA of the chain and a name already taken.
 func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Duration) error {
+	return c.checkEnrollment(name, id, lifetime, KindLink)
+}
+
+func (c *CA) checkEnrollment(name string, id EnrollIdentity, lifetime time.Duration, kind EnrollKind) error {
 	if c.IsRoot() {
 		return ErrRootCA
 	}
 	if err := ValidateEnrollLifetime(lifetime); err != nil {
 		return err
 	}
-	if id.KeyType == Ed25519 {
+	switch {
+	case kind == KindLink && id.KeyType == Ed25519:
 		return errors.New("invalid key type ed25519 for an enrollment: browsers cannot use Ed25519 client certificates")
+	case kind == KindLink && id.Profile != "" && id.Profile != Client:
+		return fmt.Errorf("invalid profile %s for an enrollment link: a link is for a person's client certificate", id.Profile)
+	case id.Profile != "" && id.Profile != Client && id.Profile != Server:
+		return fmt.Errorf("invalid profile %s for a bootstrap token: want client or server", id.Profile)
 	}
 	e := &Enrollment{Name: name, Identity: id}
 	// A throwaway key stands in for the one the server will generate, so
@@ -209,7 +228,11 @@ func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Durat
 // pending enrollment: another one gives ErrEnrollmentPending. The caller
 // must hold the lock (see Lock).
 func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Duration) (*NewEnrollment, error) {
-	if err := c.CheckEnrollment(name, id, lifetime); err != nil {
+	return c.createEnrollment(name, id, lifetime, KindLink)
+}
+
+func (c *CA) createEnrollment(name string, id EnrollIdentity, lifetime time.Duration, kind EnrollKind) (*NewEnrollment, error) {
+	if err := c.checkEnrollment(name, id, lifetime, kind); err != nil {
 		return nil, err
 	}
 	now := c.Now().UTC().Truncate(time.Second)
@@ -231,7 +254,7 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 			return nil, fmt.Errorf("generating enrollment token: %w", err)
 		}
 		e := &Enrollment{
-			Version: 1, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
+			Version: 1, Kind: kind, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
 			CSRFKey: csrf, Identity: id, CreatedAt: now, ExpiresAt: now.Add(lifetime), Status: EnrollPending,
 		}
 		err := c.db.CreateEnrollment(storedEnrollment{ID: e.ID, Name: e.Name, Data: encodeEnrollment(e)})
@@ -300,12 +323,17 @@ func decodeEnrollment(se storedEnrollment) (*Enrollment, error) {
 	return &e, nil
 }
 
-// LookupEnrollment returns the enrollment of token, whatever its status.
-// The stored hash is compared in constant time, and a token that is
-// malformed or finds no file costs the same hashing and comparison, so
+// LookupEnrollment returns the enrollment link of token, whatever its
+// status. The stored hash is compared in constant time, and a token that
+// is malformed or finds no file costs the same hashing and comparison, so
 // that answers do not tell a near miss from a far one. Any failure matches
-// ErrEnrollmentUnknown, except I/O errors.
+// ErrEnrollmentUnknown, except I/O errors; so does a bootstrap token,
+// which opens no page.
 func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
+	return c.lookupEnrollment(token, KindLink)
+}
+
+func (c *CA) lookupEnrollment(token string, kind EnrollKind) (*Enrollment, error) {
 	var e *Enrollment
 	var err error
 	if ValidToken(token) {
@@ -318,7 +346,7 @@ func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
 		name, want = e.Name, e.TokenHash
 	}
 	got := tokenHash(name, token)
-	if !equalTokenHash(got, want) || e == nil {
+	if !equalTokenHash(got, want) || e == nil || e.Kind != kind {
 		if err == nil || errors.Is(err, ErrEnrollmentUnknown) {
 			return nil, ErrEnrollmentUnknown
 		}
@@ -409,6 +437,12 @@ func (c *CA) Enroll(signer crypto.Signer, token, from string, pub crypto.PublicK
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.redeem(signer, e, from, pub)
+}
+
+// redeem burns e, durably, then issues its certificate for pub (see
+// Enroll).
+func (c *CA) redeem(signer crypto.Signer, e *Enrollment, from string, pub crypto.PublicKey) (*Issued, *Enrollment, error) {
 	now := c.Now().UTC()
 	if st := e.StatusAt(now); st != EnrollPending {
 		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}

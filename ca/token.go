@@ -1,0 +1,115 @@
+package ca
+
+import (
+	"crypto"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// EnrollKind tells how an enrollment is redeemed.
+type EnrollKind string
+
+// Enrollment kinds.
+const (
+	// KindLink is a person's one-time link: the enrollment page makes
+	// the key and hands out a bundle (serve/enroll).
+	KindLink EnrollKind = ""
+	// KindToken is a machine's bootstrap token: the machine makes its
+	// key and trades the token and a CSR for its first certificate
+	// (RedeemToken; serve's /bootstrap, `minica agent --token-file`).
+	KindToken EnrollKind = "token"
+)
+
+// DefaultTokenLifetime is how long a bootstrap token is good for unless
+// asked otherwise: long enough to provision a machine, short enough that a
+// token left in an image or a ticket is spent or dead by the time anyone
+// finds it.
+const DefaultTokenLifetime = time.Hour
+
+// ErrTokenCSR marks a CSR that a bootstrap token cannot be traded with
+// (see CheckTokenCSR); the token is not spent by it.
+var ErrTokenCSR = errors.New("CSR not acceptable for a bootstrap token")
+
+// CreateToken checks the request as Issue would and writes a new pending
+// bootstrap token for name, with the identity id (Profile Client or
+// Server), valid for lifetime. It is an enrollment of Kind KindToken: a
+// name has at most one pending enrollment of either kind, and only hashes
+// of the token are stored. The caller must hold the lock (see Lock).
+func (c *CA) CreateToken(name string, id EnrollIdentity, lifetime time.Duration) (*NewEnrollment, error) {
+	return c.createEnrollment(name, id, lifetime, KindToken)
+}
+
+// CheckToken validates a bootstrap token's request as CreateToken does,
+// without writing anything.
+func (c *CA) CheckToken(name string, id EnrollIdentity, lifetime time.Duration) error {
+	return c.checkEnrollment(name, id, lifetime, KindToken)
+}
+
+// LookupToken returns the bootstrap token's enrollment, whatever its
+// status, as LookupEnrollment does for links: a link's token matches
+// nothing here.
+func (c *CA) LookupToken(token string) (*Enrollment, error) {
+	return c.lookupEnrollment(token, KindToken)
+}
+
+// CheckTokenCSR tells whether csr may be traded with a bootstrap token
+// for identity id: its signature holds, its key is strong enough
+// (CheckPublicKey), it does not ask to be a CA, and every name it asks
+// for is one of id's (it may name none: the certificate says exactly
+// what the token says, whatever the CSR asks). Failures wrap ErrTokenCSR.
+func CheckTokenCSR(csr *x509.CertificateRequest, id EnrollIdentity) error {
+	if err := csr.CheckSignature(); err != nil {
+		return fmt.Errorf("%w: its signature: %v", ErrTokenCSR, err)
+	}
+	if err := CheckPublicKey(csr.PublicKey); err != nil {
+		return fmt.Errorf("%w: %v", ErrTokenCSR, err)
+	}
+	if slices.Contains(IgnoredCSRExtensions(csr), "basicConstraints (CA:TRUE)") {
+		return fmt.Errorf("%w: it asks to be a CA (basicConstraints CA:TRUE)", ErrTokenCSR)
+	}
+	return nil
+}
+
+// tokenCSRNamesWithin checks that the CSR names only what the enrollment
+// will certify.
+func (c *CA) tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) error {
+	req := e.Request(csr.PublicKey)
+	uris, err := req.normalize(c.Settings)
+	if err != nil {
+		return err
+	}
+	want := SANs(&x509.Certificate{DNSNames: req.DNSNames, IPAddresses: req.IPs, EmailAddresses: req.Emails, URIs: uris})
+	for _, got := range csrSANList(csr) {
+		if !slices.Contains(want, got) {
+			return fmt.Errorf("%w: it asks for %s, which the token for %q does not name (it names %s)", ErrTokenCSR, got, e.Name, sanList(want))
+		}
+	}
+	return nil
+}
+
+// RedeemToken trades a bootstrap token and a CSR for the token's
+// certificate, for the CSR's key. The CSR is checked first
+// (CheckTokenCSR, and the names it asks for against the token's): a CSR
+// refused leaves the token pending. Then, as Enroll, the token is burnt
+// durably before anything is signed; a token that is not pending gives an
+// *EnrollmentSpentError, one that matches no token ErrEnrollmentUnknown.
+// from is the address it came from, kept in the enrollment. The caller
+// must hold the lock.
+func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.CertificateRequest) (*Issued, *Enrollment, error) {
+	e, err := c.LookupToken(token)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CheckTokenCSR(csr, e.Identity); err != nil {
+		return nil, e, err
+	}
+	if e.StatusAt(c.Now().UTC()) == EnrollPending {
+		if err := c.tokenCSRNamesWithin(csr, e); err != nil {
+			return nil, e, err
+		}
+	}
+	return c.redeem(signer, e, from, csr.PublicKey)
+}
