@@ -91,6 +91,8 @@ func runAgent(c *cli.Context, e *env) error {
 	case errors.As(err, &ref) && ref.Reason == agent.ReasonExpired:
 		return withHint(fmt.Errorf("the certificate %q expired: %w", cfg.CertFile, err),
 			"ask the CA's operator for a new certificate ('minica issue')")
+	case errors.As(err, &ref) && ref.Bootstrap:
+		return withHint(err, "a bootstrap token is good once, for its names, until it expires: ask the CA's operator for a new one ('minica token NAME ...') and write it to --token-file")
 	case errors.As(err, &ref):
 		return withHint(err, "serve will refuse this certificate every time; see docs/agent.md for the reasons")
 	case err != nil:
