@@ -98,6 +98,11 @@ func (c *CA) tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) er
 // *EnrollmentSpentError, one that matches no token ErrEnrollmentUnknown.
 // from is the address it came from, kept in the enrollment. The caller
 // must hold the lock.
+//
+// A used token presented again with a CSR for the key it was used for
+// gets the same certificate again, while that certificate is valid and
+// unrevoked: the machine lost the answer (a timeout, a restart) and asks
+// again with the key it kept. Nothing is issued or written then.
 func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.CertificateRequest) (*Issued, *Enrollment, error) {
 	e, err := c.LookupToken(token)
 	if err != nil {
@@ -106,10 +111,34 @@ func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.Cer
 	if err := CheckTokenCSR(csr, e.Identity); err != nil {
 		return nil, e, err
 	}
+	if issued := c.reissued(e, csr.PublicKey); issued != nil {
+		return issued, e, nil
+	}
 	if e.StatusAt(c.Now().UTC()) == EnrollPending {
 		if err := c.tokenCSRNamesWithin(csr, e); err != nil {
 			return nil, e, err
 		}
 	}
 	return c.redeem(signer, e, from, csr.PublicKey)
+}
+
+// reissued returns the certificate a used token e gave, when it certifies
+// pub and is still valid and unrevoked; else nil.
+func (c *CA) reissued(e *Enrollment, pub crypto.PublicKey) *Issued {
+	if e.Status != EnrollUsed || e.Serial == "" {
+		return nil
+	}
+	serial, err := ParseSerial(e.Serial)
+	if err != nil {
+		return nil
+	}
+	rec, err := c.Record(serial)
+	if err != nil || rec.Status != StatusValid || !c.Now().Before(rec.NotAfter) {
+		return nil
+	}
+	cert, err := c.Certificate(rec)
+	if err != nil || !samePublicKey(cert.PublicKey, pub) {
+		return nil
+	}
+	return &Issued{Record: rec, Cert: cert}
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"minica/revoke"
 )
 
 // tokenCSR is a CSR for key naming dns (none: an empty subject and no SAN,
@@ -164,5 +166,39 @@ func TestTokenProfiles(t *testing.T) {
 	}
 	if err := c.CheckToken("web6", EnrollIdentity{Profile: Server, KeyType: Ed25519}, time.Hour); err != nil {
 		t.Errorf("CheckToken(ed25519) = %v; a machine's key may be Ed25519", err)
+	}
+}
+
+func TestRedeemTokenAgainWithTheSameKey(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	tok, err := c.CreateToken("web7", EnrollIdentity{Profile: Server}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := newKey(t)
+	first, _, err := c.RedeemToken(signer, tok.Token, "192.0.2.1", tokenCSR(t, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer was lost: the same key asks again and gets the same
+	// certificate, nothing new issued.
+	again, e, err := c.RedeemToken(signer, tok.Token, "192.0.2.1", tokenCSR(t, key))
+	if err != nil || !again.Cert.Equal(first.Cert) || e.Status != EnrollUsed {
+		t.Fatalf("RedeemToken() again with the same key = %v, %+v, %v; want the same certificate", again, e, err)
+	}
+	if recs, _ := c.RecordsByName("web7"); len(recs) != 1 {
+		t.Errorf("%d records for web7; want 1", len(recs))
+	}
+	// Another key is another machine: the token is spent.
+	var spent *EnrollmentSpentError
+	if _, _, err := c.RedeemToken(signer, tok.Token, "198.51.100.2", tokenCSR(t, newKey(t))); !errors.As(err, &spent) {
+		t.Errorf("RedeemToken() with another key error = %v; want the token used", err)
+	}
+	// A revoked certificate is not handed out again.
+	if _, err := c.RevokeRecord(first.Record, revoke.KeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.RedeemToken(signer, tok.Token, "192.0.2.1", tokenCSR(t, key)); !errors.As(err, &spent) {
+		t.Errorf("RedeemToken() after the revocation error = %v; want the token used", err)
 	}
 }
