@@ -28,7 +28,7 @@ const maxTokenFile = 1 << 10
 // Config.TokenFile while CertFile does not exist. A certificate already
 // there wins and the token is not read (it is spent by then). Failures
 // are retried as a renewal's are (Backoff; with Once, Attempts times),
-// with the same new key each time; a refusal no retry can change (a
+// with the same key each time (see bootstrapKey); a refusal no retry can change (a
 // token unknown, used, cancelled or expired) ends Run with the *Refusal.
 // It reports whether it got the first certificate (with Once, Run ends
 // there).
@@ -46,9 +46,9 @@ func (a *Agent) bootstrapIfNeeded(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	key, err := keyutil.GenerateSigner("EC", "P-256", 0)
+	key, err := a.bootstrapKey()
 	if err != nil {
-		return false, fmt.Errorf("generating the key: %w", err)
+		return false, err
 	}
 	for attempt := 1; ; attempt++ {
 		leaf, err := a.bootstrap(ctx, token, key)
@@ -65,6 +65,7 @@ func (a *Agent) bootstrapIfNeeded(ctx context.Context) (bool, error) {
 		}
 		var ref *Refusal
 		if errors.As(err, &ref) && ref.Permanent() {
+			os.Remove(a.cfg.KeyFile + pendingSuffix) // no certificate will come for it
 			a.log.event("bootstrap-refused", "status", strconv.Itoa(ref.Status), "reason", ref.Reason, "detail", ref.Detail)
 			return false, ref
 		}
@@ -83,6 +84,23 @@ func (a *Agent) bootstrapIfNeeded(ctx context.Context) (bool, error) {
 		a.log.event("bootstrap-failed", "attempt", strconv.Itoa(attempt), "error", err.Error(), "retry_in", wait.Round(time.Millisecond).String())
 		a.sleep(ctx, wait)
 	}
+}
+
+// bootstrapKey returns the key of the first certificate: the pending key
+// a run stopped before its answer left (serve answers a used token again
+// for the key it was used for), else a new ECDSA P-256 key.
+func (a *Agent) bootstrapKey() (crypto.Signer, error) {
+	if data, err := os.ReadFile(a.cfg.KeyFile + pendingSuffix); err == nil {
+		if key, err := formats.ParsePrivateKeyPEM(data, nil); err == nil {
+			a.log.event("bootstrap-key-reused", "key", a.cfg.KeyFile+pendingSuffix)
+			return key, nil
+		}
+	}
+	key, err := keyutil.GenerateSigner("EC", "P-256", 0)
+	if err != nil {
+		return nil, fmt.Errorf("generating the key: %w", err)
+	}
+	return key, nil
 }
 
 // bootstrap trades token and a CSR for key at serve's BootstrapPath and
@@ -108,8 +126,7 @@ func (a *Agent) bootstrap(ctx context.Context, token string, key crypto.Signer) 
 		}
 	}
 	if err != nil {
-		os.Remove(a.cfg.KeyFile + pendingSuffix)
-		return nil, err
+		return nil, err // KEY.next stays for the next try
 	}
 	if err := a.install(&current{}, leaf, chain); err != nil {
 		return nil, &fileError{fmt.Errorf("installing the first certificate (serial %s): %w", serialHex(leaf), err)}

@@ -219,3 +219,36 @@ func TestReadTokenRefusesWhatIsNotAToken(t *testing.T) {
 		t.Errorf("readToken() = %q, %v; want the token", got, err)
 	}
 }
+
+func TestBootstrapAfterALostAnswerReusesThePendingKey(t *testing.T) {
+	c := &clock{t: time.Now()}
+	ts := &timers{c: c}
+	f := newFakeServe(t, c)
+	// serve answers, but the answer never arrives: the run gives up.
+	f.answer = func(n int, w http.ResponseWriter) bool {
+		if n == 1 {
+			problem(w, http.StatusServiceUnavailable, "busy")
+			return true
+		}
+		return false
+	}
+	cfg := setupBootstrap(t, f, c, ts, testToken)
+	cfg.Attempts = 1
+	if err := newAgent(t, cfg).Run(context.Background()); err == nil {
+		t.Fatal("Run() = nil; want the failure of its one attempt")
+	}
+	if _, err := os.Stat(cfg.KeyFile + pendingSuffix); err != nil {
+		t.Fatalf("the pending key is gone after a transient failure: %v", err)
+	}
+	// The next run asks with the same key.
+	if err := newAgent(t, cfg).Run(context.Background()); err != nil {
+		t.Fatalf("second Run() error = %v", err)
+	}
+	st := f.bootstrapSeen()
+	if len(st.keys) != 2 || !bytes.Equal(st.keys[0], st.keys[1]) {
+		t.Errorf("%d requests; want 2 for the same key", len(st.keys))
+	}
+	if !strings.Contains(cfg.Log.(*bytes.Buffer).String(), "agent-bootstrap-key-reused") {
+		t.Error("the log does not say the pending key was reused")
+	}
+}

@@ -39,7 +39,10 @@
 // renewal is (chain file, certificate, then the key), and from then on
 // the certificate renews as any other. A refusal of the token (unknown,
 // used, cancelled, expired) ends Run; other failures are retried with the
-// same key. Once the certificate file exists the token is not read again.
+// same key, kept as KEY.next across runs too, since serve answers a used
+// token again with the certificate it gave for that key (an answer lost to
+// a timeout or a restart). Once the certificate file exists the token is
+// not read again.
 //
 // # Exec
 //
