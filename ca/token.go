@@ -91,11 +91,12 @@ func (c *CA) tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) er
 }
 
 // RedeemToken trades a bootstrap token and a CSR for the token's
-// certificate, for the CSR's key. The CSR is checked first
-// (CheckTokenCSR, and the names it asks for against the token's): a CSR
-// refused leaves the token pending. Then, as Enroll, the token is burnt
-// durably before anything is signed; a token that is not pending gives an
-// *EnrollmentSpentError, one that matches no token ErrEnrollmentUnknown.
+// certificate, for the CSR's key. A token that matches no token gives
+// ErrEnrollmentUnknown, one that is not pending an *EnrollmentSpentError
+// (whatever the CSR). Then the CSR is checked (CheckTokenCSR, and the
+// names it asks for against the token's) and the name must be free (as
+// Issue checks it): a refusal of either leaves the token pending. Then, as
+// Enroll, the token is burnt durably before anything is signed.
 // from is the address it came from, kept in the enrollment. The caller
 // must hold the lock.
 //
@@ -108,16 +109,25 @@ func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.Cer
 	if err != nil {
 		return nil, nil, err
 	}
+	now := c.Now().UTC()
+	if st := e.StatusAt(now); st != EnrollPending {
+		if CheckTokenCSR(csr, e.Identity) == nil {
+			if issued := c.reissued(e, csr.PublicKey); issued != nil {
+				return issued, e, nil
+			}
+		}
+		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}
+	}
 	if err := CheckTokenCSR(csr, e.Identity); err != nil {
 		return nil, e, err
 	}
-	if issued := c.reissued(e, csr.PublicKey); issued != nil {
-		return issued, e, nil
+	if err := c.tokenCSRNamesWithin(csr, e); err != nil {
+		return nil, e, err
 	}
-	if e.StatusAt(c.Now().UTC()) == EnrollPending {
-		if err := c.tokenCSRNamesWithin(csr, e); err != nil {
-			return nil, e, err
-		}
+	// A name taken since the token was made is refused before the token
+	// is spent: the operator frees the name and the same token works.
+	if err := c.checkNameFree(e.Name, now, e.Identity.Force); err != nil {
+		return nil, e, err
 	}
 	return c.redeem(signer, e, from, csr.PublicKey)
 }

@@ -202,3 +202,33 @@ func TestRedeemTokenAgainWithTheSameKey(t *testing.T) {
 		t.Errorf("RedeemToken() after the revocation error = %v; want the token used", err)
 	}
 }
+
+func TestRedeemTokenRefusesATakenNameAndKeepsTheToken(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	tok, err := c.CreateToken("web8", EnrollIdentity{Profile: Server}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The operator issued the name by hand meanwhile.
+	if _, err := c.Issue(signer, Request{Name: "web8", Profile: Server}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.RedeemToken(signer, tok.Token, "", tokenCSR(t, newKey(t)))
+	var taken *NameTakenError
+	if !errors.As(err, &taken) {
+		t.Fatalf("RedeemToken() for a taken name error = %v; want *NameTakenError", err)
+	}
+	if e, err := c.LookupToken(tok.Token); err != nil || e.Status != EnrollPending {
+		t.Fatalf("token after a taken name: %+v, %v; want pending", e, err)
+	}
+	// A spent token is spent whatever the CSR says.
+	if _, err := c.CancelEnrollment("web8"); err != nil {
+		t.Fatal(err)
+	}
+	bad := tokenCSR(t, newKey(t))
+	bad.Signature[0] ^= 1
+	var spent *EnrollmentSpentError
+	if _, _, err := c.RedeemToken(signer, tok.Token, "", bad); !errors.As(err, &spent) || spent.Status != EnrollCancelled {
+		t.Errorf("RedeemToken(a cancelled token, a bad CSR) error = %v; want cancelled", err)
+	}
+}
