@@ -17,8 +17,9 @@
 // serve/internal/connlimit bounds each listener's connections whichever
 // HTTP server reads them, serve/internal/etag is the entity tag of the
 // contract below, serve/internal/httpreply is an answer as data that
-// either HTTP server writes, and serve/internal/servetest the tests'
-// fixtures.
+// either HTTP server writes, serve/internal/ratelimit the per-address
+// and total token buckets of enrollment links and bootstrap tokens, and
+// serve/internal/servetest the tests' fixtures.
 //
 // # Paths
 //
