@@ -70,15 +70,17 @@ func TestBootstrapThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{"web.example.com"}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Each try is another machine's key: a used token answers its own
+	// key again.
 	post := func(target string) *httptest.ResponseRecorder {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{"web.example.com"}}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(csr))
 		req.Header.Set("Content-Type", renew.CSRType)
 		req.Header.Set("Authorization", "Bearer "+created.Token)

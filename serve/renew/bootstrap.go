@@ -45,6 +45,7 @@ const (
 	RefuseTokenExpired   = "token-expired"
 	RefuseTokenFailed    = "token-failed"
 	RefuseBootstrapOff   = "bootstrap-disabled"
+	RefuseNameTaken      = "name-taken"
 )
 
 // bootMetrics counts bootstraps and their refusals.
@@ -144,7 +145,7 @@ func (rn *Renewer) redeemToken(w http.ResponseWriter, r *http.Request, token, ho
 	defer unlock()
 	res, e, err := rn.cfg.CA.RedeemToken(rn.cfg.Signer, token, host, csr)
 	if err != nil {
-		return nil, e, tokenRefusal(err, e, rn.cfg.CA.Now())
+		return nil, e, tokenRefusal(err)
 	}
 	return res, e, nil
 }
@@ -169,23 +170,18 @@ func bearerToken(w http.ResponseWriter, h http.Header) (string, error) {
 	return token, nil
 }
 
-// tokenRefusal maps the errors of ca.CA.RedeemToken to refusals; e is
-// the token's enrollment when it matched one, now the CA's clock.
-func tokenRefusal(err error, e *ca.Enrollment, now time.Time) error {
+// tokenRefusal maps the errors of ca.CA.RedeemToken to refusals.
+func tokenRefusal(err error) error {
 	var spent *ca.EnrollmentSpentError
+	var taken *ca.NameTakenError
 	switch {
 	case errors.Is(err, ca.ErrEnrollmentUnknown):
 		return refuse(http.StatusForbidden, RefuseUnknownToken, "no bootstrap token matches: check that the whole token was sent, or ask the CA's operator for a new one")
 	case errors.As(err, &spent):
 		return spentRefusal(spent.Enrollment, spent.Status)
+	case errors.As(err, &taken):
+		return refuse(http.StatusConflict, RefuseNameTaken, "%v; the token is still good: the CA's operator revokes or lets expire that certificate first, then this machine asks again", err)
 	case errors.Is(err, ca.ErrTokenCSR):
-		// RedeemToken checks the CSR before the token's status: only a
-		// pending token is still good.
-		if e != nil {
-			if st := e.StatusAt(now); st != ca.EnrollPending {
-				return spentRefusal(e, st)
-			}
-		}
 		return refuse(http.StatusBadRequest, RefuseBadCSR, "%v; the token is still good: send a CSR for this machine's new key that names only the token's names, or none", err)
 	case errors.Is(err, ca.ErrLocked):
 		ref := refuse(http.StatusServiceUnavailable, RefuseBusy, "%v", err)

@@ -215,6 +215,13 @@ func TestBootstrapRefusals(t *testing.T) {
 				rf.Clock.Advance(ca.DefaultTokenLifetime)
 				return bootReq{auth: "Bearer " + token, ctype: CSRType, body: bootCSR(t, "web.example.com")}
 			}},
+		// The name was issued by hand after the token was made: refused
+		// before the token is spent.
+		{name: "name taken", wantStatus: 409, wantReason: RefuseNameTaken, wantDetail: "the token is still good", wantAfter: ca.EnrollPending,
+			setup: func(t *testing.T, rf *renewFixture, token string) bootReq {
+				rf.issue(t, "web", ca.Server, time.Hour)
+				return bootReq{auth: "Bearer " + token, ctype: CSRType, body: bootCSR(t, "web.example.com")}
+			}},
 		// A spent token with a bad CSR is spent all the same, never "still good".
 		{name: "expired with a bad CSR", wantStatus: 403, wantReason: RefuseTokenExpired,
 			setup: func(t *testing.T, rf *renewFixture, token string) bootReq {
@@ -448,4 +455,21 @@ func TestBootstrapTriesBounded(t *testing.T) {
 			t.Errorf("a fourth address past the total = %d %+v Retry-After %q; want 429 20", rec.Code, p, rec.Header().Get("Retry-After"))
 		}
 	})
+}
+
+// A machine that lost the answer asks again with the same key: the same
+// certificate, and no failed try counted against its address.
+func TestBootstrapAgainWithTheSameKey(t *testing.T) {
+	rf := newRenewFixture(t, nil)
+	token := rf.token(t, "web")
+	der := bootCSR(t, "web.example.com")
+	first := rf.boot(t, bootReq{auth: "Bearer " + token, ctype: CSRType, body: der})
+	again := rf.boot(t, bootReq{auth: "Bearer " + token, ctype: CSRType, body: der})
+	if first.Code != 200 || again.Code != 200 || first.Body.String() != again.Body.String() {
+		t.Fatalf("first %d, again %d %q; want the same certificate twice", first.Code, again.Code, again.Body)
+	}
+	other := rf.boot(t, bootReq{auth: "Bearer " + token, ctype: CSRType, body: bootCSR(t, "web.example.com")})
+	if other.Code != 403 || !strings.Contains(other.Body.String(), RefuseTokenUsed) {
+		t.Errorf("another key = %d %q; want 403 token-used", other.Code, other.Body)
+	}
 }
