@@ -457,8 +457,8 @@ func TestBootstrapTriesBounded(t *testing.T) {
 	})
 }
 
-// A machine that lost the answer asks again with the same key: the same
-// certificate, and no failed try counted against its address.
+// A machine that lost the answer asks again with the same key and gets the
+// same certificate; another key finds the token used.
 func TestBootstrapAgainWithTheSameKey(t *testing.T) {
 	rf := newRenewFixture(t, nil)
 	token := rf.token(t, "web")
