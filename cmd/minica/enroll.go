@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/ca/store"
 )
 
 func enrollCommand(e *env) *cli.Command {
@@ -53,34 +55,11 @@ func enrollCommand(e *env) *cli.Command {
 var enrollIdentityFlags = []string{"cn", "email", "uri", "dns", "ip", "org", "ou", "validity", "no-email-in-subject", "key-type", "force", "expires", "base-url"}
 
 func runEnroll(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 1); err != nil {
+	mode, err := chooseMode(c, ca.KindLink, []string{"list", "cancel", "set-base-url", "clear-base-url"}, enrollIdentityFlags)
+	if err != nil {
 		return err
 	}
-	var modes []string
-	for _, m := range []string{"list", "cancel", "set-base-url", "clear-base-url"} {
-		if c.IsSet(m) {
-			modes = append(modes, "--"+m)
-		}
-	}
-	if c.NArg() == 1 {
-		modes = append(modes, "NAME")
-	}
-	switch {
-	case len(modes) == 0:
-		return usagef(c, "enroll needs a NAME, or one of --list, --cancel, --set-base-url, --clear-base-url")
-	case len(modes) > 1:
-		return usagef(c, "%s and %s exclude each other", modes[0], modes[1])
-	case c.IsSet("all") && modes[0] != "--list":
-		return usagef(c, "--all goes with --list")
-	}
-	if modes[0] != "NAME" {
-		for _, f := range enrollIdentityFlags {
-			if c.IsSet(f) {
-				return usagef(c, "--%s is for creating a link (minica enroll NAME)", f)
-			}
-		}
-	}
-	switch modes[0] {
+	switch mode {
 	case "--list":
 		return listEnrollments(c, e)
 	case "--cancel":
@@ -89,6 +68,42 @@ func runEnroll(c *cli.Context, e *env) error {
 		return setEnrollURL(c, e)
 	}
 	return createEnrollment(c, e)
+}
+
+// chooseMode returns what the command line of enroll or token (kind)
+// asks for: "NAME" (create one), or the one of modes (flag names) that is
+// set, as "--list". None, or two, is a usage error, as are --all without
+// --list and a flag of creating (one of creating) in another mode.
+func chooseMode(c *cli.Context, kind ca.EnrollKind, modes, creating []string) (string, error) {
+	if err := wantArgs(c, 0, 1); err != nil {
+		return "", err
+	}
+	var set []string
+	for _, m := range modes {
+		if c.IsSet(m) {
+			set = append(set, "--"+m)
+		}
+	}
+	if c.NArg() == 1 {
+		set = append(set, "NAME")
+	}
+	w := kindOf(kind)
+	switch {
+	case len(set) == 0:
+		return "", usagef(c, "%s needs a NAME, or one of --%s", w.command, strings.Join(modes, ", --"))
+	case len(set) > 1:
+		return "", usagef(c, "%s and %s exclude each other", set[0], set[1])
+	case c.IsSet("all") && set[0] != "--list":
+		return "", usagef(c, "--all goes with --list")
+	}
+	if set[0] != "NAME" {
+		for _, f := range creating {
+			if c.IsSet(f) {
+				return "", usagef(c, "--%s is for creating a %s (minica %s NAME)", f, w.short, w.command)
+			}
+		}
+	}
+	return set[0], nil
 }
 
 // enrollJSON is one enrollment in --json output; URL only when created.
@@ -113,32 +128,47 @@ func enrollmentJSON(en *ca.Enrollment, now time.Time) enrollJSON {
 }
 
 // enrollIdentity reads the identity flags, checked as issue client checks
-// them.
+// them, and --expires.
 func enrollIdentity(c *cli.Context, name string) (ca.EnrollIdentity, time.Duration, error) {
-	var id ca.EnrollIdentity
-	if err := checkIssueName(c, name, ca.Client); err != nil {
-		return id, 0, err
-	}
-	req, err := leafRequest(c, name, ca.Client)
+	id, err := leafIdentity(c, name, ca.Client)
 	if err != nil {
 		return id, 0, err
 	}
-	if req.KeyType == ca.Ed25519 {
+	if id.KeyType == ca.Ed25519 {
 		return id, 0, usagef(c, "--key-type ed25519: browsers cannot use Ed25519 client certificates; use ecdsa-p256 or rsa-2048")
 	}
-	id = ca.EnrollIdentity{
+	lifetime, err := expiresValue(c)
+	return id, lifetime, err
+}
+
+// leafIdentity reads the identity flags of a certificate of profile p for
+// name, checked as issue checks them.
+func leafIdentity(c *cli.Context, name string, p ca.Profile) (ca.EnrollIdentity, error) {
+	if err := checkIssueName(c, name, p); err != nil {
+		return ca.EnrollIdentity{}, err
+	}
+	req, err := leafRequest(c, name, p)
+	if err != nil {
+		return ca.EnrollIdentity{}, err
+	}
+	return ca.EnrollIdentity{
 		CommonName: req.CommonName, Organization: req.Organization, OrganizationalUnit: req.OrganizationalUnit,
 		Emails: req.Emails, URIs: req.URIs, DNSNames: req.DNSNames, IPs: req.IPs, EmailInSubject: req.EmailInSubject,
 		Validity: ca.Duration(req.Validity), KeyType: req.KeyType, Force: req.Force,
-	}
+	}, nil
+}
+
+// expiresValue parses --expires, the lifetime of a link or token, checked
+// with ca.ValidateEnrollLifetime.
+func expiresValue(c *cli.Context) (time.Duration, error) {
 	lifetime, err := ca.ParseDuration(c.String("expires"))
 	if err != nil {
-		return id, 0, usagef(c, "--expires: %v", err)
+		return 0, usagef(c, "--expires: %v", err)
 	}
 	if err := ca.ValidateEnrollLifetime(lifetime); err != nil {
-		return id, 0, usagef(c, "--expires: %v", err)
+		return 0, usagef(c, "--expires: %v", err)
 	}
-	return id, lifetime, nil
+	return lifetime, nil
 }
 
 func createEnrollment(c *cli.Context, e *env) error {
@@ -147,9 +177,8 @@ func createEnrollment(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("json") && (e.stdoutTerminal == nil || !e.stdoutTerminal()) {
-		return withHint(usagef(c, "the link is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON"),
-			"pass --json to hand the link to a script, or run minica enroll on a terminal")
+	if err := secretOnTerminal(c, e, "link"); err != nil {
+		return err
 	}
 	base := c.String("base-url")
 	if base != "" {
@@ -172,11 +201,8 @@ func createEnrollment(c *cli.Context, e *env) error {
 		}
 	}
 	created, err := authority.CreateEnrollment(name, id, lifetime)
-	if errors.Is(err, ca.ErrEnrollmentPending) {
-		return withHint(err, "cancel it first (minica enroll --cancel %s), or let the person use it", name)
-	}
 	if err != nil {
-		return err
+		return pendingHint(authority, name, err)
 	}
 	en, link := created.Enrollment, ca.EnrollLink(base, created.Token)
 	if c.Bool("json") {
@@ -199,22 +225,10 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	defer authority.Close()
 	now := e.now()
-	var list []*ca.Enrollment
-	for en, err := range authority.Enrollments() {
-		if errors.Is(err, ca.ErrCorruptEnrollment) {
-			warnf(e.stderr, "%v: skipped (a link whose writing a crash cut short; its token was never shown)", err)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if c.Bool("all") || en.StatusAt(now) == ca.EnrollPending {
-			list = append(list, en)
-		}
+	list, err := enrollmentsOf(c, e, authority, ca.KindLink, now)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(list, func(a, b *ca.Enrollment) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
 	if c.Bool("json") {
 		for _, en := range list {
 			if err := writeJSON(e.stdout, enrollmentJSON(en, now)); err != nil {
@@ -231,40 +245,50 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s\n", "NAME", "ID", "STATUS", "CREATED", "EXPIRES")
 	for _, en := range list {
-		st := en.StatusAt(now)
-		fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s", en.Name, en.ID, st, day(en.CreatedAt), day(en.ExpiresAt))
-		if st == ca.EnrollUsed || st == ca.EnrollFailed {
-			fmt.Fprintf(e.stdout, "  used %s from %s", day(en.UsedAt), en.UsedFrom)
-			if en.Serial != "" {
-				fmt.Fprintf(e.stdout, ", serial %s", en.Serial)
-			}
-		}
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s", en.Name, en.ID, en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
+		printEnrollmentUse(e, en, now)
 	}
 	return nil
 }
 
+// enrollmentsOf returns the enrollments of kind, oldest first: the pending
+// ones, or with --all every one. One that does not decode (its kind is
+// unknown) is skipped with a warning.
+func enrollmentsOf(c *cli.Context, e *env, authority *ca.CA, kind ca.EnrollKind, now time.Time) ([]*ca.Enrollment, error) {
+	var list []*ca.Enrollment
+	for en, err := range authority.Enrollments() {
+		if errors.Is(err, ca.ErrCorruptEnrollment) {
+			warnf(e.stderr, "%v: skipped (a %s whose writing a crash cut short; its token was never shown)", err, kindOf(kind).noun)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if en.Kind == kind && (c.Bool("all") || en.StatusAt(now) == ca.EnrollPending) {
+			list = append(list, en)
+		}
+	}
+	slices.SortFunc(list, func(a, b *ca.Enrollment) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return list, nil
+}
+
+// printEnrollmentUse ends a row of --list: for a used or failed
+// enrollment, when and from where, and the serial issued.
+func printEnrollmentUse(e *env, en *ca.Enrollment, now time.Time) {
+	if st := en.StatusAt(now); st == ca.EnrollUsed || st == ca.EnrollFailed {
+		fmt.Fprintf(e.stdout, "  used %s from %s", day(en.UsedAt), en.UsedFrom)
+		if en.Serial != "" {
+			fmt.Fprintf(e.stdout, ", serial %s", en.Serial)
+		}
+	}
+	fmt.Fprintln(e.stdout)
+}
+
 func cancelEnrollment(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 0); err != nil {
-		return err
-	}
-	ref := c.String("cancel")
-	if ref == "" {
-		return usagef(c, "--cancel needs a NAME or an enrollment ID")
-	}
-	authority, unlock, err := lockCA(c, e)
+	en, err := cancelKind(c, e, ca.KindLink)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	en, err := authority.CancelEnrollment(ref)
-	var spent *ca.EnrollmentSpentError
-	switch {
-	case errors.As(err, &spent):
-		return withHint(err, "only a pending link can be cancelled; see minica enroll --list --all")
-	case errors.Is(err, ca.ErrEnrollmentUnknown):
-		return withHint(err, "see the pending links with minica enroll --list")
-	case err != nil:
 		return err
 	}
 	if c.Bool("json") {
@@ -272,6 +296,95 @@ func cancelEnrollment(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "cancelled enrollment link %s for %q\n", en.ID, en.Name)
 	return nil
+}
+
+// cancelKind cancels the pending enrollment of kind that --cancel names
+// (an ID or a name), under the CA lock. One of the other kind is refused,
+// with the command that cancels it.
+func cancelKind(c *cli.Context, e *env, kind ca.EnrollKind) (*ca.Enrollment, error) {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return nil, err
+	}
+	w := kindOf(kind)
+	ref := c.String("cancel")
+	if ref == "" {
+		return nil, usagef(c, "--cancel needs a NAME or %s %s's ID", w.article, w.noun)
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if other := findEnrollment(authority, ref); other != nil && other.Kind != kind {
+		ow := kindOf(other.Kind)
+		return nil, withHint(fmt.Errorf("%q has %s %s (%s), not %s", other.Name, ow.article, ow.noun, other.ID, w.article+" "+w.noun),
+			"cancel it with minica %s --cancel %s", ow.command, ref)
+	}
+	en, err := authority.CancelEnrollment(ref)
+	var spent *ca.EnrollmentSpentError
+	switch {
+	case errors.As(err, &spent):
+		return nil, withHint(err, "only a pending %s can be cancelled; see minica %s --list --all", w.short, w.command)
+	case errors.Is(err, ca.ErrEnrollmentUnknown):
+		return nil, withHint(err, "see the pending %ss with minica %s --list", w.short, w.command)
+	}
+	return en, err
+}
+
+// findEnrollment returns the enrollment that ref names, resolved as
+// ca.CancelEnrollment resolves it (an ID first, then a name's latest
+// enrollment), or nil when it names none or cannot be read: the cancel
+// then says why. An ID is found by a scan, as ca looks enrollments up by
+// ID only inside.
+func findEnrollment(authority *ca.CA, ref string) *ca.Enrollment {
+	if store.IsEnrollmentID(ref) {
+		for en, err := range authority.Enrollments() {
+			if err == nil && en.ID == ref {
+				return en
+			}
+		}
+	}
+	if en, err := authority.EnrollmentByName(ref); err == nil {
+		return en
+	}
+	return nil
+}
+
+// kindWords is how a person is told of one kind of enrollment: what it is
+// called, the command that makes, lists and cancels it, and who redeems it.
+type kindWords struct{ article, noun, short, command, holder string }
+
+// kindOf returns the words of kind.
+func kindOf(kind ca.EnrollKind) kindWords {
+	if kind == ca.KindToken {
+		return kindWords{article: "a", noun: "bootstrap token", short: "token", command: "token", holder: "the machine"}
+	}
+	return kindWords{article: "an", noun: "enrollment link", short: "link", command: "enroll", holder: "the person"}
+}
+
+// secretOnTerminal refuses to print the secret of an enrollment (what:
+// "link" or "token") on a stdout that is not a terminal unless --json
+// asks for it: redirected output ends up in logs and CI transcripts.
+func secretOnTerminal(c *cli.Context, e *env, what string) error {
+	if c.Bool("json") || (e.stdoutTerminal != nil && e.stdoutTerminal()) {
+		return nil
+	}
+	return withHint(usagef(c, "the %s is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON", what),
+		"pass --json to hand the %s to a script, or run minica %s on a terminal", what, c.Command.Name)
+}
+
+// pendingHint adds to err, when it is ca.ErrEnrollmentPending for name,
+// the command that cancels the pending enrollment, of whichever kind it
+// is.
+func pendingHint(authority *ca.CA, name string, err error) error {
+	if !errors.Is(err, ca.ErrEnrollmentPending) {
+		return err
+	}
+	w := kindOf(ca.KindLink)
+	if prev, perr := authority.EnrollmentByName(name); perr == nil {
+		w = kindOf(prev.Kind)
+	}
+	return withHint(err, "cancel the %s first (minica %s --cancel %s), or let %s use it", w.noun, w.command, name, w.holder)
 }
 
 // setEnrollURL stores (--set-base-url) or removes (--clear-base-url) the
