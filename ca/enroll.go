@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -53,7 +54,7 @@ var (
 	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
 	ErrEnrollmentUnknown = store.ErrEnrollmentUnknown
 	// ErrEnrollmentPending: the name already has a pending enrollment.
-	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
+	ErrEnrollmentPending = errors.New("name already has a pending enrollment")
 	// ErrCorruptEnrollment: an enrollment file does not decode (a power
 	// loss tore it before its token was ever shown).
 	ErrCorruptEnrollment = errors.New("corrupt enrollment")
@@ -148,6 +149,19 @@ func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	}
 }
 
+// SANs lists the subject alternative names the certificate of e will
+// carry, as SANs lists a certificate's: the identity's, and for a server
+// with neither a DNS name nor an IP address, its name as a DNS name (as
+// Issue fills it in). An error means an identity that no longer validates.
+func (e *Enrollment) SANs() ([]string, error) {
+	req := e.Request(nil)
+	uris, err := req.normalize(Settings{})
+	if err != nil {
+		return nil, err
+	}
+	return SANs(&x509.Certificate{DNSNames: req.DNSNames, IPAddresses: req.IPs, EmailAddresses: req.Emails, URIs: uris}), nil
+}
+
 // EnrollKeyType returns the key type to generate for the enrollment: its own, or
 // the CA's default.
 func (c *CA) EnrollKeyType(e *Enrollment) KeyType {
@@ -239,7 +253,7 @@ func (c *CA) createEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 	// A corrupt previous link is one a crash tore before its token was
 	// shown: it blocks nothing.
 	if prev, err := c.EnrollmentByName(name); err == nil && prev.StatusAt(now) == EnrollPending {
-		return nil, fmt.Errorf("%w: %q has link %s, expiring %s", ErrEnrollmentPending, name, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %q has %s %s, expiring %s", ErrEnrollmentPending, name, prev.Kind, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
 	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
@@ -391,9 +405,10 @@ func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
 	}
 }
 
-// CancelEnrollment cancels the pending enrollment named by ref: an ID, or
-// a name (its latest enrollment). The caller must hold the lock.
-func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
+// CancelEnrollment cancels the pending enrollment of kind named by ref: an
+// ID, or a name (its latest enrollment). One of the other kind is not
+// cancelled: *EnrollKindError. The caller must hold the lock.
+func (c *CA) CancelEnrollment(kind EnrollKind, ref string) (*Enrollment, error) {
 	var e *Enrollment
 	var err error
 	if isEnrollmentID(ref) {
@@ -408,6 +423,9 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 		}
 		return nil, err
 	}
+	if e.Kind != kind {
+		return e, &EnrollKindError{Enrollment: e, Want: kind}
+	}
 	now := c.Now().UTC()
 	if st := e.StatusAt(now); st != EnrollPending {
 		return e, &EnrollmentSpentError{Enrollment: e, Status: st}
@@ -417,6 +435,16 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// EnrollKindError is an enrollment of another kind than the one asked for.
+type EnrollKindError struct {
+	Enrollment *Enrollment
+	Want       EnrollKind
+}
+
+func (e *EnrollKindError) Error() string {
+	return fmt.Sprintf("%q has %s (%s), not %s", e.Enrollment.Name, e.Enrollment.Kind, e.Enrollment.ID, e.Want)
 }
 
 func (c *CA) writeEnrollment(e *Enrollment) error {

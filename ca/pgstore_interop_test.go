@@ -452,7 +452,7 @@ func TestPGEnrollments(t *testing.T) {
 	if err != nil || latest.ID != second.Enrollment.ID {
 		t.Fatalf("EnrollmentByName = %+v, %v; want %s", latest, err, second.Enrollment.ID)
 	}
-	if _, err := c.CancelEnrollment("simon"); err != nil {
+	if _, err := c.CancelEnrollment(KindLink, "simon"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.LookupEnrollment(second.Token); err != nil {

@@ -23,6 +23,15 @@ const (
 	KindToken EnrollKind = "token"
 )
 
+// String names the kind with its article: "an enrollment link", "a
+// bootstrap token".
+func (k EnrollKind) String() string {
+	if k == KindToken {
+		return "a bootstrap token"
+	}
+	return "an enrollment link"
+}
+
 // DefaultTokenLifetime is how long a bootstrap token is good for unless
 // asked otherwise: long enough to provision a machine, short enough that a
 // token left in an image or a ticket is spent or dead by the time anyone
@@ -75,13 +84,11 @@ func CheckTokenCSR(csr *x509.CertificateRequest, id EnrollIdentity) error {
 
 // tokenCSRNamesWithin checks that the CSR names only what the enrollment
 // will certify.
-func (c *CA) tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) error {
-	req := e.Request(csr.PublicKey)
-	uris, err := req.normalize(c.Settings)
+func tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) error {
+	want, err := e.SANs()
 	if err != nil {
 		return err
 	}
-	want := SANs(&x509.Certificate{DNSNames: req.DNSNames, IPAddresses: req.IPs, EmailAddresses: req.Emails, URIs: uris})
 	for _, got := range csrSANList(csr) {
 		if !slices.Contains(want, got) {
 			return fmt.Errorf("%w: it asks for %s, which the token for %q does not name (it names %s)", ErrTokenCSR, got, e.Name, sanList(want))
@@ -121,7 +128,7 @@ func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.Cer
 	if err := CheckTokenCSR(csr, e.Identity); err != nil {
 		return nil, e, err
 	}
-	if err := c.tokenCSRNamesWithin(csr, e); err != nil {
+	if err := tokenCSRNamesWithin(csr, e); err != nil {
 		return nil, e, err
 	}
 	// A name taken since the token was made is refused before the token

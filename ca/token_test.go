@@ -222,7 +222,7 @@ func TestRedeemTokenRefusesATakenNameAndKeepsTheToken(t *testing.T) {
 		t.Fatalf("token after a taken name: %+v, %v; want pending", e, err)
 	}
 	// A spent token is spent whatever the CSR says.
-	if _, err := c.CancelEnrollment("web8"); err != nil {
+	if _, err := c.CancelEnrollment(KindToken, "web8"); err != nil {
 		t.Fatal(err)
 	}
 	bad := tokenCSR(t, newKey(t))

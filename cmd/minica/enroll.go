@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
-	"minica/ca/store"
 )
 
 func enrollCommand(e *env) *cli.Command {
@@ -315,39 +314,18 @@ func cancelKind(c *cli.Context, e *env, kind ca.EnrollKind) (*ca.Enrollment, err
 		return nil, err
 	}
 	defer unlock()
-	if other := findEnrollment(authority, ref); other != nil && other.Kind != kind {
-		ow := kindOf(other.Kind)
-		return nil, withHint(fmt.Errorf("%q has %s %s (%s), not %s", other.Name, ow.article, ow.noun, other.ID, w.article+" "+w.noun),
-			"cancel it with minica %s --cancel %s", ow.command, ref)
-	}
-	en, err := authority.CancelEnrollment(ref)
+	en, err := authority.CancelEnrollment(kind, ref)
+	var other *ca.EnrollKindError
 	var spent *ca.EnrollmentSpentError
 	switch {
+	case errors.As(err, &other):
+		return nil, withHint(err, "cancel it with minica %s --cancel %s", kindOf(other.Enrollment.Kind).command, ref)
 	case errors.As(err, &spent):
 		return nil, withHint(err, "only a pending %s can be cancelled; see minica %s --list --all", w.short, w.command)
 	case errors.Is(err, ca.ErrEnrollmentUnknown):
 		return nil, withHint(err, "see the pending %ss with minica %s --list", w.short, w.command)
 	}
 	return en, err
-}
-
-// findEnrollment returns the enrollment that ref names, resolved as
-// ca.CancelEnrollment resolves it (an ID first, then a name's latest
-// enrollment), or nil when it names none or cannot be read: the cancel
-// then says why. An ID is found by a scan, as ca looks enrollments up by
-// ID only inside.
-func findEnrollment(authority *ca.CA, ref string) *ca.Enrollment {
-	if store.IsEnrollmentID(ref) {
-		for en, err := range authority.Enrollments() {
-			if err == nil && en.ID == ref {
-				return en
-			}
-		}
-	}
-	if en, err := authority.EnrollmentByName(ref); err == nil {
-		return en
-	}
-	return nil
 }
 
 // kindWords is how a person is told of one kind of enrollment: what it is

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"crypto/x509"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -91,25 +89,11 @@ func tokenToJSON(en *ca.Enrollment, now time.Time) tokenJSON {
 // tokenProfile is the profile of the certificate en is for.
 func tokenProfile(en *ca.Enrollment) ca.Profile { return en.Request(nil).Profile }
 
-// tokenSANs lists the SANs the certificate of en will carry, as ca.SANs
-// lists a certificate's: the token's names, and for a server with neither
-// a DNS name nor an IP address, NAME as its DNS name, as Issue fills it
-// in. (ca keeps that default inside its request normalization; this
-// repeats it until ca tells a request's SANs itself.)
+// tokenSANs lists the SANs the certificate of en will carry (none shown
+// for an identity that no longer validates: the redemption says why).
 func tokenSANs(en *ca.Enrollment) []string {
-	req := en.Request(nil)
-	if req.Profile == ca.Server && len(req.DNSNames) == 0 && len(req.IPs) == 0 {
-		req.DNSNames = []string{en.Name}
-	}
-	cert := &x509.Certificate{DNSNames: req.DNSNames, IPAddresses: req.IPs, EmailAddresses: req.Emails}
-	for _, raw := range req.URIs {
-		u, err := ca.ValidateURI(raw)
-		if err != nil {
-			u = &url.URL{Opaque: raw} // checked when the token was made; shown as given
-		}
-		cert.URIs = append(cert.URIs, u)
-	}
-	return ca.SANs(cert)
+	sans, _ := en.SANs()
+	return sans
 }
 
 // tokenIdentity reads the identity flags, checked as issue checks them for

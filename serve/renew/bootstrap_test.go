@@ -205,7 +205,7 @@ func TestBootstrapRefusals(t *testing.T) {
 				c := rf.Other(t)
 				unlock, _ := c.Lock(time.Second)
 				defer unlock()
-				if _, err := c.CancelEnrollment("web"); err != nil {
+				if _, err := c.CancelEnrollment(ca.KindToken, "web"); err != nil {
 					t.Fatal(err)
 				}
 				return bootReq{auth: "Bearer " + token, ctype: CSRType, body: bootCSR(t, "web.example.com")}
