@@ -96,6 +96,14 @@ func TestTokensAndLinksDoNotOpenEachOther(t *testing.T) {
 			t.Errorf("%s after the wrong door: %+v, %v; want pending", ref, e, err)
 		}
 	}
+	// Each is cancelled only as its own kind.
+	var kind *EnrollKindError
+	if _, err := c.CancelEnrollment(KindLink, "web3"); !errors.As(err, &kind) || kind.Enrollment.Kind != KindToken {
+		t.Errorf("CancelEnrollment(KindLink, a token's name) error = %v; want *EnrollKindError", err)
+	}
+	if e, _ := c.LookupToken(tok.Token); e == nil || e.Status != EnrollPending {
+		t.Errorf("token after a cancel of the wrong kind: %+v; want pending", e)
+	}
 	// One pending secret a name, of either kind.
 	if _, err := c.CreateToken("simon", EnrollIdentity{}, time.Hour); !errors.Is(err, ErrEnrollmentPending) {
 		t.Errorf("CreateToken(a name with a pending link) error = %v; want ErrEnrollmentPending", err)
