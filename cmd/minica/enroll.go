@@ -215,6 +215,12 @@ func createEnrollment(c *cli.Context, e *env) error {
 }
 
 func listEnrollments(c *cli.Context, e *env) error {
+	return listKind(c, e, ca.KindLink, func(en *ca.Enrollment, now time.Time) any { return enrollmentJSON(en, now) })
+}
+
+// listKind prints the enrollments of kind for --list: a table (a token's
+// row names its profile), or with --json one toJSON object a line.
+func listKind(c *cli.Context, e *env, kind ca.EnrollKind, toJSON func(*ca.Enrollment, time.Time) any) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
 	}
@@ -224,13 +230,13 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	defer authority.Close()
 	now := e.now()
-	list, err := enrollmentsOf(c, e, authority, ca.KindLink, now)
+	list, err := enrollmentsOf(c, e, authority, kind, now)
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
 		for _, en := range list {
-			if err := writeJSON(e.stdout, enrollmentJSON(en, now)); err != nil {
+			if err := writeJSON(e.stdout, toJSON(en, now)); err != nil {
 				return err
 			}
 		}
@@ -238,13 +244,17 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	if len(list) == 0 {
 		if !c.Bool("all") {
-			fmt.Fprintln(e.stderr, "minica: no pending enrollment links")
+			fmt.Fprintf(e.stderr, "minica: no pending %ss\n", kindOf(kind).noun)
 		}
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s\n", "NAME", "ID", "STATUS", "CREATED", "EXPIRES")
+	profile := func(string) string { return "" } // links are all client
+	if kind == ca.KindToken {
+		profile = func(v string) string { return fmt.Sprintf("%-7s ", v) }
+	}
+	fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s\n", "NAME", "ID", profile("PROFILE"), "STATUS", "CREATED", "EXPIRES")
 	for _, en := range list {
-		fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s", en.Name, en.ID, en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
+		fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s", en.Name, en.ID, profile(string(en.Request(nil).Profile)), en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
 		printEnrollmentUse(e, en, now)
 	}
 	return nil

@@ -177,39 +177,7 @@ func printToken(e *env, en *ca.Enrollment, token, base string) {
 }
 
 func listTokens(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 0); err != nil {
-		return err
-	}
-	authority, err := openCA(c, e)
-	if err != nil {
-		return err
-	}
-	defer authority.Close()
-	now := e.now()
-	list, err := enrollmentsOf(c, e, authority, ca.KindToken, now)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		for _, en := range list {
-			if err := writeJSON(e.stdout, tokenToJSON(en, now)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if len(list) == 0 {
-		if !c.Bool("all") {
-			fmt.Fprintln(e.stderr, "minica: no pending bootstrap tokens")
-		}
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "%-20s %-12s %-7s %-9s %-20s %s\n", "NAME", "ID", "PROFILE", "STATUS", "CREATED", "EXPIRES")
-	for _, en := range list {
-		fmt.Fprintf(e.stdout, "%-20s %-12s %-7s %-9s %-20s %s", en.Name, en.ID, tokenProfile(en), en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
-		printEnrollmentUse(e, en, now)
-	}
-	return nil
+	return listKind(c, e, ca.KindToken, func(en *ca.Enrollment, now time.Time) any { return tokenToJSON(en, now) })
 }
 
 func cancelToken(c *cli.Context, e *env) error {
