@@ -158,17 +158,21 @@ func TestBootstrapRefused(t *testing.T) {
 	}
 }
 
+// busyFirst answers the first request 503 busy, and leaves the rest to
+// the fake serve.
+func busyFirst(n int, w http.ResponseWriter) bool {
+	if n == 1 {
+		problem(w, http.StatusServiceUnavailable, "busy")
+		return true
+	}
+	return false
+}
+
 func TestBootstrapRetriesWithTheSameKey(t *testing.T) {
 	c := &clock{t: time.Now()}
 	ts := &timers{c: c}
 	f := newFakeServe(t, c)
-	f.answer = func(n int, w http.ResponseWriter) bool {
-		if n == 1 {
-			problem(w, http.StatusServiceUnavailable, "busy")
-			return true
-		}
-		return false
-	}
+	f.answer = busyFirst
 	cfg := setupBootstrap(t, f, c, ts, testToken)
 	if err := newAgent(t, cfg).Run(context.Background()); err != nil {
 		t.Fatalf("Run() error = %v", err)
@@ -224,14 +228,9 @@ func TestBootstrapAfterALostAnswerReusesThePendingKey(t *testing.T) {
 	c := &clock{t: time.Now()}
 	ts := &timers{c: c}
 	f := newFakeServe(t, c)
-	// serve answers, but the answer never arrives: the run gives up.
-	f.answer = func(n int, w http.ResponseWriter) bool {
-		if n == 1 {
-			problem(w, http.StatusServiceUnavailable, "busy")
-			return true
-		}
-		return false
-	}
+	// The first try fails and this run gives up: its key stays for the
+	// next run (as after an answer lost to a timeout).
+	f.answer = busyFirst
 	cfg := setupBootstrap(t, f, c, ts, testToken)
 	cfg.Attempts = 1
 	if err := newAgent(t, cfg).Run(context.Background()); err == nil {

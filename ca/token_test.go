@@ -20,15 +20,7 @@ import (
 // what the agent sends).
 func tokenCSR(t *testing.T, key crypto.Signer, dns ...string) *x509.CertificateRequest {
 	t.Helper()
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: dns}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	csr, err := x509.ParseCertificateRequest(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return csr
+	return newCSR(t, key, &x509.CertificateRequest{DNSNames: dns})
 }
 
 func TestRedeemTokenIssuesTheTokensIdentityOnce(t *testing.T) {
