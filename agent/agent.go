@@ -43,6 +43,11 @@ type Config struct {
 	// first; a chain after it is kept after the new leaf) and its
 	// unencrypted key. ChainFile, when set, receives the CA chain.
 	CertFile, KeyFile, ChainFile string
+	// TokenFile, when set, holds a one-time bootstrap token (`minica
+	// token`): while CertFile does not exist, Run first trades the token
+	// and a CSR for a new key made here at serve's BootstrapPath (see
+	// bootstrap), then renews that certificate as any other.
+	TokenFile string
 	// RenewAt is the fraction of the lifetime after which the
 	// certificate is renewed (see DueAt); 0 means renew at once.
 	RenewAt float64
@@ -74,9 +79,10 @@ type Config struct {
 
 // Agent keeps one certificate fresh. Make one with New and call Run.
 type Agent struct {
-	cfg Config
-	url string
-	log *logger
+	cfg          Config
+	url          string
+	bootstrapURL string
+	log          *logger
 	// wakeups counts the times the agent woke from a wait, for the
 	// benchmark of its idle behaviour.
 	wakeups atomic.Uint64
@@ -130,7 +136,8 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a := &Agent{cfg: cfg, log: &logger{w: cfg.Log, now: cfg.Now}}
-	a.url = strings.TrimSuffix(u.String(), "/") + RenewPath
+	base := strings.TrimSuffix(u.String(), "/")
+	a.url, a.bootstrapURL = base+RenewPath, base+BootstrapPath
 	return a, nil
 }
 
@@ -164,6 +171,9 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // *Refusal when the certificate cannot be renewed any more, and an error
 // for files it cannot read or write.
 func (a *Agent) Run(ctx context.Context) error {
+	if first, err := a.bootstrapIfNeeded(ctx); err != nil || ctx.Err() != nil || (first && a.cfg.Once) {
+		return err
+	}
 	attempt := 0
 	renewed := false // the last round renewed: a new certificate already due is not renewed at once
 	for {

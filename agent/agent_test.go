@@ -77,6 +77,8 @@ type fakeServe struct {
 	answer func(n int, w http.ResponseWriter) bool // true: answered
 	// wrongKey signs a fresh key instead of the CSR's.
 	wrongKey bool
+	// boot is what POST /bootstrap saw (bootstrap_test.go).
+	boot bootstrapSeen
 }
 
 func newFakeServe(t *testing.T, c *clock) *fakeServe {
@@ -85,7 +87,7 @@ func newFakeServe(t *testing.T, c *clock) *fakeServe {
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serveHTTP))
 	cert, key := f.ca.Server(t, "localhost")
 	f.srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}},
-		ClientAuth: tls.RequireAnyClientCert}
+		ClientAuth: tls.RequestClientCert}
 	f.srv.StartTLS()
 	t.Cleanup(f.srv.Close)
 	return f
@@ -93,7 +95,11 @@ func newFakeServe(t *testing.T, c *clock) *fakeServe {
 
 func (f *fakeServe) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(f.calls.Add(1))
-	if r.URL.Path != RenewPath || r.Method != http.MethodPost || r.Header.Get("Content-Type") != CSRType {
+	if r.URL.Path == BootstrapPath && r.Method == http.MethodPost {
+		f.serveBootstrap(n, w, r)
+		return
+	}
+	if r.URL.Path != RenewPath || r.Method != http.MethodPost || r.Header.Get("Content-Type") != CSRType || len(r.TLS.PeerCertificates) == 0 {
 		http.Error(w, "bad request", 400)
 		return
 	}
@@ -112,7 +118,7 @@ func (f *fakeServe) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		pub = testca.NewKey(f.t).Public()
 	}
 	now := f.clock.Now()
-	tmpl := &x509.Certificate{SerialNumber: testca.RandomSerial(f.t), RawSubject: csr.RawSubject, EmailAddresses: csr.EmailAddresses,
+	tmpl := &x509.Certificate{SerialNumber: testca.RandomSerial(f.t), RawSubject: csr.RawSubject, EmailAddresses: csr.EmailAddresses, DNSNames: csr.DNSNames,
 		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(old.NotAfter.Sub(old.NotBefore) - time.Minute),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, f.ca.Cert, pub, f.ca.Key)

@@ -26,6 +26,9 @@ import (
 const (
 	// RenewPath is appended to Config.URL.
 	RenewPath = "/renew"
+	// BootstrapPath is appended to Config.URL for the first certificate,
+	// traded for Config.TokenFile's token.
+	BootstrapPath = "/bootstrap"
 	// CSRType is the request's body: one DER certificate request.
 	CSRType = "application/pkcs10"
 	// ChainType is a successful answer: PEM, the new certificate first,
@@ -39,17 +42,24 @@ const (
 	maxAnswer = 1 << 20
 )
 
-// Refusal is serve's answer when it does not renew: the HTTP status, the
-// machine-readable reason and serve's sentence about it.
+// Refusal is serve's answer when it does not renew (or, to a bootstrap
+// token, issue): the HTTP status, the machine-readable reason and serve's
+// sentence about it.
 type Refusal struct {
 	Status     int
 	Reason     string
 	Detail     string
 	RetryAfter time.Duration // from a 429 or 503 answer, else 0
+	// Bootstrap is set for a refusal of the first certificate.
+	Bootstrap bool
 }
 
 func (r *Refusal) Error() string {
-	s := fmt.Sprintf("serve refused the renewal: %d %s", r.Status, r.Reason)
+	what := "the renewal"
+	if r.Bootstrap {
+		what = "the bootstrap token"
+	}
+	s := fmt.Sprintf("serve refused %s: %d %s", what, r.Status, r.Reason)
 	if r.Detail != "" {
 		s += ": " + r.Detail
 	}
@@ -88,44 +98,58 @@ func newCSR(cert *x509.Certificate, key crypto.Signer) ([]byte, error) {
 // post sends csr to the renewal endpoint, authenticated by cur, and
 // returns the new certificate and its chain, checked (see checkAnswer).
 func (a *Agent) post(ctx context.Context, cur *current, key crypto.Signer, csr []byte) (*x509.Certificate, []*x509.Certificate, error) {
-	client := a.httpClient(cur)
+	leaf, chain, err := a.exchange(ctx, a.httpClient(cur), a.url, csr, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.checkAnswer(cur.cert, key, leaf, chain); err != nil {
+		return nil, nil, fmt.Errorf("the certificate %s sent: %w", a.url, err)
+	}
+	return leaf, chain, nil
+}
+
+// exchange posts csr to url with client (and token as a bearer token, when
+// set) and returns the certificate and chain of the answer, or a
+// *Refusal.
+func (a *Agent) exchange(ctx context.Context, client *http.Client, url string, csr []byte, token string) (*x509.Certificate, []*x509.Certificate, error) {
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(csr))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(csr))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", CSRType)
 	req.Header.Set("Accept", ChainType+", "+ProblemType)
 	req.Header.Set("User-Agent", "minica-agent")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("posting to %s: %w", a.url, err)
+		return nil, nil, fmt.Errorf("posting to %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the answer of %s: %w", a.url, err)
+		return nil, nil, fmt.Errorf("reading the answer of %s: %w", url, err)
 	}
 	if len(body) > maxAnswer {
-		return nil, nil, fmt.Errorf("the answer of %s is larger than %d bytes", a.url, maxAnswer)
+		return nil, nil, fmt.Errorf("the answer of %s is larger than %d bytes", url, maxAnswer)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, refusalOf(resp, body)
+		ref := refusalOf(resp, body)
+		ref.Bootstrap = token != ""
+		return nil, nil, ref
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != ChainType {
-		return nil, nil, fmt.Errorf("the answer of %s is %q, not %s", a.url, resp.Header.Get("Content-Type"), ChainType)
+		return nil, nil, fmt.Errorf("the answer of %s is %q, not %s", url, resp.Header.Get("Content-Type"), ChainType)
 	}
 	certs, err := formats.ParseCertificates(body)
 	if err != nil || len(certs) == 0 {
-		return nil, nil, fmt.Errorf("the answer of %s holds no certificate: %v", a.url, err)
+		return nil, nil, fmt.Errorf("the answer of %s holds no certificate: %v", url, err)
 	}
-	leaf, chain := certs[0], certs[1:]
-	if err := a.checkAnswer(cur.cert, key, leaf, chain); err != nil {
-		return nil, nil, fmt.Errorf("the certificate %s sent: %w", a.url, err)
-	}
-	return leaf, chain, nil
+	return certs[0], certs[1:], nil
 }
 
 // refusalOf reads a refusal; an answer that is not problem details (a
@@ -176,6 +200,12 @@ func (a *Agent) checkAnswer(old *x509.Certificate, key crypto.Signer, leaf *x509
 	case !bytes.Equal(leaf.RawIssuer, old.RawIssuer):
 		return fmt.Errorf("its issuer %q is not the old one's %q", leaf.Issuer, old.Issuer)
 	}
+	return a.verifyChain(leaf, chain)
+}
+
+// verifyChain checks that leaf chains to the trusted CAs (--ca) through
+// chain.
+func (a *Agent) verifyChain(leaf *x509.Certificate, chain []*x509.Certificate) error {
 	inter := x509.NewCertPool()
 	for _, c := range chain {
 		inter.AddCert(c)
@@ -188,22 +218,22 @@ func (a *Agent) checkAnswer(old *x509.Certificate, key crypto.Signer, leaf *x509
 	return nil
 }
 
-// httpClient is a client for one renewal, which presents cur: a new one
-// each time, so that no connection stays open between renewals.
+// httpClient is a client for one request, which presents cur (none when
+// cur is nil: the first certificate's request): a new one each time, so
+// that no connection stays open between renewals.
 func (a *Agent) httpClient(cur *current) *http.Client {
-	tlsCert := tls.Certificate{Certificate: [][]byte{cur.cert.Raw}, PrivateKey: cur.key, Leaf: cur.cert}
-	for _, c := range cur.chain {
-		tlsCert.Certificate = append(tlsCert.Certificate, c.Raw)
+	tc := &tls.Config{RootCAs: a.cfg.Roots, MinVersion: tls.VersionTLS12, Time: a.now}
+	if cur != nil {
+		tlsCert := tls.Certificate{Certificate: [][]byte{cur.cert.Raw}, PrivateKey: cur.key, Leaf: cur.cert}
+		for _, c := range cur.chain {
+			tlsCert.Certificate = append(tlsCert.Certificate, c.Raw)
+		}
+		// Always present the certificate, even one serve's list of
+		// acceptable CAs leaves out: serve then says why it refuses.
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &tlsCert, nil }
 	}
 	tr := &http.Transport{
-		TLSClientConfig: &tls.Config{
-			RootCAs:    a.cfg.Roots,
-			MinVersion: tls.VersionTLS12,
-			// Always present the certificate, even one serve's list of
-			// acceptable CAs leaves out: serve then says why it refuses.
-			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &tlsCert, nil },
-			Time:                 a.now,
-		},
+		TLSClientConfig:        tc,
 		Proxy:                  http.ProxyFromEnvironment,
 		DisableKeepAlives:      true,
 		TLSHandshakeTimeout:    a.cfg.Timeout,

@@ -1,6 +1,7 @@
 // Package agent is the renewal client a service runs: it keeps one
 // certificate fresh by renewing it at `minica serve`'s renewal endpoint
-// (POST /renew over HTTPS), authenticated by the certificate itself.
+// (POST /renew over HTTPS), authenticated by the certificate itself, and
+// can get the first one with a one-time bootstrap token.
 //
 // # Schedule
 //
@@ -26,6 +27,22 @@
 // request is sent; should the agent stop between the certificate and the
 // key, the next start finds a KEY.next that matches the certificate and
 // moves it into place (and a KEY.next that matches nothing is removed).
+//
+// # The first certificate
+//
+// With [Config.TokenFile] and no certificate file yet, [Agent.Run] first
+// gets one: it makes an ECDSA P-256 key here, writes it as KEY.next, and
+// posts a CSR with no names to serve's [BootstrapPath] with the one-time
+// token (`minica token`) as a bearer token, over HTTPS verified against
+// Roots and without a client certificate. The answer must certify the new
+// key and chain to Roots; its names are the token's. It is installed as a
+// renewal is (chain file, certificate, then the key), and from then on
+// the certificate renews as any other. A refusal of the token (unknown,
+// used, cancelled, expired) ends Run; other failures are retried with the
+// same key, kept as KEY.next across runs too, since serve answers a used
+// token again with the certificate it gave for that key (an answer lost to
+// a timeout or a restart). Once the certificate file exists the token is
+// not read again.
 //
 // # Exec
 //

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -53,7 +54,7 @@ var (
 	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
 	ErrEnrollmentUnknown = store.ErrEnrollmentUnknown
 	// ErrEnrollmentPending: the name already has a pending enrollment.
-	ErrEnrollmentPending = errors.New("name already has a pending enrollment link")
+	ErrEnrollmentPending = errors.New("name already has a pending enrollment")
 	// ErrCorruptEnrollment: an enrollment file does not decode (a power
 	// loss tore it before its token was ever shown).
 	ErrCorruptEnrollment = errors.New("corrupt enrollment")
@@ -77,9 +78,11 @@ func (e *EnrollmentSpentError) Error() string {
 // Unwrap makes errors.Is(err, ErrEnrollmentSpent) true.
 func (e *EnrollmentSpentError) Unwrap() error { return ErrEnrollmentSpent }
 
-// EnrollIdentity is what a client certificate issued through an
-// enrollment will say: the identity flags of `minica issue client`.
+// EnrollIdentity is what a certificate issued through an enrollment will
+// say: the identity flags of `minica issue`. Profile is Client for a link
+// (and when empty); a bootstrap token may be for a Server too.
 type EnrollIdentity struct {
+	Profile            Profile  `json:"profile,omitempty"`
 	CommonName         string   `json:"cn,omitempty"`
 	Organization       []string `json:"org,omitempty"`
 	OrganizationalUnit []string `json:"ou,omitempty"`
@@ -93,13 +96,16 @@ type EnrollIdentity struct {
 	Force              bool     `json:"force,omitempty"`
 }
 
-// Enrollment is a one-time link that lets a person get a client
-// certificate for Name. Only hashes of the token are stored: TokenHash
+// Enrollment is a one-time secret that lets its holder get a certificate
+// for Name: a link a person opens (Kind KindLink: the page makes the
+// key) or a bootstrap token a machine trades with a CSR (Kind KindToken,
+// see RedeemToken). Only hashes of the token are stored: TokenHash
 // (SHA-256 of the token bound to the name, compared in constant time) and
 // ID, the first 12 hex digits of the token's plain SHA-256, which finds the
 // file and is what logs and listings show.
 type Enrollment struct {
 	Version   int              `json:"version"`
+	Kind      EnrollKind       `json:"kind,omitempty"`
 	ID        string           `json:"id"`
 	Name      string           `json:"name"`
 	TokenHash string           `json:"token_sha256"`
@@ -126,16 +132,34 @@ func (e *Enrollment) StatusAt(t time.Time) EnrollmentStatus {
 	return e.Status
 }
 
-// Request returns the issuance request of the enrollment: a client
-// certificate for Name, certifying pub (the key the server generated).
+// Request returns the issuance request of the enrollment: a certificate
+// of its profile for Name, certifying pub (the key the server generated
+// for a link, the CSR's for a token).
 func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	id := e.Identity
+	p := id.Profile
+	if p == "" {
+		p = Client
+	}
 	return Request{
-		Name: e.Name, Profile: Client, CommonName: id.CommonName,
+		Name: e.Name, Profile: p, CommonName: id.CommonName,
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
 		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
 	}
+}
+
+// SANs lists the subject alternative names the certificate of e will
+// carry, as SANs lists a certificate's: the identity's, and for a server
+// with neither a DNS name nor an IP address, its name as a DNS name (as
+// Issue fills it in). An error means an identity that no longer validates.
+func (e *Enrollment) SANs() ([]string, error) {
+	req := e.Request(nil)
+	uris, err := req.normalize(Settings{})
+	if err != nil {
+		return nil, err
+	}
+	return SANs(&x509.Certificate{DNSNames: req.DNSNames, IPAddresses: req.IPs, EmailAddresses: req.Emails, URIs: uris}), nil
 }
 
 // EnrollKeyType returns the key type to generate for the enrollment: its own, or
@@ -169,14 +193,23 @@ func ValidateEnrollLifetime(d time.Duration) error {
 // CA's (from the link's expiry, the latest moment it can be used), the name
 // constraints of every CA of the chain and a name already taken.
 func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Duration) error {
+	return c.checkEnrollment(name, id, lifetime, KindLink)
+}
+
+func (c *CA) checkEnrollment(name string, id EnrollIdentity, lifetime time.Duration, kind EnrollKind) error {
 	if c.IsRoot() {
 		return ErrRootCA
 	}
 	if err := ValidateEnrollLifetime(lifetime); err != nil {
 		return err
 	}
-	if id.KeyType == Ed25519 {
+	switch {
+	case kind == KindLink && id.KeyType == Ed25519:
 		return errors.New("invalid key type ed25519 for an enrollment: browsers cannot use Ed25519 client certificates")
+	case kind == KindLink && id.Profile != "" && id.Profile != Client:
+		return fmt.Errorf("invalid profile %s for an enrollment link: a link is for a person's client certificate", id.Profile)
+	case id.Profile != "" && id.Profile != Client && id.Profile != Server:
+		return fmt.Errorf("invalid profile %s for a bootstrap token: want client or server", id.Profile)
 	}
 	e := &Enrollment{Name: name, Identity: id}
 	// A throwaway key stands in for the one the server will generate, so
@@ -209,14 +242,18 @@ func (c *CA) CheckEnrollment(name string, id EnrollIdentity, lifetime time.Durat
 // pending enrollment: another one gives ErrEnrollmentPending. The caller
 // must hold the lock (see Lock).
 func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Duration) (*NewEnrollment, error) {
-	if err := c.CheckEnrollment(name, id, lifetime); err != nil {
+	return c.createEnrollment(name, id, lifetime, KindLink)
+}
+
+func (c *CA) createEnrollment(name string, id EnrollIdentity, lifetime time.Duration, kind EnrollKind) (*NewEnrollment, error) {
+	if err := c.checkEnrollment(name, id, lifetime, kind); err != nil {
 		return nil, err
 	}
 	now := c.Now().UTC().Truncate(time.Second)
 	// A corrupt previous link is one a crash tore before its token was
 	// shown: it blocks nothing.
 	if prev, err := c.EnrollmentByName(name); err == nil && prev.StatusAt(now) == EnrollPending {
-		return nil, fmt.Errorf("%w: %q has link %s, expiring %s", ErrEnrollmentPending, name, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %q has %s %s, expiring %s", ErrEnrollmentPending, name, prev.Kind, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
 	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
@@ -231,7 +268,7 @@ func (c *CA) CreateEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 			return nil, fmt.Errorf("generating enrollment token: %w", err)
 		}
 		e := &Enrollment{
-			Version: 1, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
+			Version: 1, Kind: kind, ID: EnrollmentID(token), Name: name, TokenHash: tokenHash(name, token),
 			CSRFKey: csrf, Identity: id, CreatedAt: now, ExpiresAt: now.Add(lifetime), Status: EnrollPending,
 		}
 		err := c.db.CreateEnrollment(storedEnrollment{ID: e.ID, Name: e.Name, Data: encodeEnrollment(e)})
@@ -300,12 +337,17 @@ func decodeEnrollment(se storedEnrollment) (*Enrollment, error) {
 	return &e, nil
 }
 
-// LookupEnrollment returns the enrollment of token, whatever its status.
-// The stored hash is compared in constant time, and a token that is
-// malformed or finds no file costs the same hashing and comparison, so
+// LookupEnrollment returns the enrollment link of token, whatever its
+// status. The stored hash is compared in constant time, and a token that
+// is malformed or finds no file costs the same hashing and comparison, so
 // that answers do not tell a near miss from a far one. Any failure matches
-// ErrEnrollmentUnknown, except I/O errors.
+// ErrEnrollmentUnknown, except I/O errors; so does a bootstrap token,
+// which opens no page.
 func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
+	return c.lookupEnrollment(token, KindLink)
+}
+
+func (c *CA) lookupEnrollment(token string, kind EnrollKind) (*Enrollment, error) {
 	var e *Enrollment
 	var err error
 	if ValidToken(token) {
@@ -318,7 +360,7 @@ func (c *CA) LookupEnrollment(token string) (*Enrollment, error) {
 		name, want = e.Name, e.TokenHash
 	}
 	got := tokenHash(name, token)
-	if !equalTokenHash(got, want) || e == nil {
+	if !equalTokenHash(got, want) || e == nil || e.Kind != kind {
 		if err == nil || errors.Is(err, ErrEnrollmentUnknown) {
 			return nil, ErrEnrollmentUnknown
 		}
@@ -363,9 +405,10 @@ func (c *CA) Enrollments() iter.Seq2[*Enrollment, error] {
 	}
 }
 
-// CancelEnrollment cancels the pending enrollment named by ref: an ID, or
-// a name (its latest enrollment). The caller must hold the lock.
-func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
+// CancelEnrollment cancels the pending enrollment of kind named by ref: an
+// ID, or a name (its latest enrollment). One of the other kind is not
+// cancelled: *EnrollKindError. The caller must hold the lock.
+func (c *CA) CancelEnrollment(kind EnrollKind, ref string) (*Enrollment, error) {
 	var e *Enrollment
 	var err error
 	if isEnrollmentID(ref) {
@@ -380,6 +423,9 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 		}
 		return nil, err
 	}
+	if e.Kind != kind {
+		return e, &EnrollKindError{Enrollment: e, Want: kind}
+	}
 	now := c.Now().UTC()
 	if st := e.StatusAt(now); st != EnrollPending {
 		return e, &EnrollmentSpentError{Enrollment: e, Status: st}
@@ -389,6 +435,16 @@ func (c *CA) CancelEnrollment(ref string) (*Enrollment, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// EnrollKindError is an enrollment of another kind than the one asked for.
+type EnrollKindError struct {
+	Enrollment *Enrollment
+	Want       EnrollKind
+}
+
+func (e *EnrollKindError) Error() string {
+	return fmt.Sprintf("%q has %s (%s), not %s", e.Enrollment.Name, e.Enrollment.Kind, e.Enrollment.ID, e.Want)
 }
 
 func (c *CA) writeEnrollment(e *Enrollment) error {
@@ -409,6 +465,12 @@ func (c *CA) Enroll(signer crypto.Signer, token, from string, pub crypto.PublicK
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.redeem(signer, e, from, pub)
+}
+
+// redeem burns e, durably, then issues its certificate for pub (see
+// Enroll).
+func (c *CA) redeem(signer crypto.Signer, e *Enrollment, from string, pub crypto.PublicKey) (*Issued, *Enrollment, error) {
 	now := c.Now().UTC()
 	if st := e.StatusAt(now); st != EnrollPending {
 		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}

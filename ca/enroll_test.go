@@ -86,7 +86,7 @@ func TestCreateEnrollmentRejectsBadInput(t *testing.T) {
 		{name: "ed25519", who: "a", id: EnrollIdentity{KeyType: Ed25519}, lifetime: time.Hour, wantErr: "browsers cannot use Ed25519"},
 		{name: "outlives CA", who: "a", id: EnrollIdentity{Validity: Duration(20 * 365 * 24 * time.Hour)}, lifetime: time.Hour, wantErr: "would outlive the CA"},
 		{name: "name taken", who: "taken", lifetime: time.Hour, wantErr: `a certificate named "taken" already exists`},
-		{name: "second pending link", who: "pending", lifetime: time.Hour, wantErr: "already has a pending enrollment link"},
+		{name: "second pending link", who: "pending", lifetime: time.Hour, wantErr: "already has a pending enrollment: \"pending\" has an enrollment link"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestEnrollRefusesSpentAndForeignTokens(t *testing.T) {
 		return got
 	}
 	expired, cancelled, alice, bob := mk("expired", time.Minute), mk("cancelled", time.Hour), mk("alice", time.Hour), mk("bob", time.Hour)
-	if _, err := c.CancelEnrollment("cancelled"); err != nil {
+	if _, err := c.CancelEnrollment(KindLink, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	c.Now = func() time.Time { return enrollStart.Add(2 * time.Minute) }
@@ -242,10 +242,10 @@ func TestCancelEnrollment(t *testing.T) {
 	if _, err := c.CreateEnrollment("bob", EnrollIdentity{}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := c.CancelEnrollment(a.Enrollment.ID); err != nil || e.Name != "alice" || e.Status != EnrollCancelled {
+	if e, err := c.CancelEnrollment(KindLink, a.Enrollment.ID); err != nil || e.Name != "alice" || e.Status != EnrollCancelled {
 		t.Errorf("CancelEnrollment(ID) = %+v, %v", e, err)
 	}
-	if e, err := c.CancelEnrollment("bob"); err != nil || e.Status != EnrollCancelled {
+	if e, err := c.CancelEnrollment(KindLink, "bob"); err != nil || e.Status != EnrollCancelled {
 		t.Errorf("CancelEnrollment(name) = %+v, %v", e, err)
 	}
 	tests := []struct{ ref, wantErr string }{
@@ -254,7 +254,7 @@ func TestCancelEnrollment(t *testing.T) {
 		{ref: "../x", wantErr: "neither an enrollment ID nor a name"},
 	}
 	for _, tt := range tests {
-		if _, err := c.CancelEnrollment(tt.ref); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+		if _, err := c.CancelEnrollment(KindLink, tt.ref); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("CancelEnrollment(%q) error = %v; want containing %q", tt.ref, err, tt.wantErr)
 		}
 	}

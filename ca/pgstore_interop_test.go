@@ -452,7 +452,7 @@ func TestPGEnrollments(t *testing.T) {
 	if err != nil || latest.ID != second.Enrollment.ID {
 		t.Fatalf("EnrollmentByName = %+v, %v; want %s", latest, err, second.Enrollment.ID)
 	}
-	if _, err := c.CancelEnrollment("simon"); err != nil {
+	if _, err := c.CancelEnrollment(KindLink, "simon"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.LookupEnrollment(second.Token); err != nil {
@@ -482,5 +482,37 @@ func TestPGRevokeLine(t *testing.T) {
 	testRevokeLine(t, c, signer, start)
 	if n := pgQueryInt(t, url, `SELECT count(*) FROM minica_records WHERE status = 'revoked' AND data::jsonb->>'name' = 'alice'`); n != 4 {
 		t.Errorf("%d revoked records of alice in the database; want 4", n)
+	}
+}
+
+// Bootstrap tokens on PostgreSQL: stored as hashes, redeemed once with a
+// CSR, the same key answered again, and kept apart from links.
+func TestPGTokens(t *testing.T) {
+	c, signer, url := newPGCA(t)
+	tok, err := c.CreateToken("web2", EnrollIdentity{Profile: Server, DNSNames: []string{"web2.example.com"}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pgQueryInt(t, url, "SELECT count(*) FROM minica_enrollments WHERE strpos(data, $1) > 0", tok.Token); got != 0 {
+		t.Fatal("the database holds the token itself")
+	}
+	if _, err := c.LookupEnrollment(tok.Token); !errors.Is(err, ErrEnrollmentUnknown) {
+		t.Fatalf("LookupEnrollment(a token) = %v; want ErrEnrollmentUnknown", err)
+	}
+	key := newKey(t)
+	is, e, err := c.RedeemToken(signer, tok.Token, "127.0.0.1", tokenCSR(t, key))
+	if err != nil || e.Status != EnrollUsed || is.Record.Profile != Server {
+		t.Fatalf("RedeemToken = %+v, %+v, %v", is, e, err)
+	}
+	again, _, err := c.RedeemToken(signer, tok.Token, "127.0.0.1", tokenCSR(t, key))
+	if err != nil || !again.Cert.Equal(is.Cert) {
+		t.Fatalf("RedeemToken again with the same key = %v; want the same certificate", err)
+	}
+	var spent *EnrollmentSpentError
+	if _, _, err := c.RedeemToken(signer, tok.Token, "127.0.0.1", tokenCSR(t, newKey(t))); !errors.As(err, &spent) {
+		t.Fatalf("RedeemToken with another key = %v; want the token spent", err)
+	}
+	if recs, err := c.RecordsByName("web2"); err != nil || len(recs) != 1 {
+		t.Fatalf("%d records for web2 (%v); want 1", len(recs), err)
 	}
 }

@@ -7,8 +7,9 @@
 //
 // The other products of serve are http.Handlers in packages of their own,
 // which serve routes to and counts: the OCSP responder (package
-// minica/serve/ocsp, Config.OCSP), online renewal (minica/serve/renew,
-// Config.Renew) and enrollment links (minica/serve/enroll,
+// minica/serve/ocsp, Config.OCSP), online renewal and the first
+// certificate by bootstrap token (minica/serve/renew, Config.Renew) and
+// enrollment links (minica/serve/enroll,
 // Config.Enroll). Server.ServeOCSP serves the responder alone on a
 // listener of its own, on fasthttp (serve/internal/fastocsp), or on
 // net/http when built with the tag stdocsp.
@@ -17,8 +18,9 @@
 // serve/internal/connlimit bounds each listener's connections whichever
 // HTTP server reads them, serve/internal/etag is the entity tag of the
 // contract below, serve/internal/httpreply is an answer as data that
-// either HTTP server writes, and serve/internal/servetest the tests'
-// fixtures.
+// either HTTP server writes, serve/internal/ratelimit the per-address
+// and total token buckets of enrollment links and bootstrap tokens, and
+// serve/internal/servetest the tests' fixtures.
 //
 // # Paths
 //
@@ -56,6 +58,15 @@
 //	/renew         a CSR in, the client certificate's successor and chain out
 //	/renew/keygen  no body in, a new key, its certificate and chain out
 //	               (only with renew.Config.Keygen)
+//
+// POST only, on the HTTPS listener, no client certificate needed: the same
+// handler (Config.Renew), 404 with the reason bootstrap-disabled without
+// one:
+//
+//	/bootstrap     a one-time token of `minica token` in "Authorization:
+//	               Bearer TOKEN" and a CSR in, the token's certificate and
+//	               chain out; failed tries bounded per address, the token
+//	               never logged
 //
 // Request targets are refused (400) unless they are a plain origin-form
 // path: no percent-encoding, backslash, empty or dot segment. The CA files

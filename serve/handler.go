@@ -23,6 +23,7 @@ const (
 	epCRLURL  = "crl-url"
 	epOCSP    = "ocsp"
 	epRenew   = "renew"
+	epBoot    = "bootstrap"
 	epHealth  = "healthz"
 	epMetrics = "metrics"
 	epOther   = "other"
@@ -92,6 +93,14 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 			s.cfg.Renew.ServeHTTP(w, r)
 		}
 		return epRenew
+	}
+	if path == renew.TokenPath {
+		if s.cfg.Renew == nil {
+			renew.ServeBootstrapDisabled(w, r)
+		} else {
+			s.cfg.Renew.ServeHTTP(w, r)
+		}
+		return epBoot
 	}
 	ep, serve := s.lookup(path, ops)
 	if serve == nil {

@@ -92,8 +92,9 @@ type Config struct {
 	// Enroll answers /enroll/... (an *enroll.Enroller); nil answers 404
 	// there.
 	Enroll http.Handler
-	// Renew answers POST /renew and /renew/keygen (a *renew.Renewer);
-	// nil answers 404 there, with the reason renewal-disabled.
+	// Renew answers POST /renew and /renew/keygen, and POST /bootstrap
+	// (a *renew.Renewer); nil answers 404 there, with the reason
+	// renewal-disabled (bootstrap-disabled at /bootstrap).
 	Renew http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded and when
 	// the revocation log changed (from the Server's goroutine).

@@ -30,7 +30,9 @@ func agentCommand(e *env) *cli.Command {
 			"and jitter. An expired or revoked certificate cannot renew itself: the agent\n" +
 			"then exits 1, and the service needs a new certificate from the CA's operator.\n" +
 			"Without --once it sleeps until the next renewal is due; SIGHUP re-reads the\n" +
-			"files, SIGTERM stops it. See docs/agent.md.\n\n" +
+			"files, SIGTERM stops it. With --token-file and no --cert file yet, it first\n" +
+			"makes a key here and trades the one-time token ('minica token') and a CSR for\n" +
+			"the first certificate (POST /bootstrap). See docs/agent.md.\n\n" +
 			"Example:\n   minica agent --url https://pki.example.com:8443 --ca /etc/app/ca.pem \\\n" +
 			"     --cert /etc/app/app.crt --key /etc/app/app.key --exec 'systemctl reload app'",
 		Flags: []cli.Flag{
@@ -40,6 +42,7 @@ func agentCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "cert", Usage: "the certificate `FILE` to keep fresh (PEM; a chain after it is kept; required)"},
 			&cli.StringFlag{Name: "key", Usage: "its private key `FILE` (unencrypted PEM; required)"},
 			&cli.StringFlag{Name: "chain", Usage: "write the CA chain to `FILE` after each renewal"},
+			&cli.StringFlag{Name: "token-file", Usage: "get the first certificate with the one-time token in `FILE` ('minica token') when --cert does not exist yet"},
 			&cli.StringFlag{Name: "exec", Usage: "run `COMMAND` after each renewal (no shell: quotes only)"},
 			&cli.StringFlag{Name: "renew-at", Value: strconv.FormatFloat(agent.DefaultRenewAt, 'f', -1, 64), Usage: "renew once this `FRACTION` of the lifetime has passed (0 with --once: now)"},
 			&cli.BoolFlag{Name: "once", Usage: "check once, renew if due, and exit (for cron)"},
@@ -88,6 +91,8 @@ func runAgent(c *cli.Context, e *env) error {
 	case errors.As(err, &ref) && ref.Reason == agent.ReasonExpired:
 		return withHint(fmt.Errorf("the certificate %q expired: %w", cfg.CertFile, err),
 			"ask the CA's operator for a new certificate ('minica issue')")
+	case errors.As(err, &ref) && ref.Bootstrap:
+		return withHint(err, "a bootstrap token is good once, for its names, until it expires: ask the CA's operator for a new one ('minica token NAME ...') and write it to --token-file")
 	case errors.As(err, &ref):
 		return withHint(err, "serve will refuse this certificate every time; see docs/agent.md for the reasons")
 	case err != nil:
@@ -119,7 +124,7 @@ func agentConfig(c *cli.Context, e *env) (*agent.Config, error) {
 		return nil, usagef(c, "--timeout %q is not a positive duration", c.String("timeout"))
 	}
 	cfg := &agent.Config{URL: c.String("url"), CertFile: c.String("cert"), KeyFile: c.String("key"), ChainFile: c.String("chain"),
-		RenewAt: renewAt, Once: c.Bool("once"), Timeout: timeout, Log: e.stderr, Now: e.now, NewTimer: e.newTimer}
+		TokenFile: c.String("token-file"), RenewAt: renewAt, Once: c.Bool("once"), Timeout: timeout, Log: e.stderr, Now: e.now, NewTimer: e.newTimer}
 	if cmd := c.String("exec"); c.IsSet("exec") {
 		if cfg.Exec, err = agent.SplitCommand(cmd); err != nil {
 			return nil, usagef(c, "--exec %q: %v", cmd, err)

@@ -67,6 +67,7 @@ func newApp(e *env) *cli.App {
 			echoCommand(e),
 			serveCommand(e),
 			enrollCommand(e),
+			tokenCommand(e),
 			agentCommand(e),
 			configCommand(e),
 			storeCommand(e),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -53,34 +54,11 @@ func enrollCommand(e *env) *cli.Command {
 var enrollIdentityFlags = []string{"cn", "email", "uri", "dns", "ip", "org", "ou", "validity", "no-email-in-subject", "key-type", "force", "expires", "base-url"}
 
 func runEnroll(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 1); err != nil {
+	mode, err := chooseMode(c, ca.KindLink, []string{"list", "cancel", "set-base-url", "clear-base-url"}, enrollIdentityFlags)
+	if err != nil {
 		return err
 	}
-	var modes []string
-	for _, m := range []string{"list", "cancel", "set-base-url", "clear-base-url"} {
-		if c.IsSet(m) {
-			modes = append(modes, "--"+m)
-		}
-	}
-	if c.NArg() == 1 {
-		modes = append(modes, "NAME")
-	}
-	switch {
-	case len(modes) == 0:
-		return usagef(c, "enroll needs a NAME, or one of --list, --cancel, --set-base-url, --clear-base-url")
-	case len(modes) > 1:
-		return usagef(c, "%s and %s exclude each other", modes[0], modes[1])
-	case c.IsSet("all") && modes[0] != "--list":
-		return usagef(c, "--all goes with --list")
-	}
-	if modes[0] != "NAME" {
-		for _, f := range enrollIdentityFlags {
-			if c.IsSet(f) {
-				return usagef(c, "--%s is for creating a link (minica enroll NAME)", f)
-			}
-		}
-	}
-	switch modes[0] {
+	switch mode {
 	case "--list":
 		return listEnrollments(c, e)
 	case "--cancel":
@@ -89,6 +67,42 @@ func runEnroll(c *cli.Context, e *env) error {
 		return setEnrollURL(c, e)
 	}
 	return createEnrollment(c, e)
+}
+
+// chooseMode returns what the command line of enroll or token (kind)
+// asks for: "NAME" (create one), or the one of modes (flag names) that is
+// set, as "--list". None, or two, is a usage error, as are --all without
+// --list and a flag of creating (one of creating) in another mode.
+func chooseMode(c *cli.Context, kind ca.EnrollKind, modes, creating []string) (string, error) {
+	if err := wantArgs(c, 0, 1); err != nil {
+		return "", err
+	}
+	var set []string
+	for _, m := range modes {
+		if c.IsSet(m) {
+			set = append(set, "--"+m)
+		}
+	}
+	if c.NArg() == 1 {
+		set = append(set, "NAME")
+	}
+	w := kindOf(kind)
+	switch {
+	case len(set) == 0:
+		return "", usagef(c, "%s needs a NAME, or one of --%s", w.command, strings.Join(modes, ", --"))
+	case len(set) > 1:
+		return "", usagef(c, "%s and %s exclude each other", set[0], set[1])
+	case c.IsSet("all") && set[0] != "--list":
+		return "", usagef(c, "--all goes with --list")
+	}
+	if set[0] != "NAME" {
+		for _, f := range creating {
+			if c.IsSet(f) {
+				return "", usagef(c, "--%s is for creating a %s (minica %s NAME)", f, w.short, w.command)
+			}
+		}
+	}
+	return set[0], nil
 }
 
 // enrollJSON is one enrollment in --json output; URL only when created.
@@ -113,32 +127,47 @@ func enrollmentJSON(en *ca.Enrollment, now time.Time) enrollJSON {
 }
 
 // enrollIdentity reads the identity flags, checked as issue client checks
-// them.
+// them, and --expires.
 func enrollIdentity(c *cli.Context, name string) (ca.EnrollIdentity, time.Duration, error) {
-	var id ca.EnrollIdentity
-	if err := checkIssueName(c, name, ca.Client); err != nil {
-		return id, 0, err
-	}
-	req, err := leafRequest(c, name, ca.Client)
+	id, err := leafIdentity(c, name, ca.Client)
 	if err != nil {
 		return id, 0, err
 	}
-	if req.KeyType == ca.Ed25519 {
+	if id.KeyType == ca.Ed25519 {
 		return id, 0, usagef(c, "--key-type ed25519: browsers cannot use Ed25519 client certificates; use ecdsa-p256 or rsa-2048")
 	}
-	id = ca.EnrollIdentity{
+	lifetime, err := expiresValue(c)
+	return id, lifetime, err
+}
+
+// leafIdentity reads the identity flags of a certificate of profile p for
+// name, checked as issue checks them.
+func leafIdentity(c *cli.Context, name string, p ca.Profile) (ca.EnrollIdentity, error) {
+	if err := checkIssueName(c, name, p); err != nil {
+		return ca.EnrollIdentity{}, err
+	}
+	req, err := leafRequest(c, name, p)
+	if err != nil {
+		return ca.EnrollIdentity{}, err
+	}
+	return ca.EnrollIdentity{
 		CommonName: req.CommonName, Organization: req.Organization, OrganizationalUnit: req.OrganizationalUnit,
 		Emails: req.Emails, URIs: req.URIs, DNSNames: req.DNSNames, IPs: req.IPs, EmailInSubject: req.EmailInSubject,
 		Validity: ca.Duration(req.Validity), KeyType: req.KeyType, Force: req.Force,
-	}
+	}, nil
+}
+
+// expiresValue parses --expires, the lifetime of a link or token, checked
+// with ca.ValidateEnrollLifetime.
+func expiresValue(c *cli.Context) (time.Duration, error) {
 	lifetime, err := ca.ParseDuration(c.String("expires"))
 	if err != nil {
-		return id, 0, usagef(c, "--expires: %v", err)
+		return 0, usagef(c, "--expires: %v", err)
 	}
 	if err := ca.ValidateEnrollLifetime(lifetime); err != nil {
-		return id, 0, usagef(c, "--expires: %v", err)
+		return 0, usagef(c, "--expires: %v", err)
 	}
-	return id, lifetime, nil
+	return lifetime, nil
 }
 
 func createEnrollment(c *cli.Context, e *env) error {
@@ -147,9 +176,8 @@ func createEnrollment(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("json") && (e.stdoutTerminal == nil || !e.stdoutTerminal()) {
-		return withHint(usagef(c, "the link is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON"),
-			"pass --json to hand the link to a script, or run minica enroll on a terminal")
+	if err := secretOnTerminal(c, e, "link"); err != nil {
+		return err
 	}
 	base := c.String("base-url")
 	if base != "" {
@@ -172,11 +200,8 @@ func createEnrollment(c *cli.Context, e *env) error {
 		}
 	}
 	created, err := authority.CreateEnrollment(name, id, lifetime)
-	if errors.Is(err, ca.ErrEnrollmentPending) {
-		return withHint(err, "cancel it first (minica enroll --cancel %s), or let the person use it", name)
-	}
 	if err != nil {
-		return err
+		return pendingHint(authority, name, err)
 	}
 	en, link := created.Enrollment, ca.EnrollLink(base, created.Token)
 	if c.Bool("json") {
@@ -190,6 +215,12 @@ func createEnrollment(c *cli.Context, e *env) error {
 }
 
 func listEnrollments(c *cli.Context, e *env) error {
+	return listKind(c, e, ca.KindLink, func(en *ca.Enrollment, now time.Time) any { return enrollmentJSON(en, now) })
+}
+
+// listKind prints the enrollments of kind for --list: a table (a token's
+// row names its profile), or with --json one toJSON object a line.
+func listKind(c *cli.Context, e *env, kind ca.EnrollKind, toJSON func(*ca.Enrollment, time.Time) any) error {
 	if err := wantArgs(c, 0, 0); err != nil {
 		return err
 	}
@@ -199,25 +230,13 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	defer authority.Close()
 	now := e.now()
-	var list []*ca.Enrollment
-	for en, err := range authority.Enrollments() {
-		if errors.Is(err, ca.ErrCorruptEnrollment) {
-			warnf(e.stderr, "%v: skipped (a link whose writing a crash cut short; its token was never shown)", err)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if c.Bool("all") || en.StatusAt(now) == ca.EnrollPending {
-			list = append(list, en)
-		}
+	list, err := enrollmentsOf(c, e, authority, kind, now)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(list, func(a, b *ca.Enrollment) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
 	if c.Bool("json") {
 		for _, en := range list {
-			if err := writeJSON(e.stdout, enrollmentJSON(en, now)); err != nil {
+			if err := writeJSON(e.stdout, toJSON(en, now)); err != nil {
 				return err
 			}
 		}
@@ -225,46 +244,60 @@ func listEnrollments(c *cli.Context, e *env) error {
 	}
 	if len(list) == 0 {
 		if !c.Bool("all") {
-			fmt.Fprintln(e.stderr, "minica: no pending enrollment links")
+			fmt.Fprintf(e.stderr, "minica: no pending %ss\n", kindOf(kind).noun)
 		}
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s\n", "NAME", "ID", "STATUS", "CREATED", "EXPIRES")
+	profile := func(string) string { return "" } // links are all client
+	if kind == ca.KindToken {
+		profile = func(v string) string { return fmt.Sprintf("%-7s ", v) }
+	}
+	fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s\n", "NAME", "ID", profile("PROFILE"), "STATUS", "CREATED", "EXPIRES")
 	for _, en := range list {
-		st := en.StatusAt(now)
-		fmt.Fprintf(e.stdout, "%-20s %-12s %-9s %-20s %s", en.Name, en.ID, st, day(en.CreatedAt), day(en.ExpiresAt))
-		if st == ca.EnrollUsed || st == ca.EnrollFailed {
-			fmt.Fprintf(e.stdout, "  used %s from %s", day(en.UsedAt), en.UsedFrom)
-			if en.Serial != "" {
-				fmt.Fprintf(e.stdout, ", serial %s", en.Serial)
-			}
-		}
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s", en.Name, en.ID, profile(string(en.Request(nil).Profile)), en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
+		printEnrollmentUse(e, en, now)
 	}
 	return nil
 }
 
+// enrollmentsOf returns the enrollments of kind, oldest first: the pending
+// ones, or with --all every one. One that does not decode (its kind is
+// unknown) is skipped with a warning.
+func enrollmentsOf(c *cli.Context, e *env, authority *ca.CA, kind ca.EnrollKind, now time.Time) ([]*ca.Enrollment, error) {
+	var list []*ca.Enrollment
+	for en, err := range authority.Enrollments() {
+		if errors.Is(err, ca.ErrCorruptEnrollment) {
+			warnf(e.stderr, "%v: skipped (a %s whose writing a crash cut short; its token was never shown)", err, kindOf(kind).noun)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if en.Kind == kind && (c.Bool("all") || en.StatusAt(now) == ca.EnrollPending) {
+			list = append(list, en)
+		}
+	}
+	slices.SortFunc(list, func(a, b *ca.Enrollment) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return list, nil
+}
+
+// printEnrollmentUse ends a row of --list: for a used or failed
+// enrollment, when and from where, and the serial issued.
+func printEnrollmentUse(e *env, en *ca.Enrollment, now time.Time) {
+	if st := en.StatusAt(now); st == ca.EnrollUsed || st == ca.EnrollFailed {
+		fmt.Fprintf(e.stdout, "  used %s from %s", day(en.UsedAt), en.UsedFrom)
+		if en.Serial != "" {
+			fmt.Fprintf(e.stdout, ", serial %s", en.Serial)
+		}
+	}
+	fmt.Fprintln(e.stdout)
+}
+
 func cancelEnrollment(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 0, 0); err != nil {
-		return err
-	}
-	ref := c.String("cancel")
-	if ref == "" {
-		return usagef(c, "--cancel needs a NAME or an enrollment ID")
-	}
-	authority, unlock, err := lockCA(c, e)
+	en, err := cancelKind(c, e, ca.KindLink)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	en, err := authority.CancelEnrollment(ref)
-	var spent *ca.EnrollmentSpentError
-	switch {
-	case errors.As(err, &spent):
-		return withHint(err, "only a pending link can be cancelled; see minica enroll --list --all")
-	case errors.Is(err, ca.ErrEnrollmentUnknown):
-		return withHint(err, "see the pending links with minica enroll --list")
-	case err != nil:
 		return err
 	}
 	if c.Bool("json") {
@@ -272,6 +305,74 @@ func cancelEnrollment(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "cancelled enrollment link %s for %q\n", en.ID, en.Name)
 	return nil
+}
+
+// cancelKind cancels the pending enrollment of kind that --cancel names
+// (an ID or a name), under the CA lock. One of the other kind is refused,
+// with the command that cancels it.
+func cancelKind(c *cli.Context, e *env, kind ca.EnrollKind) (*ca.Enrollment, error) {
+	if err := wantArgs(c, 0, 0); err != nil {
+		return nil, err
+	}
+	w := kindOf(kind)
+	ref := c.String("cancel")
+	if ref == "" {
+		return nil, usagef(c, "--cancel needs a NAME or %s %s's ID", w.article, w.noun)
+	}
+	authority, unlock, err := lockCA(c, e)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	en, err := authority.CancelEnrollment(kind, ref)
+	var other *ca.EnrollKindError
+	var spent *ca.EnrollmentSpentError
+	switch {
+	case errors.As(err, &other):
+		return nil, withHint(err, "cancel it with minica %s --cancel %s", kindOf(other.Enrollment.Kind).command, ref)
+	case errors.As(err, &spent):
+		return nil, withHint(err, "only a pending %s can be cancelled; see minica %s --list --all", w.short, w.command)
+	case errors.Is(err, ca.ErrEnrollmentUnknown):
+		return nil, withHint(err, "see the pending %ss with minica %s --list", w.short, w.command)
+	}
+	return en, err
+}
+
+// kindWords is how a person is told of one kind of enrollment: what it is
+// called, the command that makes, lists and cancels it, and who redeems it.
+type kindWords struct{ article, noun, short, command, holder string }
+
+// kindOf returns the words of kind.
+func kindOf(kind ca.EnrollKind) kindWords {
+	if kind == ca.KindToken {
+		return kindWords{article: "a", noun: "bootstrap token", short: "token", command: "token", holder: "the machine"}
+	}
+	return kindWords{article: "an", noun: "enrollment link", short: "link", command: "enroll", holder: "the person"}
+}
+
+// secretOnTerminal refuses to print the secret of an enrollment (what:
+// "link" or "token") on a stdout that is not a terminal unless --json
+// asks for it: redirected output ends up in logs and CI transcripts.
+func secretOnTerminal(c *cli.Context, e *env, what string) error {
+	if c.Bool("json") || (e.stdoutTerminal != nil && e.stdoutTerminal()) {
+		return nil
+	}
+	return withHint(usagef(c, "the %s is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON", what),
+		"pass --json to hand the %s to a script, or run minica %s on a terminal", what, c.Command.Name)
+}
+
+// pendingHint adds to err, when it is ca.ErrEnrollmentPending for name,
+// the command that cancels the pending enrollment, of whichever kind it
+// is.
+func pendingHint(authority *ca.CA, name string, err error) error {
+	if !errors.Is(err, ca.ErrEnrollmentPending) {
+		return err
+	}
+	w := kindOf(ca.KindLink)
+	if prev, perr := authority.EnrollmentByName(name); perr == nil {
+		w = kindOf(prev.Kind)
+	}
+	return withHint(err, "cancel the %s first (minica %s --cancel %s), or let %s use it", w.noun, w.command, name, w.holder)
 }
 
 // setEnrollURL stores (--set-base-url) or removes (--clear-base-url) the

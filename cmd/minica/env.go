@@ -23,7 +23,8 @@ type env struct {
 	// terminal reports whether a no-echo password prompt is possible.
 	terminal func() bool
 	// stdoutTerminal reports whether stdout is a terminal (a person reads
-	// it, not a log): enroll prints a link's secret only there, or as JSON.
+	// it, not a log): enroll and token print their secret only there, or
+	// as JSON (secretOnTerminal).
 	stdoutTerminal func() bool
 	// readSecret prompts on the terminal and reads a line without echo.
 	readSecret func(prompt string) ([]byte, error)

@@ -155,6 +155,12 @@ func TestSecondHourMistakes(t *testing.T) {
 		}, code: 1, want: []string{"check that the --crl URL answers with the CA's CRL", "--crl-cache FILE"}},
 		{name: "enroll in a script", args: []string{"enroll", "erin", "--email", "erin@example.com"}, code: 2,
 			want: []string{"the link is a secret", "pass --json to hand the link to a script"}},
+		{name: "a bootstrap token for weeks", args: []string{"token", "web2", "--expires", "40d"}, code: 2,
+			want: []string{"invalid enrollment lifetime 40d: want more than 0 and at most 30d", "pass --expires 30d or less (default 1h)"}},
+		{name: "token in a script", args: []string{"token", "web3", "--dns", "web3.example.com"}, code: 2,
+			want: []string{"the token is a secret", "pass --json to hand the token to a script"}},
+		{name: "a token for a name that has a certificate", args: []string{"token", "web2", "--json"}, code: 1,
+			want: []string{`a certificate named "web2" already exists`, "revoke it first, pass --force to issue a second one, or choose another name"}},
 	}
 	for _, m := range rows {
 		t.Run(m.name, func(t *testing.T) { m.check(t, f) })

@@ -23,6 +23,15 @@ func sanText(sans []string) string {
 // saying how to issue it with a name anyone can resolve. It never fails:
 // such a name can be what the operator wants.
 func warnUnresolvable(w io.Writer, r *ca.Record) {
+	warnUnresolvableThen(w, r, func(dns string) string {
+		return fmt.Sprintf("issue it again with --dns %s --force (or --ip ADDRESS)", dns)
+	})
+}
+
+// warnUnresolvableThen is warnUnresolvable for what r stands for (a
+// certificate, or the one a token will get): again says what to do
+// instead, given a full DNS name to suggest.
+func warnUnresolvableThen(w io.Writer, r *ca.Record, again func(dns string) string) {
 	if r.Profile != ca.Server {
 		return
 	}
@@ -39,7 +48,7 @@ func warnUnresolvable(w io.Writer, r *ca.Record) {
 	default:
 		what = fmt.Sprintf("%q is a single-label DNS name, which resolves only through a search domain or a hosts file", names[0])
 	}
-	warnf(w, "%s; for a name anyone can resolve, issue it again with --dns %s --force (or --ip ADDRESS)", what, fullNameExample(r.Name, names[0]))
+	warnf(w, "%s; for a name anyone can resolve, %s", what, again(fullNameExample(r.Name, names[0])))
 }
 
 // fullNameExample suggests a full DNS name for a certificate named name

@@ -10,17 +10,20 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-var enrollToken = regexp.MustCompile(`/enroll/([A-Za-z0-9_-]{43})\b`)
+// enrollToken finds the secret of an enrollment as a command prints it:
+// in a link, in --json's "token", or on the token line of minica token.
+var enrollToken = regexp.MustCompile(`(?m)(?:/enroll/|"token":"|^  token +)([A-Za-z0-9_-]{43})\b`)
 
-// token-hidden DIR: the enrollment token in the last command's stdout
-// appears in no file under DIR, nor in its stderr.
+// token-hidden DIR: the enrollment token (a link's or a bootstrap token)
+// in the last command's stdout appears in no file under DIR, nor in its
+// stderr.
 func cmdTokenHidden(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: token-hidden DIR")
 	}
 	m := enrollToken.FindStringSubmatch(ts.ReadFile("stdout"))
 	if m == nil {
-		ts.Fatalf("no enrollment link in stdout")
+		ts.Fatalf("no enrollment token in stdout")
 	}
 	token := m[1]
 	if strings.Contains(ts.ReadFile("stderr"), token) {

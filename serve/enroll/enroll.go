@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"minica/formats"
 	"minica/internal/eventlog"
 	"minica/internal/pagesec"
+	"minica/serve/internal/ratelimit"
 )
 
 // Defaults of Config.
@@ -84,7 +84,7 @@ type Enroller struct {
 	cfg    Config
 	log    *eventlog.Logger
 	mu     sync.Mutex // serialises issuances in this process (the CA lock serialises processes)
-	limits *rateLimits
+	limits *ratelimit.Limits
 	m      enrollMetrics
 }
 
@@ -118,7 +118,7 @@ func New(cfg Config) (*Enroller, error) {
 	def(&cfg.TotalBurst, DefaultTotalBurst)
 	return &Enroller{
 		cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now),
-		limits: newRateLimits(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxAddrs),
+		limits: ratelimit.New(cfg.Rate, cfg.Burst, cfg.TotalRate, cfg.TotalBurst, maxAddrs),
 	}, nil
 }
 
@@ -153,10 +153,10 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "Enrollment links are answered over HTTPS only. Use the https:// link you were given."})
 		return
 	}
-	from := remoteHost(r)
+	from := ratelimit.Host(r.RemoteAddr)
 	token := strings.TrimPrefix(r.URL.Path, "/enroll/")
 	id := ca.EnrollmentID(token) // a short hash: safe to log
-	if wait, ok := h.limits.allow(rateKey(from), h.cfg.Now()); !ok {
+	if wait, ok := h.limits.Allow(ratelimit.Key(from), h.cfg.Now()); !ok {
 		h.m.limited.Add(1)
 		h.log.Event("enroll-rate-limited", "id", id, "from", from)
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Round(time.Second)/time.Second)+1))
@@ -179,24 +179,6 @@ func (h *Enroller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		h.render(w, http.StatusMethodNotAllowed, &pageData{Kind: "error", Title: "Method not allowed", Message: "Open the link in a browser."})
 	}
-}
-
-// remoteHost is the request's source address, without the port.
-func remoteHost(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// rateKey is what the per-address limit counts: the address, or for IPv6
-// its /64, the block one subscriber gets.
-func rateKey(host string) string {
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return host
 }
 
 // lookup finds a pending enrollment of token, or answers with the page of

@@ -384,7 +384,7 @@ func TestEnrollRefusedLinksLookAlike(t *testing.T) {
 	if rec := f.send(t, enrollReq{token: used, form: download(f.csrf(t, used), testPassword, "p12")}); rec.Code != 200 {
 		t.Fatalf("download = %d", rec.Code)
 	}
-	if _, err := f.Other(t).CancelEnrollment("cancelled"); err != nil {
+	if _, err := f.Other(t).CancelEnrollment(ca.KindLink, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Set(start.Add(2 * time.Minute))

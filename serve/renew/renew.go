@@ -23,6 +23,7 @@ import (
 	"minica/formats"
 	"minica/internal/eventlog"
 	"minica/revoke"
+	"minica/serve/internal/ratelimit"
 )
 
 // Paths and media types of the renewal endpoint.
@@ -103,14 +104,22 @@ type Config struct {
 	Rate     float64
 	Burst    int
 	Interval time.Duration
-	// Log receives one line per renewal and refusal; nil discards them.
+	// TokenRate and TokenBurst bound the failed bootstrap tries (POST
+	// /bootstrap with a token that matches nothing or a spent one) of one
+	// source address, an IPv6 /64 counting as one; TokenTotalRate and
+	// TokenTotalBurst those of all addresses together. Rates are a
+	// minute; 0 means the Default* values.
+	TokenRate, TokenBurst           int
+	TokenTotalRate, TokenTotalBurst int
+	// Log receives one line per renewal, bootstrap and refusal (never a
+	// token); nil discards them.
 	Log io.Writer
 	// Now is the clock; nil means the CA's (CA.Now).
 	Now func() time.Time
 }
 
-// Renewer is the http.Handler of POST /renew and /renew/keygen; see the
-// package doc. It is safe for concurrent use.
+// Renewer is the http.Handler of POST /renew, /renew/keygen and
+// /bootstrap; see the package doc. It is safe for concurrent use.
 type Renewer struct {
 	cfg  Config
 	log  *eventlog.Logger
@@ -122,6 +131,9 @@ type Renewer struct {
 
 	renewed atomic.Uint64
 	refused sync.Map // reason -> *atomic.Uint64
+
+	tries *ratelimit.Limits // failed bootstrap tries
+	boot  bootMetrics
 }
 
 // New checks cfg and returns a Renewer.
@@ -147,10 +159,20 @@ func New(cfg Config) (*Renewer, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.TokenRate, DefaultTokenRate)
+	def(&cfg.TokenBurst, DefaultTokenBurst)
+	def(&cfg.TokenTotalRate, DefaultTokenTotalRate)
+	def(&cfg.TokenTotalBurst, DefaultTokenTotalBurst)
 	pool := x509.NewCertPool()
 	pool.AddCert(cfg.CA.Cert)
 	return &Renewer{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), pool: pool,
-		tokens: float64(cfg.Burst)}, nil
+		tokens: float64(cfg.Burst),
+		tries:  ratelimit.New(cfg.TokenRate, cfg.TokenBurst, cfg.TokenTotalRate, cfg.TokenTotalBurst, maxTokenAddrs)}, nil
 }
 
 // refusal is a refused renewal: the status, the reason and a sentence.
@@ -182,9 +204,13 @@ func (rn *Renewer) failure(err error) *refusal {
 	return refuse(http.StatusInternalServerError, RefuseInternal, "%v", err)
 }
 
-// ServeHTTP answers a renewal request.
+// ServeHTTP answers a renewal or bootstrap request.
 func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == TokenPath {
+		rn.serveBootstrap(w, r)
+		return
+	}
 	keygen := r.URL.Path == KeygenPath
 	who := r.RemoteAddr
 	res, cert, err := rn.handle(w, r, keygen)
@@ -198,7 +224,7 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			kv = append(kv, "serial", ca.SerialHex(cert.SerialNumber), "subject", subjectOf(cert))
 		}
 		rn.log.Event("renew-refused", kv...)
-		rn.count(ref.reason)
+		countIn(&rn.refused, ref.reason)
 		writeProblem(w, ref)
 		return
 	}
@@ -206,20 +232,25 @@ func (rn *Renewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rn.log.Event("renewed", "name", res.Record.Name, "serial", res.Record.Serial, "old_serial", res.Predecessor.Serial,
 		"not_after", rfc3339(res.Cert.NotAfter), "client", who, "subject", subjectOf(cert),
 		"keygen", strconv.FormatBool(keygen), "in_grace", strconv.FormatBool(res.Expired))
-	var body bytes.Buffer
-	ctype := ChainType
-	if keygen {
-		der, err := x509.MarshalPKCS8PrivateKey(res.Key)
-		if err != nil {
-			writeProblem(w, refuse(http.StatusInternalServerError, RefuseInternal, "encoding the new key: %v", err))
-			return
-		}
-		pem.Encode(&body, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
-		ctype = PEMType
+	if !keygen {
+		rn.writeChain(w, ChainType, nil, res.Cert)
+		return
 	}
-	pem.Encode(&body, &pem.Block{Type: "CERTIFICATE", Bytes: res.Cert.Raw})
+	der, err := x509.MarshalPKCS8PrivateKey(res.Key)
+	if err != nil {
+		writeProblem(w, refuse(http.StatusInternalServerError, RefuseInternal, "encoding the new key: %v", err))
+		return
+	}
+	rn.writeChain(w, PEMType, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), res.Cert)
+}
+
+// writeChain answers 200 with ctype: head (a key, or nothing), then leaf
+// and the CA's chain in PEM.
+func (rn *Renewer) writeChain(w http.ResponseWriter, ctype string, head []byte, leaf *x509.Certificate) {
+	body := bytes.NewBuffer(head)
+	pem.Encode(body, &pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw})
 	for _, c := range rn.cfg.CA.Chain {
-		pem.Encode(&body, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+		pem.Encode(body, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
 	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
@@ -438,12 +469,14 @@ func (rn *Renewer) take(now time.Time) time.Duration {
 	return time.Duration((1 - rn.tokens) / rn.cfg.Rate * float64(time.Second))
 }
 
-func (rn *Renewer) count(reason string) {
-	v, _ := rn.refused.LoadOrStore(reason, new(atomic.Uint64))
+// countIn counts one refusal for reason in m (reason -> *atomic.Uint64).
+func countIn(m *sync.Map, reason string) {
+	v, _ := m.LoadOrStore(reason, new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
 }
 
-// WriteMetrics appends the renewal counters in Prometheus text.
+// WriteMetrics appends the renewal and bootstrap counters in Prometheus
+// text.
 func (rn *Renewer) WriteMetrics(w io.Writer) {
 	fmt.Fprintf(w, "# HELP minica_serve_renewals_total Certificates renewed online.\n# TYPE minica_serve_renewals_total counter\n")
 	fmt.Fprintf(w, "minica_serve_renewals_total %d\n", rn.renewed.Load())
@@ -452,6 +485,7 @@ func (rn *Renewer) WriteMetrics(w io.Writer) {
 		fmt.Fprintf(w, "minica_serve_renewals_refused_total{reason=%q} %d\n", k, v.(*atomic.Uint64).Load())
 		return true
 	})
+	rn.writeBootstrapMetrics(w)
 }
 
 // subjectOf is the RFC 4514 subject of cert, as the proxy logs it.
