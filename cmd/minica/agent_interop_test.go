@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,65 @@ func TestRenewWithOpenSSLAndCurl(t *testing.T) {
 	body := run(curl, "-sS", "--cacert", caFile, "-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/renew")
 	if !strings.Contains(body, `"status":403,"reason":"no-client-certificate"`) {
 		t.Errorf("curl without a certificate got %s", body)
+	}
+}
+
+// The bootstrap recipe of docs/serve.md with the usual tools: a token from
+// `minica token`, a key and CSR made by openssl req, the token posted by
+// curl from a header file (not its command line), the certificate back
+// with the token's names, accepted by openssl verify; the token then used.
+func TestBootstrapWithOpenSSLAndCurl(t *testing.T) {
+	curl := needTool(t, "curl", "curl")
+	openssl := needTool(t, "openssl", "openssl")
+	dir := newCADir(t)
+	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
+	p := startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki")
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(mustMinica(t, dir, "token", "web", "--dns", "web.example.com", "--expires", "2h", "--json")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	csr, key, out, header := filepath.Join(work, "req.der"), filepath.Join(work, "web.key"), filepath.Join(work, "web.pem"), filepath.Join(work, "auth")
+	if err := os.WriteFile(header, []byte("Authorization: Bearer "+tok.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		t.Helper()
+		b, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, b)
+		}
+		return string(b)
+	}
+	run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+		"-subj", "/", "-addext", "subjectAltName=DNS:web.example.com", "-outform", "DER", "-out", csr)
+	caFile := filepath.Join(dir, "ca.crt")
+	post := func() string {
+		return run(curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "-H", "@"+header,
+			"-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/bootstrap")
+	}
+	if code := post(); code != "200" {
+		t.Fatalf("curl POST /bootstrap = %s\n%s\nserve:\n%s", code, readTestFile(t, out), p.stderr)
+	}
+	certs, err := formats.ParseCertificates(readTestFile(t, out))
+	if err != nil || len(certs) != 2 || len(certs[0].DNSNames) != 1 || certs[0].DNSNames[0] != "web.example.com" {
+		t.Fatalf("answer: %d certificates (%v), DNS names %v; want the leaf for web.example.com and the CA", len(certs), err, certs[0].DNSNames)
+	}
+	if got := run(openssl, "verify", "-CAfile", caFile, "-purpose", "sslserver", out); !strings.Contains(got, ": OK") {
+		t.Errorf("openssl verify: %s", got)
+	}
+	if got := run(openssl, "x509", "-in", out, "-noout", "-pubkey"); got != run(openssl, "pkey", "-in", key, "-pubout") {
+		t.Errorf("the certificate is not for openssl's key")
+	}
+	// Another key with the same token: used.
+	run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+		"-subj", "/", "-outform", "DER", "-out", csr)
+	if code := post(); code != "403" || !strings.Contains(string(readTestFile(t, out)), `"reason":"token-used"`) {
+		t.Errorf("second machine: %s %s; want 403 token-used", code, readTestFile(t, out))
+	}
+	if strings.Contains(p.stderr.String(), tok.Token) {
+		t.Error("serve logged the token")
 	}
 }
