@@ -74,8 +74,10 @@ func NewServer(r Responder, lim Limits, isOCSP func(method, path string) bool, c
 		// The listener bounds the connections (MaxConns); fasthttp's own
 		// bound must leave room for the ones it evicted, whose workers
 		// still run until their read returns, or fasthttp answers 503 to
-		// the client they were evicted for.
-		Concurrency:           2 * lim.MaxConns,
+		// the client they were evicted for. A flood evicts up to twice
+		// MaxConns before those workers run on a busy machine: room for
+		// four times MaxConns.
+		Concurrency:           4 * lim.MaxConns,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		// The handler never reads RequestCtx.Time: no clock read for it.
