@@ -1,7 +1,6 @@
 package file
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -139,7 +138,6 @@ func readPID(f *os.File) int {
 
 func (s *Store) HoldCRLSigner() (bool, error)                         { return true, nil }
 func (s *Store) ReleaseCRLSigner()                                    {}
-func (s *Store) CRLNotifications(ctx context.Context) <-chan struct{} { return nil }
 func (s *Store) HoldServing() (bool, error)                           { return false, nil }
 func (s *Store) ExcludeServing() (func(), error)                      { return func() {}, nil }
 
