@@ -23,8 +23,10 @@ func (c *CA) ReleaseCRLSigner() { c.db.ReleaseCRLSigner() }
 // CRLNotifications returns a channel that receives a value soon after any
 // process publishes a CRL into the store (PostgreSQL's LISTEN on the
 // channel minica_crl, which every saved CRL notifies), and once after each
-// reconnection, when notifications may have been missed. It is nil on the
-// file store, which is polled. The listener runs on a connection of its
+// reconnection, when notifications may have been missed; on the file store
+// on Linux, inotify on the CA directory (crl.der moved into place, the
+// revocation log written). It is nil where neither is available: the
+// caller polls. PostgreSQL's listener runs on a connection of its
 // own until ctx is done, reconnecting with a backoff of 250 ms doubling to
 // 5 s; a caller polls as well, at a slower pace, for the time it is cut off.
 func (c *CA) CRLNotifications(ctx context.Context) <-chan struct{} {

@@ -99,9 +99,13 @@
 //
 // # Keeping the CRL fresh
 //
-// [Server.Watch] stats crl.der every [Config.PollInterval] (250 ms) and
-// serves a CRL that `minica revoke` or `minica crl` published from another
-// process once it verifies and its number is higher. When the served CRL
+// [Server.Watch] serves a CRL that `minica revoke` or `minica crl`
+// published from another process once it verifies and its number is
+// higher. It hears of one at once: on Linux the file store watches the CA
+// directory with inotify (crl.der moved into place, the revocation log
+// written), on PostgreSQL the store notifies (below); it also stats
+// crl.der every [Config.PollInterval] (250 ms), the fallback where no
+// notification comes. When the served CRL
 // is past half its lifetime (revoke.Freshness), Watch re-signs it with
 // [ca.CA.PublishCRL] under the CA lock, as `minica crl` does, with the CA's
 // CRL lifetime; a failure is logged, counted and retried with backoff

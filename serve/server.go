@@ -316,11 +316,12 @@ func (s *Server) CRL() *revoke.CRL { return s.cur.Load().crl }
 // revocations the CRL lacks and re-signs the CRL at half its lifetime, until
 // ctx is done.
 //
-// On PostgreSQL a CRL saved by any process is also notified (LISTEN), and
-// a round runs at once: the replicas serve it within milliseconds, not a
-// PollInterval.
+// A round also runs at once when the store notifies a change
+// (ca.CA.CRLNotifications: LISTEN on PostgreSQL, inotify on the CA
+// directory on Linux): serve then hears of a `minica revoke` within
+// milliseconds, not a PollInterval.
 func (s *Server) Watch(ctx context.Context) {
-	notes := s.cfg.CA.CRLNotifications(ctx) // nil on the file store
+	notes := s.cfg.CA.CRLNotifications(ctx) // nil where only the poll tells
 	for {
 		s.check()
 		c, stop := s.cfg.NewTimer(s.cfg.PollInterval)

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -133,15 +132,15 @@ func readPID(f *os.File) int {
 }
 
 // The processes of a file store share one host and its CA directory:
-// every one may sign the CRL, one at a time under the lock; readers poll
-// the files; serves register in the directory's serve.lock, which the CA
+// every one may sign the CRL, one at a time under the lock; readers are
+// notified where inotify is (notify_linux.go) and poll the files besides;
+// serves register in the directory's serve.lock, which the CA
 // holds for every store.
 
-func (s *Store) HoldCRLSigner() (bool, error)                         { return true, nil }
-func (s *Store) ReleaseCRLSigner()                                    {}
-func (s *Store) CRLNotifications(ctx context.Context) <-chan struct{} { return nil }
-func (s *Store) HoldServing() (bool, error)                           { return false, nil }
-func (s *Store) ExcludeServing() (func(), error)                      { return func() {}, nil }
+func (s *Store) HoldCRLSigner() (bool, error)    { return true, nil }
+func (s *Store) ReleaseCRLSigner()               {}
+func (s *Store) HoldServing() (bool, error)      { return false, nil }
+func (s *Store) ExcludeServing() (func(), error) { return func() {}, nil }
 
 // Ping is always nil: the CA handle holds the directory open.
 func (s *Store) Ping() error { return nil }
