@@ -180,23 +180,27 @@ for ((k = 1; k <= revocations; k++)); do
 		awk -F '\t' '{ m = 0; for (i = 3; i <= NF; i++) if ($i > m) m = $i; printf "%s %.0f ms  ", $1, m }')"
 done
 
-# Where minica's time goes: serve noticing the new crl.der (its stat poll)
-# and the last proxy reloading it, from their logs' millisecond timestamps.
+# Where minica's time goes: serve loading the new crl.der and the last
+# proxy reloading it, from their logs' millisecond timestamps: for each
+# revocation, the last such event before every replica refused, in ms from
+# `minica revoke` returning (negative when it came before: serve on Linux
+# is notified of the new crl.der while revoke is still finishing).
 ms_of() { date -d "$1" +%s%3N; }
-serve_ms=() reload_ms=()
-while IFS=$'\t' read -r side start _; do
-	[ "$side" = minica ] || continue
-	t=$(awk -v s="$start" '$2 == "crl-loaded" { print $1 }' "$work/serve.log" | while read -r ts; do
+last_before() { # FILE EVENT END: the last EVENT of FILE at or before END, in ms
+	awk -v e="$2" '$2 == e { print $1 }' "$1" | while read -r ts; do
 		v=$(ms_of "$ts")
-		if [ "$v" -ge "$start" ]; then echo "$v"; break; fi
-	done)
-	serve_ms+=($((t - start)))
-	last=0
+		if [ "$v" -le "$3" ]; then echo "$v"; fi
+	done | tail -1
+}
+serve_ms=() reload_ms=()
+while IFS=$'\t' read -r side start rest; do
+	[ "$side" = minica ] || continue
+	end=$((start + $(tr '\t' '\n' <<<"$rest" | sort -g | tail -1 | awk '{ printf "%.0f", $1 }')))
+	t=$(last_before "$work/serve.log" crl-loaded "$end")
+	serve_ms+=($((${t:-$end} - start)))
+	last=-999999
 	for ((i = 0; i < n; i++)); do
-		r=$(awk '$2 == "reload" { print $1 }' "$work/proxy-$i.log" | while read -r ts; do
-			v=$(ms_of "$ts")
-			if [ "$v" -ge "$start" ]; then echo "$v"; break; fi
-		done)
+		r=$(last_before "$work/proxy-$i.log" reload "$end")
 		[ -n "$r" ] && [ $((r - start)) -gt "$last" ] && last=$((r - start))
 	done
 	reload_ms+=("$last")
