@@ -23,6 +23,10 @@ type Agent struct {
 	CertFile      string   // the absolute path of the certificate kept fresh
 	KeyFile       string   // the absolute path of its key
 	ChainFile     string   // the absolute path of the chain file, "" for none
+	// TokenFile is the absolute path of a one-time bootstrap token (`minica
+	// token`) that gets the first certificate while CertFile does not
+	// exist, "" for none: the agent's --token-file.
+	TokenFile string
 	Exec          []string // the command run after a renewal, nil for none
 	RenewAt       float64  // the fraction of the lifetime; 0 for the agent's default
 	User          string   // the user the service runs as (the files' owner), "" for root
@@ -41,8 +45,10 @@ func SystemdAgent(a *Agent) (string, error) {
 	}
 	for _, p := range []struct{ what, path string }{
 		{"minica binary", a.Minica}, {"CA file", a.CAFile}, {"certificate", a.CertFile}, {"key", a.KeyFile}, {"chain file", a.ChainFile},
+		{"token file", a.TokenFile},
 	} {
-		if !filepath.IsAbs(p.path) && (p.path != "" || p.what != "chain file") {
+		optional := p.what == "chain file" || p.what == "token file"
+		if !filepath.IsAbs(p.path) && (p.path != "" || !optional) {
 			return "", fmt.Errorf("the %s path %q is not absolute", p.what, p.path)
 		}
 	}
@@ -65,6 +71,9 @@ func SystemdAgent(a *Agent) (string, error) {
 	if a.ChainFile != "" {
 		args = append(args, "--chain", a.ChainFile)
 	}
+	if a.TokenFile != "" {
+		args = append(args, "--token-file", a.TokenFile)
+	}
 	if a.RenewAt > 0 {
 		args = append(args, "--renew-at", strconv.FormatFloat(a.RenewAt, 'f', -1, 64))
 	}
@@ -85,6 +94,10 @@ func SystemdAgent(a *Agent) (string, error) {
 		fmt.Fprintf(&b, ",\n# then runs %s (directly, not by a shell).\n", shellJoin(a.Exec))
 	} else {
 		fmt.Fprintf(&b, ".\n")
+	}
+	if a.TokenFile != "" {
+		fmt.Fprintf(&b, "# Until %s exists, the one-time token in %s gets it\n", a.CertFile, a.TokenFile)
+		fmt.Fprintf(&b, "# (minica token, on the CA host); the certificate's and key's directories must exist.\n")
 	}
 	fmt.Fprintf(&b, "# Enable it with:\n#   systemctl daemon-reload && systemctl enable --now %s\n\n", unit)
 	fmt.Fprintf(&b, "### /etc/systemd/system/%s\n", unit)

@@ -15,6 +15,8 @@ func TestSystemdAgentGolden(t *testing.T) {
 			Exec: []string{"/usr/sbin/nginx", "-s", "reload"}, RenewAt: 0.5, User: "www-data", CAFingerprint: "3f4c1e2d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f"}},
 		{"noexec", Agent{Name: "db", Minica: bin, URL: "https://pki:8443", CAFile: "/etc/db/ca.pem",
 			CertFile: "/etc/db/db.crt", KeyFile: "/etc/db/db.key"}},
+		{"token", Agent{Name: "web2", Minica: bin, URL: "https://pki.example.com:8443", CAFile: "/etc/web2/ca.pem",
+			CertFile: "/etc/web2/tls.crt", KeyFile: "/etc/web2/tls.key", TokenFile: "/run/web2.token", Exec: []string{"systemctl", "reload", "nginx"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,6 +39,7 @@ func TestSystemdAgentErrors(t *testing.T) {
 		{name: "relative cert", mod: func(a *Agent) { a.CertFile = "a.crt" }, wantErr: `the certificate path "a.crt" is not absolute`},
 		{name: "relative key", mod: func(a *Agent) { a.KeyFile = "a.key" }, wantErr: `the key path "a.key" is not absolute`},
 		{name: "relative chain", mod: func(a *Agent) { a.ChainFile = "c.pem" }, wantErr: `the chain file path "c.pem" is not absolute`},
+		{name: "relative token", mod: func(a *Agent) { a.TokenFile = "web.token" }, wantErr: `the token file path "web.token" is not absolute`},
 		{name: "relative CA", mod: func(a *Agent) { a.CAFile = "" }, wantErr: `the CA file path "" is not absolute`},
 		{name: "http", mod: func(a *Agent) { a.URL = "http://pki:8080" }, wantErr: `the renewal URL "http://pki:8080" is not https://HOST:PORT`},
 		{name: "name", mod: func(a *Agent) { a.Name = "a/b" }, wantErr: `the service name "a/b" is not letters, digits, '-', '_' and '.'`},

@@ -30,6 +30,7 @@ func systemdAgentCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "cert", Usage: "the certificate `FILE` to keep fresh (required)"},
 			&cli.StringFlag{Name: "key", Usage: "its key `FILE` (required)"},
 			&cli.StringFlag{Name: "chain", Usage: "the chain `FILE` the agent writes"},
+			&cli.StringFlag{Name: "token-file", Usage: "the one-time token `FILE` ('minica token') that gets the first certificate while --cert does not exist"},
 			&cli.StringFlag{Name: "exec", Usage: "the `COMMAND` run after each renewal (no shell: quotes only)"},
 			&cli.StringFlag{Name: "renew-at", Usage: "renew once this `FRACTION` of the lifetime has passed (default: the agent's, 0.66)"},
 			&cli.StringFlag{Name: "name", Usage: "the unit is minica-agent-`NAME`.service (default: the certificate file's name without extension)"},
@@ -58,7 +59,7 @@ func systemdAgentCommand(e *env) *cli.Command {
 			for _, p := range []struct {
 				flag string
 				dst  *string
-			}{{"ca", &a.CAFile}, {"cert", &a.CertFile}, {"key", &a.KeyFile}, {"chain", &a.ChainFile}} {
+			}{{"ca", &a.CAFile}, {"cert", &a.CertFile}, {"key", &a.KeyFile}, {"chain", &a.ChainFile}, {"token-file", &a.TokenFile}} {
 				if v := c.String(p.flag); v != "" {
 					if *p.dst, err = filepath.Abs(v); err != nil {
 						return fmt.Errorf("resolving --%s %q: %w", p.flag, v, err)
