@@ -20,16 +20,16 @@ type Agent struct {
 	// CAFingerprint, when set, is the SHA-256 fingerprint of the CA
 	// (hex) that CAFile must hold: the agent's --ca-fingerprint.
 	CAFingerprint string
-	CertFile      string   // the absolute path of the certificate kept fresh
-	KeyFile       string   // the absolute path of its key
-	ChainFile     string   // the absolute path of the chain file, "" for none
+	CertFile      string // the absolute path of the certificate kept fresh
+	KeyFile       string // the absolute path of its key
+	ChainFile     string // the absolute path of the chain file, "" for none
 	// TokenFile is the absolute path of a one-time bootstrap token (`minica
 	// token`) that gets the first certificate while CertFile does not
 	// exist, "" for none: the agent's --token-file.
 	TokenFile string
-	Exec          []string // the command run after a renewal, nil for none
-	RenewAt       float64  // the fraction of the lifetime; 0 for the agent's default
-	User          string   // the user the service runs as (the files' owner), "" for root
+	Exec      []string // the command run after a renewal, nil for none
+	RenewAt   float64  // the fraction of the lifetime; 0 for the agent's default
+	User      string   // the user the service runs as (the files' owner), "" for root
 }
 
 // SystemdAgent returns a hardened systemd service that runs `minica agent`
