@@ -13,6 +13,17 @@ import (
 	"minica/formats"
 )
 
+// runTool runs name with args and returns its combined output; a failure
+// fails the test with that output.
+func runTool(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	b, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, b)
+	}
+	return string(b)
+}
+
 // The wire format of docs/serve.md works with the usual tools: a CSR made
 // by openssl req, posted by curl with the certificate to renew, comes back
 // as the successor and the chain, which openssl verify accepts; and curl
@@ -26,19 +37,11 @@ func TestRenewWithOpenSSLAndCurl(t *testing.T) {
 	p := startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki")
 	work := t.TempDir()
 	csr, key, out := filepath.Join(work, "new.csr"), filepath.Join(work, "new.key"), filepath.Join(work, "new.pem")
-	run := func(name string, args ...string) string {
-		t.Helper()
-		b, err := exec.Command(name, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, b)
-		}
-		return string(b)
-	}
-	run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+	runTool(t, openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
 		"-subj", "/", "-outform", "DER", "-out", csr)
 	cur := filepath.Join(dir, "certs", "app")
 	caFile := filepath.Join(dir, "ca.crt")
-	code := run(curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "--cert", filepath.Join(cur, "current.crt"),
+	code := runTool(t, curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "--cert", filepath.Join(cur, "current.crt"),
 		"--key", filepath.Join(cur, "current.key"), "-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/renew")
 	if code != "200" {
 		t.Fatalf("curl POST /renew = %s\n%s\nserve:\n%s", code, readTestFile(t, out), p.stderr)
@@ -50,13 +53,13 @@ func TestRenewWithOpenSSLAndCurl(t *testing.T) {
 	if certs[0].Subject.CommonName != "app" || len(certs[0].EmailAddresses) != 1 || certs[0].EmailAddresses[0] != "app@example.com" {
 		t.Errorf("successor CN %q emails %v; want app's", certs[0].Subject.CommonName, certs[0].EmailAddresses)
 	}
-	if got := run(openssl, "verify", "-CAfile", caFile, "-purpose", "sslclient", out); !strings.Contains(got, ": OK") {
+	if got := runTool(t, openssl, "verify", "-CAfile", caFile, "-purpose", "sslclient", out); !strings.Contains(got, ": OK") {
 		t.Errorf("openssl verify: %s", got)
 	}
-	if got := run(openssl, "x509", "-in", out, "-noout", "-pubkey"); got != run(openssl, "pkey", "-in", key, "-pubout") {
+	if got := runTool(t, openssl, "x509", "-in", out, "-noout", "-pubkey"); got != runTool(t, openssl, "pkey", "-in", key, "-pubout") {
 		t.Errorf("the successor is not for openssl's key")
 	}
-	body := run(curl, "-sS", "--cacert", caFile, "-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/renew")
+	body := runTool(t, curl, "-sS", "--cacert", caFile, "-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/renew")
 	if !strings.Contains(body, `"status":403,"reason":"no-client-certificate"`) {
 		t.Errorf("curl without a certificate got %s", body)
 	}
@@ -83,19 +86,11 @@ func TestBootstrapWithOpenSSLAndCurl(t *testing.T) {
 	if err := os.WriteFile(header, []byte("Authorization: Bearer "+tok.Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(name string, args ...string) string {
-		t.Helper()
-		b, err := exec.Command(name, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, b)
-		}
-		return string(b)
-	}
-	run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+	runTool(t, openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
 		"-subj", "/", "-addext", "subjectAltName=DNS:web.example.com", "-outform", "DER", "-out", csr)
 	caFile := filepath.Join(dir, "ca.crt")
 	post := func() string {
-		return run(curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "-H", "@"+header,
+		return runTool(t, curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "-H", "@"+header,
 			"-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, p.base+"/bootstrap")
 	}
 	if code := post(); code != "200" {
@@ -105,14 +100,14 @@ func TestBootstrapWithOpenSSLAndCurl(t *testing.T) {
 	if err != nil || len(certs) != 2 || len(certs[0].DNSNames) != 1 || certs[0].DNSNames[0] != "web.example.com" {
 		t.Fatalf("answer: %d certificates (%v), DNS names %v; want the leaf for web.example.com and the CA", len(certs), err, certs[0].DNSNames)
 	}
-	if got := run(openssl, "verify", "-CAfile", caFile, "-purpose", "sslserver", out); !strings.Contains(got, ": OK") {
+	if got := runTool(t, openssl, "verify", "-CAfile", caFile, "-purpose", "sslserver", out); !strings.Contains(got, ": OK") {
 		t.Errorf("openssl verify: %s", got)
 	}
-	if got := run(openssl, "x509", "-in", out, "-noout", "-pubkey"); got != run(openssl, "pkey", "-in", key, "-pubout") {
+	if got := runTool(t, openssl, "x509", "-in", out, "-noout", "-pubkey"); got != runTool(t, openssl, "pkey", "-in", key, "-pubout") {
 		t.Errorf("the certificate is not for openssl's key")
 	}
 	// Another key with the same token: used.
-	run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+	runTool(t, openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
 		"-subj", "/", "-outform", "DER", "-out", csr)
 	if code := post(); code != "403" || !strings.Contains(string(readTestFile(t, out)), `"reason":"token-used"`) {
 		t.Errorf("second machine: %s %s; want 403 token-used", code, readTestFile(t, out))

@@ -35,21 +35,13 @@ func TestServeReplicasRenewEnrollPG(t *testing.T) {
 	}
 	caFile := filepath.Join(dir, "ca.crt")
 	work := t.TempDir()
-	run := func(name string, args ...string) string {
-		t.Helper()
-		b, err := exec.Command(name, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, b)
-		}
-		return string(b)
-	}
 	// renew posts a new CSR with cert and key to replica i.
 	renew := func(i int, cert, key, step string) (string, string) {
 		t.Helper()
 		csr, newKey, out := filepath.Join(work, step+".csr"), filepath.Join(work, step+".key"), filepath.Join(work, step+".pem")
-		run(openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", newKey,
+		runTool(t, openssl, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", newKey,
 			"-subj", "/", "-outform", "DER", "-out", csr)
-		code := run(curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "--cert", cert, "--key", key,
+		code := runTool(t, curl, "-sS", "-o", out, "-w", "%{http_code}", "--cacert", caFile, "--cert", cert, "--key", key,
 			"-H", "Content-Type: application/pkcs10", "--data-binary", "@"+csr, reps[i].bases[1]+"/renew")
 		if code != "200" {
 			t.Fatalf("POST /renew at replica %d = %s\n%s\nserve:\n%s", i, code, readTestFile(t, out), reps[i].stderr)
@@ -59,7 +51,7 @@ func TestServeReplicasRenewEnrollPG(t *testing.T) {
 	app := filepath.Join(dir, "certs", "app")
 	first, firstKey := renew(1, filepath.Join(app, "current.crt"), filepath.Join(app, "current.key"), "first")
 	second, _ := renew(0, first, firstKey, "second")
-	if got := run(openssl, "verify", "-CAfile", caFile, "-purpose", "sslclient", second); !strings.Contains(got, ": OK") {
+	if got := runTool(t, openssl, "verify", "-CAfile", caFile, "-purpose", "sslclient", second); !strings.Contains(got, ": OK") {
 		t.Errorf("openssl verify of the second successor: %s", got)
 	}
 	var apps []string
