@@ -39,7 +39,7 @@ func (k EnrollKind) String() string {
 const DefaultTokenLifetime = time.Hour
 
 // ErrTokenCSR marks a CSR that a bootstrap token cannot be traded with
-// (see CheckTokenCSR); the token is not spent by it.
+// (see RedeemToken); the token is not spent by it.
 var ErrTokenCSR = errors.New("CSR not acceptable for a bootstrap token")
 
 // CreateToken checks the request as Issue would and writes a new pending
@@ -51,12 +51,6 @@ func (c *CA) CreateToken(name string, id EnrollIdentity, lifetime time.Duration)
 	return c.createEnrollment(name, id, lifetime, KindToken)
 }
 
-// CheckToken validates a bootstrap token's request as CreateToken does,
-// without writing anything.
-func (c *CA) CheckToken(name string, id EnrollIdentity, lifetime time.Duration) error {
-	return c.checkEnrollment(name, id, lifetime, KindToken)
-}
-
 // LookupToken returns the bootstrap token's enrollment, whatever its
 // status, as LookupEnrollment does for links: a link's token matches
 // nothing here.
@@ -64,12 +58,12 @@ func (c *CA) LookupToken(token string) (*Enrollment, error) {
 	return c.lookupEnrollment(token, KindToken)
 }
 
-// CheckTokenCSR tells whether csr may be traded with a bootstrap token
-// for identity id: its signature holds, its key is strong enough
-// (CheckPublicKey), it does not ask to be a CA, and every name it asks
-// for is one of id's (it may name none: the certificate says exactly
-// what the token says, whatever the CSR asks). Failures wrap ErrTokenCSR.
-func CheckTokenCSR(csr *x509.CertificateRequest, id EnrollIdentity) error {
+// checkTokenCSR tells whether csr may be traded with the bootstrap token
+// e: its signature holds, its key is strong enough (CheckPublicKey), it
+// does not ask to be a CA, and every name it asks for is one of e's (it
+// may name none: the certificate says exactly what the token says,
+// whatever the CSR asks). Failures wrap ErrTokenCSR.
+func checkTokenCSR(csr *x509.CertificateRequest, e *Enrollment) error {
 	if err := csr.CheckSignature(); err != nil {
 		return fmt.Errorf("%w: its signature: %v", ErrTokenCSR, err)
 	}
@@ -79,12 +73,6 @@ func CheckTokenCSR(csr *x509.CertificateRequest, id EnrollIdentity) error {
 	if slices.Contains(IgnoredCSRExtensions(csr), "basicConstraints (CA:TRUE)") {
 		return fmt.Errorf("%w: it asks to be a CA (basicConstraints CA:TRUE)", ErrTokenCSR)
 	}
-	return nil
-}
-
-// tokenCSRNamesWithin checks that the CSR names only what the enrollment
-// will certify.
-func tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) error {
 	want, err := e.SANs()
 	if err != nil {
 		return err
@@ -100,8 +88,8 @@ func tokenCSRNamesWithin(csr *x509.CertificateRequest, e *Enrollment) error {
 // RedeemToken trades a bootstrap token and a CSR for the token's
 // certificate, for the CSR's key. A token that matches no token gives
 // ErrEnrollmentUnknown, one that is not pending an *EnrollmentSpentError
-// (whatever the CSR). Then the CSR is checked (CheckTokenCSR, and the
-// names it asks for against the token's) and the name must be free (as
+// (whatever the CSR). Then the CSR is checked (checkTokenCSR: signature,
+// key, no CA:TRUE, only the token's names) and the name must be free (as
 // Issue checks it): a refusal of either leaves the token pending. Then, as
 // Enroll, the token is burnt durably before anything is signed.
 // from is the address it came from, kept in the enrollment. The caller
@@ -118,17 +106,14 @@ func (c *CA) RedeemToken(signer crypto.Signer, token, from string, csr *x509.Cer
 	}
 	now := c.Now().UTC()
 	if st := e.StatusAt(now); st != EnrollPending {
-		if CheckTokenCSR(csr, e.Identity) == nil {
+		if checkTokenCSR(csr, e) == nil {
 			if issued := c.reissued(e, csr.PublicKey); issued != nil {
 				return issued, e, nil
 			}
 		}
 		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}
 	}
-	if err := CheckTokenCSR(csr, e.Identity); err != nil {
-		return nil, e, err
-	}
-	if err := tokenCSRNamesWithin(csr, e); err != nil {
+	if err := checkTokenCSR(csr, e); err != nil {
 		return nil, e, err
 	}
 	// A name taken since the token was made is refused before the token

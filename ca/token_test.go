@@ -158,14 +158,14 @@ func TestRedeemTokenExpired(t *testing.T) {
 
 func TestTokenProfiles(t *testing.T) {
 	c, _ := newEnrollCA(t)
-	if err := c.CheckToken("ocsp1", EnrollIdentity{Profile: OCSP}, time.Hour); err == nil {
-		t.Error("CheckToken(profile ocsp) = nil; want an error")
+	if _, err := c.CreateToken("ocsp1", EnrollIdentity{Profile: OCSP}, time.Hour); err == nil {
+		t.Error("CreateToken(profile ocsp) = nil; want an error")
 	}
 	if err := c.CheckEnrollment("web6", EnrollIdentity{Profile: Server}, time.Hour); err == nil {
 		t.Error("CheckEnrollment(a server link) = nil; want an error: links are for people")
 	}
-	if err := c.CheckToken("web6", EnrollIdentity{Profile: Server, KeyType: Ed25519}, time.Hour); err != nil {
-		t.Errorf("CheckToken(ed25519) = %v; a machine's key may be Ed25519", err)
+	if _, err := c.CreateToken("web6", EnrollIdentity{Profile: Server, KeyType: Ed25519}, time.Hour); err != nil {
+		t.Errorf("CreateToken(ed25519) = %v; a machine's key may be Ed25519", err)
 	}
 }
 
