@@ -53,7 +53,8 @@ const (
 var (
 	// ErrEnrollmentUnknown: no enrollment has this token (or ID or name).
 	ErrEnrollmentUnknown = store.ErrEnrollmentUnknown
-	// ErrEnrollmentPending: the name already has a pending enrollment.
+	// ErrEnrollmentPending: the name already has a pending enrollment;
+	// *EnrollmentPendingError says which.
 	ErrEnrollmentPending = errors.New("name already has a pending enrollment")
 	// ErrCorruptEnrollment: an enrollment file does not decode (a power
 	// loss tore it before its token was ever shown).
@@ -132,17 +133,22 @@ func (e *Enrollment) StatusAt(t time.Time) EnrollmentStatus {
 	return e.Status
 }
 
+// Profile is the profile of the certificate e is for: its identity's, or
+// Client (every link, and a token made without one).
+func (e *Enrollment) Profile() Profile {
+	if e.Identity.Profile == "" {
+		return Client
+	}
+	return e.Identity.Profile
+}
+
 // Request returns the issuance request of the enrollment: a certificate
 // of its profile for Name, certifying pub (the key the server generated
 // for a link, the CSR's for a token).
 func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 	id := e.Identity
-	p := id.Profile
-	if p == "" {
-		p = Client
-	}
 	return Request{
-		Name: e.Name, Profile: p, CommonName: id.CommonName,
+		Name: e.Name, Profile: e.Profile(), CommonName: id.CommonName,
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
 		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
@@ -253,7 +259,7 @@ func (c *CA) createEnrollment(name string, id EnrollIdentity, lifetime time.Dura
 	// A corrupt previous link is one a crash tore before its token was
 	// shown: it blocks nothing.
 	if prev, err := c.EnrollmentByName(name); err == nil && prev.StatusAt(now) == EnrollPending {
-		return nil, fmt.Errorf("%w: %q has %s %s, expiring %s", ErrEnrollmentPending, name, prev.Kind, prev.ID, prev.ExpiresAt.Format(time.RFC3339))
+		return nil, &EnrollmentPendingError{Pending: prev}
 	} else if err != nil && !errors.Is(err, ErrEnrollmentUnknown) && !errors.Is(err, ErrCorruptEnrollment) {
 		return nil, err
 	}
@@ -436,6 +442,18 @@ func (c *CA) CancelEnrollment(kind EnrollKind, ref string) (*Enrollment, error) 
 	}
 	return e, nil
 }
+
+// EnrollmentPendingError is returned for a second enrollment of a name
+// whose enrollment Pending is still pending, of either kind.
+type EnrollmentPendingError struct{ Pending *Enrollment }
+
+func (e *EnrollmentPendingError) Error() string {
+	p := e.Pending
+	return fmt.Sprintf("%v: %q has %s %s, expiring %s", ErrEnrollmentPending, p.Name, p.Kind, p.ID, p.ExpiresAt.Format(time.RFC3339))
+}
+
+// Unwrap makes errors.Is(err, ErrEnrollmentPending) true.
+func (e *EnrollmentPendingError) Unwrap() error { return ErrEnrollmentPending }
 
 // EnrollKindError is an enrollment of another kind than the one asked for.
 type EnrollKindError struct {

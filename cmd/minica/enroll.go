@@ -201,7 +201,7 @@ func createEnrollment(c *cli.Context, e *env) error {
 	}
 	created, err := authority.CreateEnrollment(name, id, lifetime)
 	if err != nil {
-		return pendingHint(authority, name, err)
+		return pendingHint(name, err)
 	}
 	en, link := created.Enrollment, ca.EnrollLink(base, created.Token)
 	if c.Bool("json") {
@@ -254,7 +254,7 @@ func listKind(c *cli.Context, e *env, kind ca.EnrollKind, toJSON func(*ca.Enroll
 	}
 	fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s\n", "NAME", "ID", profile("PROFILE"), "STATUS", "CREATED", "EXPIRES")
 	for _, en := range list {
-		fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s", en.Name, en.ID, profile(string(en.Request(nil).Profile)), en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
+		fmt.Fprintf(e.stdout, "%-20s %-12s %s%-9s %-20s %s", en.Name, en.ID, profile(string(en.Profile())), en.StatusAt(now), day(en.CreatedAt), day(en.ExpiresAt))
 		printEnrollmentUse(e, en, now)
 	}
 	return nil
@@ -361,17 +361,14 @@ func secretOnTerminal(c *cli.Context, e *env, what string) error {
 		"pass --json to hand the %s to a script, or run minica %s on a terminal", what, c.Command.Name)
 }
 
-// pendingHint adds to err, when it is ca.ErrEnrollmentPending for name,
-// the command that cancels the pending enrollment, of whichever kind it
-// is.
-func pendingHint(authority *ca.CA, name string, err error) error {
-	if !errors.Is(err, ca.ErrEnrollmentPending) {
+// pendingHint adds to err, when it is a *ca.EnrollmentPendingError, the
+// command that cancels the pending enrollment, of whichever kind it is.
+func pendingHint(name string, err error) error {
+	var pending *ca.EnrollmentPendingError
+	if !errors.As(err, &pending) {
 		return err
 	}
-	w := kindOf(ca.KindLink)
-	if prev, perr := authority.EnrollmentByName(name); perr == nil {
-		w = kindOf(prev.Kind)
-	}
+	w := kindOf(pending.Pending.Kind)
 	return withHint(err, "cancel the %s first (minica %s --cancel %s), or let %s use it", w.noun, w.command, name, w.holder)
 }
 

@@ -81,13 +81,10 @@ type tokenJSON struct {
 
 func tokenToJSON(en *ca.Enrollment, now time.Time) tokenJSON {
 	return tokenJSON{
-		ID: en.ID, Name: en.Name, Profile: tokenProfile(en), Status: string(en.StatusAt(now)), SANs: nonNil(tokenSANs(en)),
+		ID: en.ID, Name: en.Name, Profile: en.Profile(), Status: string(en.StatusAt(now)), SANs: nonNil(tokenSANs(en)),
 		CreatedAt: en.CreatedAt, ExpiresAt: en.ExpiresAt, UsedAt: en.UsedAt, UsedFrom: en.UsedFrom, Serial: en.Serial, Error: en.Error,
 	}
 }
-
-// tokenProfile is the profile of the certificate en is for.
-func tokenProfile(en *ca.Enrollment) ca.Profile { return en.Request(nil).Profile }
 
 // tokenSANs lists the SANs the certificate of en will carry (none shown
 // for an identity that no longer validates: the redemption says why).
@@ -140,7 +137,7 @@ func createToken(c *cli.Context, e *env) error {
 	}
 	created, err := authority.CreateToken(name, id, lifetime)
 	if err != nil {
-		return pendingHint(authority, name, err)
+		return pendingHint(name, err)
 	}
 	en := created.Enrollment
 	if c.Bool("json") {
@@ -150,7 +147,7 @@ func createToken(c *cli.Context, e *env) error {
 	} else {
 		printToken(e, en, created.Token, authority.Settings.EnrollURL)
 	}
-	warnUnresolvableThen(e.stderr, &ca.Record{Name: en.Name, Profile: tokenProfile(en), SANs: tokenSANs(en)}, func(dns string) string {
+	warnUnresolvableThen(e.stderr, &ca.Record{Name: en.Name, Profile: en.Profile(), SANs: tokenSANs(en)}, func(dns string) string {
 		return fmt.Sprintf("cancel the token (minica token --cancel %s) and make another with --dns %s (or --ip ADDRESS)", en.Name, dns)
 	})
 	if !c.Bool("json") {
@@ -166,7 +163,7 @@ func printToken(e *env, en *ca.Enrollment, token, base string) {
 	if base == "" {
 		base = "https://HOST:PORT"
 	}
-	fmt.Fprintf(e.stdout, "bootstrap token for a %s certificate %q, one use\n", tokenProfile(en), en.Name)
+	fmt.Fprintf(e.stdout, "bootstrap token for a %s certificate %q, one use\n", en.Profile(), en.Name)
 	fmt.Fprintf(e.stdout, "  token      %s\n", token)
 	fmt.Fprintf(e.stdout, "  id         %s\n", en.ID)
 	fmt.Fprintf(e.stdout, "  sans       %s\n", sanText(tokenSANs(en)))
