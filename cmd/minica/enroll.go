@@ -176,7 +176,7 @@ func createEnrollment(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := secretOnTerminal(c, e, "link"); err != nil {
+	if err := secretOnTerminal(c, e, ca.KindLink); err != nil {
 		return err
 	}
 	base := c.String("base-url")
@@ -350,15 +350,16 @@ func kindOf(kind ca.EnrollKind) kindWords {
 	return kindWords{article: "an", noun: "enrollment link", short: "link", command: "enroll", holder: "the person"}
 }
 
-// secretOnTerminal refuses to print the secret of an enrollment (what:
-// "link" or "token") on a stdout that is not a terminal unless --json
-// asks for it: redirected output ends up in logs and CI transcripts.
-func secretOnTerminal(c *cli.Context, e *env, what string) error {
+// secretOnTerminal refuses to print the secret of an enrollment of kind
+// on a stdout that is not a terminal unless --json asks for it:
+// redirected output ends up in logs and CI transcripts.
+func secretOnTerminal(c *cli.Context, e *env, kind ca.EnrollKind) error {
 	if c.Bool("json") || (e.stdoutTerminal != nil && e.stdoutTerminal()) {
 		return nil
 	}
-	return withHint(usagef(c, "the %s is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON", what),
-		"pass --json to hand the %s to a script, or run minica %s on a terminal", what, c.Command.Name)
+	w := kindOf(kind)
+	return withHint(usagef(c, "the %s is a secret, and stdout is not a terminal: it is printed only on a terminal, or as JSON", w.short),
+		"pass --json to hand the %s to a script, or run minica %s on a terminal", w.short, w.command)
 }
 
 // pendingHint adds to err, when it is a *ca.EnrollmentPendingError, the

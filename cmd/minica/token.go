@@ -124,7 +124,7 @@ func createToken(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := secretOnTerminal(c, e, "token"); err != nil {
+	if err := secretOnTerminal(c, e, ca.KindToken); err != nil {
 		return err
 	}
 	authority, unlock, err := lockCA(c, e)
