@@ -43,12 +43,14 @@ func SystemdAgent(a *Agent) (string, error) {
 	if !isServiceName(a.Name) {
 		return "", fmt.Errorf("the service name %q is not letters, digits, '-', '_' and '.'", a.Name)
 	}
-	for _, p := range []struct{ what, path string }{
-		{"minica binary", a.Minica}, {"CA file", a.CAFile}, {"certificate", a.CertFile}, {"key", a.KeyFile}, {"chain file", a.ChainFile},
-		{"token file", a.TokenFile},
+	for _, p := range []struct {
+		what, path string
+		optional   bool
+	}{
+		{"minica binary", a.Minica, false}, {"CA file", a.CAFile, false}, {"certificate", a.CertFile, false},
+		{"key", a.KeyFile, false}, {"chain file", a.ChainFile, true}, {"token file", a.TokenFile, true},
 	} {
-		optional := p.what == "chain file" || p.what == "token file"
-		if !filepath.IsAbs(p.path) && (p.path != "" || !optional) {
+		if !filepath.IsAbs(p.path) && (p.path != "" || !p.optional) {
 			return "", fmt.Errorf("the %s path %q is not absolute", p.what, p.path)
 		}
 	}
