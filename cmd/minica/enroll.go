@@ -190,8 +190,8 @@ func createEnrollment(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	if authority.IsRoot() {
-		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	if err := refuseRoot(authority); err != nil {
+		return err
 	}
 	if base == "" {
 		if base = authority.Settings.EnrollURL; base == "" {

@@ -175,8 +175,8 @@ func issueAndPrint(c *cli.Context, e *env, req ca.Request) (*ca.Issued, error) {
 		return nil, err
 	}
 	defer unlock()
-	if authority.IsRoot() {
-		return nil, fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	if err := refuseRoot(authority); err != nil {
+		return nil, err
 	}
 	// A rerun after a kill settles the interrupted issuance of the name
 	// first, as check would: a certificate that reached the disk then
@@ -242,4 +242,14 @@ type issuedJSON struct {
 	Cert      string     `json:"cert"`
 	Key       string     `json:"key,omitempty"`
 	Chain     string     `json:"chain"`
+}
+
+// refuseRoot is the error of a command that makes leaves run on a root CA
+// (ca.ErrRootCA, naming the directory; hints.go adds where leaves come
+// from), or nil on a CA that issues them.
+func refuseRoot(authority *ca.CA) error {
+	if authority.IsRoot() {
+		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	}
+	return nil
 }

@@ -114,9 +114,9 @@ func runIssueBatch(c *cli.Context, e *env, p ca.Profile) error {
 		return err
 	}
 	defer unlock()
-	if authority.IsRoot() {
-		// Said once, with the hint, rather than as a problem of every row.
-		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	// Said once, with the hint, rather than as a problem of every row.
+	if err := refuseRoot(authority); err != nil {
+		return err
 	}
 	b.ca = authority
 	// The rows are checked against the CA even when the file has other

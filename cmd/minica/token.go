@@ -132,8 +132,8 @@ func createToken(c *cli.Context, e *env) error {
 		return err
 	}
 	defer unlock()
-	if authority.IsRoot() {
-		return fmt.Errorf("%w: %q is a root CA", ca.ErrRootCA, authority.Dir().Path())
+	if err := refuseRoot(authority); err != nil {
+		return err
 	}
 	created, err := authority.CreateToken(name, id, lifetime)
 	if err != nil {
