@@ -251,3 +251,23 @@ func TestBootstrapAfterALostAnswerReusesThePendingKey(t *testing.T) {
 		t.Error("the log does not say the pending key was reused")
 	}
 }
+
+// The agent cannot write its key (its directory is missing): it says so
+// and stops before it sends anything, so the token is not spent.
+func TestBootstrapUnwritableKeyStopsBeforeTheRequest(t *testing.T) {
+	c := &clock{t: time.Now()}
+	ts := &timers{c: c}
+	f := newFakeServe(t, c)
+	cfg := setupBootstrap(t, f, c, ts, testToken)
+	cfg.KeyFile = filepath.Join(t.TempDir(), "missing", "tls.key")
+	err := newAgent(t, cfg).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "tls.key") {
+		t.Fatalf("Run() error = %v; want one naming the key file", err)
+	}
+	if f.calls.Load() != 0 {
+		t.Errorf("%d requests; want none before the key is safe", f.calls.Load())
+	}
+	if _, err := os.Stat(cfg.CertFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a certificate file exists: %v", err)
+	}
+}
