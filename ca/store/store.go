@@ -36,6 +36,7 @@ type Store interface {
 	RevocationLog
 	CRLStore
 	EnrollmentStore
+	ACMEStore
 	Coordination
 	Maintenance
 }
@@ -152,6 +153,44 @@ type EnrollmentData struct {
 	Where    string
 }
 
+// ACMEStore keeps the state of the ACME server (serve/acme) and of its
+// external account bindings (ca) as they encode it: objects named by a
+// kind and an ID, and nonces. Its methods are safe for concurrent use, by
+// the goroutines of one process and by the processes (serve replicas) of
+// one CA: what must not race across them is done under Lock by the
+// caller.
+type ACMEStore interface {
+	// CreateObject writes a new object durably; a taken kind and ID gives
+	// an error matching fs.ErrExist.
+	CreateObject(o Object) error
+	// PutObject writes an object durably, replacing the one of its kind
+	// and ID if there is one.
+	PutObject(o Object) error
+	// Object returns the object of kind and id; an unknown one gives an
+	// error matching fs.ErrNotExist.
+	Object(kind, id string) (Object, error)
+	// Objects streams every object of kind in ID order.
+	Objects(kind string) iter.Seq2[Object, error]
+	// DeleteObject removes the object of kind and id; an unknown one is
+	// not an error.
+	DeleteObject(kind, id string) error
+	// AddNonce records a new nonce (IsNonce), good until expires. Nonces
+	// need not survive a crash: a client told badNonce asks for another.
+	AddNonce(nonce string, expires time.Time) error
+	// UseNonce consumes a nonce: it reports true once for a nonce added
+	// and not expired at now, false for an unknown, used or expired one,
+	// whichever replica asks. Expired nonces are dropped by the engine.
+	UseNonce(nonce string, now time.Time) (bool, error)
+}
+
+// Object is an ACME object as an engine keeps it: Kind is a lowercase
+// word (IsObjectKind), ID a token of letters, digits, '-' and '_'
+// (IsObjectID); the owner encodes and decodes Data.
+type Object struct {
+	Kind, ID string
+	Data     []byte
+}
+
 // CRLCopy is a file of the published copy of the current CRL.
 type CRLCopy struct {
 	Name string // its path, for messages
@@ -207,7 +246,7 @@ type Maintenance interface {
 	// new CA published before it had a Store.
 	AdoptPublishedCRL() error
 	// Load writes d, the whole Store of another store, into this one,
-	// which must hold no record, revocation or enrollment
+	// which must hold no record, revocation, enrollment or object
 	// (ErrStoreNotEmpty); it returns how many records it wrote.
 	Load(d *Contents) (int, error)
 }
@@ -218,6 +257,7 @@ type Contents struct {
 	Records     iter.Seq2[*Record, error] // serial order; an error ends them
 	Events      []RevEvent                // the latest of each serial
 	Enrollments []EnrollmentData          // in the order to write them
+	Objects     []Object                  // the ACME objects, by kind and ID
 	LastNumber  *big.Int                  // the last CRL number used
 	CRL         []byte                    // the current CRL, DER; nil without one
 	CRLNumber   *big.Int

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,6 +51,10 @@ type Store struct {
 	// indexMu makes one of concurrent reservations rebuild a missing
 	// name index.
 	indexMu sync.Mutex
+	// nonces counts AddNonce calls, and nonceNow is the clock of the
+	// latest UseNonce (Unix seconds), which expired nonces are swept by.
+	nonces   atomic.Int64
+	nonceNow atomic.Int64
 }
 
 // Options are the hooks of a file store, for tests.

@@ -64,6 +64,8 @@ type Store struct {
 	held atomic.Pointer[lockSession]
 	// serving is the registration of a running serve (see serving.go).
 	serving sessionLock
+	// nonces counts AddNonce calls: every 1024th prunes expired nonces.
+	nonces atomic.Int64
 }
 
 // Open connects to the database at url, checks that its schema is
@@ -391,13 +393,13 @@ func (s *Store) RecordParts() ([]iter.Seq2[*store.Record, error], error) {
 
 // streamRows runs query, whose rows are (key, data) pairs, and yields each
 // decoded as it arrives; what names the rows in errors.
-func streamRows[T any](s *Store, what, query string, decode func(key, data string) (T, error)) iter.Seq2[T, error] {
+func streamRows[T any](s *Store, what, query string, decode func(key, data string) (T, error), args ...any) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		fail := func(err error) { yield(zero, fmt.Errorf("listing the %s of %q: %w", what, s.url, err)) }
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		rows, err := s.pool.Query(ctx, query)
+		rows, err := s.pool.Query(ctx, query, args...)
 		if err != nil {
 			fail(err)
 			return
