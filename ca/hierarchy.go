@@ -150,10 +150,10 @@ func (c *CA) checkChainConstraints(tmpl *x509.Certificate) error {
 	return nil
 }
 
-// leafChain is what follows a leaf in its chain file: the CA chain without
+// LeafChain is what follows a leaf in its chain file: the CA chain without
 // a root above the issuing CA, which relying parties hold as their trust
 // anchor. A single self-signed CA stays, as minica always wrote it.
-func (c *CA) leafChain() []*x509.Certificate {
+func (c *CA) LeafChain() []*x509.Certificate {
 	if len(c.Chain) > 1 {
 		return c.Chain[:len(c.Chain)-1]
 	}

@@ -375,7 +375,7 @@ func pemCert(cert *x509.Certificate) []byte {
 // the root of a hierarchy (see leafChain).
 func (c *CA) chainPEM(leaf *x509.Certificate) []byte {
 	out := pemCert(leaf)
-	for _, ca := range c.leafChain() {
+	for _, ca := range c.LeafChain() {
 		out = append(out, pemCert(ca)...)
 	}
 	return out

@@ -1,0 +1,177 @@
+package acme
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"minica/ca"
+	"minica/ca/store"
+)
+
+// Identifier is an identifier of an order or authorization.
+type Identifier = ca.ACMEIdentifier
+
+// Kinds of the store objects of the protocol; the bindings are package
+// ca's.
+const (
+	kindAccount = "acme-account"
+	kindKey     = "acme-key" // the account of a key, by its JWK thumbprint
+	kindOrder   = "acme-order"
+	kindAuthz   = "acme-authz"
+)
+
+// Statuses of accounts, orders, authorizations and challenges.
+const (
+	statusValid       = "valid"
+	statusPending     = "pending"
+	statusReady       = "ready"
+	statusProcessing  = "processing"
+	statusInvalid     = "invalid"
+	statusDeactivated = "deactivated"
+	statusExpired     = "expired"
+	statusRevoked     = "revoked"
+)
+
+// Challenge types.
+const (
+	challHTTP01    = "http-01"
+	challTLSALPN01 = "tls-alpn-01"
+	challDNS01     = "dns-01"
+)
+
+// account is an ACME account as stored.
+type account struct {
+	ID         string          `json:"id"`
+	Key        json.RawMessage `json:"key"` // the JWK
+	Thumbprint string          `json:"thumbprint"`
+	Status     string          `json:"status"`
+	Contact    []string        `json:"contact,omitempty"`
+	Binding    string          `json:"binding,omitempty"` // the EAB key ID
+	Created    time.Time       `json:"created"`
+	// Pending are the authorizations of the account that were pending
+	// when last looked at, to bound them (ACMEPolicy.PendingAuthz).
+	Pending []pendingAuthz `json:"pending,omitempty"`
+}
+
+type pendingAuthz struct {
+	ID      string    `json:"id"`
+	Expires time.Time `json:"expires"`
+}
+
+// order is an ACME order as stored. Status is stored once the order is
+// processing, valid or invalid; before, it is derived from its
+// authorizations (see Server.orderStatus).
+type order struct {
+	ID          string       `json:"id"`
+	Account     string       `json:"account"`
+	Status      string       `json:"status"`
+	Expires     time.Time    `json:"expires"`
+	Identifiers []Identifier `json:"identifiers"`
+	Authzs      []string     `json:"authorizations"`
+	Serial      string       `json:"serial,omitempty"`
+	Replaces    string       `json:"replaces,omitempty"`
+	Error       *problem     `json:"error,omitempty"`
+	Created     time.Time    `json:"created"`
+}
+
+// authz is an ACME authorization as stored, with its challenges.
+type authz struct {
+	ID         string      `json:"id"`
+	Account    string      `json:"account"`
+	Identifier Identifier  `json:"identifier"`
+	Wildcard   bool        `json:"wildcard,omitempty"`
+	Status     string      `json:"status"`
+	Expires    time.Time   `json:"expires"`
+	Challenges []challenge `json:"challenges"`
+}
+
+type challenge struct {
+	Type      string    `json:"type"`
+	Token     string    `json:"token"`
+	Status    string    `json:"status"`
+	Validated time.Time `json:"validated,omitzero"`
+	Error     *problem  `json:"error,omitempty"`
+}
+
+// newID returns a random ID of n bytes, base64url: 16 for objects, 32
+// for challenge tokens and nonces' worth of entropy.
+func newID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// objects reads and writes the protocol's objects in the store.
+type objects struct{ db store.ACMEStore }
+
+// get reads the object kind/id into v; an unknown one gives a 404
+// problem naming what.
+func (o objects) get(kind, id, what string, v any) error {
+	if !store.IsObjectID(id) {
+		return notFound(what)
+	}
+	obj, err := o.db.Object(kind, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(what)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(obj.Data, v); err != nil {
+		return fmt.Errorf("decoding %s %s: %w", what, id, err)
+	}
+	return nil
+}
+
+func (o objects) put(kind, id string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return o.db.PutObject(store.Object{Kind: kind, ID: id, Data: data})
+}
+
+func (o objects) create(kind, id string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return o.db.CreateObject(store.Object{Kind: kind, ID: id, Data: data})
+}
+
+func (o objects) account(id string) (*account, error) {
+	a := new(account)
+	return a, o.get(kindAccount, id, "account", a)
+}
+
+func (o objects) order(id string) (*order, error) {
+	ord := new(order)
+	return ord, o.get(kindOrder, id, "order", ord)
+}
+
+func (o objects) authz(id string) (*authz, error) {
+	az := new(authz)
+	return az, o.get(kindAuthz, id, "authorization", az)
+}
+
+// accountOfKey returns the ID of the account of a key thumbprint, or "".
+func (o objects) accountOfKey(thumb string) (string, error) {
+	obj, err := o.db.Object(kindKey, thumb)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(obj.Data), nil
+}
+
+// objectOf is a store object whose data is a string (an index's ID).
+func objectOf(kind, id, data string) store.Object {
+	return store.Object{Kind: kind, ID: id, Data: []byte(data)}
+}
