@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"time"
@@ -47,6 +48,7 @@ type Validator struct {
 	refused  []netip.Prefix
 	resolver *net.Resolver
 	dialer   *net.Dialer
+	client   *http.Client
 }
 
 // Identifier is the identifier of an authorization: Type "dns" (Value a
@@ -69,6 +71,7 @@ func New(cfg Config) (*Validator, error) {
 	}
 	v.resolver = newResolver(cfg)
 	v.dialer = &net.Dialer{Timeout: cfg.ConnectTimeout, Resolver: v.resolver, ControlContext: v.control}
+	v.client = v.newHTTPClient()
 	return v, nil
 }
 
