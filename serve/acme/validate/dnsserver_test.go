@@ -36,6 +36,21 @@ func startDNS(t *testing.T, d testDNS) string {
 	return pc.LocalAddr().String()
 }
 
+// startSilentDNS is a DNS server that reads queries and never answers.
+func startSilentDNS(t *testing.T) string {
+	t.Helper()
+	pc := listenUDP(t)
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
 func listenUDP(t *testing.T) net.PacketConn {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
