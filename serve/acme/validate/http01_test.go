@@ -121,6 +121,33 @@ func TestHTTP01(t *testing.T) {
 	}
 }
 
+// startSilentTCP accepts connections on 127.0.0.1, holds them open and
+// never writes, until the test ends; it returns the port.
+func startSilentTCP(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 8)
+	t.Cleanup(func() {
+		l.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held <- c
+		}
+	}()
+	return port(t, l)
+}
+
 func portOf(r *http.Request) string {
 	_, p, _ := net.SplitHostPort(r.Host)
 	return p
@@ -148,29 +175,9 @@ func TestHTTP01HugeBody(t *testing.T) {
 // TestHTTP01NoAnswer is a server that accepts and never answers: the
 // validation ends when Total runs out.
 func TestHTTP01NoAnswer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := make(chan net.Conn, 8)
-	t.Cleanup(func() {
-		l.Close()
-		for len(held) > 0 {
-			(<-held).Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held <- c
-		}
-	}()
-	v := mustNew(t, Config{HTTPPort: port(t, l), Allow: allowLo, Total: 500 * time.Millisecond})
+	v := mustNew(t, Config{HTTPPort: startSilentTCP(t), Allow: allowLo, Total: 500 * time.Millisecond})
 	start := time.Now()
-	err = v.HTTP01(context.Background(), localhost, token, keyAuth)
+	err := v.HTTP01(context.Background(), localhost, token, keyAuth)
 	wantError(t, err, TypeConnection, "no answer within the validation's time limit of 500ms")
 	if d := time.Since(start); d > 1500*time.Millisecond {
 		t.Errorf("HTTP01 took %v; want about 500ms", d)
