@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"time"
 )
 
 // The ACME error types (RFC 8555 section 6.7, without the
@@ -65,7 +66,7 @@ func (v *Validator) failure(ctx context.Context, typ, what string, err error) *E
 	if errors.As(err, &refused) {
 		return &Error{TypeRejectedIdentifier, what + ": " + refused.Error(), err}
 	}
-	if ctx.Err() != nil {
+	if expired(ctx) {
 		if context.Cause(ctx) == errTotal {
 			return &Error{typ, fmt.Sprintf("%s: no answer within the validation's time limit of %v", what, v.cfg.Total), err}
 		}
@@ -76,6 +77,17 @@ func (v *Validator) failure(ctx context.Context, typ, what string, err error) *E
 		return &Error{TypeDNS, dnsDetail(what, dnsErr), err}
 	}
 	return &Error{typ, what + ": " + err.Error(), err}
+}
+
+// expired reports whether ctx is done. Once its deadline has passed, it
+// waits for ctx to be done: a read deadline taken from ctx (Go's resolver
+// sets one) can fire before ctx's own timer, and the cause is known only
+// after that timer.
+func expired(ctx context.Context) bool {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		<-ctx.Done()
+	}
+	return ctx.Err() != nil
 }
 
 func dnsDetail(what string, e *net.DNSError) string {
