@@ -28,6 +28,7 @@ const (
 	epMetrics = "metrics"
 	epOther   = "other"
 	epEnroll  = "enroll"
+	epACME    = "acme"
 )
 
 func isOps(p string) bool { return p == "/healthz" || p == "/metrics" }
@@ -85,6 +86,14 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	if strings.HasPrefix(path, "/enroll/") && s.cfg.Enroll != nil {
 		s.cfg.Enroll.ServeHTTP(w, r)
 		return epEnroll
+	}
+	if strings.HasPrefix(path, "/acme/") {
+		if s.cfg.ACME == nil {
+			plain(w, http.StatusNotFound, "not found: this serve does not answer ACME (serve --acme on --listen-tls)")
+		} else {
+			s.cfg.ACME.ServeHTTP(w, r)
+		}
+		return epACME
 	}
 	if path == renew.Path || path == renew.KeygenPath {
 		if s.cfg.Renew == nil {

@@ -96,6 +96,8 @@ type Config struct {
 	// (a *renew.Renewer); nil answers 404 there, with the reason
 	// renewal-disabled (bootstrap-disabled at /bootstrap).
 	Renew http.Handler
+	// ACME answers /acme/... (an *acme.Server); nil answers 404 there.
+	ACME http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded and when
 	// the revocation log changed (from the Server's goroutine).
 	OnCRLChange func()

@@ -75,7 +75,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "header-timeout", Value: ca.FormatDuration(serve.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 			&cli.StringFlag{Name: "idle-timeout", Value: ca.FormatDuration(serve.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 			&cli.StringFlag{Name: "shutdown-timeout", Value: ca.FormatDuration(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for requests in flight"},
-		}, serveEnrollFlags()...),
+		}, append(serveEnrollFlags(), serveACMEFlags()...)...),
 		Action: func(c *cli.Context) error { return runServe(c, e) },
 	}
 }
@@ -89,6 +89,7 @@ type serveOptions struct {
 	// but for the CA, the key and the CRL.
 	renew    bool
 	renewCfg renew.Config
+	acme     acmeOptions
 }
 
 func parseServeFlags(c *cli.Context) (*serveOptions, error) {
@@ -156,6 +157,9 @@ func parseServeFlags(c *cli.Context) (*serveOptions, error) {
 		return nil, usagef(c, "--max-long-polls (%d) must be below --max-conns (%d), so that long polls leave room for other requests", cfg.MaxWaiters, cfg.MaxConns)
 	}
 	cfg.SeparateOps = o.metrics != ""
+	if err := parseServeACMEFlags(c, o); err != nil {
+		return nil, err
+	}
 	if err := parseRenewFlags(c, o); err != nil {
 		return nil, err
 	}
@@ -262,6 +266,11 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer closeEnroller()
+	closeACME, err := addServeACME(c, e, o, &cfg, signer)
+	if err != nil {
+		return err
+	}
+	defer closeACME()
 	var srv *serve.Server
 	if o.renew {
 		// The renewals get a CA handle of their own too.
@@ -375,6 +384,9 @@ func runServeListeners(ctx context.Context, e *env, srv *serve.Server, o *serveO
 		where = append(where, l.show+l.ln.Addr().String())
 	}
 	fmt.Fprintf(e.stdout, "minica serve: listening on %s\n", strings.Join(where, ", "))
+	if o.acme.on {
+		fmt.Fprintf(e.stdout, "minica serve: %s\n", acmeDirectoryLine(lns))
+	}
 
 	watchCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
