@@ -76,7 +76,9 @@ func (s *Store) Objects(kind string) iter.Seq2[store.Object, error] {
 		return func(yield func(store.Object, error) bool) { yield(store.Object{}, err) }
 	}
 	return streamRows(s, "ACME "+kind, "SELECT id, data FROM minica_acme_objects WHERE kind = $1 ORDER BY id",
-		func(id, data string) (store.Object, error) { return store.Object{Kind: kind, ID: id, Data: []byte(data)}, nil }, kind)
+		func(id, data string) (store.Object, error) {
+			return store.Object{Kind: kind, ID: id, Data: []byte(data)}, nil
+		}, kind)
 }
 
 // DeleteObject deletes the row of an object.
