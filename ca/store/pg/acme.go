@@ -81,6 +81,18 @@ func (s *Store) Objects(kind string) iter.Seq2[store.Object, error] {
 		}, kind)
 }
 
+// ObjectKinds lists the kinds of the rows, sorted.
+func (s *Store) ObjectKinds() ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	rows, _ := s.pool.Query(ctx, "SELECT DISTINCT kind FROM minica_acme_objects ORDER BY kind")
+	kinds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("listing the ACME object kinds of %q: %w", s.url, err)
+	}
+	return kinds, nil
+}
+
 // DeleteObject deletes the row of an object.
 func (s *Store) DeleteObject(kind, id string) error {
 	if err := checkObject(kind, id); err != nil {

@@ -49,6 +49,12 @@ var cases = []struct {
 	{"enrollments", only(testStoreEnrollments)},
 	{"the lock", only(testStoreLock)},
 	{"the lock lost", only(testStoreLockLost)},
+	{"ACME objects: create, read, replace, delete", only(testStoreObjects)},
+	{"ACME objects by kind in ID order", only(testStoreObjectsOrder)},
+	{"ACME object kinds and IDs refused", only(testStoreObjectNames)},
+	{"ACME nonces used once", only(testStoreNonces)},
+	{"an ACME nonce used concurrently", only(testStoreNonceRace)},
+	{"ACME objects and nonces across handles", only(testStoreACMEHandles)},
 	{"a copy loaded into an empty store", testStoreLoad},
 	{"closed twice", only(testStoreCloseTwice)},
 }
