@@ -224,6 +224,23 @@ func (s *Store) UseNonce(nonce string, now time.Time) (bool, error) {
 	return err == nil && now.Unix() < exp, nil
 }
 
+// removeACMETemps removes the temporary files that interrupted writes
+// left in ACMEDir and in the directories of its kinds and of the nonces.
+func (s *Store) removeACMETemps() error {
+	entries, err := fs.ReadDir(s.dir.Root().FS(), ACMEDir)
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", s.dir.Join(ACMEDir), err)
+	}
+	for _, ent := range entries {
+		if ent.IsDir() && !cadir.IsTemp(ent.Name()) {
+			if err := s.dir.RemoveTemps(path.Join(ACMEDir, ent.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return s.dir.RemoveTemps(ACMEDir)
+}
+
 // pruneNonces removes the nonce files expired at now.
 func (s *Store) pruneNonces(now time.Time) {
 	entries, err := fs.ReadDir(s.dir.Root().FS(), nonceDir)
