@@ -1,11 +1,16 @@
 package ca
 
 import (
+	"bytes"
 	"crypto"
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"minica/ca/store"
 	"minica/revoke"
 )
 
@@ -169,5 +174,44 @@ func TestCheckRebuildsUnreadableRevokedRecord(t *testing.T) {
 	got, err := c.Record(is.Cert.SerialNumber)
 	if err != nil || got.Status != StatusRevoked || got.Reason != "keyCompromise" || !got.HasKey {
 		t.Fatalf("rebuilt record = %+v, %v; want revoked keyCompromise with its key", got, err)
+	}
+}
+
+// TestCheckKeepsACMEFiles checks that check leaves the ACME objects and
+// nonces (db/acme) alone, reporting nothing, and removes the temporary
+// files that interrupted writes of them left.
+func TestCheckKeepsACMEFiles(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	if _, err := c.PublishCRL(signer, 0); err != nil {
+		t.Fatal(err)
+	}
+	acct := store.Object{Kind: "accounts", ID: "acct1", Data: []byte(`{"status":"valid"}`)}
+	if err := c.db.CreateObject(acct); err != nil {
+		t.Fatal(err)
+	}
+	const nonce = "Y2hlY2tlZC1ub25jZS0xMjM0"
+	if err := c.db.AddNonce(nonce, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	temps := []string{"db/acme/accounts/.tmp-1", "db/acme/nonces/.tmp-2", "db/acme/.tmp-3"}
+	for _, name := range temps {
+		if err := os.WriteFile(c.Path(name), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := c.Check()
+	if err != nil || len(rep.Problems) > 0 || len(rep.Repaired) > 0 {
+		t.Fatalf("Check() = repaired %q, problems %q, %v; want nothing to say", rep.Repaired, rep.Problems, err)
+	}
+	for _, name := range temps {
+		if _, err := os.Stat(c.Path(name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after Check(): %v; want removed", name, err)
+		}
+	}
+	if got, err := c.db.Object(acct.Kind, acct.ID); err != nil || !bytes.Equal(got.Data, acct.Data) {
+		t.Errorf("Object(%s, %s) after Check() = %q, %v; want %q", acct.Kind, acct.ID, got.Data, err, acct.Data)
+	}
+	if ok, err := c.db.UseNonce(nonce, time.Now()); !ok || err != nil {
+		t.Errorf("UseNonce() after Check() = %v, %v; want true", ok, err)
 	}
 }

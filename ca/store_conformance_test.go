@@ -40,12 +40,27 @@ func testCopyStore(t *testing.T, h *storetest.Harness) {
 	if _, err := src.Store.SaveCRL(n, storetest.EmptyCRL(t, src, n.Int64())); err != nil {
 		t.Fatal(err)
 	}
+	acct := store.Object{Kind: "accounts", ID: "acct1", Data: []byte(`{"status":"valid"}`)}
+	if err := src.Store.CreateObject(acct); err != nil {
+		t.Fatal(err)
+	}
+	const nonce = "bm90LWNvcGllZC1ub25jZQ"
+	if err := src.Store.AddNonce(nonce, storeT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	res, err := copyStore(src.Store, h.Store, src.Cert)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Records != 2 || res.Revocations != 1 || res.Enrollments != 1 || res.CRLNumber.Cmp(n) != 0 {
-		t.Errorf("copyStore() = %+v; want 2 records, 1 revocation, 1 enrollment, CRL %s", res, n)
+	if res.Records != 2 || res.Revocations != 1 || res.Enrollments != 1 || res.Objects != 1 || res.CRLNumber.Cmp(n) != 0 {
+		t.Errorf("copyStore() = %+v; want 2 records, 1 revocation, 1 enrollment, 1 ACME object, CRL %s", res, n)
+	}
+	if got, err := h.Store.Object(acct.Kind, acct.ID); err != nil || !bytes.Equal(got.Data, acct.Data) {
+		t.Errorf("Object(%s, %s) of the copy = %q, %v; want %q", acct.Kind, acct.ID, got.Data, err, acct.Data)
+	}
+	// Nonces stay behind: the copy never accepts one of the source's.
+	if ok, err := h.Store.UseNonce(nonce, storeT0); ok || err != nil {
+		t.Errorf("UseNonce(the source's nonce) on the copy = %v, %v; want false", ok, err)
 	}
 	if got, err := h.Store.Record(a.Serial); err != nil || !bytes.Equal(store.EncodeRecord(got), store.EncodeRecord(a)) {
 		t.Errorf("Record(%s) of the copy = %+v, %v; want %+v", a.Serial, got, err, a)

@@ -15,11 +15,13 @@ import (
 )
 
 // ErrStoreNotEmpty is returned by CopyStore for a target that holds records,
-// revocations or enrollments already: a copy never merges two databases.
+// revocations, enrollments or ACME objects already: a copy never merges two
+// databases.
 var ErrStoreNotEmpty = store.ErrStoreNotEmpty
 
 // ErrCopySourceUnreadable is matched by the error of CopyStore when a
-// record or an enrollment of the store it copies could not be read.
+// record, an enrollment or an ACME object of the store it copies could not
+// be read.
 var ErrCopySourceUnreadable = errors.New("the store to copy could not be read")
 
 // CopyResult tells what CopyStore copied.
@@ -28,6 +30,7 @@ type CopyResult struct {
 	Records     int
 	Revocations int // serials whose latest revocation event was copied
 	Enrollments int
+	Objects     int      // ACME objects
 	CRLNumber   *big.Int // the current CRL's number, nil without one
 }
 
@@ -36,10 +39,12 @@ type CopyResult struct {
 // CA directory of the same CA, whose file store must be empty (a copy of
 // the CA's ca.crt, ca.key, chain.pem and settings.json). Records are copied
 // as they are (pending and void ones included), the revocation log as the
-// latest event of each serial, the CRL number and the current CRL, and
-// every enrollment. The target must hold no record, revocation or
-// enrollment (ErrStoreNotEmpty); a PostgreSQL target is written in one
-// transaction, so a failed copy leaves it empty. The caller holds the lock.
+// latest event of each serial, the CRL number and the current CRL, every
+// enrollment and every ACME object; the ACME nonces are not (they last
+// minutes, and a client told badNonce asks for another). The target must
+// hold no record, revocation, enrollment or ACME object (ErrStoreNotEmpty);
+// a PostgreSQL target is written in one transaction, so a failed copy
+// leaves it empty. The caller holds the lock.
 func (c *CA) CopyStore(to string) (*CopyResult, error) {
 	target, err := c.openCopyTarget(to)
 	if err != nil {
@@ -69,7 +74,7 @@ func copyStore(from, to database, cert *x509.Certificate) (*CopyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CopyResult{Records: n, Revocations: len(d.Events), Enrollments: len(d.Enrollments), CRLNumber: d.CRLNumber}, nil
+	return &CopyResult{Records: n, Revocations: len(d.Events), Enrollments: len(d.Enrollments), Objects: len(d.Objects), CRLNumber: d.CRLNumber}, nil
 }
 
 // readStoreData reads the database of db, whose CA certificate is cert,
@@ -103,7 +108,28 @@ func readStoreData(db database, cert *x509.Certificate) (*storeData, error) {
 	if d.Enrollments, err = copiedEnrollments(db); err != nil {
 		return nil, err
 	}
+	if d.Objects, err = copiedObjects(db); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// copiedObjects returns every ACME object of db, by kind and ID.
+func copiedObjects(db database) ([]store.Object, error) {
+	kinds, err := db.ObjectKinds()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCopySourceUnreadable, err)
+	}
+	var out []store.Object
+	for _, kind := range kinds {
+		for o, err := range db.Objects(kind) {
+			if err != nil {
+				return nil, fmt.Errorf("%w: reading the ACME %s: %w", ErrCopySourceUnreadable, kind, err)
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 // copiedRecords streams the records of db for a copy; a corrupt one stops

@@ -171,6 +171,9 @@ type ACMEStore interface {
 	Object(kind, id string) (Object, error)
 	// Objects streams every object of kind in ID order.
 	Objects(kind string) iter.Seq2[Object, error]
+	// ObjectKinds returns, in sorted order, the kinds that hold at least
+	// one object: what a copy of the store walks (nonces are no kind).
+	ObjectKinds() ([]string, error)
 	// DeleteObject removes the object of kind and id; an unknown one is
 	// not an error.
 	DeleteObject(kind, id string) error
@@ -184,7 +187,7 @@ type ACMEStore interface {
 }
 
 // Object is an ACME object as an engine keeps it: Kind is a lowercase
-// word (IsObjectKind), ID a token of letters, digits, '-' and '_'
+// word (IsObjectKind), ID a token of letters, digits, '-', '_' and '.'
 // (IsObjectID); the owner encodes and decodes Data.
 type Object struct {
 	Kind, ID string
@@ -252,7 +255,9 @@ type Maintenance interface {
 }
 
 // Contents is the whole issuance database of a CA, read for a copy (see
-// Load). Records are streamed; the rest is small next to them.
+// Load). Records are streamed; the rest is small next to them. The ACME
+// nonces are not part of it: they are good for minutes, and a client
+// told badNonce asks for another.
 type Contents struct {
 	Records     iter.Seq2[*Record, error] // serial order; an error ends them
 	Events      []RevEvent                // the latest of each serial

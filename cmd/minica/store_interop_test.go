@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"minica/ca"
+	"minica/ca/store/pg"
 	"minica/internal/pgtest"
 )
 
@@ -279,14 +280,14 @@ func TestStoreKilled(t *testing.T) {
 func TestStoreMigrateAndInit(t *testing.T) {
 	url := pgtest.New(t)
 	env := []string{"MINICA_STORE=" + url}
-	if out := mustEnv(t, env, "store", "migrate"); out != "store "+url+" migrated from schema version 0 to 1\n" {
+	if out := mustEnv(t, env, "store", "migrate"); out != fmt.Sprintf("store %s migrated from schema version 0 to %d\n", url, pg.SchemaVersion) {
 		t.Fatalf("first migrate: %q", out)
 	}
 	var res struct {
 		Store    string
 		From, To int
 	}
-	if out := mustEnv(t, env, "store", "migrate", "--json"); json.Unmarshal([]byte(out), &res) != nil || res.Store != url || res.From != 1 || res.To != 1 {
+	if out := mustEnv(t, env, "store", "migrate", "--json"); json.Unmarshal([]byte(out), &res) != nil || res.Store != url || res.From != pg.SchemaVersion || res.To != pg.SchemaVersion {
 		t.Fatalf("second migrate: %q", out)
 	}
 	dir := filepath.Join(t.TempDir(), "ca")
@@ -306,10 +307,12 @@ func TestStoreMigrateAndInit(t *testing.T) {
 			t.Errorf("%s in the directory of a CA on PostgreSQL", f)
 		}
 	}
-	pgtest.Exec(t, url, "INSERT INTO minica_schema (version, name) VALUES (2, '0002_future.sql')")
+	future := pg.SchemaVersion + 1
+	pgtest.Exec(t, url, fmt.Sprintf("INSERT INTO minica_schema (version, name) VALUES (%d, '%04d_future.sql')", future, future))
+	newer := fmt.Sprintf("has schema version %d, newer than this minica knows (%d)", future, pg.SchemaVersion)
 	for _, args := range [][]string{{"store", "migrate"}, {"list"}} {
 		_, errs, code := minicaEnv(t, plain, args...)
-		if code != 1 || !strings.Contains(errs, "has schema version 2, newer than this minica knows (1)") ||
+		if code != 1 || !strings.Contains(errs, newer) ||
 			!strings.Contains(errs, "minica: hint: upgrade minica; it never writes to a newer schema") {
 			t.Fatalf("%v on a newer schema: exit %d\n%s", args, code, errs)
 		}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"iter"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,27 +83,20 @@ func (s *Store) Object(kind, id string) (store.Object, error) {
 	return store.Object{Kind: kind, ID: id, Data: data}, nil
 }
 
-// Objects reads the files of kind in name order, which is ID order.
+// Objects reads the files of kind in ID order (not name order: ".json"
+// sorts after some of the characters of an ID).
 func (s *Store) Objects(kind string) iter.Seq2[store.Object, error] {
 	return func(yield func(store.Object, error) bool) {
 		if err := checkObject(kind, "x"); err != nil {
 			yield(store.Object{}, err)
 			return
 		}
-		dir := path.Join(ACMEDir, kind)
-		entries, err := fs.ReadDir(s.dir.Root().FS(), dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return
-		}
+		ids, err := s.objectIDs(kind, -1)
 		if err != nil {
-			yield(store.Object{}, fmt.Errorf("listing %q: %w", s.dir.Join(dir), err))
+			yield(store.Object{}, err)
 			return
 		}
-		for _, ent := range entries {
-			id, ok := strings.CutSuffix(ent.Name(), ".json")
-			if ent.IsDir() || !ok || cadir.IsTemp(ent.Name()) || !store.IsObjectID(id) {
-				continue
-			}
+		for _, id := range ids {
 			o, err := s.Object(kind, id)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted since the listing
@@ -112,6 +106,58 @@ func (s *Store) Objects(kind string) iter.Seq2[store.Object, error] {
 			}
 		}
 	}
+}
+
+// objectIDs returns the IDs of at most n objects of kind (all when n is
+// negative), sorted; none when the kind has no directory.
+func (s *Store) objectIDs(kind string, n int) ([]string, error) {
+	dir := path.Join(ACMEDir, kind)
+	entries, err := fs.ReadDir(s.dir.Root().FS(), dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %q: %w", s.dir.Join(dir), err)
+	}
+	var ids []string
+	for _, ent := range entries {
+		if len(ids) == n {
+			break
+		}
+		id, ok := strings.CutSuffix(ent.Name(), ".json")
+		if !ent.IsDir() && ok && !cadir.IsTemp(ent.Name()) && store.IsObjectID(id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// ObjectKinds lists the directories of ACMEDir that hold an object file,
+// nonces apart: a kind whose objects were all deleted keeps its
+// directory, and holds no object.
+func (s *Store) ObjectKinds() ([]string, error) {
+	entries, err := fs.ReadDir(s.dir.Root().FS(), ACMEDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %q: %w", s.dir.Join(ACMEDir), err)
+	}
+	var kinds []string
+	for _, ent := range entries {
+		if !ent.IsDir() || checkObject(ent.Name(), "x") != nil {
+			continue
+		}
+		ids, err := s.objectIDs(ent.Name(), 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			kinds = append(kinds, ent.Name())
+		}
+	}
+	return kinds, nil
 }
 
 // DeleteObject removes the file of an object and syncs its directory.
@@ -176,6 +222,23 @@ func (s *Store) UseNonce(nonce string, now time.Time) (bool, error) {
 	}
 	exp, err := strconv.ParseInt(string(data), 10, 64)
 	return err == nil && now.Unix() < exp, nil
+}
+
+// removeACMETemps removes the temporary files that interrupted writes
+// left in ACMEDir and in the directories of its kinds and of the nonces.
+func (s *Store) removeACMETemps() error {
+	entries, err := fs.ReadDir(s.dir.Root().FS(), ACMEDir)
+	if err != nil {
+		return fmt.Errorf("listing %q: %w", s.dir.Join(ACMEDir), err)
+	}
+	for _, ent := range entries {
+		if ent.IsDir() && !cadir.IsTemp(ent.Name()) {
+			if err := s.dir.RemoveTemps(path.Join(ACMEDir, ent.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return s.dir.RemoveTemps(ACMEDir)
 }
 
 // pruneNonces removes the nonce files expired at now.

@@ -7,25 +7,18 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
+
 	"minica/ca/store"
 )
 
 // Load writes the copy d into an empty file store: the record files (as
 // they are, not synced one by one), the name index built from them, one
 // sync of the whole file system (or of db/), then the revocation log, the
-// enrollments, crlnumber and the CRL files.
+// enrollments, the ACME objects, crlnumber and the CRL files.
 func (s *Store) Load(d *store.Contents) (int, error) {
-	for _, err := range s.Records() {
-		if err != nil {
-			return 0, err
-		}
-		return 0, fmt.Errorf("%w: %q holds records", store.ErrStoreNotEmpty, s.dir.Path())
-	}
-	if _, err := s.dir.Stat(RevocationLog); err == nil {
-		return 0, fmt.Errorf("%w: %q has a revocation log", store.ErrStoreNotEmpty, s.dir.Join(RevocationLog))
-	}
-	for range s.Enrollments() {
-		return 0, fmt.Errorf("%w: %q holds enrollments", store.ErrStoreNotEmpty, s.dir.Path())
+	if err := s.checkEmpty(); err != nil {
+		return 0, err
 	}
 	if err := s.dir.MkdirAll(NameIndexDir); err != nil {
 		return 0, err
@@ -75,6 +68,11 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 	if err := s.dir.MkdirAll(enrollNamesDir); err != nil {
 		return n, err
 	}
+	for _, o := range d.Objects {
+		if err := s.CreateObject(o); err != nil {
+			return n, fmt.Errorf("copying ACME %s %s: %w", o.Kind, o.ID, err)
+		}
+	}
 	last, err := s.LastCRLNumber()
 	if err != nil {
 		return n, err
@@ -94,4 +92,30 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// checkEmpty fails with store.ErrStoreNotEmpty when s holds a record, a
+// revocation log, an enrollment or an ACME object. The nonces do not
+// count: a copy does not carry them.
+func (s *Store) checkEmpty() error {
+	for _, err := range s.Records() {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %q holds records", store.ErrStoreNotEmpty, s.dir.Path())
+	}
+	if _, err := s.dir.Stat(RevocationLog); err == nil {
+		return fmt.Errorf("%w: %q has a revocation log", store.ErrStoreNotEmpty, s.dir.Join(RevocationLog))
+	}
+	for range s.Enrollments() {
+		return fmt.Errorf("%w: %q holds enrollments", store.ErrStoreNotEmpty, s.dir.Path())
+	}
+	kinds, err := s.ObjectKinds()
+	if err != nil {
+		return err
+	}
+	if len(kinds) > 0 {
+		return fmt.Errorf("%w: %q holds ACME objects (%s)", store.ErrStoreNotEmpty, s.dir.Join(ACMEDir), strings.Join(kinds, ", "))
+	}
+	return nil
 }

@@ -246,7 +246,11 @@ func (s *Store) shardDirs() ([]string, error) {
 	}
 	var dirs []string
 	for _, shard := range shards {
-		if !shard.IsDir() || cadir.IsTemp(shard.Name()) || shard.Name() == path.Base(NameIndexDir) || shard.Name() == path.Base(EnrollDir) {
+		switch shard.Name() {
+		case path.Base(NameIndexDir), path.Base(EnrollDir), path.Base(ACMEDir):
+			continue
+		}
+		if !shard.IsDir() || cadir.IsTemp(shard.Name()) {
 			continue
 		}
 		dirs = append(dirs, path.Join("db", shard.Name()))

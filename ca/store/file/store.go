@@ -170,8 +170,8 @@ func (s *Store) AdoptPublishedCRL() error { return nil }
 func (s *Store) PublishedCopies() []store.CRLCopy { return nil }
 
 // Repair removes the temporary files that interrupted writes left in the
-// record shards, reports what else is in db/, and repairs the revocation
-// log (see repairRevlog).
+// record shards and in the ACME directories, reports what else is in db/,
+// and repairs the revocation log (see repairRevlog).
 func (s *Store) Repair(fixed, problem func(string)) error {
 	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
@@ -185,7 +185,12 @@ func (s *Store) Repair(fixed, problem func(string)) error {
 			problem(fmt.Sprintf("unexpected file %q in the database", s.dir.Join(path.Join("db", e.Name()))))
 			continue
 		}
-		if err := s.dir.RemoveTemps(path.Join("db", e.Name())); err != nil {
+		if e.Name() == path.Base(ACMEDir) {
+			err = s.removeACMETemps()
+		} else {
+			err = s.dir.RemoveTemps(path.Join("db", e.Name()))
+		}
+		if err != nil {
 			return err
 		}
 	}

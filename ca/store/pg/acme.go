@@ -76,7 +76,21 @@ func (s *Store) Objects(kind string) iter.Seq2[store.Object, error] {
 		return func(yield func(store.Object, error) bool) { yield(store.Object{}, err) }
 	}
 	return streamRows(s, "ACME "+kind, "SELECT id, data FROM minica_acme_objects WHERE kind = $1 ORDER BY id",
-		func(id, data string) (store.Object, error) { return store.Object{Kind: kind, ID: id, Data: []byte(data)}, nil }, kind)
+		func(id, data string) (store.Object, error) {
+			return store.Object{Kind: kind, ID: id, Data: []byte(data)}, nil
+		}, kind)
+}
+
+// ObjectKinds lists the kinds of the rows, sorted.
+func (s *Store) ObjectKinds() ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	rows, _ := s.pool.Query(ctx, "SELECT DISTINCT kind FROM minica_acme_objects ORDER BY kind")
+	kinds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("listing the ACME object kinds of %q: %w", s.url, err)
+	}
+	return kinds, nil
 }
 
 // DeleteObject deletes the row of an object.

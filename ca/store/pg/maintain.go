@@ -114,51 +114,15 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 	records := 0
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "LOCK TABLE minica_records, minica_revocations, minica_enrollments, minica_crl IN EXCLUSIVE MODE"); err != nil {
+		if err := s.checkEmpty(ctx, tx); err != nil {
 			return err
 		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM (SELECT 1 FROM minica_records LIMIT 1) r)
-			+ (SELECT count(*) FROM (SELECT 1 FROM minica_revocations LIMIT 1) v)
-			+ (SELECT count(*) FROM (SELECT 1 FROM minica_enrollments LIMIT 1) e)`).Scan(&n); err != nil {
+		var err error
+		if records, err = loadRecords(ctx, tx, d.Records); err != nil {
 			return err
 		}
-		if n > 0 {
-			return fmt.Errorf("%w: %q holds records, revocations or enrollments", store.ErrStoreNotEmpty, s.url)
-		}
-		next, stop := iter.Pull2(d.Records)
-		defer stop()
-		var rowErr error
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_records"}, []string{"serial", "name", "status", "issued_at", "data"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				rec, err, ok := next()
-				if !ok {
-					return nil, nil
-				}
-				if err != nil {
-					rowErr = err
-					return nil, err
-				}
-				records++
-				return []any{rec.Serial, rec.Name, string(rec.Status), rec.IssuedAt, string(store.EncodeRecord(rec))}, nil
-			}))
-		if rowErr != nil {
-			return rowErr
-		}
-		if err != nil {
+		if err := loadRest(ctx, tx, d); err != nil {
 			return err
-		}
-		rows := make([][]any, len(d.Events))
-		for i, ev := range d.Events {
-			rows[i] = []any{ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted}
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_revocations"}, []string{"serial", "revoked_at", "reason", "not_after", "lifted"}, pgx.CopyFromRows(rows)); err != nil {
-			return err
-		}
-		for _, e := range d.Enrollments {
-			if _, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(e.Data)); err != nil {
-				return err
-			}
 		}
 		var number any
 		if d.CRLNumber != nil {
@@ -172,6 +136,79 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 		return 0, fmt.Errorf("copying to %q: %w", s.url, err)
 	}
 	return records, nil
+}
+
+// checkEmpty locks the tables that a copy writes, for the rest of tx,
+// and fails with store.ErrStoreNotEmpty when one holds a row. The nonces
+// do not count: a copy does not carry them.
+func (s *Store) checkEmpty(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, "LOCK TABLE minica_records, minica_revocations, minica_enrollments, minica_acme_objects, minica_crl IN EXCLUSIVE MODE"); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM (SELECT 1 FROM minica_records LIMIT 1) r)
+		+ (SELECT count(*) FROM (SELECT 1 FROM minica_revocations LIMIT 1) v)
+		+ (SELECT count(*) FROM (SELECT 1 FROM minica_enrollments LIMIT 1) e)
+		+ (SELECT count(*) FROM (SELECT 1 FROM minica_acme_objects LIMIT 1) o)`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %q holds records, revocations, enrollments or ACME objects", store.ErrStoreNotEmpty, s.url)
+	}
+	return nil
+}
+
+// loadRecords copies recs into minica_records as they stream, and
+// returns how many it wrote; an error of recs stops it.
+func loadRecords(ctx context.Context, tx pgx.Tx, recs iter.Seq2[*store.Record, error]) (int, error) {
+	next, stop := iter.Pull2(recs)
+	defer stop()
+	records := 0
+	var rowErr error
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_records"}, []string{"serial", "name", "status", "issued_at", "data"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			rec, err, ok := next()
+			if !ok {
+				return nil, nil
+			}
+			if err != nil {
+				rowErr = err
+				return nil, err
+			}
+			records++
+			return []any{rec.Serial, rec.Name, string(rec.Status), rec.IssuedAt, string(store.EncodeRecord(rec))}, nil
+		}))
+	if rowErr != nil {
+		return records, rowErr
+	}
+	return records, err
+}
+
+// loadRest writes the revocation events, the enrollments and the ACME
+// objects of d.
+func loadRest(ctx context.Context, tx pgx.Tx, d *store.Contents) error {
+	rows := make([][]any, len(d.Events))
+	for i, ev := range d.Events {
+		rows[i] = []any{ev.Serial, nullTime(ev.RevokedAt), ev.Reason, nullTime(ev.NotAfter), ev.Lifted}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"minica_revocations"}, []string{"serial", "revoked_at", "reason", "not_after", "lifted"}, pgx.CopyFromRows(rows)); err != nil {
+		return err
+	}
+	for _, e := range d.Enrollments {
+		if _, err := tx.Exec(ctx, "INSERT INTO minica_enrollments (id, name, data) VALUES ($1, $2, $3)", e.ID, e.Name, string(e.Data)); err != nil {
+			return fmt.Errorf("copying enrollment %s: %w", e.ID, err)
+		}
+	}
+	for _, o := range d.Objects {
+		err := checkObject(o.Kind, o.ID)
+		if err == nil {
+			_, err = tx.Exec(ctx, "INSERT INTO minica_acme_objects (kind, id, data) VALUES ($1, $2, $3)", o.Kind, o.ID, string(o.Data))
+		}
+		if err != nil {
+			return fmt.Errorf("copying ACME %s %s: %w", o.Kind, o.ID, err)
+		}
+	}
+	return nil
 }
 
 // Prepare readies a PostgreSQL store for a new CA: it is migrated

@@ -49,6 +49,12 @@ var cases = []struct {
 	{"enrollments", only(testStoreEnrollments)},
 	{"the lock", only(testStoreLock)},
 	{"the lock lost", only(testStoreLockLost)},
+	{"ACME objects: create, read, replace, delete", only(testStoreObjects)},
+	{"ACME objects by kind in ID order", only(testStoreObjectsOrder)},
+	{"ACME object kinds and IDs refused", only(testStoreObjectNames)},
+	{"ACME nonces used once", only(testStoreNonces)},
+	{"an ACME nonce used concurrently", only(testStoreNonceRace)},
+	{"ACME objects and nonces across handles", only(testStoreACMEHandles)},
 	{"a copy loaded into an empty store", testStoreLoad},
 	{"closed twice", only(testStoreCloseTwice)},
 }
@@ -532,13 +538,19 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 		t.Fatal(err)
 	}
 	der := EmptyCRL(t, src, n.Int64())
+	objects := []store.Object{object("accounts", "acct1", `{"a":1}`), object("orders", "o1", `{"o":1}`), object("orders", "o2", `{"o":2}`)}
+	for _, o := range objects {
+		if err := src.Store.CreateObject(o); err != nil {
+			t.Fatal(err)
+		}
+	}
 	contents := func() *store.Contents {
 		events, err := src.Store.LatestRevocations()
 		if err != nil || len(events) != 1 {
 			t.Fatalf("LatestRevocations() = %d events, %v; want 1", len(events), err)
 		}
 		return &store.Contents{Records: src.Store.Records(), Events: []store.RevEvent{events[0].RevEvent()},
-			Enrollments: []store.EnrollmentData{enrollment}, LastNumber: n, CRL: der, CRLNumber: n}
+			Enrollments: []store.EnrollmentData{enrollment}, Objects: allObjects(t, src.Store), LastNumber: n, CRL: der, CRLNumber: n}
 	}
 	if got, err := h.Store.Load(contents()); err != nil || got != 2 {
 		t.Fatalf("Load() = %d, %v; want 2 records", got, err)
@@ -556,10 +568,47 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 	if got, err := h.Store.CRL(); err != nil || !bytes.Equal(got, der) {
 		t.Errorf("CRL() of the copy: %v; want the source's", err)
 	}
-	// A store that holds records takes no copy.
+	for _, o := range objects {
+		wantObject(t, h.Store, o)
+	}
+	if got := allObjects(t, h.Store); len(got) != len(objects) {
+		t.Errorf("the copy holds %d ACME objects; want %d", len(got), len(objects))
+	}
+	// A store that holds records takes no copy, nor one that holds only
+	// ACME objects.
 	if _, err := h.Store.Load(contents()); !errors.Is(err, store.ErrStoreNotEmpty) {
 		t.Errorf("a second Load() error = %v; want ErrStoreNotEmpty", err)
 	}
+	other := newStore(t)
+	if err := other.Store.CreateObject(object("accounts", "acct9", "{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Store.Load(contents()); !errors.Is(err, store.ErrStoreNotEmpty) {
+		t.Errorf("Load() into a store of ACME objects error = %v; want ErrStoreNotEmpty", err)
+	}
+	for r := range other.Store.Records() {
+		t.Fatalf("a refused Load() wrote record %s", r.Serial)
+	}
+}
+
+// allObjects returns every ACME object of db, kind by kind, as a copy
+// reads them.
+func allObjects(t *testing.T, db store.Store) []store.Object {
+	t.Helper()
+	kinds, err := db.ObjectKinds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []store.Object
+	for _, kind := range kinds {
+		for o, err := range db.Objects(kind) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, o)
+		}
+	}
+	return all
 }
 
 // testStoreCloseTwice closes a second handle twice: the CA closes its
