@@ -241,11 +241,13 @@ func normalizeACMEDNS(s string) (string, error) {
 // normalDNS lowercases a DNS name and drops a trailing dot.
 func normalDNS(s string) string { return strings.ToLower(strings.TrimSuffix(s, ".")) }
 
-// normalize checks the policy of a new binding and fills in the
-// defaults: DNS entries lowercase (a suffix without its leading dot, and
-// never a wildcard), IP ranges masked, the limits positive. The lifetime
+// Normalize checks the policy of a new binding and fills in the defaults,
+// as CreateACMEBinding does: DNS entries lowercase without a trailing dot
+// (a suffix also without a leading dot, and never a wildcard), IP ranges
+// masked, the limits not negative (0 takes the default), a zero lifetime
+// DefaultACMELifetime. It changes the slices of p in place. The lifetime
 // is checked against the CA by CreateACMEBinding.
-func (p *ACMEPolicy) normalize() error {
+func (p *ACMEPolicy) Normalize() error {
 	for i, d := range p.DNSSuffixes {
 		d = strings.TrimPrefix(normalDNS(d), ".")
 		if strings.Contains(d, "*") {
@@ -333,7 +335,7 @@ func (c *CA) CreateACMEBinding(name string, p ACMEPolicy) (*ACMEBinding, error) 
 	p.DNSSuffixes = slices.Clone(p.DNSSuffixes)
 	p.DNSNames = slices.Clone(p.DNSNames)
 	p.IPRanges = slices.Clone(p.IPRanges)
-	if err := p.normalize(); err != nil {
+	if err := p.Normalize(); err != nil {
 		return nil, err
 	}
 	now := c.Now().UTC().Truncate(time.Second)
@@ -882,7 +884,7 @@ func (c *CA) ACMERenewNow(name string, all bool, now time.Time) (int, error) {
 		return 0, err
 	}
 	if len(recs) == 0 {
-		return 0, fmt.Errorf("%w: no certificate is named %q", ErrNotFound, name)
+		return 0, fmt.Errorf("%w named %q", ErrNotFound, name)
 	}
 	n := 0
 	for _, r := range recs {
