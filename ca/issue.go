@@ -267,13 +267,14 @@ func reserveDrawn(n int, pending func(i int, serial *big.Int) *Record, reserve f
 // pendingRecord is the record that reserves serial n for req.
 func pendingRecord(req Request, now time.Time, n *big.Int) *Record {
 	return &Record{
-		Serial:    SerialHex(n),
-		Name:      req.Name,
-		Profile:   req.Profile,
-		Status:    StatusPending,
-		HasKey:    req.PublicKey == nil,
-		IssuedAt:  now,
-		RenewalOf: req.RenewalOf,
+		Serial:      SerialHex(n),
+		Name:        req.Name,
+		Profile:     req.Profile,
+		Status:      StatusPending,
+		HasKey:      req.PublicKey == nil,
+		IssuedAt:    now,
+		RenewalOf:   req.RenewalOf,
+		ACMEAccount: req.acmeAccount,
 	}
 }
 

@@ -118,6 +118,14 @@ type Request struct {
 	// renews, in a batch renewal, is the predecessor's record: IssueBatch
 	// links it to the successor once that is durable (see linkTo).
 	renews *Record
+	// acmeAccount, for IssueACME, is the ACME account kept in the record.
+	acmeAccount string
+	// alsoClientAuth adds clientAuth to a server certificate's EKU (an
+	// ACME binding's Client).
+	alsoClientAuth bool
+	// noCommonName leaves the subject empty (an ACME order none of whose
+	// names fits in a common name); the names are in the SAN.
+	noCommonName bool
 }
 
 // normalize validates every field of r and fills defaults; it returns the
@@ -131,11 +139,15 @@ func (r *Request) normalize(s Settings) ([]*url.URL, error) {
 			return nil, err
 		}
 	}
-	if r.CommonName == "" {
-		r.CommonName = r.Name
-	}
-	if err := ValidateText("common name", r.CommonName); err != nil {
-		return nil, err
+	if r.noCommonName {
+		r.CommonName = ""
+	} else {
+		if r.CommonName == "" {
+			r.CommonName = r.Name
+		}
+		if err := ValidateText("common name", r.CommonName); err != nil {
+			return nil, err
+		}
 	}
 	for _, v := range r.Organization {
 		if err := ValidateText("organization", v); err != nil {
@@ -230,6 +242,9 @@ func (r *Request) template(serial *big.Int, pub crypto.PublicKey, uris []*url.UR
 	switch r.Profile {
 	case Server:
 		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		if r.alsoClientAuth {
+			t.ExtKeyUsage = append(t.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+		}
 		if _, ok := pub.(*rsa.PublicKey); ok {
 			t.KeyUsage |= x509.KeyUsageKeyEncipherment
 		}

@@ -53,6 +53,9 @@ type Record struct {
 	// written before renewal existed have neither.
 	RenewalOf string `json:"renewal_of,omitempty"`
 	RenewedBy string `json:"renewed_by,omitempty"`
+	// ACMEAccount is the ACME account (of serve/acme) that ordered the
+	// certificate; empty for one issued otherwise.
+	ACMEAccount string `json:"acme_account,omitempty"`
 }
 
 // StatusAt returns the record's status at time t: StatusExpired for a valid

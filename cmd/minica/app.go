@@ -68,6 +68,7 @@ func newApp(e *env) *cli.App {
 			serveCommand(e),
 			enrollCommand(e),
 			tokenCommand(e),
+			acmeCommand(e),
 			agentCommand(e),
 			configCommand(e),
 			storeCommand(e),

@@ -93,6 +93,9 @@ func printRecord(w io.Writer, authority *ca.CA, r *ca.Record, now time.Time) err
 	if r.RenewedBy != "" {
 		line("renewed by", r.RenewedBy)
 	}
+	if r.ACMEAccount != "" {
+		line("account", r.ACMEAccount+" (ACME)")
+	}
 	return nil
 }
 

@@ -110,7 +110,8 @@ func (p *recordScanner) time(name string, required bool) time.Time {
 //
 //	{"serial":S,"name":S,"profile":S,"status":S[,"subject":S][,"sans":[S,...]]
 //	 [,"not_before":T][,"not_after":T][,"sha256":S],"has_key":B,"issued_at":T
-//	 [,"revoked_at":T][,"reason":S][,"renewal_of":S][,"renewed_by":S]}
+//	 [,"revoked_at":T][,"reason":S][,"renewal_of":S][,"renewed_by":S]
+//	 [,"acme_account":S]}
 //
 // followed by at most a newline, and reports false for anything else.
 func decodeFast(line []byte) (*store.Record, bool) {
@@ -144,6 +145,7 @@ func decodeFast(line []byte) (*store.Record, bool) {
 	r.Reason = p.optional("reason")
 	r.RenewalOf = p.optional("renewal_of")
 	r.RenewedBy = p.optional("renewed_by")
+	r.ACMEAccount = p.optional("acme_account")
 	if !p.ok || string(p.s) != "}" {
 		return nil, false
 	}

@@ -35,6 +35,8 @@ func TestDecodeRecordJSON(t *testing.T) {
 	renewed.SANs = []string{"dns:a.example", "ip:192.0.2.1", "uri:spiffe://x/y"}
 	renewed.RenewalOf, renewed.RenewedBy = strings.Repeat("1", 32), strings.Repeat("2", 32)
 	pending := &store.Record{Serial: testSerial, Name: "alice", Profile: "server", Status: store.StatusPending, IssuedAt: at}
+	acme := *issued
+	acme.Profile, acme.SANs, acme.ACMEAccount = "server", []string{"dns:web.svc.example"}, "aC9-x_Yz"
 	line := func(r *store.Record) string { return string(store.EncodeRecord(r)) }
 	const head = `{"serial":"` + testSerial + `","name":"alice","profile":"client","status":"valid"`
 	const tail = `,"has_key":false,"issued_at":"2030-01-02T03:04:05Z"}`
@@ -47,6 +49,10 @@ func TestDecodeRecordJSON(t *testing.T) {
 		{"pending", line(pending), true},
 		{"revoked, a fraction of a second", line(&revoked), true},
 		{"renewed, every kind of SAN", line(&renewed), true},
+		{"ordered through ACME", line(&acme), true},
+		{"ACME account after a renewal", strings.TrimSuffix(line(&renewed), "}\n") + `,"acme_account":"a1"}`, true},
+		{"ACME account out of order", head + `,"acme_account":"a1"` + tail, false},
+		{"empty ACME account", head + tail[:len(tail)-1] + `,"acme_account":""}`, true},
 		{"no newline", strings.TrimSuffix(line(issued), "\n"), true},
 		{"non-ASCII subject", head + `,"subject":"CN=Zoë Ünal"` + tail, true},
 		{"escaped subject", head + `,"subject":"CN=a\u003cb\"c\\d"` + tail, false},
@@ -83,7 +89,7 @@ func TestDecodeRecordJSON(t *testing.T) {
 		})
 	}
 	// What EncodeRecord writes reads back as it was.
-	for _, r := range []*store.Record{issued, &revoked, &renewed, pending} {
+	for _, r := range []*store.Record{issued, &revoked, &renewed, pending, &acme} {
 		if got, ok := decodeFast(store.EncodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
 			t.Errorf("decodeFast(store.EncodeRecord(%+v)) = %+v, %v", r, got, ok)
 		}
@@ -148,7 +154,7 @@ func randomRecord(rng *rand.Rand) *store.Record {
 	r := &store.Record{
 		Serial: str(), Name: str(), Profile: store.Profile(str()), Status: store.Status(str()),
 		Subject: str(), NotBefore: when(), NotAfter: when(), Fingerprint: str(), HasKey: rng.IntN(2) == 0,
-		IssuedAt: when(), RevokedAt: when(), Reason: str(), RenewalOf: str(), RenewedBy: str(),
+		IssuedAt: when(), RevokedAt: when(), Reason: str(), RenewalOf: str(), RenewedBy: str(), ACMEAccount: str(),
 	}
 	for range rng.IntN(3) {
 		r.SANs = append(r.SANs, str())
@@ -192,7 +198,7 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Add(store.EncodeRecord(&store.Record{Serial: testSerial, Name: "alice", Profile: "client", Status: store.StatusValid,
 		Subject: "CN=alice", SANs: []string{"email:a@example.com", "dns:a.example"}, NotBefore: at, NotAfter: at,
-		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2"}))
+		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2", ACMEAccount: "3"}))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		want, wantErr := jsonRecord(line)
 		if r, ok := decodeFast(line); ok {
