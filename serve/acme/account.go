@@ -99,7 +99,7 @@ func (s *Server) createAccount(a *account) (*account, error) {
 		if err := s.obj.create(kindAccount, a.ID, a); err != nil {
 			return err
 		}
-		return s.obj.db.CreateObject(objectOf(kindKey, a.Thumbprint, a.ID))
+		return s.obj.db.CreateObject(objectOf(kindKey, keyIndexID(a.Thumbprint), a.ID))
 	})
 	return existing, err
 }
@@ -286,7 +286,7 @@ func (s *Server) rollKey(w http.ResponseWriter, r *http.Request, a *account, k *
 	}
 	oldThumb := a.Thumbprint
 	err = s.locked(func(*ca.CA) error {
-		err := s.obj.db.CreateObject(objectOf(kindKey, thumb, a.ID))
+		err := s.obj.db.CreateObject(objectOf(kindKey, keyIndexID(thumb), a.ID))
 		if errors.Is(err, fs.ErrExist) {
 			w.Header().Set("Location", s.url(r, accountPath+a.ID))
 			return prob(http.StatusConflict, ErrMalformed, "the new key is already an account's key")
@@ -298,7 +298,7 @@ func (s *Server) rollKey(w http.ResponseWriter, r *http.Request, a *account, k *
 		if err := s.obj.put(kindAccount, a.ID, a); err != nil {
 			return err
 		}
-		return s.obj.db.DeleteObject(kindKey, oldThumb)
+		return s.obj.db.DeleteObject(kindKey, keyIndexID(oldThumb))
 	})
 	if err != nil {
 		return nil, err

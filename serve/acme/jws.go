@@ -55,7 +55,6 @@ func (r *request) postAsGet() bool { return len(r.payload) == 0 }
 // ACME takes: no unprotected header, one signature.
 type flattened struct {
 	Protected  string          `json:"protected"`
-	Payload    *string         `json:"payload"`
 	Signature  string          `json:"signature"`
 	Header     json.RawMessage `json:"header"`
 	Signatures json.RawMessage `json:"signatures"`
@@ -93,8 +92,8 @@ func parseFlattened(data []byte, algs []jose.SignatureAlgorithm) (*jose.JSONWebS
 		return nil, malformed("a JWS must have one signature, in the flattened JSON serialization")
 	case f.Header != nil:
 		return nil, malformed("a JWS must have no unprotected header")
-	case f.Protected == "" || f.Payload == nil || f.Signature == "":
-		return nil, malformed("a JWS needs protected, payload and signature")
+	case f.Protected == "":
+		return nil, malformed("a JWS needs a protected header")
 	}
 	jws, err := jose.ParseSignedJSON(string(data), algs)
 	if err != nil {

@@ -98,13 +98,22 @@ type challenge struct {
 	Error     *problem  `json:"error,omitempty"`
 }
 
-// newID returns a random ID of n bytes, base64url: 16 for objects, 32
-// for challenge tokens and nonces' worth of entropy.
+// newID returns a random ID of n bytes, base64url: 16 for objects and
+// nonces, 32 for challenge tokens. It starts with a letter or digit, as
+// a store object's ID must (store.IsObjectID).
 func newID(n int) string {
 	b := make([]byte, n)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		rand.Read(b)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' && id[0] != '_' {
+			return id
+		}
+	}
 }
+
+// keyIndexID is the ID of a key's index object: its thumbprint, which
+// may start with '-', behind a letter.
+func keyIndexID(thumb string) string { return "k" + thumb }
 
 // objects reads and writes the protocol's objects in the store.
 type objects struct{ db store.ACMEStore }
@@ -112,9 +121,6 @@ type objects struct{ db store.ACMEStore }
 // get reads the object kind/id into v; an unknown one gives a 404
 // problem naming what.
 func (o objects) get(kind, id, what string, v any) error {
-	if !store.IsObjectID(id) {
-		return notFound(what)
-	}
 	obj, err := o.db.Object(kind, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(what)
@@ -161,7 +167,7 @@ func (o objects) authz(id string) (*authz, error) {
 
 // accountOfKey returns the ID of the account of a key thumbprint, or "".
 func (o objects) accountOfKey(thumb string) (string, error) {
-	obj, err := o.db.Object(kindKey, thumb)
+	obj, err := o.db.Object(kindKey, keyIndexID(thumb))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"minica/serve/acme/internal/dnstest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 
 func TestDNS01(t *testing.T) {
 	good := txtValue(keyAuth)
-	dns := startDNS(t, testDNS{txt: map[string][]string{
+	dns := dnstest.Start(t, dnstest.Zone{TXT: map[string][]string{
 		"_acme-challenge.good.test":  {"unrelated", good},
 		"_acme-challenge.wild.test":  {good},
 		"_acme-challenge.wrong.test": {txtValue("other")},
@@ -32,7 +33,7 @@ func TestDNS01(t *testing.T) {
 		{"bad name", Identifier{"dns", "a b.test"},
 			`rejectedIdentifier: dns identifier "a b.test": label "a b"`},
 	}
-	v := mustNew(t, Config{Resolver: dns, Total: time.Second})
+	v := mustNew(t, Config{Resolver: dns.Addr, Total: time.Second})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := v.DNS01(context.Background(), tt.id, keyAuth)
@@ -55,7 +56,7 @@ func TestDNS01KnownValue(t *testing.T) {
 // TestSilentResolver: a DNS server that never answers costs no more than
 // Total, for dns-01 and for the name of http-01.
 func TestSilentResolver(t *testing.T) {
-	v := mustNew(t, Config{Resolver: startSilentDNS(t), Total: 500 * time.Millisecond,
+	v := mustNew(t, Config{Resolver: dnstest.StartSilent(t), Total: 500 * time.Millisecond,
 		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	id := Identifier{"dns", "slow.test"}
 	for name, validate := range map[string]func() error{

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"minica/serve/acme/internal/dnstest"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -188,7 +189,7 @@ func TestHTTP01NoAnswer(t *testing.T) {
 // rejectedIdentifier before a connection is made, whether given as the
 // identifier or answered by DNS for a name.
 func TestHTTP01Refused(t *testing.T) {
-	dns := startDNS(t, testDNS{a: map[string]netip.Addr{
+	dns := dnstest.Start(t, dnstest.Zone{A: map[string]netip.Addr{
 		"metadata.test": netip.MustParseAddr("169.254.169.254"),
 		"lo.test":       netip.MustParseAddr("127.0.0.1"),
 	}})
@@ -206,7 +207,7 @@ func TestHTTP01Refused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := mustNew(t, Config{HTTPPort: p, Resolver: dns, Total: time.Second})
+			v := mustNew(t, Config{HTTPPort: p, Resolver: dns.Addr, Total: time.Second})
 			err := v.HTTP01(context.Background(), tt.id, token, keyAuth)
 			wantError(t, err, TypeRejectedIdentifier, strings.ReplaceAll(tt.wantErr, "PORT", fmt.Sprint(p)))
 		})
@@ -214,7 +215,7 @@ func TestHTTP01Refused(t *testing.T) {
 }
 
 func TestHTTP01Name(t *testing.T) {
-	dns := startDNS(t, testDNS{a: map[string]netip.Addr{"acme.test": netip.MustParseAddr("127.0.0.1")}})
+	dns := dnstest.Start(t, dnstest.Zone{A: map[string]netip.Addr{"acme.test": netip.MustParseAddr("127.0.0.1")}})
 	p := startHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.Host, "acme.test:") {
 			http.Error(w, "wrong Host "+r.Host, http.StatusBadRequest)
@@ -222,7 +223,7 @@ func TestHTTP01Name(t *testing.T) {
 		}
 		answer(w, r)
 	})
-	v := mustNew(t, Config{HTTPPort: p, Resolver: dns, Allow: allowLo, Total: time.Second})
+	v := mustNew(t, Config{HTTPPort: p, Resolver: dns.Addr, Allow: allowLo, Total: time.Second})
 	if err := v.HTTP01(context.Background(), Identifier{"dns", "acme.test"}, token, keyAuth); err != nil {
 		t.Fatalf("HTTP01(acme.test) = %v; want nil", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"math/big"
+	"minica/serve/acme/internal/dnstest"
 	"net"
 	"net/netip"
 	"strconv"
@@ -100,7 +101,7 @@ func startTLS(t *testing.T, cert tls.Certificate, protos []string) (int, <-chan 
 }
 
 func TestTLSALPN01(t *testing.T) {
-	dns := startDNS(t, testDNS{a: map[string]netip.Addr{"acme.test": netip.MustParseAddr("127.0.0.1")}})
+	dns := dnstest.Start(t, dnstest.Zone{A: map[string]netip.Addr{"acme.test": netip.MustParseAddr("127.0.0.1")}})
 	name := Identifier{"dns", "acme.test"}
 	acme := []string{acmeTLS1}
 	tests := []struct {
@@ -137,7 +138,7 @@ func TestTLSALPN01(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, snis := startTLS(t, tt.cert.make(t), tt.protos)
-			v := mustNew(t, Config{TLSPort: p, Resolver: dns, Allow: allowLo, Total: time.Second})
+			v := mustNew(t, Config{TLSPort: p, Resolver: dns.Addr, Allow: allowLo, Total: time.Second})
 			err := v.TLSALPN01(context.Background(), tt.id, keyAuth)
 			want := strings.ReplaceAll(tt.wantErr, "PORT", strconv.Itoa(p))
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), want)) {

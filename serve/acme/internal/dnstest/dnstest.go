@@ -1,25 +1,46 @@
-package validate
+// Package dnstest is a DNS server for tests: UDP on 127.0.0.1, A and TXT
+// records from maps the test may change, NXDOMAIN for other names.
+package dnstest
 
 import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// testDNS is a UDP DNS server on 127.0.0.1 for the tests: A records of
-// names, TXT records of names, NXDOMAIN for any other name. Names are
-// without the final dot, in lower case.
-type testDNS struct {
-	a   map[string]netip.Addr
-	txt map[string][]string
+// Zone is what a Server answers: A records of names, TXT records of
+// names, NXDOMAIN for any other name. Names are without the final dot, in
+// lower case.
+type Zone struct {
+	A   map[string]netip.Addr
+	TXT map[string][]string
 }
 
-// startDNS serves d until the test ends and returns its "host:port".
-func startDNS(t *testing.T, d testDNS) string {
+// Server is a running DNS server; SetTXT changes its TXT records.
+type Server struct {
+	Addr string // "127.0.0.1:PORT"
+	mu   sync.Mutex
+	zone Zone
+}
+
+// SetTXT sets the TXT records of name (none when txt is empty).
+func (s *Server) SetTXT(name string, txt ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zone.TXT == nil {
+		s.zone.TXT = map[string][]string{}
+	}
+	s.zone.TXT[name] = txt
+}
+
+// Start serves z until the test ends.
+func Start(t testing.TB, z Zone) *Server {
 	t.Helper()
+	s := &Server{zone: z}
 	pc := listenUDP(t)
 	go func() {
 		buf := make([]byte, 1500)
@@ -28,16 +49,18 @@ func startDNS(t *testing.T, d testDNS) string {
 			if err != nil {
 				return
 			}
-			if out, err := d.answer(buf[:n]); err == nil {
+			if out, err := s.answer(buf[:n]); err == nil {
 				pc.WriteTo(out, from)
 			}
 		}
 	}()
-	return pc.LocalAddr().String()
+	s.Addr = pc.LocalAddr().String()
+	return s
 }
 
-// startSilentDNS is a DNS server that reads queries and never answers.
-func startSilentDNS(t *testing.T) string {
+// StartSilent is a DNS server that reads queries and never answers; it
+// returns its "host:port".
+func StartSilent(t testing.TB) string {
 	t.Helper()
 	pc := listenUDP(t)
 	go func() {
@@ -51,7 +74,7 @@ func startSilentDNS(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
-func listenUDP(t *testing.T) net.PacketConn {
+func listenUDP(t testing.TB) net.PacketConn {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -61,7 +84,10 @@ func listenUDP(t *testing.T) net.PacketConn {
 	return pc
 }
 
-func (d testDNS) answer(query []byte) ([]byte, error) {
+func (s *Server) answer(query []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.zone
 	var p dnsmessage.Parser
 	h, err := p.Start(query)
 	if err != nil {
@@ -72,8 +98,8 @@ func (d testDNS) answer(query []byte) ([]byte, error) {
 		return nil, err
 	}
 	name := strings.ToLower(strings.TrimSuffix(q.Name.String(), "."))
-	_, hasA := d.a[name]
-	_, hasTXT := d.txt[name]
+	_, hasA := d.A[name]
+	_, hasTXT := d.TXT[name]
 	rcode := dnsmessage.RCodeSuccess
 	if !hasA && !hasTXT {
 		rcode = dnsmessage.RCodeNameError
@@ -91,9 +117,9 @@ func (d testDNS) answer(query []byte) ([]byte, error) {
 	rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}
 	switch {
 	case q.Type == dnsmessage.TypeA && hasA:
-		err = b.AResource(rh, dnsmessage.AResource{A: d.a[name].As4()})
+		err = b.AResource(rh, dnsmessage.AResource{A: d.A[name].As4()})
 	case q.Type == dnsmessage.TypeTXT && hasTXT:
-		for _, txt := range d.txt[name] {
+		for _, txt := range d.TXT[name] {
 			if err = b.TXTResource(rh, dnsmessage.TXTResource{TXT: []string{txt}}); err != nil {
 				break
 			}
