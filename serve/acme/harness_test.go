@@ -1,6 +1,8 @@
 package acme
 
 import (
+	"crypto/tls"
+	"fmt"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,11 +37,17 @@ type harness struct {
 	ts      *httptest.Server
 	dirURL  string
 	answers sync.Map // http-01 token -> key authorization
+	alpn    sync.Map // tls-alpn-01 server name -> *tls.Certificate
 	dns     *dnstest.Server
 }
 
 type harnessOptions struct {
 	noEAB bool
+	// tlsALPN starts a tls-alpn-01 responder that the validator asks.
+	tlsALPN bool
+	// replicas, when above 1, puts that many Servers, each on a CA handle
+	// of its own, behind the one HTTPS server, taking requests in turn.
+	replicas int
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -59,17 +68,29 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		"localhost":            netip.MustParseAddr("127.0.0.1"),
 		"web1.svc.example.com": netip.MustParseAddr("127.0.0.1"),
 	}})
-	v, err := validate.New(validate.Config{HTTPPort: httpPort, TLSPort: 1, Resolver: h.dns.Addr,
+	tlsPort := 1
+	if o.tlsALPN {
+		tlsPort = h.startALPN(t)
+	}
+	v, err := validate.New(validate.Config{HTTPPort: httpPort, TLSPort: tlsPort, Resolver: h.dns.Addr,
 		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Total: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.srv, err = New(Config{CA: h.f.Other(t), Signer: h.f.Signer, Validator: v, NoEAB: o.noEAB, Log: h.f.Log, Now: h.f.Clock.Now})
-	if err != nil {
-		t.Fatal(err)
+	var servers []http.Handler
+	for range max(o.replicas, 1) {
+		srv, err := New(Config{CA: h.f.Other(t), Signer: h.f.Signer, Validator: v, NoEAB: o.noEAB, Log: h.f.Log, Now: h.f.Clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		servers = append(servers, srv)
 	}
-	t.Cleanup(h.srv.Close)
-	h.ts = httptest.NewTLSServer(h.srv)
+	h.srv = servers[0].(*Server)
+	var turn atomic.Uint64
+	h.ts = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		servers[int(turn.Add(1))%len(servers)].ServeHTTP(w, r)
+	}))
 	t.Cleanup(h.ts.Close)
 	h.dirURL = h.ts.URL + DirectoryPath
 	return h
@@ -154,19 +175,70 @@ func (h *harness) obtain(t *testing.T, cl *xacme.Client, key crypto.Signer, ids 
 
 // accept answers the http-01 challenge of az and tells the server.
 func (h *harness) accept(ctx context.Context, cl *xacme.Client, az *xacme.Authorization) error {
+	return h.acceptType(ctx, cl, az, "http-01")
+}
+
+// acceptType answers the challenge of type typ of az (http-01,
+// tls-alpn-01 or dns-01) and tells the server.
+func (h *harness) acceptType(ctx context.Context, cl *xacme.Client, az *xacme.Authorization, typ string) error {
 	for _, ch := range az.Challenges {
-		if ch.Type != "http-01" {
+		if ch.Type != typ {
 			continue
 		}
-		ka, err := cl.HTTP01ChallengeResponse(ch.Token)
-		if err != nil {
-			return err
+		switch typ {
+		case "http-01":
+			ka, err := cl.HTTP01ChallengeResponse(ch.Token)
+			if err != nil {
+				return err
+			}
+			h.answers.Store(ch.Token, ka)
+		case "tls-alpn-01":
+			cert, err := cl.TLSALPN01ChallengeCert(ch.Token, az.Identifier.Value)
+			if err != nil {
+				return err
+			}
+			h.alpn.Store(az.Identifier.Value, &cert)
+		case "dns-01":
+			rec, err := cl.DNS01ChallengeRecord(ch.Token)
+			if err != nil {
+				return err
+			}
+			h.dns.SetTXT("_acme-challenge."+az.Identifier.Value, rec)
 		}
-		h.answers.Store(ch.Token, ka)
-		_, err = cl.Accept(ctx, ch)
+		_, err := cl.Accept(ctx, ch)
 		return err
 	}
-	return nil
+	return fmt.Errorf("no %s challenge offered for %s", typ, az.Identifier.Value)
+}
+
+// startALPN serves tls-alpn-01 certificates of h.alpn on 127.0.0.1 and
+// returns the port.
+func (h *harness) startALPN(t *testing.T) int {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{NextProtos: []string{"acme-tls/1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c, ok := h.alpn.Load(hello.ServerName); ok {
+				return c.(*tls.Certificate), nil
+			}
+			return nil, fmt.Errorf("no certificate for %q", hello.ServerName)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.(*tls.Conn).Handshake()
+				c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func newKey(t *testing.T) crypto.Signer {

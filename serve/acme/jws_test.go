@@ -80,6 +80,13 @@ func (h *harness) sign(t *testing.T, p rawPost, url string) []byte {
 // and the problem type (without the namespace), if any.
 func (h *harness) post(t *testing.T, path string, p rawPost) (int, string, []byte) {
 	t.Helper()
+	st, typ, body, _ := h.postH(t, path, p)
+	return st, typ, body
+}
+
+// postH is post that also returns the answer's header.
+func (h *harness) postH(t *testing.T, path string, p rawPost) (int, string, []byte, http.Header) {
+	t.Helper()
 	url := h.ts.URL + path
 	if p.url == "" {
 		p.url = url
@@ -101,7 +108,7 @@ func (h *harness) post(t *testing.T, path string, p rawPost) (int, string, []byt
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), ProblemType) {
 		json.Unmarshal(data, &pr)
 	}
-	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data
+	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data, resp.Header
 }
 
 // account registers a new account with key through the binding b and
