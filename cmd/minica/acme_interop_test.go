@@ -434,3 +434,63 @@ func TestACMECertbot(t *testing.T) {
 		t.Errorf("list --json has %d records of other.example.com; want none", len(recs))
 	}
 }
+
+// lego gets a certificate by each challenge serve validates: http-01 and
+// tls-alpn-01 on its own listeners, dns-01 through its exec provider,
+// which puts the TXT record into the dnsmasq serve's validator asks. Each
+// verifies with openssl, passes zlint, and is recorded with lego's
+// account; renew gets a new serial, and revoke shows in the record.
+func TestACMELego(t *testing.T) {
+	t.Parallel()
+	lego := needTool(t, "lego", "lego")
+	openssl := needTool(t, "openssl", "openssl")
+	s := newACMESetup(t)
+	b := s.binding(t, "lego-fleet", "--dns-suffix", "svc.example.com")
+	path := t.TempDir()
+	env := []string{"LEGO_CA_CERTIFICATES=" + s.caFile, "EXEC_PATH=" + s.dns.execProvider(t)}
+	global := []string{"--server", s.directory, "--eab", "--kid", b.KeyID, "--hmac", b.HMACKey,
+		"--email", "ops@example.com", "--path", path, "--accept-tos"}
+	httpSolver := []string{"--http", "--http.port", "127.0.0.1:" + strconv.Itoa(s.httpPort)}
+	crt := func(name string) (string, string) {
+		return filepath.Join(path, "certificates", name+".crt"), filepath.Join(path, "certificates", name+".issuer.crt")
+	}
+	serials := map[string]string{}
+	for _, c := range []struct {
+		challenge, name string
+		solver          []string
+	}{
+		{"http-01", "web2.svc.example.com", httpSolver},
+		{"tls-alpn-01", "web3.svc.example.com", []string{"--tls", "--tls.port", "127.0.0.1:" + strconv.Itoa(s.tlsPort)}},
+		// lego's own propagation check asks the zone's authoritative
+		// servers, which dnsmasq is not: serve's validator is the check.
+		{"dns-01", "web4.svc.example.com", []string{"--dns", "exec", "--dns.resolvers", s.dns.addr, "--dns.disable-cp"}},
+	} {
+		t.Run(c.challenge, func(t *testing.T) {
+			out := mustClient(t, s, env, lego, slices.Concat(global, c.solver, []string{"-d", c.name, "run"})...)
+			if !strings.Contains(out, "["+c.name+"] acme: use "+c.challenge+" solver") {
+				t.Errorf("lego did not use %s:\n%s", c.challenge, out)
+			}
+			leaf, chain := crt(c.name)
+			serials[c.name] = s.checkIssued(t, openssl, c.name, leaf, chain)
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	if accts := s.accounts(t, "lego-fleet"); len(accts) != 1 || s.record(t, serials["web4.svc.example.com"]).ACMEAccount != accts[0] {
+		t.Errorf("binding's accounts %v; want lego's one account, which ordered every certificate", accts)
+	}
+
+	// Without --no-random-sleep, lego renew sleeps up to 8 minutes.
+	const name = "web2.svc.example.com"
+	mustClient(t, s, env, lego, slices.Concat(global, httpSolver, []string{"-d", name, "renew", "--days", "9999", "--no-random-sleep"})...)
+	leaf, chain := crt(name)
+	renewed := s.checkIssued(t, openssl, name, leaf, chain)
+	if renewed == serials[name] {
+		t.Fatalf("lego renew kept serial %s", renewed)
+	}
+	mustClient(t, s, env, lego, slices.Concat(global, []string{"-d", name, "revoke", "--reason", "5"})...)
+	if r := s.record(t, renewed); r.Status != "revoked" || r.Reason != "cessationOfOperation" {
+		t.Errorf("after lego revoke: %s is %s (%s); want revoked (cessationOfOperation)", renewed, r.Status, r.Reason)
+	}
+}
