@@ -494,3 +494,70 @@ func TestACMELego(t *testing.T) {
 		t.Errorf("after lego revoke: %s is %s (%s); want revoked (cessationOfOperation)", renewed, r.Status, r.Reason)
 	}
 }
+
+// Twenty lego processes at once, each with its own account of one
+// binding (--accounts 20) and its own name, all get their certificate:
+// serve's accounts, orders, validations and issuance hold under
+// concurrency. They share the one http-01 port, as a fleet behind one web
+// server does, through lego's webroot mode. A 21st account is refused.
+func TestACMEConcurrentLego(t *testing.T) {
+	t.Parallel()
+	const clients = 20
+	lego := needTool(t, "lego", "lego")
+	openssl := needTool(t, "openssl", "openssl")
+	s := newACMESetup(t)
+	b := s.binding(t, "lego-many", "--dns-suffix", "svc.example.com", "--accounts", strconv.Itoa(clients))
+	webroot := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(s.httpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := &http.Server{Handler: http.FileServer(http.Dir(webroot)), ReadHeaderTimeout: 5 * time.Second}
+	go web.Serve(ln)
+	t.Cleanup(func() { web.Close() })
+
+	env := []string{"LEGO_CA_CERTIFICATES=" + s.caFile}
+	legoArgs := func(path, name string) []string {
+		return []string{"--server", s.directory, "--eab", "--kid", b.KeyID, "--hmac", b.HMACKey, "--email", "ops@example.com",
+			"--path", path, "--accept-tos", "--http", "--http.webroot", webroot, "-d", name, "run"}
+	}
+	type result struct {
+		name, path, out string
+		err             error
+	}
+	results := make([]result, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range clients {
+		results[i] = result{name: fmt.Sprintf("fleet%02d.svc.example.com", i), path: t.TempDir()}
+		wg.Go(func() {
+			r := &results[i]
+			r.out, r.err = runClient(t, 60*time.Second, env, lego, legoArgs(r.path, r.name)...)
+		})
+	}
+	wg.Wait()
+	t.Logf("%d lego processes at once: %s", clients, time.Since(start).Round(time.Millisecond))
+	serials := map[string]bool{}
+	for _, r := range results {
+		if r.err != nil {
+			t.Errorf("lego for %s: %v\n%s", r.name, r.err, r.out)
+			continue
+		}
+		leaf := filepath.Join(r.path, "certificates", r.name+".crt")
+		serials[s.checkIssued(t, openssl, r.name, leaf, filepath.Join(r.path, "certificates", r.name+".issuer.crt"))] = true
+	}
+	if t.Failed() {
+		t.Fatalf("serve:\n%s", s.serve.stderr)
+	}
+	if len(serials) != clients {
+		t.Errorf("%d distinct serials for %d certificates", len(serials), clients)
+	}
+	if accts := s.accounts(t, "lego-many"); len(accts) != clients {
+		t.Errorf("the binding bound %d accounts; want %d", len(accts), clients)
+	}
+
+	out, err := runClient(t, 60*time.Second, env, lego, legoArgs(t.TempDir(), "fleet99.svc.example.com")...)
+	if err == nil || !strings.Contains(out, "urn:ietf:params:acme:error:unauthorized") {
+		t.Errorf("lego with a 21st account key: %v; want refused, unauthorized\n%s", err, out)
+	}
+}
