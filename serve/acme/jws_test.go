@@ -80,6 +80,17 @@ func (h *harness) sign(t *testing.T, p rawPost, url string) []byte {
 // and the problem type (without the namespace), if any.
 func (h *harness) post(t *testing.T, path string, p rawPost) (int, string, []byte) {
 	t.Helper()
+	resp, data := h.postResponse(t, path, p)
+	var pr struct{ Type string }
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), ProblemType) {
+		json.Unmarshal(data, &pr)
+	}
+	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data
+}
+
+// postResponse sends p to path and returns the response, its body read.
+func (h *harness) postResponse(t *testing.T, path string, p rawPost) (*http.Response, []byte) {
+	t.Helper()
 	url := h.ts.URL + path
 	if p.url == "" {
 		p.url = url
@@ -97,11 +108,7 @@ func (h *harness) post(t *testing.T, path string, p rawPost) (int, string, []byt
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var pr struct{ Type string }
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), ProblemType) {
-		json.Unmarshal(data, &pr)
-	}
-	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data
+	return resp, data
 }
 
 // account registers a new account with key through the binding b and

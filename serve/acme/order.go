@@ -372,6 +372,7 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	if req.postAsGet() {
+		retryWhileValidating(w, az)
 		return s.authzView(r, az), nil
 	}
 	var in struct {
