@@ -24,6 +24,9 @@ declare -A packages=(
 	[initdb]=postgresql
 	[catalina.sh]=tomcat10
 	[strace]=strace
+	[certbot]=certbot
+	[lego]=lego
+	[dnsmasq]=dnsmasq
 )
 
 # Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;

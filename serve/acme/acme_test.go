@@ -222,3 +222,54 @@ func TestFinalizeRefusesBadCSRs(t *testing.T) {
 		t.Errorf("finalize with a good CSR after the bad ones: %v", err)
 	}
 }
+
+// TestRetryAfterWhileValidating: the answers to a challenge and its
+// authorization carry Retry-After while the challenge is validated, so
+// that clients poll soon (lego otherwise waits 5 s), and none once it is
+// valid.
+func TestRetryAfterWhileValidating(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	b := h.binding(t, "web", ca.ACMEPolicy{DNSSuffixes: []string{"svc.example.com"}})
+	cl := h.client(t)
+	acct, err := h.register(t, cl, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o, err := cl.AuthorizeOrder(ctx, xacme.DomainIDs("web1.svc.example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	az, err := cl.GetAuthorization(ctx, o.AuthzURLs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ch *xacme.Challenge
+	for _, c := range az.Challenges {
+		if c.Type == "http-01" {
+			ch = c
+		}
+	}
+	ka, err := cl.HTTP01ChallengeResponse(ch.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.answers.Store(ch.Token, ka)
+	path := func(u string) string { return strings.TrimPrefix(u, h.ts.URL) }
+	resp, body := h.postResponse(t, path(ch.URI), rawPost{key: cl.Key, kid: acct.URI, payload: []byte("{}")})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"processing"`) {
+		t.Fatalf("POST {} to the challenge = %d %s; want 200, processing", resp.StatusCode, body)
+	}
+	if got, want := resp.Header.Get("Retry-After"), strconvSeconds(DefaultValidationRetry); got != want {
+		t.Errorf("the challenge being validated: Retry-After %q; want %q", got, want)
+	}
+	if _, err := cl.WaitAuthorization(ctx, az.URI); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{ch.URI, az.URI} {
+		resp, body := h.postResponse(t, path(u), rawPost{key: cl.Key, kid: acct.URI})
+		if resp.StatusCode != 200 || resp.Header.Get("Retry-After") != "" {
+			t.Errorf("POST-as-GET %s once valid = %d, Retry-After %q; want 200 without\n%s", path(u), resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+}

@@ -30,6 +30,7 @@ func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	w.Header().Set("Link", "<"+s.url(r, authzPath+az.ID)+`>;rel="up"`)
 	if req.postAsGet() {
+		retryWhileValidating(w, az)
 		return s.challengeView(r, az, az.Challenges[i]), nil
 	}
 	var in struct{}
@@ -51,7 +52,20 @@ func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) (any, er
 		// left it processing) validates again: the result is the same.
 		s.startValidation(az.ID, typ, keyAuthorization(ch.Token, req.acct.Thumbprint))
 	}
+	retryWhileValidating(w, az)
 	return s.challengeView(r, az, *ch), nil
+}
+
+// retryWhileValidating tells a client, with Retry-After, when to poll
+// again while a challenge of az is being validated (RFC 8555 section
+// 8.2): a client without it guesses, lego 5 s per authorization.
+func retryWhileValidating(w http.ResponseWriter, az *authz) {
+	for _, ch := range az.Challenges {
+		if ch.Status == statusProcessing {
+			w.Header().Set("Retry-After", strconvSeconds(DefaultValidationRetry))
+			return
+		}
+	}
 }
 
 // challenge returns the index of the challenge of type typ, or -1.

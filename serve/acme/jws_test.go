@@ -87,6 +87,17 @@ func (h *harness) post(t *testing.T, path string, p rawPost) (int, string, []byt
 // postH is post that also returns the answer's header.
 func (h *harness) postH(t *testing.T, path string, p rawPost) (int, string, []byte, http.Header) {
 	t.Helper()
+	resp, data := h.postResponse(t, path, p)
+	var pr struct{ Type string }
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), ProblemType) {
+		json.Unmarshal(data, &pr)
+	}
+	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data, resp.Header
+}
+
+// postResponse sends p to path and returns the response, its body read.
+func (h *harness) postResponse(t *testing.T, path string, p rawPost) (*http.Response, []byte) {
+	t.Helper()
 	url := h.ts.URL + path
 	if p.url == "" {
 		p.url = url
@@ -104,11 +115,7 @@ func (h *harness) postH(t *testing.T, path string, p rawPost) (int, string, []by
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var pr struct{ Type string }
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), ProblemType) {
-		json.Unmarshal(data, &pr)
-	}
-	return resp.StatusCode, strings.TrimPrefix(pr.Type, errNS), data, resp.Header
+	return resp, data
 }
 
 // account registers a new account with key through the binding b and

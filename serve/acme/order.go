@@ -1,8 +1,6 @@
 package acme
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net"
 	"net/http"
@@ -372,6 +370,7 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	if req.postAsGet() {
+		retryWhileValidating(w, az)
 		return s.authzView(r, az), nil
 	}
 	var in struct {
@@ -395,9 +394,3 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 
 // keyAuthorization is token.thumbprint (RFC 8555 section 8.1).
 func keyAuthorization(token, thumb string) string { return token + "." + thumb }
-
-// dnsDigest is the dns-01 TXT value of a key authorization.
-func dnsDigest(keyAuth string) string {
-	sum := sha256.Sum256([]byte(keyAuth))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
