@@ -527,24 +527,28 @@ type acmeRate struct {
 	Count int `json:"count"`
 }
 
-// CountACMEOrder counts a new order of the binding keyID ("" for an
-// account without one) in the current hour, in the store, and fails with
-// ErrACMERateLimited when the hour's limit is spent. A limit of 0 or less
-// is DefaultACMEOrdersPerHour. The hours are UTC clock hours: a counter
-// starts at 0 on the hour, and the counters of past hours are removed
-// when one of a new hour is made. The caller must hold the lock.
-func (c *CA) CountACMEOrder(keyID string, limit int, now time.Time) error {
+// CountACMEOrder counts a new order in the current hour under counter,
+// which names the orders counted together: a binding's key ID (its
+// accounts' orders), or an account's own ID for an account without a
+// binding (--acme-no-eab; "" counts every such order together). It
+// fails with ErrACMERateLimited when the hour's limit is spent. A limit of
+// 0 or less is DefaultACMEOrdersPerHour. The hours are UTC clock hours: a
+// counter starts at 0 on the hour, and the counters of past hours are
+// removed when one of a new hour is made. The counter is kept in the
+// store without a sync (Volatile): a crash may forget the hour's count,
+// never raise it. The caller must hold the lock.
+func (c *CA) CountACMEOrder(counter string, limit int, now time.Time) error {
 	if limit <= 0 {
 		limit = DefaultACMEOrdersPerHour
 	}
-	who := keyID
+	who := counter
 	if who == "" {
 		who = acmeOpenCounter
 	}
 	hour := now.UTC().Format("2006010215")
 	id := who + "." + hour
 	if !store.IsObjectID(id) {
-		return fmt.Errorf("%w: %s", ErrACMEBindingUnknown, printable(keyID))
+		return fmt.Errorf("%w: %s", ErrACMEBindingUnknown, printable(counter))
 	}
 	var r acmeRate
 	o, err := c.db.Object(kindRate, id)
@@ -565,7 +569,7 @@ func (c *CA) CountACMEOrder(keyID string, limit int, now time.Time) error {
 	}
 	r.Count++
 	data, _ := json.Marshal(r)
-	return c.db.PutObject(store.Object{Kind: kindRate, ID: id, Data: data})
+	return c.db.PutObject(store.Object{Kind: kindRate, ID: id, Data: data, Volatile: true})
 }
 
 // pruneRates removes the order counters of hours before hour.

@@ -192,6 +192,11 @@ type ACMEStore interface {
 type Object struct {
 	Kind, ID string
 	Data     []byte
+	// Volatile, on a write, lets the engine skip making it durable: a
+	// crash may lose it (leaving the object as it was before, or without
+	// it), but no reader ever sees it torn. For state a client redoes
+	// when it is lost (an authorization's progress, a rate counter).
+	Volatile bool
 }
 
 // CRLCopy is a file of the published copy of the current CRL.

@@ -195,28 +195,36 @@ func (s *Server) serveAccount(w http.ResponseWriter, r *http.Request) (any, erro
 	if req.acct.ID != strings.TrimPrefix(r.URL.Path, accountPath) {
 		return nil, unauthorized("the request is signed by another account")
 	}
-	a := req.acct
 	if req.postAsGet() {
-		return accountView(a), nil
+		return accountView(req.acct), nil
 	}
 	var in accountUpdate
 	if err := decodePayload(req.payload, &in); err != nil {
 		return nil, err
 	}
-	switch in.Status {
-	case "":
-	case statusDeactivated:
-		a.Status = statusDeactivated
-	default:
+	if in.Status != "" && in.Status != statusDeactivated {
 		return nil, malformed("an account's status can only be changed to %q", statusDeactivated)
 	}
 	if in.Contact != nil {
 		if err := checkContacts(in.Contact); err != nil {
 			return nil, err
 		}
-		a.Contact = in.Contact
 	}
-	if err := s.obj.put(kindAccount, a.ID, a); err != nil {
+	// Read again under the lock: newOrder updates the account too.
+	var a *account
+	err = s.locked(func(*ca.CA) (err error) {
+		if a, err = s.obj.account(req.acct.ID); err != nil {
+			return err
+		}
+		if in.Status != "" {
+			a.Status = in.Status
+		}
+		if in.Contact != nil {
+			a.Contact = in.Contact
+		}
+		return s.obj.put(kindAccount, a.ID, a)
+	})
+	if err != nil {
 		return nil, err
 	}
 	if a.Status == statusDeactivated {
@@ -294,10 +302,15 @@ func (s *Server) rollKey(w http.ResponseWriter, r *http.Request, a *account, k *
 		if err != nil {
 			return err
 		}
-		a.Key, a.Thumbprint = key, thumb
-		if err := s.obj.put(kindAccount, a.ID, a); err != nil {
+		cur, err := s.obj.account(a.ID) // as newOrder last left it
+		if err != nil {
 			return err
 		}
+		cur.Key, cur.Thumbprint = key, thumb
+		if err := s.obj.put(kindAccount, cur.ID, cur); err != nil {
+			return err
+		}
+		*a = *cur
 		return s.obj.db.DeleteObject(kindKey, keyIndexID(oldThumb))
 	})
 	if err != nil {

@@ -223,10 +223,11 @@ func TestFinalizeRefusesBadCSRs(t *testing.T) {
 	}
 }
 
-// TestRetryAfterWhileValidating: the answers to a challenge and its
-// authorization carry Retry-After while the challenge is validated, so
-// that clients poll soon (lego otherwise waits 5 s), and none once it is
-// valid.
+// TestRetryAfterWhileValidating: a challenge is validated within the
+// POST that asks for it, so that its answer is settled; while a slow
+// validation runs, the authorization says processing with a Retry-After,
+// so that clients poll soon (lego otherwise waits 5 s), and none once it
+// is valid.
 func TestRetryAfterWhileValidating(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	b := h.binding(t, "web", ca.ACMEPolicy{DNSSuffixes: []string{"svc.example.com"}})
@@ -254,17 +255,37 @@ func TestRetryAfterWhileValidating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.answers.Store(ch.Token, ka)
+	release := make(chan struct{})
+	h.answers.Store(ch.Token, slowAnswer{ka, release})
 	path := func(u string) string { return strings.TrimPrefix(u, h.ts.URL) }
-	resp, body := h.postResponse(t, path(ch.URI), rawPost{key: cl.Key, kid: acct.URI, payload: []byte("{}")})
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"processing"`) {
-		t.Fatalf("POST {} to the challenge = %d %s; want 200, processing", resp.StatusCode, body)
+	type reply struct {
+		resp *http.Response
+		body []byte
 	}
-	if got, want := resp.Header.Get("Retry-After"), strconvSeconds(DefaultValidationRetry); got != want {
-		t.Errorf("the challenge being validated: Retry-After %q; want %q", got, want)
+	posted := make(chan reply, 1)
+	go func() {
+		resp, body := h.postResponse(t, path(ch.URI), rawPost{key: cl.Key, kid: acct.URI, payload: []byte("{}")})
+		posted <- reply{resp, body}
+	}()
+	// The validation waits on the responder: the authorization is
+	// processing meanwhile.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, body := h.postResponse(t, path(az.URI), rawPost{key: cl.Key, kid: acct.URI})
+		if strings.Contains(string(body), `"processing"`) {
+			if got, want := resp.Header.Get("Retry-After"), strconvSeconds(DefaultValidationRetry); got != want {
+				t.Errorf("the authorization being validated: Retry-After %q; want %q", got, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the authorization never showed processing: %s", body)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if _, err := cl.WaitAuthorization(ctx, az.URI); err != nil {
-		t.Fatal(err)
+	close(release)
+	if got := <-posted; got.resp.StatusCode != 200 || !strings.Contains(string(got.body), `"valid"`) {
+		t.Fatalf("POST {} to the challenge = %d %s; want 200, valid (validated within the request)", got.resp.StatusCode, got.body)
 	}
 	for _, u := range []string{ch.URI, az.URI} {
 		resp, body := h.postResponse(t, path(u), rawPost{key: cl.Key, kid: acct.URI})

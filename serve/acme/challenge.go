@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"minica/serve/acme/validate"
 )
 
 // serveChallenge answers a POST to a challenge: POST-as-GET reads it, an
 // empty object ({}) asks the server to validate it (RFC 8555 section
-// 7.5.1). Validation runs in the background, bounded by
-// Config.Validations at once; the client polls the authorization.
+// 7.5.1). The validation runs within the request, at most
+// Config.Validations at once, so that the answer (and the client's next
+// look at the authorization) is most often settled; a validation cut
+// short (the client hung up, a crash) is run again in the background by
+// the next look at a challenge or authorization processing for longer
+// than staleValidation.
 func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) (any, error) {
 	req, err := s.verify(w, r, wantKID)
 	if err != nil {
@@ -29,31 +34,59 @@ func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, notFound("challenge")
 	}
 	w.Header().Set("Link", "<"+s.url(r, authzPath+az.ID)+`>;rel="up"`)
-	if req.postAsGet() {
-		retryWhileValidating(w, az)
-		return s.challengeView(r, az, az.Challenges[i]), nil
-	}
-	var in struct{}
-	if err := decodePayload(req.payload, &in); err != nil {
-		return nil, err
-	}
-	if st := s.authzStatus(az); st != statusPending {
-		return s.challengeView(r, az, az.Challenges[i]), nil // nothing left to do
-	}
-	ch := &az.Challenges[i]
-	if ch.Status == statusPending {
-		ch.Status = statusProcessing
-		if err := s.obj.put(kindAuthz, az.ID, az); err != nil {
+	if !req.postAsGet() {
+		var in struct{}
+		if err := decodePayload(req.payload, &in); err != nil {
+			return nil, err
+		}
+		if az, err = s.respond(r.Context(), req.acct, az, i); err != nil {
 			return nil, err
 		}
 	}
-	if ch.Status == statusProcessing {
-		// A second POST (from this replica or another, or after a crash
-		// left it processing) validates again: the result is the same.
-		s.startValidation(az.ID, typ, keyAuthorization(ch.Token, req.acct.Thumbprint))
-	}
+	s.revive(az, req.acct)
 	retryWhileValidating(w, az)
-	return s.challengeView(r, az, *ch), nil
+	return s.challengeView(r, az, az.Challenges[i]), nil
+}
+
+// staleValidation is how long a challenge may stay processing before a
+// look at it starts its validation again.
+const staleValidation = 30 * time.Second
+
+// respond starts the validation of challenge i of a pending az, runs it
+// and returns az as it then is.
+func (s *Server) respond(ctx context.Context, a *account, az *authz, i int) (*authz, error) {
+	ch := &az.Challenges[i]
+	if s.authzStatus(az) != statusPending || ch.Status != statusPending {
+		return az, nil // settled, or being validated: nothing to start
+	}
+	ch.Status, ch.Started = statusProcessing, s.cfg.Now().UTC()
+	if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	s.validate(ctx, az.ID, ch.Type, keyAuthorization(ch.Token, a.Thumbprint))
+	return s.obj.authz(az.ID)
+}
+
+// revive validates again, in the background, a challenge of az left
+// processing for longer than staleValidation, first marking it started
+// now so that the next look does not start it once more.
+func (s *Server) revive(az *authz, a *account) {
+	now := s.cfg.Now().UTC()
+	for i := range az.Challenges {
+		ch := &az.Challenges[i]
+		if ch.Status != statusProcessing || now.Sub(ch.Started) <= staleValidation {
+			continue
+		}
+		ch.Started = now
+		if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
+			s.log.Event("acme-validation-error", "authz", az.ID, "detail", err.Error())
+			return
+		}
+		s.startValidation(az.ID, ch.Type, keyAuthorization(ch.Token, a.Thumbprint))
+	}
 }
 
 // retryWhileValidating tells a client, with Retry-After, when to poll
@@ -78,24 +111,23 @@ func (az *authz) challenge(typ string) int {
 	return -1
 }
 
-// startValidation validates a challenge in the background, waiting for a
-// slot; a Server closed meanwhile validates nothing.
+// startValidation validates a challenge in the background (see
+// validate); a Server closed meanwhile validates nothing.
 func (s *Server) startValidation(azID, typ, keyAuth string) {
-	s.wg.Go(func() {
-		select {
-		case s.slots <- struct{}{}:
-		case <-s.ctx.Done():
-			return
-		}
-		defer func() { <-s.slots }()
-		s.validate(azID, typ, keyAuth)
-	})
+	s.wg.Go(func() { s.validate(s.ctx, azID, typ, keyAuth) })
 }
 
-// validate checks one challenge and writes its outcome into the
-// authorization: valid makes it valid, a failure invalid (RFC 8555
-// section 7.1.6).
-func (s *Server) validate(azID, typ, keyAuth string) {
+// validate checks one challenge, waiting for one of Config.Validations
+// slots, and writes its outcome into the authorization: valid makes it
+// valid, a failure invalid (RFC 8555 section 7.1.6). A ctx done first
+// leaves the challenge processing.
+func (s *Server) validate(ctx context.Context, azID, typ, keyAuth string) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-s.slots }()
 	az, err := s.obj.authz(azID)
 	if err != nil {
 		s.log.Event("acme-validation-error", "authz", azID, "detail", err.Error())
@@ -107,7 +139,7 @@ func (s *Server) validate(azID, typ, keyAuth string) {
 	}
 	id := validate.Identifier{Type: az.Identifier.Type, Value: az.Identifier.Value}
 	ch := &az.Challenges[i]
-	err = s.check(id, ch, keyAuth)
+	err = s.check(ctx, id, ch, keyAuth)
 	// Read again: another replica may have settled it meanwhile.
 	if cur, rerr := s.obj.authz(azID); rerr == nil && cur.Status != statusPending {
 		return
@@ -118,7 +150,10 @@ func (s *Server) validate(azID, typ, keyAuth string) {
 	} else {
 		ch.Status, az.Status, ch.Validated = statusValid, statusValid, s.cfg.Now().UTC()
 	}
-	if perr := s.obj.put(kindAuthz, az.ID, az); perr != nil {
+	if ctx.Err() != nil {
+		return // stopped, not failed: left processing
+	}
+	if perr := s.obj.putVolatile(kindAuthz, az.ID, az); perr != nil {
 		s.log.Event("acme-validation-error", "authz", azID, "detail", perr.Error())
 		return
 	}
@@ -130,9 +165,7 @@ func (s *Server) validate(azID, typ, keyAuth string) {
 }
 
 // check runs the validator for a challenge.
-func (s *Server) check(id validate.Identifier, ch *challenge, keyAuth string) error {
-	ctx, cancel := context.WithCancel(s.ctx)
-	defer cancel()
+func (s *Server) check(ctx context.Context, id validate.Identifier, ch *challenge, keyAuth string) error {
 	switch ch.Type {
 	case challHTTP01:
 		return s.cfg.Validator.HTTP01(ctx, id, ch.Token, keyAuth)

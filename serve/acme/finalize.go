@@ -68,7 +68,7 @@ func (s *Server) finalize(w http.ResponseWriter, r *http.Request, req *request, 
 			return err
 		}
 		o.Status, o.Serial = statusValid, issued.Record.Serial
-		return s.obj.put(kindOrder, o.ID, o)
+		return s.obj.putVolatile(kindOrder, o.ID, o)
 	})
 	if err != nil {
 		return nil, err

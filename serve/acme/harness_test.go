@@ -1,14 +1,14 @@
 package acme
 
 import (
-	"crypto/tls"
-	"fmt"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -56,6 +56,10 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	chal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := strings.TrimPrefix(r.URL.Path, "/.well-known/acme-challenge/")
 		if v, ok := h.answers.Load(token); ok {
+			if slow, ok := v.(slowAnswer); ok {
+				<-slow.release
+				v = slow.keyAuth
+			}
 			w.Write([]byte(v.(string)))
 			return
 		}
@@ -94,6 +98,12 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Cleanup(h.ts.Close)
 	h.dirURL = h.ts.URL + DirectoryPath
 	return h
+}
+
+// slowAnswer is an http-01 answer given once release is closed.
+type slowAnswer struct {
+	keyAuth string
+	release chan struct{}
 }
 
 // binding makes a binding named name with policy p through the CA.

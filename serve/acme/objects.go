@@ -94,6 +94,7 @@ type challenge struct {
 	Type      string    `json:"type"`
 	Token     string    `json:"token"`
 	Status    string    `json:"status"`
+	Started   time.Time `json:"started,omitzero"` // of the validation in flight
 	Validated time.Time `json:"validated,omitzero"`
 	Error     *problem  `json:"error,omitempty"`
 }
@@ -134,20 +135,32 @@ func (o objects) get(kind, id, what string, v any) error {
 	return nil
 }
 
+// put writes v durably: what a client cannot redo (an account).
 func (o objects) put(kind, id string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return o.db.PutObject(store.Object{Kind: kind, ID: id, Data: data})
+	return o.write(o.db.PutObject, kind, id, v, false)
+}
+
+// putVolatile writes v without making it durable (store.Object's
+// Volatile): the progress of an order, which a client redoes when a crash
+// loses it.
+func (o objects) putVolatile(kind, id string, v any) error {
+	return o.write(o.db.PutObject, kind, id, v, true)
 }
 
 func (o objects) create(kind, id string, v any) error {
+	return o.write(o.db.CreateObject, kind, id, v, false)
+}
+
+func (o objects) createVolatile(kind, id string, v any) error {
+	return o.write(o.db.CreateObject, kind, id, v, true)
+}
+
+func (o objects) write(op func(store.Object) error, kind, id string, v any, volatile bool) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return o.db.CreateObject(store.Object{Kind: kind, ID: id, Data: data})
+	return op(store.Object{Kind: kind, ID: id, Data: data, Volatile: volatile})
 }
 
 func (o objects) account(id string) (*account, error) {

@@ -177,7 +177,7 @@ func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz
 			pr.retryAfter = time.Minute
 			return pr
 		}
-		if err := c.CountACMEOrder(cur.Binding, p.OrdersPerHour, s.cfg.Now()); err != nil {
+		if err := c.CountACMEOrder(orderCounter(cur), p.OrdersPerHour, s.cfg.Now()); err != nil {
 			if errors.Is(err, ca.ErrACMERateLimited) {
 				pr := prob(http.StatusTooManyRequests, ErrRateLimited, "%v", err)
 				pr.retryAfter = time.Until(s.cfg.Now().Truncate(time.Hour).Add(time.Hour))
@@ -186,16 +186,26 @@ func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz
 			return err
 		}
 		for _, az := range azs {
-			if err := s.obj.create(kindAuthz, az.ID, az); err != nil {
+			if err := s.obj.createVolatile(kindAuthz, az.ID, az); err != nil {
 				return err
 			}
 			cur.Pending = append(cur.Pending, pendingAuthz{az.ID, az.Expires})
 		}
-		if err := s.obj.create(kindOrder, o.ID, o); err != nil {
+		if err := s.obj.createVolatile(kindOrder, o.ID, o); err != nil {
 			return err
 		}
-		return s.obj.put(kindAccount, cur.ID, cur)
+		return s.obj.putVolatile(kindAccount, cur.ID, cur)
 	})
+}
+
+// orderCounter names the orders counted together against the orders per
+// hour: a binding's accounts together, an account without a binding
+// alone.
+func orderCounter(a *account) string {
+	if a.Binding != "" {
+		return a.Binding
+	}
+	return "a" + a.ID
 }
 
 // prunePending drops from a.Pending the authorizations expired or no
@@ -370,6 +380,7 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	if req.postAsGet() {
+		s.revive(az, req.acct)
 		retryWhileValidating(w, az)
 		return s.authzView(r, az), nil
 	}
@@ -386,7 +397,7 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, malformed("the authorization is %s", st)
 	}
 	az.Status = statusDeactivated
-	if err := s.obj.put(kindAuthz, az.ID, az); err != nil {
+	if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
 		return nil, err
 	}
 	return s.authzView(r, az), nil

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"os"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"minica/ca/store"
+	"minica/internal/atomicfile"
 	"minica/internal/cadir"
 )
 
@@ -42,31 +45,109 @@ func checkObject(kind, id string) error {
 	return nil
 }
 
-// CreateObject writes the file of a new object durably, linked into place
-// so that a taken ID fails with fs.ErrExist and readers see all or nothing.
+// acmeDirs are the open directories of db/acme: one per kind, and the
+// nonces'. A file in one is reached with one system call instead of one
+// per path element, and without a MkdirAll per write.
+type acmeDirs struct {
+	mu   sync.Mutex
+	dirs map[string]*cadir.Dir
+}
+
+// acmeSub returns the open directory db/acme/name, creating it when
+// create is set; without, a missing one gives an error matching
+// fs.ErrNotExist.
+func (s *Store) acmeSub(name string, create bool) (*cadir.Dir, error) {
+	s.acme.mu.Lock()
+	defer s.acme.mu.Unlock()
+	if d := s.acme.dirs[name]; d != nil {
+		return d, nil
+	}
+	rel := path.Join(ACMEDir, name)
+	if create {
+		if err := s.dir.MkdirAll(rel); err != nil {
+			return nil, fmt.Errorf("creating %q: %w", s.dir.Join(rel), err)
+		}
+	}
+	d, err := s.dir.OpenSub(rel)
+	if err != nil {
+		return nil, fmt.Errorf("opening %q: %w", s.dir.Join(rel), err)
+	}
+	if s.acme.dirs == nil {
+		s.acme.dirs = map[string]*cadir.Dir{}
+	}
+	s.acme.dirs[name] = d
+	return d, nil
+}
+
+// closeACME closes the open directories of db/acme.
+func (s *Store) closeACME() {
+	s.acme.mu.Lock()
+	defer s.acme.mu.Unlock()
+	for _, d := range s.acme.dirs {
+		d.Close()
+	}
+	s.acme.dirs = nil
+}
+
+// CreateObject writes the file of a new object, linked into place so that
+// a taken ID fails with fs.ErrExist and readers see all or nothing;
+// durably unless o is Volatile.
 func (s *Store) CreateObject(o store.Object) error {
 	if err := checkObject(o.Kind, o.ID); err != nil {
 		return err
 	}
-	if err := s.dir.MkdirAll(path.Join(ACMEDir, o.Kind)); err != nil {
-		return fmt.Errorf("creating %q: %w", s.dir.Join(path.Join(ACMEDir, o.Kind)), err)
+	d, err := s.acmeSub(o.Kind, true)
+	if err != nil {
+		return err
 	}
-	if err := s.dir.CreateExclusive(objectPath(o.Kind, o.ID), o.Data, 0o600); err != nil {
+	name := o.ID + ".json"
+	if o.Volatile {
+		var f *os.File
+		if f, err = d.CreateExclusiveLazily(name, o.Data, 0o600); err == nil {
+			err = f.Close()
+		}
+	} else {
+		err = d.CreateExclusive(name, o.Data, 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("creating ACME %s %s: %w", o.Kind, o.ID, err)
 	}
 	return nil
 }
 
-// PutObject replaces the file of an object atomically and durably.
+// PutObject replaces the file of an object atomically (a temporary file
+// renamed over it), durably unless o is Volatile.
 func (s *Store) PutObject(o store.Object) error {
 	if err := checkObject(o.Kind, o.ID); err != nil {
 		return err
 	}
-	if err := s.dir.MkdirAll(path.Join(ACMEDir, o.Kind)); err != nil {
-		return fmt.Errorf("creating %q: %w", s.dir.Join(path.Join(ACMEDir, o.Kind)), err)
+	d, err := s.acmeSub(o.Kind, true)
+	if err != nil {
+		return err
 	}
-	if err := s.dir.WriteAtomic(objectPath(o.Kind, o.ID), o.Data, 0o600); err != nil {
+	name := o.ID + ".json"
+	if o.Volatile {
+		err = replaceLazily(d, name, o.Data)
+	} else {
+		err = d.WriteAtomic(name, o.Data, 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("writing ACME %s %s: %w", o.Kind, o.ID, err)
+	}
+	return nil
+}
+
+// replaceLazily replaces name in d with data through a temporary file
+// renamed over it, syncing nothing.
+func replaceLazily(d *cadir.Dir, name string, data []byte) error {
+	f, tmp, err := atomicfile.WriteTemp(d.FS(), name, 0o600, atomicfile.Bytes(data), false)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := d.FS().Rename(tmp, name); err != nil {
+		d.FS().Remove(tmp)
+		return fmt.Errorf("renaming %q: %w", d.Join(name), err)
 	}
 	return nil
 }
@@ -76,7 +157,11 @@ func (s *Store) Object(kind, id string) (store.Object, error) {
 	if err := checkObject(kind, id); err != nil {
 		return store.Object{}, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
 	}
-	data, err := s.dir.ReadFile(objectPath(kind, id))
+	d, err := s.acmeSub(kind, false)
+	if err != nil {
+		return store.Object{}, fmt.Errorf("reading ACME %s %s: %w", kind, id, err)
+	}
+	data, err := d.ReadFile(id + ".json")
 	if err != nil {
 		return store.Object{}, fmt.Errorf("reading ACME %s %s: %w", kind, id, err)
 	}
@@ -165,17 +250,27 @@ func (s *Store) DeleteObject(kind, id string) error {
 	if err := checkObject(kind, id); err != nil {
 		return err
 	}
-	err := s.dir.Root().Remove(objectPath(kind, id))
+	d, err := s.acmeSub(kind, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = d.Root().Remove(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("removing ACME %s %s: %w", kind, id, err)
 	}
-	return s.dir.SyncDir(path.Join(ACMEDir, kind))
+	return d.SyncDir(".")
 }
 
-// AddNonce creates the nonce's file, unsynced.
+// AddNonce creates the nonce's file, unsynced, holding its expiry: one
+// file created with O_EXCL (a nonce is random: a taken one is an error),
+// written and closed before the nonce is handed out, so no reader sees it
+// empty.
 func (s *Store) AddNonce(nonce string, expires time.Time) error {
 	if !store.IsNonce(nonce) {
 		return fmt.Errorf("invalid nonce %q", nonce)
@@ -185,17 +280,23 @@ func (s *Store) AddNonce(nonce string, expires time.Time) error {
 			s.pruneNonces(time.Unix(seen, 0))
 		}
 	}
-	data := []byte(strconv.FormatInt(expires.Unix(), 10))
-	f, err := s.dir.CreateExclusiveLazily(path.Join(nonceDir, nonce), data, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = s.dir.MkdirAll(nonceDir); err == nil {
-			f, err = s.dir.CreateExclusiveLazily(path.Join(nonceDir, nonce), data, 0o600)
-		}
+	d, err := s.acmeSub(nonceKind, true)
+	if err != nil {
+		return err
 	}
+	f, err := d.Root().OpenFile(nonce, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("adding a nonce: %w", err)
 	}
-	return f.Close()
+	_, err = f.Write([]byte(strconv.FormatInt(expires.Unix(), 10)))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		d.Root().Remove(nonce)
+		return fmt.Errorf("adding a nonce: %w", err)
+	}
+	return nil
 }
 
 // UseNonce reads the nonce's file and removes it: of two replicas that
@@ -205,15 +306,21 @@ func (s *Store) UseNonce(nonce string, now time.Time) (bool, error) {
 		return false, nil
 	}
 	s.nonceNow.Store(now.Unix())
-	name := path.Join(nonceDir, nonce)
-	data, err := s.dir.ReadFile(name)
+	d, err := s.acmeSub(nonceKind, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	data, err := d.ReadFile(nonce)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading a nonce: %w", err)
 	}
-	err = s.dir.Root().Remove(name)
+	err = d.Root().Remove(nonce)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -55,6 +55,8 @@ type Store struct {
 	// latest UseNonce (Unix seconds), which expired nonces are swept by.
 	nonces   atomic.Int64
 	nonceNow atomic.Int64
+	// acme holds the open directories of db/acme (see acmeSub).
+	acme acmeDirs
 }
 
 // Options are the hooks of a file store, for tests.
@@ -89,7 +91,10 @@ func Create(d *cadir.Dir) error {
 func (s *Store) String() string { return s.dir.Path() }
 
 // Close releases nothing: the CA handle owns the directory.
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error {
+	s.closeACME()
+	return nil
+}
 
 // Lock takes the exclusive lock on the CA directory, waiting at most timeout
 // for another holder to let go. The lock is an flock(2) on the file "lock"

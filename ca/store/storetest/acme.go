@@ -97,6 +97,28 @@ func testStoreObjects(t *testing.T, h *Harness) {
 	}
 }
 
+// Volatile writes read back as durable ones do, and keep CreateObject's
+// refusal of a taken ID.
+func testStoreVolatileObjects(t *testing.T, h *Harness) {
+	o := object("authz", "az1", `{"status":"pending"}`)
+	o.Volatile = true
+	if err := h.Store.CreateObject(o); err != nil {
+		t.Fatal(err)
+	}
+	wantObject(t, h.Store, o)
+	if err := h.Store.CreateObject(o); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("a volatile CreateObject of a taken ID = %v; want fs.ErrExist", err)
+	}
+	o.Data = []byte(`{"status":"valid"}`)
+	if err := h.Store.PutObject(o); err != nil {
+		t.Fatal(err)
+	}
+	wantObject(t, h.Store, o)
+	if ids := objectIDs(t, h.Store, "authz"); !slices.Equal(ids, []string{"az1"}) {
+		t.Errorf("Objects(authz) after volatile writes = %v; want [az1] (no temporary file listed)", ids)
+	}
+}
+
 func testStoreObjectsOrder(t *testing.T, h *Harness) {
 	if kinds, err := h.Store.ObjectKinds(); err != nil || len(kinds) != 0 {
 		t.Errorf("ObjectKinds() of a new store = %q, %v; want none", kinds, err)

@@ -51,6 +51,7 @@ var cases = []struct {
 	{"the lock lost", only(testStoreLockLost)},
 	{"ACME objects: create, read, replace, delete", only(testStoreObjects)},
 	{"ACME objects by kind in ID order", only(testStoreObjectsOrder)},
+	{"volatile ACME objects", only(testStoreVolatileObjects)},
 	{"ACME object kinds and IDs refused", only(testStoreObjectNames)},
 	{"ACME nonces used once", only(testStoreNonces)},
 	{"an ACME nonce used concurrently", only(testStoreNonceRace)},
