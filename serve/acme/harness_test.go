@@ -48,11 +48,15 @@ type harnessOptions struct {
 	// replicas, when above 1, puts that many Servers, each on a CA handle
 	// of its own, behind the one HTTPS server, taking requests in turn.
 	replicas int
+	// store and engines put the CA's store elsewhere than its directory
+	// (PostgreSQL).
+	store   string
+	engines []ca.Engine
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
-	h := &harness{f: servetest.NewFixture(t)}
+	h := &harness{f: servetest.NewFixtureOn(t, o.store, o.engines)}
 	chal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := strings.TrimPrefix(r.URL.Path, "/.well-known/acme-challenge/")
 		if v, ok := h.answers.Load(token); ok {

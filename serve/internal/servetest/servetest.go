@@ -71,16 +71,26 @@ type Fixture struct {
 	Signer crypto.Signer
 	Clock  *Clock
 	Log    *Log
+	// engines are the store engines the CA may use (none: the files).
+	engines []ca.Engine
 }
 
 // NewFixture makes a Fixture; its CA handles are closed when the test ends.
 func NewFixture(t testing.TB) *Fixture {
 	t.Helper()
-	f := &Fixture{Dir: filepath.Join(t.TempDir(), "ca"), Clock: NewClock(Start), Log: &Log{}}
+	return NewFixtureOn(t, "", nil)
+}
+
+// NewFixtureOn makes a Fixture whose CA keeps its store at the URL store
+// of one of engines ("" for the CA directory's files).
+func NewFixtureOn(t testing.TB, store string, engines []ca.Engine) *Fixture {
+	t.Helper()
+	f := &Fixture{Dir: filepath.Join(t.TempDir(), "ca"), Clock: NewClock(Start), Log: &Log{}, engines: engines}
 	settings := ca.DefaultSettings()
 	settings.CRLLifetime = ca.Duration(time.Hour)
 	settings.CRLURL = "http://pki.example.com/pki/root.crl"
-	c, err := ca.Init(f.Dir, ca.InitOptions{CommonName: "Test Root", Settings: settings, Now: f.Clock.Now, FirstCRL: true})
+	c, err := ca.Init(f.Dir, ca.InitOptions{CommonName: "Test Root", Settings: settings, Now: f.Clock.Now, FirstCRL: true,
+		Store: store, Engines: engines})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +107,7 @@ func NewFixture(t testing.TB) *Fixture {
 // handler with a handle of its own) would.
 func (f *Fixture) Other(t testing.TB) *ca.CA {
 	t.Helper()
-	c, err := ca.Open(f.Dir)
+	c, err := ca.OpenWith(f.Dir, ca.OpenOptions{Engines: f.engines})
 	if err != nil {
 		t.Fatal(err)
 	}
