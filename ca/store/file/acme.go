@@ -89,18 +89,24 @@ func (s *Store) closeACME() {
 	s.acme.dirs = nil
 }
 
+// objectFile checks o's kind and ID and returns the directory of its
+// kind, made if need be, and its file's name there.
+func (s *Store) objectFile(o store.Object) (*cadir.Dir, string, error) {
+	if err := checkObject(o.Kind, o.ID); err != nil {
+		return nil, "", err
+	}
+	d, err := s.acmeSub(o.Kind, true)
+	return d, o.ID + ".json", err
+}
+
 // CreateObject writes the file of a new object, linked into place so that
 // a taken ID fails with fs.ErrExist and readers see all or nothing;
 // durably unless o is Volatile.
 func (s *Store) CreateObject(o store.Object) error {
-	if err := checkObject(o.Kind, o.ID); err != nil {
-		return err
-	}
-	d, err := s.acmeSub(o.Kind, true)
+	d, name, err := s.objectFile(o)
 	if err != nil {
 		return err
 	}
-	name := o.ID + ".json"
 	if o.Volatile {
 		var f *os.File
 		if f, err = d.CreateExclusiveLazily(name, o.Data, 0o600); err == nil {
@@ -118,14 +124,10 @@ func (s *Store) CreateObject(o store.Object) error {
 // PutObject replaces the file of an object atomically (a temporary file
 // renamed over it), durably unless o is Volatile.
 func (s *Store) PutObject(o store.Object) error {
-	if err := checkObject(o.Kind, o.ID); err != nil {
-		return err
-	}
-	d, err := s.acmeSub(o.Kind, true)
+	d, name, err := s.objectFile(o)
 	if err != nil {
 		return err
 	}
-	name := o.ID + ".json"
 	if o.Volatile {
 		err = replaceLazily(d, name, o.Data)
 	} else {
