@@ -100,8 +100,8 @@ type Server struct {
 	wg     sync.WaitGroup
 	slots  chan struct{} // validations in flight
 
-	issued, refused atomic.Uint64
-	problems        sync.Map // type -> *atomic.Uint64
+	issued   atomic.Uint64
+	problems sync.Map // type -> *atomic.Uint64
 }
 
 // New checks cfg and returns a Server.
@@ -223,7 +223,6 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.As(err, &p) {
 		p = s.internal(err)
 	}
-	s.refused.Add(1)
 	v, _ := s.problems.LoadOrStore(p.short(), new(atomic.Uint64))
 	v.(*atomic.Uint64).Add(1)
 	s.log.Event("acme-refused", "type", p.short(), "status", strconv.Itoa(p.Status), "path", r.URL.Path,

@@ -33,7 +33,6 @@ const (
 // expired ones.
 const pruneEvery = 1024
 
-func objectPath(kind, id string) string { return path.Join(ACMEDir, kind, id+".json") }
 
 func checkObject(kind, id string) error {
 	if !store.IsObjectKind(kind) || kind == nonceKind {
