@@ -27,6 +27,7 @@ declare -A packages=(
 	[certbot]=certbot
 	[lego]=lego
 	[dnsmasq]=dnsmasq
+	[caddy]=caddy
 )
 
 # Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/N/bin;
