@@ -54,7 +54,7 @@ type harnessOptions struct {
 	engines []ca.Engine
 }
 
-func newHarness(t *testing.T, o harnessOptions) *harness {
+func newHarness(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
 	h := &harness{f: servetest.NewFixtureOn(t, o.store, o.engines)}
 	chal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,7 +111,7 @@ type slowAnswer struct {
 }
 
 // binding makes a binding named name with policy p through the CA.
-func (h *harness) binding(t *testing.T, name string, p ca.ACMEPolicy) *ca.ACMEBinding {
+func (h *harness) binding(t testing.TB, name string, p ca.ACMEPolicy) *ca.ACMEBinding {
 	t.Helper()
 	c := h.f.Other(t)
 	unlock, err := c.Lock(time.Second)
@@ -127,7 +127,7 @@ func (h *harness) binding(t *testing.T, name string, p ca.ACMEPolicy) *ca.ACMEBi
 }
 
 // client is an ACME client with a new P-256 account key.
-func (h *harness) client(t *testing.T) *xacme.Client {
+func (h *harness) client(t testing.TB) *xacme.Client {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -138,7 +138,7 @@ func (h *harness) client(t *testing.T) *xacme.Client {
 
 // register creates the client's account with the binding b (none when
 // nil).
-func (h *harness) register(t *testing.T, cl *xacme.Client, b *ca.ACMEBinding) (*xacme.Account, error) {
+func (h *harness) register(t testing.TB, cl *xacme.Client, b *ca.ACMEBinding) (*xacme.Account, error) {
 	t.Helper()
 	acct := &xacme.Account{Contact: []string{"mailto:ops@example.com"}}
 	if b != nil {
@@ -148,7 +148,7 @@ func (h *harness) register(t *testing.T, cl *xacme.Client, b *ca.ACMEBinding) (*
 }
 
 // obtain runs a whole order for ids with http-01 and returns the chain.
-func (h *harness) obtain(t *testing.T, cl *xacme.Client, key crypto.Signer, ids ...xacme.AuthzID) ([][]byte, error) {
+func (h *harness) obtain(t testing.TB, cl *xacme.Client, key crypto.Signer, ids ...xacme.AuthzID) ([][]byte, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -227,7 +227,7 @@ func (h *harness) acceptType(ctx context.Context, cl *xacme.Client, az *xacme.Au
 
 // startALPN serves tls-alpn-01 certificates of h.alpn on 127.0.0.1 and
 // returns the port.
-func (h *harness) startALPN(t *testing.T) int {
+func (h *harness) startALPN(t testing.TB) int {
 	t.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{NextProtos: []string{"acme-tls/1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -255,7 +255,7 @@ func (h *harness) startALPN(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func newKey(t *testing.T) crypto.Signer {
+func newKey(t testing.TB) crypto.Signer {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
