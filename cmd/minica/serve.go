@@ -46,7 +46,8 @@ func serveCommand(e *env) *cli.Command {
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
 			"minica ocsp url). With --enroll it answers the one-time links of 'minica enroll'\n" +
-			"on the HTTPS listener (see docs/enrollment.md). On --listen-tls, POST /renew\n" +
+			"on the HTTPS listener (see docs/enrollment.md); with --acme, ACME clients\n" +
+			"(certbot, lego, Caddy...) at /acme/directory (see docs/acme.md). On --listen-tls, POST /renew\n" +
 			"renews the certificate the client presents (see 'minica agent'), unless\n" +
 			"--no-renew or --no-sign. --listen '' turns the HTTP listener off. SIGTERM or\n" +
 			"SIGINT stop it, draining requests for up to --shutdown-timeout. See docs/serve.md.\n\n" +
