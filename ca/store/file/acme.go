@@ -33,7 +33,6 @@ const (
 // expired ones.
 const pruneEvery = 1024
 
-
 func checkObject(kind, id string) error {
 	if !store.IsObjectKind(kind) || kind == nonceKind {
 		return fmt.Errorf("invalid ACME object kind %q", kind)
