@@ -793,20 +793,28 @@ type acmeRenewMark struct {
 	At time.Time `json:"at"`
 }
 
-// acmeUrgentWindow is the renewal window of a certificate to renew at
-// once: from now, for a few minutes, so that clients renew on their next
-// check but not all in the same second.
-const acmeUrgentWindow = 5 * time.Minute
+// acmeUrgentAgo is how far in the past the renewal window of a certificate
+// to renew at once ends; it lasts as long again. RFC 9773 section 4.2 has
+// a client pick a random moment in the window and renew at once if that
+// moment has passed: a window wholly in the past makes every client renew
+// at its next check, as Let's Encrypt's answer for a revoked certificate
+// does. A window from now on would have it pick a moment up to minutes
+// ahead, and as the window is computed anew at each check, a client that
+// does not sleep until that moment (lego checks again after the
+// Retry-After) would almost never reach it. An hour also absorbs a
+// client's clock running behind.
+const acmeUrgentAgo = time.Hour
 
 // ACMERenewalWindow is the suggested renewal window of RFC 9773 for a
 // certificate's record at now: the last third of its life by default;
-// from now to now plus a few minutes when the certificate or its CA was
-// revoked, or when an operator asked for it (ACMERenewNow).
+// wholly in the past when the certificate or its CA was revoked, or when
+// an operator asked for it (ACMERenewNow), so that a client renews at its
+// next check.
 //
 // The default window starts two thirds into the certificate's life and
 // ends at five sixths: a client picks a moment within it, and the last
-// sixth is left for its retries. The urgent window is now to now plus
-// five minutes. The CA counts as revoked when it is an intermediate
+// sixth is left for its retries. The urgent window is two hours ago to an
+// hour ago. The CA counts as revoked when it is an intermediate
 // whose root's CRL (the one LoadRootCRL reads; an unreadable one is
 // ignored) lists it. A pending or void record has no window (an error).
 func (c *CA) ACMERenewalWindow(rec *Record, now time.Time) (start, end time.Time, err error) {
@@ -818,8 +826,8 @@ func (c *CA) ACMERenewalWindow(rec *Record, now time.Time) (start, end time.Time
 		return time.Time{}, time.Time{}, err
 	}
 	if urgent {
-		now = now.UTC().Truncate(time.Second)
-		return now, now.Add(acmeUrgentWindow), nil
+		end = now.UTC().Truncate(time.Second).Add(-acmeUrgentAgo)
+		return end.Add(-acmeUrgentAgo), end, nil
 	}
 	life := rec.NotAfter.Sub(rec.NotBefore)
 	return rec.NotBefore.Add(life / 3 * 2), rec.NotAfter.Add(-life / 6), nil

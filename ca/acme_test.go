@@ -517,7 +517,8 @@ func TestACMERenewalWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return start.Equal(now) && end.Equal(now.Add(5*time.Minute))
+		// Wholly in the past: RFC 9773's client renews at once.
+		return start.Equal(now.Add(-2*time.Hour)) && end.Equal(now.Add(-time.Hour))
 	}
 
 	// Renew-now for the name moves its certificates, not those issued later.
@@ -527,7 +528,7 @@ func TestACMERenewalWindow(t *testing.T) {
 		t.Fatalf("ACMERenewNow(web.example.com) = %d, %v; want 2", n, err)
 	}
 	if !urgent(rec) || !urgent(other) {
-		t.Error("after renew-now the window is not now")
+		t.Error("after renew-now the window is not in the past")
 	}
 	later := issue()
 	if urgent(later) {
@@ -537,7 +538,7 @@ func TestACMERenewalWindow(t *testing.T) {
 		t.Errorf("ACMERenewNow(nobody) error = %v; want ErrNotFound", err)
 	}
 
-	// Revoked: now.
+	// Revoked: in the past.
 	if _, err := c.Revoke(mustSerial(t, later.Serial), revoke.KeyCompromise); err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +547,7 @@ func TestACMERenewalWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !urgent(revoked) {
-		t.Error("a revoked certificate's window is not now")
+		t.Error("a revoked certificate's window is not in the past")
 	}
 
 	// --all: every ACME certificate issued until now.
@@ -557,7 +558,7 @@ func TestACMERenewalWindow(t *testing.T) {
 		t.Errorf("ACMERenewNow(all) = %d, %v; want 3 valid ACME certificates", n, err)
 	}
 	if !urgent(fresh) {
-		t.Error("after renew-now --all the window is not now")
+		t.Error("after renew-now --all the window is not in the past")
 	}
 }
 
@@ -569,7 +570,7 @@ func TestACMERenewalWindowOfARevokedCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := hierNow.Add(time.Hour)
-	if start, _, err := inter.ACMERenewalWindow(issued.Record, now); err != nil || start.Equal(now) {
+	if start, _, err := inter.ACMERenewalWindow(issued.Record, now); err != nil || !start.After(now) {
 		t.Fatalf("window before the CA's revocation starts %s (%v); want the default", start, err)
 	}
 	if _, err := root.Revoke(inter.Cert.SerialNumber, revoke.KeyCompromise); err != nil {
@@ -578,8 +579,8 @@ func TestACMERenewalWindowOfARevokedCA(t *testing.T) {
 	if _, err := inter.ImportRootCRL(rootCRL(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	if start, end, err := inter.ACMERenewalWindow(issued.Record, now); err != nil || !start.Equal(now) || !end.Equal(now.Add(5*time.Minute)) {
-		t.Errorf("window after the CA's revocation %s to %s (%v); want now to now+5m", start, end, err)
+	if start, end, err := inter.ACMERenewalWindow(issued.Record, now); err != nil || !start.Equal(now.Add(-2*time.Hour)) || !end.Equal(now.Add(-time.Hour)) {
+		t.Errorf("window after the CA's revocation %s to %s (%v); want two hours ago to an hour ago", start, end, err)
 	}
 }
 

@@ -108,7 +108,7 @@ func acmeRenewNowCommand(e *env) *cli.Command {
 		Usage:     "ask the ACME clients of a name's certificates (or of all) to renew them now",
 		ArgsUsage: "NAME|--all",
 		Description: "Moves the renewal window (RFC 9773 renewal information, ARI) of the valid ACME\n" +
-			"certificates of NAME, or with --all of every one, to the next minutes: clients that\n" +
+			"certificates of NAME, or with --all of every one, into the past: clients that\n" +
 			"check ARI (certbot 4.1+, lego, Caddy, cert-manager) renew on their next check.\n" +
 			"Certificates issued from now on get the usual window. Clients without ARI renew on\n" +
 			"their own schedule: revoke a certificate to make them notice.\n\n" +
