@@ -2,9 +2,11 @@ package acme
 
 import (
 	"context"
+	"crypto"
 	"crypto/x509"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -249,5 +251,48 @@ func TestConcurrentClients(t *testing.T) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Errorf("of %d clients at once: %v", n, err)
+	}
+}
+
+// TestReplaces: an order's "replaces" must name a certificate of this CA
+// that the account got; one of another account is unauthorized, garbage
+// malformed, and the account's own is taken and echoed.
+func TestReplaces(t *testing.T) {
+	h := newHarness(t, harnessOptions{noEAB: true})
+	cl := h.client(t)
+	acct, err := h.register(t, cl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := h.obtain(t, cl, newKey(t), xacme.DomainIDs("localhost")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der[0])
+	id := b64(leaf.AuthorityKeyId) + "." + b64(serialOctets(leaf))
+	otherKey := newKey(t)
+	otherKID := h.account(t, otherKey, nil)
+	order := func(replaces string) []byte {
+		return []byte(`{"identifiers":[{"type":"dns","value":"localhost"}],"replaces":"` + replaces + `"}`)
+	}
+	for _, tc := range []struct {
+		name     string
+		key      any
+		kid, rep string
+		status   int
+		typ      string
+	}{
+		{"another account's certificate", otherKey, otherKID, id, 403, ErrUnauthorized},
+		{"not a certificate ID", cl.Key, acct.URI, "garbage", 400, ErrMalformed},
+		{"another CA's key identifier", cl.Key, acct.URI, b64([]byte("other")) + "." + b64(serialOctets(leaf)), 400, ErrMalformed},
+		{"its own certificate", cl.Key, acct.URI, id, 201, ""},
+	} {
+		st, typ, body := h.post(t, newOrderPath, rawPost{key: tc.key.(crypto.Signer), kid: tc.kid, payload: order(tc.rep)})
+		if st != tc.status || typ != tc.typ {
+			t.Errorf("replaces %s = %d %s; want %d %s\n%s", tc.name, st, typ, tc.status, tc.typ, body)
+		}
+		if st == 201 && !strings.Contains(string(body), `"replaces":"`+id+`"`) {
+			t.Errorf("the order does not echo replaces: %s", body)
+		}
 	}
 }

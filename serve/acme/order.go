@@ -1,6 +1,7 @@
 package acme
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"net/http"
@@ -60,12 +61,43 @@ func (s *Server) serveNewOrder(w http.ResponseWriter, r *http.Request) (any, err
 	if err := s.withCA(func(c *ca.CA) error { return c.CheckACMEIdentifiers(policy, ids) }); err != nil {
 		return nil, identifierProblem(err)
 	}
+	if err := s.checkReplaces(req.acct, in.Replaces); err != nil {
+		return nil, err
+	}
 	o, azs := s.newOrder(req.acct, ids, in.Replaces)
 	if err := s.admitOrder(req.acct, policy, o, azs); err != nil {
 		return nil, err
 	}
 	s.log.Event("acme-order", "account", req.acct.ID, "order", o.ID, "identifiers", identifierList(ids), "client", r.RemoteAddr)
 	return created(w, s.url(r, orderPath+o.ID), s.orderView(r, o, statusPending))
+}
+
+// checkReplaces checks an order's "replaces" (RFC 9773 section 5): when
+// set, the ID of a certificate of this CA that the account's orders got.
+func (s *Server) checkReplaces(a *account, id string) error {
+	if id == "" {
+		return nil
+	}
+	aki, serial, err := parseCertID(id)
+	if err != nil {
+		return err
+	}
+	return s.withCA(func(c *ca.CA) error {
+		if !bytes.Equal(aki, c.Cert.SubjectKeyId) {
+			return malformed("replaces %q names a certificate of another CA", id)
+		}
+		rec, err := c.Record(serial)
+		if errors.Is(err, ca.ErrNotFound) {
+			return malformed("replaces %q names no certificate of this CA", id)
+		}
+		if err != nil {
+			return err
+		}
+		if rec.ACMEAccount != a.ID {
+			return unauthorized("replaces %q names a certificate of another account", id)
+		}
+		return nil
+	})
 }
 
 // normalizeIdentifiers checks the identifiers' form and returns them in
