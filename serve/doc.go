@@ -8,9 +8,9 @@
 // The other products of serve are http.Handlers in packages of their own,
 // which serve routes to and counts: the OCSP responder (package
 // minica/serve/ocsp, Config.OCSP), online renewal and the first
-// certificate by bootstrap token (minica/serve/renew, Config.Renew) and
-// enrollment links (minica/serve/enroll,
-// Config.Enroll). Server.ServeOCSP serves the responder alone on a
+// certificate by bootstrap token (minica/serve/renew, Config.Renew),
+// enrollment links (minica/serve/enroll, Config.Enroll) and the ACME
+// server (minica/serve/acme, Config.ACME, /acme/... on HTTPS). Server.ServeOCSP serves the responder alone on a
 // listener of its own, on fasthttp (serve/internal/fastocsp), or on
 // net/http when built with the tag stdocsp.
 //
