@@ -10,13 +10,19 @@ import (
 // newTestCA creates a CA with an unencrypted key in a fresh directory.
 func newTestCA(t testing.TB, o InitOptions) (*CA, crypto.Signer) {
 	t.Helper()
+	return newTestCAIn(t, t.TempDir(), o)
+}
+
+// newTestCAIn is newTestCA with the CA directory made in dir.
+func newTestCAIn(t testing.TB, dir string, o InitOptions) (*CA, crypto.Signer) {
+	t.Helper()
 	if o.CommonName == "" {
 		o.CommonName = "Test Root"
 	}
 	if o.Engines == nil {
 		o.Engines = testEngines
 	}
-	c, err := Init(t.TempDir()+"/ca", o)
+	c, err := Init(dir+"/ca", o)
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

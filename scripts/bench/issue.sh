@@ -388,11 +388,13 @@ batch_file() {
 
 # run_floor KEY LABEL SUB N runs ca's BenchmarkBatchFloor/SUB over N
 # certificates and records its in-process time (the benchmark's ns/cert;
-# set-up untimed) with the CPU and peak RSS of the whole test binary.
+# set-up untimed) with the CPU and peak RSS of the whole test binary. Its
+# files stay until the script exits (MINICA_BENCH_KEEP): removed at once,
+# they slowed the next round's minica, which runs first (see settle).
 run_floor() {
 	local key=$1 label=$2 sub=$3 n=$4 out ns user sys rss
 	sync
-	out=$(cd "$BENCH_TMP" && TMPDIR=$BENCH_TMP MINICA_BENCH_BATCH_N=$n /usr/bin/time -f '%U %S %M' -o "$BENCH_TMP/time.out" \
+	out=$(cd "$BENCH_TMP" && TMPDIR=$BENCH_TMP MINICA_BENCH_BATCH_N=$n MINICA_BENCH_KEEP=1 /usr/bin/time -f '%U %S %M' -o "$BENCH_TMP/time.out" \
 		"$BENCH_TMP/ca.test" -test.run '^$' -test.bench "^BenchmarkBatchFloor/$sub\$" -test.benchtime 1x) ||
 		bench_die "$label failed: $out"
 	ns=$(awk '$NF == "ns/cert" { print $(NF - 1) }' <<<"$out")

@@ -66,20 +66,9 @@ func (s *Store) appendIndex(file, serial string) error {
 // ok is false when the CA directory has no index at all. A line cut short
 // by a crash is skipped.
 func (s *Store) indexedSerials(name string) (serials []string, ok bool, err error) {
-	data, err := s.dir.ReadFile(NameIndexPath(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := s.dir.Stat(NameIndexDir); errors.Is(serr, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		// Read again: a rebuild by Check may have swapped the index
-		// directory between the two calls above.
-		data, err = s.dir.ReadFile(NameIndexPath(name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, true, nil
-		}
-	}
-	if err != nil {
-		return nil, true, fmt.Errorf("reading name index %q: %w", s.dir.Join(NameIndexPath(name)), err)
+	data, ok, err := s.readIndex(name)
+	if err != nil || data == nil {
+		return nil, ok, err
 	}
 	seen := make(map[string]bool)
 	for line := range strings.Lines(string(data)) {
@@ -91,6 +80,39 @@ func (s *Store) indexedSerials(name string) (serials []string, ok bool, err erro
 		serials = append(serials, s)
 	}
 	return serials, true, nil
+}
+
+// readIndex reads the index file of name; data is nil when the index does
+// not list name, and ok false when there is no index at all. The index
+// directory is opened first and the file read inside it, so that a name
+// the index lacks (every new name of a batch, looked up several times)
+// costs one failed lookup, not a second walk of the path to tell a missing
+// file from a missing index.
+func (s *Store) readIndex(name string) (data []byte, ok bool, err error) {
+	names, err := s.dir.OpenSub(NameIndexDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := s.dir.Stat(NameIndexDir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		// Open again: a rebuild by Check may have swapped the index
+		// directory between the two calls above.
+		names, err = s.dir.OpenSub(NameIndexDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, true, nil
+		}
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("opening name index %q: %w", s.dir.Join(NameIndexDir), err)
+	}
+	defer names.Close()
+	data, err = names.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("reading name index %q: %w", s.dir.Join(NameIndexPath(name)), err)
+	}
+	return data, true, nil
 }
 
 // Reindex writes the name index afresh from every record, in a
