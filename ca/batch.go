@@ -228,13 +228,10 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 // without a sync of its own; when the group is written its files are made
 // durable together (see syncGroup), and only then are their records
 // completed, their current.* links moved and report called, in request
-// order. The sync of a group runs while the next group is written (unless
-// the next one issues a name again), so that the disk's flush and the
-// inode allocations overlap. A crash before the sync leaves pending
-// records that Check (or FinishInterrupted) completes or voids; one after
-// it, pending records whose certificates Check completes. So every
-// certificate on disk has a record, and every certificate reported
-// survives a power loss.
+// order. A crash before the sync leaves pending records that Check (or
+// FinishInterrupted) completes or voids; one after it, pending records
+// whose certificates Check completes. So every certificate on disk has a
+// record, and every certificate reported survives a power loss.
 //
 // The certificates of a group are made by o.Workers goroutines (keys
 // generated and files written concurrently; calls to signer one at a time,
@@ -243,10 +240,8 @@ func (c *CA) FinishInterrupted(name string) ([]string, error) {
 // It stops after the group in which a request, the disk or report failed:
 // the certificates of that group that were written are still made durable
 // and complete, and reported unless report failed, and the first error is
-// returned, naming the request by its position. When the sync or a report
-// of a group fails, the group written during its sync is completed too
-// (or left pending for Check when the disk failed), not reported. It
-// returns how many certificates were reported.
+// returned, naming the request by its position. It returns how many
+// certificates were reported.
 func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOptions, report func(BatchResult) error) (int, error) {
 	size := o.GroupSize
 	if size <= 0 {
@@ -259,15 +254,8 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 	signer = &serialSigner{s: signer}
 	next, stop := iter.Pull(reqs)
 	defer stop()
-	// syncing is the group written last, whose sync runs while the next
-	// group is written; it is completed and reported after that.
-	var syncing *batchGroup
-	var syncingNames map[string]bool
-	defer func() {
-		if syncing != nil {
-			syncing.abandon()
-		}
-	}()
+	g := &batchGroup{c: c, workers: workers}
+	defer g.abandon()
 	reported, index := 0, 0
 	var held *Request // the request that ended the last group: its name was in it
 	for {
@@ -292,21 +280,9 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 			todo = append(todo, req)
 		}
 		if len(todo) == 0 {
-			break
-		}
-		// A name of the group being synced is issued again only once
-		// that group is complete: its checks must see the record done,
-		// and its current.* links must move in order.
-		if syncing != nil && sharesName(syncingNames, names) {
-			n, err := syncing.finish(report)
-			reported += n
-			syncing = nil
-			if err != nil {
-				return reported, err
-			}
+			return reported, nil
 		}
 		written, errs := c.writeGroup(signer, todo, workers)
-		g := &batchGroup{c: c, workers: workers}
 		var issueErr error
 		for i, p := range written {
 			if p == nil {
@@ -319,39 +295,12 @@ func (c *CA) IssueBatch(signer crypto.Signer, reqs iter.Seq[Request], o BatchOpt
 			g.pending = append(g.pending, p)
 		}
 		index += len(todo)
-		g.startSync()
-		if syncing != nil {
-			n, err := syncing.finish(report)
-			reported += n
-			syncing = nil
-			if err != nil {
-				// The group written since is still made durable and
-				// complete, as the one that failed was, but not reported.
-				g.finish(func(BatchResult) error { return nil })
-				return reported, errors.Join(err, issueErr)
-			}
-		}
-		if issueErr != nil {
-			n, err := g.finish(report)
-			return reported + n, errors.Join(issueErr, err)
-		}
-		syncing, syncingNames = g, names
-	}
-	if syncing != nil {
-		n, err := syncing.finish(report)
-		syncing = nil
-		return reported + n, err
-	}
-	return reported, nil
-}
-
-func sharesName(a, b map[string]bool) bool {
-	for name := range b {
-		if a[name] {
-			return true
+		n, err := g.commit(report)
+		reported += n
+		if err := errors.Join(issueErr, err); err != nil {
+			return reported, err
 		}
 	}
-	return false
 }
 
 // writeGroup writes the certificates of reqs with up to workers goroutines;
@@ -521,46 +470,21 @@ func (p *batchCert) release() {
 	}
 }
 
-// batchGroup is the certificates of one group, written and not yet
-// reported.
+// batchGroup is the certificates written since the last sync.
 type batchGroup struct {
 	c       *CA
 	workers int
 	pending []*batchCert
-	synced  chan error // the result of the sync that startSync began
 }
 
-// startSync begins to make the group durable (see syncGroup) on a
-// goroutine of its own, so that the disk's flush overlaps the writing of
-// the next group; commit waits for it.
-func (g *batchGroup) startSync() {
-	if len(g.pending) == 0 || g.synced != nil {
-		return
-	}
-	g.synced = make(chan error, 1)
-	group := g.pending
-	go func() { g.synced <- g.c.syncGroup(group) }()
-}
-
-// waitSync waits for the sync that startSync began, if any.
-func (g *batchGroup) waitSync() error {
-	if g.synced == nil {
-		return nil
-	}
-	err := <-g.synced
-	g.synced = nil
-	return err
-}
-
-// commit makes the group durable (or waits for the sync startSync began),
-// and only then completes its records, moves its names' current.* links
-// and reports each certificate. It returns how many it reported.
+// commit makes the group durable, completes its records, moves its names'
+// current.* links and reports each certificate. It returns how many it
+// reported.
 func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 	if len(g.pending) == 0 {
 		return 0, nil
 	}
-	g.startSync()
-	if err := g.waitSync(); err != nil {
+	if err := g.c.syncGroup(g.pending); err != nil {
 		return 0, err
 	}
 	// Completing the records and moving the links of different names
@@ -615,20 +539,9 @@ func (c *CA) completeBatchCert(p *batchCert) error {
 	return nil
 }
 
-// finish commits the group, and abandons what is left of it when that
-// fails.
-func (g *batchGroup) finish(report func(BatchResult) error) (int, error) {
-	n, err := g.commit(report)
-	if err != nil {
-		g.abandon()
-	}
-	return n, err
-}
-
 // abandon releases what a failed commit left; the records stay pending
 // for Check.
 func (g *batchGroup) abandon() {
-	g.waitSync()
 	for _, p := range g.pending {
 		p.closeFiles()
 		p.res.Release()
