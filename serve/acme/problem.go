@@ -76,8 +76,13 @@ func writeProblem(w http.ResponseWriter, p *problem) {
 	h := w.Header()
 	h.Set("Content-Type", ProblemType)
 	if p.retryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(max(p.retryAfter, time.Second).Round(time.Second)/time.Second)))
+		h.Set("Retry-After", strconvSeconds(p.retryAfter))
 	}
 	w.WriteHeader(p.Status)
 	w.Write(append(body, '\n'))
+}
+
+// strconvSeconds is a Retry-After of d: whole seconds, at least one.
+func strconvSeconds(d time.Duration) string {
+	return strconv.Itoa(int(max(d, time.Second).Round(time.Second) / time.Second))
 }

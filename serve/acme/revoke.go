@@ -168,7 +168,3 @@ func parseCertID(id string) (aki []byte, serial *big.Int, err error) {
 	}
 	return aki, new(big.Int).SetBytes(raw), nil
 }
-
-func strconvSeconds(d time.Duration) string {
-	return big.NewInt(int64(max(d, time.Second) / time.Second)).String()
-}
