@@ -13,11 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"minica/ca"
+	"minica/serve/acme"
 )
-
-// acmeDirectoryPath is where serve's ACME server answers, under its
-// public HTTPS address.
-const acmeDirectoryPath = "/acme/directory"
 
 func acmeCommand(e *env) *cli.Command {
 	return &cli.Command{
@@ -303,8 +300,8 @@ func runACMEAccountAdd(c *cli.Context, e *env) error {
 	fmt.Fprintf(e.stdout, "  allows     %s\n", acmeAllowsText(b))
 	fmt.Fprintf(e.stdout, "  profile    %s, %s\n", acmeProfile(b), ca.FormatDuration(b.Lifetime))
 	fmt.Fprintf(e.stdout, "  accounts   %d\n", b.MaxAccounts)
-	fmt.Fprintf(e.stdout, "  certbot    certbot certonly --server %s%s --eab-kid %s --eab-hmac-key %s -d %s\n", base, acmeDirectoryPath, b.KeyID, hmacKey, example)
-	fmt.Fprintf(e.stdout, "  lego       lego --server %s%s --eab --kid %s --hmac %s -d %s run\n", base, acmeDirectoryPath, b.KeyID, hmacKey, example)
+	fmt.Fprintf(e.stdout, "  certbot    certbot certonly --server %s%s --eab-kid %s --eab-hmac-key %s -d %s\n", base, acme.DirectoryPath, b.KeyID, hmacKey, example)
+	fmt.Fprintf(e.stdout, "  lego       lego --server %s%s --eab --kid %s --hmac %s -d %s run\n", base, acme.DirectoryPath, b.KeyID, hmacKey, example)
 	fmt.Fprintln(e.stderr, "minica: note: the HMAC key is shown only this once and creates an account for whoever has it: hand it to the client's operator alone")
 	return nil
 }
