@@ -1,4 +1,5 @@
-// Package flock takes advisory locks on open files without waiting:
+// Package flock takes advisory locks on open files, without waiting
+// (TryLock, TryLockShared) or waiting (Lock):
 // flock(2) on Unix, LockFileEx on Windows. The operating system releases a
 // lock when its holder's file is closed, which includes the holder's
 // death, even by SIGKILL.

@@ -30,3 +30,9 @@ func TryLockShared(f *os.File) error {
 func Unlock(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }
+
+// Lock takes an exclusive flock(2) on f, waiting for it (Go's signal
+// handlers restart the call).
+func Lock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+}

@@ -27,6 +27,13 @@ func TryLock(f *os.File) error {
 	return err
 }
 
+// Lock takes the exclusive LockFileEx lock of TryLock on f, waiting for
+// it.
+func Lock(f *os.File) error {
+	ol := windows.Overlapped{Offset: lockOffset}
+	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ol)
+}
+
 // TryLockShared takes a shared LockFileEx lock on the byte of TryLock
 // without waiting.
 func TryLockShared(f *os.File) error {

@@ -8,10 +8,8 @@ import (
 	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"minica/ca/store"
 	"minica/internal/atomicfile"
@@ -19,19 +17,12 @@ import (
 )
 
 // ACMEDir holds the ACME objects, one file per object at
-// ACMEDir/KIND/ID.json, and the nonces, one file each at
-// ACMEDir/nonces/NONCE (its content the expiry in Unix seconds). Nonce
-// files are never synced: a crash may lose them, and a client told
-// badNonce asks for another.
+// ACMEDir/KIND/ID.json, and the nonces' table (NonceTable). "nonces" is
+// no kind in any engine (and was the nonces' directory here).
 const (
 	ACMEDir   = "db/acme"
-	nonceDir  = "db/acme/nonces"
 	nonceKind = "nonces"
 )
-
-// pruneEvery is how many nonces are added between two sweeps of the
-// expired ones.
-const pruneEvery = 1024
 
 func checkObject(kind, id string) error {
 	if !store.IsObjectKind(kind) || kind == nonceKind {
@@ -43,8 +34,7 @@ func checkObject(kind, id string) error {
 	return nil
 }
 
-// acmeDirs are the open directories of db/acme: one per kind, and the
-// nonces'. A file in one is reached with one system call instead of one
+// acmeDirs are the open directories of db/acme: one per kind. A file in one is reached with one system call instead of one
 // per path element, and without a MkdirAll per write.
 type acmeDirs struct {
 	mu   sync.Mutex
@@ -267,72 +257,8 @@ func (s *Store) DeleteObject(kind, id string) error {
 	return d.SyncDir(".")
 }
 
-// AddNonce creates the nonce's file, unsynced, holding its expiry: one
-// file created with O_EXCL (a nonce is random: a taken one is an error),
-// written and closed before the nonce is handed out, so no reader sees it
-// empty.
-func (s *Store) AddNonce(nonce string, expires time.Time) error {
-	if !store.IsNonce(nonce) {
-		return fmt.Errorf("invalid nonce %q", nonce)
-	}
-	if s.nonces.Add(1)%pruneEvery == 0 {
-		if seen := s.nonceNow.Load(); seen != 0 {
-			s.pruneNonces(time.Unix(seen, 0))
-		}
-	}
-	d, err := s.acmeSub(nonceKind, true)
-	if err != nil {
-		return err
-	}
-	f, err := d.Root().OpenFile(nonce, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("adding a nonce: %w", err)
-	}
-	_, err = f.Write([]byte(strconv.FormatInt(expires.Unix(), 10)))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		d.Root().Remove(nonce)
-		return fmt.Errorf("adding a nonce: %w", err)
-	}
-	return nil
-}
-
-// UseNonce reads the nonce's file and removes it: of two replicas that
-// read it, only the one whose remove succeeds has used it.
-func (s *Store) UseNonce(nonce string, now time.Time) (bool, error) {
-	if !store.IsNonce(nonce) {
-		return false, nil
-	}
-	s.nonceNow.Store(now.Unix())
-	d, err := s.acmeSub(nonceKind, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	data, err := d.ReadFile(nonce)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading a nonce: %w", err)
-	}
-	err = d.Root().Remove(nonce)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("using a nonce: %w", err)
-	}
-	exp, err := strconv.ParseInt(string(data), 10, 64)
-	return err == nil && now.Unix() < exp, nil
-}
-
 // removeACMETemps removes the temporary files that interrupted writes
-// left in ACMEDir and in the directories of its kinds and of the nonces.
+// left in ACMEDir and in the directories of its kinds.
 func (s *Store) removeACMETemps() error {
 	entries, err := fs.ReadDir(s.dir.Root().FS(), ACMEDir)
 	if err != nil {
@@ -346,22 +272,4 @@ func (s *Store) removeACMETemps() error {
 		}
 	}
 	return s.dir.RemoveTemps(ACMEDir)
-}
-
-// pruneNonces removes the nonce files expired at now.
-func (s *Store) pruneNonces(now time.Time) {
-	entries, err := fs.ReadDir(s.dir.Root().FS(), nonceDir)
-	if err != nil {
-		return
-	}
-	for _, ent := range entries {
-		name := path.Join(nonceDir, ent.Name())
-		data, err := s.dir.ReadFile(name)
-		if err != nil {
-			continue
-		}
-		if exp, err := strconv.ParseInt(string(data), 10, 64); err != nil || now.Unix() >= exp {
-			s.dir.Root().Remove(name)
-		}
-	}
 }

@@ -16,9 +16,10 @@
 //	db/enroll/ID.json   one file per enrollment; db/enroll/names/NAME the ID
 //	                    of NAME's latest
 //	db/acme/KIND/ID.json one file per ACME object (ACMEDir), written
-//	                    atomically and durably
-//	db/acme/nonces/N    one file per unused ACME nonce, its expiry in Unix
-//	                    seconds; never synced (a crash may lose nonces)
+//	                    atomically, and durably unless Volatile
+//	db/acme/nonces.tab  the ACME nonces (NonceTable): 2^18 slots of 32 bytes
+//	                    written in place; never synced (a crash may lose
+//	                    nonces)
 //	crlnumber           the last CRL number reserved
 //	crl.pem, crl.der    the current CRL, which is also the published copy
 //	lock                flock(2)-ed around every mutation; the holder's pid

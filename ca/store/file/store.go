@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -51,12 +50,10 @@ type Store struct {
 	// indexMu makes one of concurrent reservations rebuild a missing
 	// name index.
 	indexMu sync.Mutex
-	// nonces counts AddNonce calls, and nonceNow is the clock of the
-	// latest UseNonce (Unix seconds), which expired nonces are swept by.
-	nonces   atomic.Int64
-	nonceNow atomic.Int64
-	// acme holds the open directories of db/acme (see acmeSub).
-	acme acmeDirs
+	// acme holds the open directories of db/acme (see acmeSub), and
+	// nonceTab the open nonce table (see nonceFile).
+	acme     acmeDirs
+	nonceTab nonceTable
 }
 
 // Options are the hooks of a file store, for tests.
@@ -93,6 +90,7 @@ func (s *Store) String() string { return s.dir.Path() }
 // Close releases nothing: the CA handle owns the directory.
 func (s *Store) Close() error {
 	s.closeACME()
+	s.closeNonces()
 	return nil
 }
 

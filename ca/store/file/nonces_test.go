@@ -1,0 +1,98 @@
+package file
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"minica/internal/cadir"
+)
+
+var nonceT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newNonceStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	p := t.TempDir()
+	d, err := cadir.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	s := New(d, nil, Options{})
+	t.Cleanup(func() { s.Close() })
+	return s, p
+}
+
+// collidingNonces returns two nonces of one slot.
+func collidingNonces(t *testing.T) (string, string) {
+	t.Helper()
+	seen := map[int64]string{}
+	var b [8]byte
+	for i := range uint64(1 << 20) {
+		binary.BigEndian.PutUint64(b[:], i)
+		n := base64.RawURLEncoding.EncodeToString(append([]byte("collide-"), b[:]...))
+		off, _ := nonceLocation(n)
+		if other, ok := seen[off]; ok {
+			return other, n
+		}
+		seen[off] = n
+	}
+	t.Fatal("no two nonces of one slot among 2^20")
+	return "", ""
+}
+
+// TestNonceReplacedInItsSlot: a nonce whose slot a later one took is
+// unknown; the later one is good once.
+func TestNonceReplacedInItsSlot(t *testing.T) {
+	s, _ := newNonceStore(t)
+	first, second := collidingNonces(t)
+	for _, n := range []string{first, second} {
+		if err := s.AddNonce(n, nonceT0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		nonce string
+		want  bool
+	}{{first, false}, {second, true}, {second, false}} {
+		if got, err := s.UseNonce(c.nonce, nonceT0); err != nil || got != c.want {
+			t.Errorf("UseNonce(%s) = %v, %v; want %v", c.nonce, got, err, c.want)
+		}
+	}
+}
+
+// TestNonceTableIsOneFile: a thousand nonces, added and used, leave one
+// file of 0600 in db/acme and no other.
+func TestNonceTableIsOneFile(t *testing.T) {
+	s, p := newNonceStore(t)
+	var b [8]byte
+	for i := range uint64(1000) {
+		binary.BigEndian.PutUint64(b[:], i)
+		n := base64.RawURLEncoding.EncodeToString(append([]byte("one-file"), b[:]...))
+		if err := s.AddNonce(n, nonceT0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if ok, err := s.UseNonce(n, nonceT0); err != nil || !ok {
+				t.Fatalf("UseNonce(%s) = %v, %v; want true", n, ok, err)
+			}
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(p, ACMEDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != filepath.Base(NonceTable) {
+		t.Errorf("db/acme holds %v; want only %s", entries, filepath.Base(NonceTable))
+	}
+	st, err := os.Stat(filepath.Join(p, NonceTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 || st.Size() > nonceSlots*nonceSlot {
+		t.Errorf("%s: mode %v, %d bytes; want 0600 and at most %d bytes", NonceTable, st.Mode().Perm(), st.Size(), nonceSlots*nonceSlot)
+	}
+}
