@@ -1,6 +1,7 @@
 package acme
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/x509"
@@ -272,22 +273,29 @@ func TestReplaces(t *testing.T) {
 	id := b64(leaf.AuthorityKeyId) + "." + b64(serialOctets(leaf))
 	otherKey := newKey(t)
 	otherKID := h.account(t, otherKey, nil)
-	order := func(replaces string) []byte {
-		return []byte(`{"identifiers":[{"type":"dns","value":"localhost"}],"replaces":"` + replaces + `"}`)
+	order := func(name, replaces string) []byte {
+		return []byte(`{"identifiers":[{"type":"dns","value":"` + name + `"}],"replaces":"` + replaces + `"}`)
 	}
 	for _, tc := range []struct {
 		name     string
 		key      any
 		kid, rep string
+		ident    string // the order's identifier, localhost when empty
+		advance  time.Duration
 		status   int
 		typ      string
 	}{
-		{"another account's certificate", otherKey, otherKID, id, 403, ErrUnauthorized},
-		{"not a certificate ID", cl.Key, acct.URI, "garbage", 400, ErrMalformed},
-		{"another CA's key identifier", cl.Key, acct.URI, b64([]byte("other")) + "." + b64(serialOctets(leaf)), 400, ErrMalformed},
-		{"its own certificate", cl.Key, acct.URI, id, 201, ""},
+		{"another account's certificate", otherKey, otherKID, id, "", 0, 403, ErrUnauthorized},
+		{"not a certificate ID", cl.Key, acct.URI, "garbage", "", 0, 400, ErrMalformed},
+		{"another CA's key identifier", cl.Key, acct.URI, b64([]byte("other")) + "." + b64(serialOctets(leaf)), "", 0, 400, ErrMalformed},
+		{"a certificate for none of the order's names", cl.Key, acct.URI, id, "web1.svc.example.com", 0, 400, ErrMalformed},
+		{"its own certificate", cl.Key, acct.URI, id, "", 0, 201, ""},
+		{"a certificate a pending order replaces", cl.Key, acct.URI, id, "", 0, 409, ErrAlreadyReplaced},
+		{"a certificate an expired order replaced", cl.Key, acct.URI, id, "", DefaultOrderLifetime + time.Second, 201, ""},
 	} {
-		st, typ, body := h.post(t, newOrderPath, rawPost{key: tc.key.(crypto.Signer), kid: tc.kid, payload: order(tc.rep)})
+		h.f.Clock.Advance(tc.advance)
+		ident := cmp.Or(tc.ident, "localhost")
+		st, typ, body := h.post(t, newOrderPath, rawPost{key: tc.key.(crypto.Signer), kid: tc.kid, payload: order(ident, tc.rep)})
 		if st != tc.status || typ != tc.typ {
 			t.Errorf("replaces %s = %d %s; want %d %s\n%s", tc.name, st, typ, tc.status, tc.typ, body)
 		}

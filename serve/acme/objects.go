@@ -23,7 +23,15 @@ const (
 	kindKey     = "acme-key" // the account of a key, by its JWK thumbprint
 	kindOrder   = "acme-order"
 	kindAuthz   = "acme-authz"
+	// kindReplaced marks a certificate, by its serial, replaced by an
+	// order (RFC 9773 section 5).
+	kindReplaced = "acme-replaced"
 )
+
+// replacement is the order that replaces a certificate.
+type replacement struct {
+	Order string `json:"order"`
+}
 
 // Statuses of accounts, orders, authorizations and challenges.
 const (

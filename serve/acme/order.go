@@ -61,11 +61,12 @@ func (s *Server) serveNewOrder(w http.ResponseWriter, r *http.Request) (any, err
 	if err := s.withCA(func(c *ca.CA) error { return c.CheckACMEIdentifiers(policy, ids) }); err != nil {
 		return nil, identifierProblem(err)
 	}
-	if err := s.checkReplaces(req.acct, in.Replaces); err != nil {
+	replaced, err := s.checkReplaces(req.acct, in.Replaces, ids)
+	if err != nil {
 		return nil, err
 	}
 	o, azs := s.newOrder(req.acct, ids, in.Replaces)
-	if err := s.admitOrder(req.acct, policy, o, azs); err != nil {
+	if err := s.admitOrder(req.acct, policy, o, azs, replaced); err != nil {
 		return nil, err
 	}
 	s.log.Event("acme-order", "account", req.acct.ID, "order", o.ID, "identifiers", identifierList(ids), "client", r.RemoteAddr)
@@ -73,16 +74,18 @@ func (s *Server) serveNewOrder(w http.ResponseWriter, r *http.Request) (any, err
 }
 
 // checkReplaces checks an order's "replaces" (RFC 9773 section 5): when
-// set, the ID of a certificate of this CA that the account's orders got.
-func (s *Server) checkReplaces(a *account, id string) error {
+// set, the ID of a certificate of this CA that the account's orders got,
+// for one of the order's identifiers at least. It returns the
+// certificate's serial (32 hex digits), or "" when replaces is unset.
+func (s *Server) checkReplaces(a *account, id string, ids []Identifier) (string, error) {
 	if id == "" {
-		return nil
+		return "", nil
 	}
 	aki, serial, err := parseCertID(id)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return s.withCA(func(c *ca.CA) error {
+	return ca.SerialHex(serial), s.withCA(func(c *ca.CA) error {
 		if !bytes.Equal(aki, c.Cert.SubjectKeyId) {
 			return malformed("replaces %q names a certificate of another CA", id)
 		}
@@ -96,7 +99,12 @@ func (s *Server) checkReplaces(a *account, id string) error {
 		if rec.ACMEAccount != a.ID {
 			return unauthorized("replaces %q names a certificate of another account", id)
 		}
-		return nil
+		for _, i := range ids {
+			if slices.Contains(rec.SANs, i.Type+":"+i.Value) {
+				return nil
+			}
+		}
+		return malformed("replaces %q names a certificate for none of the order's identifiers", id)
 	})
 }
 
@@ -195,8 +203,11 @@ func challengeTypes(az *authz) []string {
 // admitOrder counts the order against the binding's orders per hour and
 // the account's pending authorizations, under the CA lock, and writes it
 // with its authorizations.
-func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz) error {
+func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz, replaced string) error {
 	return s.locked(func(c *ca.CA) error {
+		if err := s.checkNotReplaced(o.Replaces, replaced); err != nil {
+			return err
+		}
 		cur, err := s.obj.account(a.ID)
 		if err != nil {
 			return err
@@ -226,8 +237,45 @@ func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz
 		if err := s.obj.createVolatile(kindOrder, o.ID, o); err != nil {
 			return err
 		}
+		if replaced != "" {
+			if err := s.obj.putVolatile(kindReplaced, replaced, replacement{Order: o.ID}); err != nil {
+				return err
+			}
+		}
 		return s.obj.putVolatile(kindAccount, cur.ID, cur)
 	})
+}
+
+// checkNotReplaced refuses, with alreadyReplaced, an order replacing the
+// certificate of serial (certID in the request) when another order that
+// is not invalid replaces it already (RFC 9773 section 5). It runs under
+// the lock of admitOrder, which then marks the certificate replaced by
+// the new order.
+func (s *Server) checkNotReplaced(certID, serial string) error {
+	if serial == "" {
+		return nil
+	}
+	var rep replacement
+	err := s.obj.get(kindReplaced, serial, "replacement", &rep)
+	var pr *problem
+	if errors.As(err, &pr) {
+		return nil // not replaced yet
+	}
+	if err != nil {
+		return err
+	}
+	prev, err := s.obj.order(rep.Order)
+	if errors.As(err, &pr) {
+		return nil // the replacing order is gone
+	}
+	if err != nil {
+		return err
+	}
+	st, err := s.orderStatus(prev)
+	if err != nil || st == statusInvalid {
+		return err
+	}
+	return prob(http.StatusConflict, ErrAlreadyReplaced, "replaces %q: order %s replaces that certificate already (it is %s)", certID, prev.ID, st)
 }
 
 // orderCounter names the orders counted together against the orders per

@@ -29,6 +29,7 @@ const (
 	ErrBadCSR                  = "badCSR"
 	ErrOrderNotReady           = "orderNotReady"
 	ErrAlreadyRevoked          = "alreadyRevoked"
+	ErrAlreadyReplaced         = "alreadyReplaced"
 	ErrBadRevocationReason     = "badRevocationReason"
 	ErrUnsupportedContact      = "unsupportedContact"
 	ErrInvalidContact          = "invalidContact"
