@@ -193,7 +193,7 @@ func TestCheckKeepsACMEFiles(t *testing.T) {
 	if err := c.db.AddNonce(nonce, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	temps := []string{"db/acme/accounts/.tmp-1", "db/acme/nonces/.tmp-2", "db/acme/.tmp-3"}
+	temps := []string{"db/acme/accounts/.tmp-1", "db/acme/.tmp-3"}
 	for _, name := range temps {
 		if err := os.WriteFile(c.Path(name), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)
