@@ -87,21 +87,23 @@ func (s *Store) objectFile(o store.Object) (*cadir.Dir, string, error) {
 	return d, o.ID + ".json", err
 }
 
-// CreateObject writes the file of a new object, linked into place so that
-// a taken ID fails with fs.ErrExist and readers see all or nothing;
-// durably unless o is Volatile.
+// CreateObject writes the file of a new object (a log of one state, see
+// objectMagic), linked into place so that a taken ID fails with
+// fs.ErrExist and readers see all or nothing; durably unless o is
+// Volatile.
 func (s *Store) CreateObject(o store.Object) error {
 	d, name, err := s.objectFile(o)
 	if err != nil {
 		return err
 	}
+	data := encodeObject(o.Data)
 	if o.Volatile {
 		var f *os.File
-		if f, err = d.CreateExclusiveLazily(name, o.Data, 0o600); err == nil {
+		if f, err = d.CreateExclusiveLazily(name, data, 0o600); err == nil {
 			err = f.Close()
 		}
 	} else {
-		err = d.CreateExclusive(name, o.Data, 0o600)
+		err = d.CreateExclusive(name, data, 0o600)
 	}
 	if err != nil {
 		return fmt.Errorf("creating ACME %s %s: %w", o.Kind, o.ID, err)
@@ -109,17 +111,18 @@ func (s *Store) CreateObject(o store.Object) error {
 	return nil
 }
 
-// PutObject replaces the file of an object atomically (a temporary file
-// renamed over it), durably unless o is Volatile.
+// PutObject makes o the current state of its object atomically: durably
+// by a new file renamed over the old, or, when o is Volatile, by a state
+// appended to its log without a sync (see objectMagic).
 func (s *Store) PutObject(o store.Object) error {
 	d, name, err := s.objectFile(o)
 	if err != nil {
 		return err
 	}
 	if o.Volatile {
-		err = replaceLazily(d, name, o.Data)
+		err = appendObject(d, name, o.Data)
 	} else {
-		err = d.WriteAtomic(name, o.Data, 0o600)
+		err = d.WriteAtomic(name, encodeObject(o.Data), 0o600)
 	}
 	if err != nil {
 		return fmt.Errorf("writing ACME %s %s: %w", o.Kind, o.ID, err)
@@ -142,7 +145,7 @@ func replaceLazily(d *cadir.Dir, name string, data []byte) error {
 	return nil
 }
 
-// Object reads the file of an object.
+// Object reads the current state of an object from its file.
 func (s *Store) Object(kind, id string) (store.Object, error) {
 	if err := checkObject(kind, id); err != nil {
 		return store.Object{}, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
@@ -152,6 +155,9 @@ func (s *Store) Object(kind, id string) (store.Object, error) {
 		return store.Object{}, fmt.Errorf("reading ACME %s %s: %w", kind, id, err)
 	}
 	data, err := d.ReadFile(id + ".json")
+	if err == nil {
+		data, err = decodeObject(data)
+	}
 	if err != nil {
 		return store.Object{}, fmt.Errorf("reading ACME %s %s: %w", kind, id, err)
 	}

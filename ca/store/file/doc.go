@@ -15,8 +15,10 @@
 //	                    and synced before the record changes
 //	db/enroll/ID.json   one file per enrollment; db/enroll/names/NAME the ID
 //	                    of NAME's latest
-//	db/acme/KIND/ID.json one file per ACME object (ACMEDir), written
-//	                    atomically, and durably unless Volatile
+//	db/acme/KIND/ID.json one file per ACME object (ACMEDir): a log of its
+//	                    states, the last whole one current; written anew
+//	                    atomically and durably, or a state appended
+//	                    unsynced when Volatile (see objectMagic)
 //	db/acme/nonces.tab  the ACME nonces (NonceTable): 2^18 slots of 32 bytes
 //	                    written in place; never synced (a crash may lose
 //	                    nonces)
