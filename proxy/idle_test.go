@@ -77,8 +77,8 @@ func TestRevocationClosesIdleConnections(t *testing.T) {
 		}
 		select {
 		case <-simonConn.closed:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the revoked client's idle connection is still open 5s after the reload")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the revoked client's idle connection is still open 10s after the reload")
 		}
 		line := e.waitLog("idle-closed", "cn=simon", "reason=revoked")
 		if !strings.Contains(line, "serial=") {
@@ -110,5 +110,52 @@ func TestRevocationClosesIdleConnections(t *testing.T) {
 				t.Fatalf("%d connections still tracked after every client closed", n)
 			}
 		}
+	})
+}
+
+// A connection that http.Server has not yet called idle when the reload's
+// sweep passes (its response is out, the client has read it) is closed when
+// it turns idle: a client that reloads right after a response must not keep
+// its connection. The server's own ConnState calls race with the reload, so
+// the test makes them itself, on a connection the server has left idle.
+func TestRevocationClosesConnectionTurningIdleAfterSweep(t *testing.T) {
+	eachProtocol(t, "", func(t *testing.T, h2 bool) {
+		e := newEnv(t, nil)
+		simon, simonConn, simonCert := e.watchedClient(t, "simon", h2)
+		if code, _ := e.get(simon, "/", nil); code != 200 {
+			t.Fatalf("status = %d; want 200", code)
+		}
+		// Wait for the server to call it idle, then make it active again,
+		// as it is between the response and that call.
+		var c net.Conn
+		for deadline := time.Now().Add(10 * time.Second); c == nil; time.Sleep(5 * time.Millisecond) {
+			e.p.idle.mu.Lock()
+			for k, v := range e.p.idle.conns {
+				if v.idle {
+					c = k
+				}
+			}
+			e.p.idle.mu.Unlock()
+			if c == nil && time.Now().After(deadline) {
+				t.Fatal("the connection was not idle 10s after its response")
+			}
+		}
+		e.p.connState(c, http.StateActive)
+		e.setCRL(e.makeCRL(simonCert.SerialNumber))
+		if err := e.p.Reload(); err != nil {
+			t.Fatalf("Reload() error = %v", err)
+		}
+		select {
+		case <-simonConn.closed:
+			t.Fatal("the sweep closed a connection that was not idle")
+		default:
+		}
+		e.p.connState(c, http.StateIdle)
+		select {
+		case <-simonConn.closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the revoked client's connection is still open 10s after it turned idle past the reload's sweep")
+		}
+		e.waitLog("idle-closed", "cn=simon", "reason=revoked")
 	})
 }

@@ -113,7 +113,7 @@ func New(cfg Config) (*Proxy, error) {
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ConnContext:       p.connContext,
-		ConnState:         p.idle.connState,
+		ConnState:         p.connState,
 		ErrorLog:          log.New(p.log.eventWriter("http-error"), "", 0),
 	}
 	if err := p.initRouting(cas); err != nil {
