@@ -61,7 +61,8 @@ type ACMEOrder struct {
 // identifier, else the first IP; a name may have several valid ACME
 // certificates at once (renewals overlap). Profile server, with
 // clientAuth when Policy.Client; lifetime Policy.Lifetime within the CA's.
-// The record carries the account. The caller must hold the lock.
+// The record carries the account. A CA revoked at its root issues nothing
+// (CheckACMEIssuer). The caller must hold the lock.
 //
 // The identifiers are checked again (CheckACMEIdentifiers). As RFC 8555
 // section 7.4 has it, a name may be in the CSR's SAN or its CN or both;
@@ -72,6 +73,9 @@ type ACMEOrder struct {
 // identifier as ACMECertName makes it a name. A lifetime that would
 // outlast the CA certificate is cut to end with it.
 func (c *CA) IssueACME(signer crypto.Signer, o ACMEOrder, csr *x509.CertificateRequest) (*Issued, error) {
+	if err := c.CheckACMEIssuer(); err != nil {
+		return nil, err
+	}
 	if err := c.CheckACMEIdentifiers(&o.Policy, o.Identifiers); err != nil {
 		return nil, err
 	}

@@ -59,10 +59,8 @@ func (c *CA) acmeRenewUrgent(rec *Record) (bool, error) {
 	if rec.Status == StatusRevoked {
 		return true, nil
 	}
-	if c.IsIntermediate() {
-		if crl, err := c.LoadRootCRL(); err == nil && crl.IsRevoked(c.Cert.SerialNumber) {
-			return true, nil
-		}
+	if c.RevokedAtRoot() {
+		return true, nil
 	}
 	for _, id := range []string{rec.Serial, acmeRenewAll} {
 		o, err := c.db.Object(kindRenew, id)
@@ -150,6 +148,33 @@ func (c *CA) pruneRenewMarks(now time.Time) error {
 		if err := c.db.DeleteObject(kindRenew, id); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// RevokedAtRoot reports whether c is an intermediate whose root's CRL (the
+// one LoadRootCRL reads; an unreadable one is ignored) lists it: retired
+// by a rotation (superseded) or compromised.
+func (c *CA) RevokedAtRoot() bool {
+	if !c.IsIntermediate() {
+		return false
+	}
+	crl, err := c.LoadRootCRL()
+	return err == nil && crl.IsRevoked(c.Cert.SerialNumber)
+}
+
+// ErrACMECARevoked is the error of CheckACMEIssuer and IssueACME for a CA
+// revoked at its root.
+var ErrACMECARevoked = errors.New("this CA is revoked at its root")
+
+// CheckACMEIssuer refuses ACME issuance, with an error matching
+// ErrACMECARevoked, by a CA revoked at its root (RevokedAtRoot): its
+// certificates would not verify, and the renewal information it gives
+// for the ones it issued asks their clients to renew elsewhere.
+func (c *CA) CheckACMEIssuer() error {
+	if c.RevokedAtRoot() {
+		return fmt.Errorf("%w (%s, serial %s): it issues no more certificates; order from the CA that succeeds it",
+			ErrACMECARevoked, c.Cert.Subject, SerialHex(c.Cert.SerialNumber))
 	}
 	return nil
 }

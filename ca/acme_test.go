@@ -582,6 +582,23 @@ func TestACMERenewalWindowOfARevokedCA(t *testing.T) {
 	if start, end, err := inter.ACMERenewalWindow(issued.Record, now); err != nil || !start.Equal(now.Add(-2*time.Hour)) || !end.Equal(now.Add(-time.Hour)) {
 		t.Errorf("window after the CA's revocation %s to %s (%v); want two hours ago to an hour ago", start, end, err)
 	}
+	// Revoked at its root, the CA issues nothing more over ACME: its
+	// clients, told to renew, must go to its successor.
+	if err := inter.CheckACMEIssuer(); !errors.Is(err, ErrACMECARevoked) || !strings.Contains(err.Error(), "succeeds it") {
+		t.Errorf("CheckACMEIssuer of a CA revoked at its root = %v; want ErrACMECARevoked naming its successor", err)
+	}
+	before := countRecords(t, inter)
+	_, err = inter.IssueACME(signerOf(t, inter), ACMEOrder{Account: "a", Identifiers: []ACMEIdentifier{dnsID("web.example.com")}, Policy: ACMEOpen()},
+		acmeCSR(t, newKey(t), "", []string{"web.example.com"}))
+	if !errors.Is(err, ErrACMECARevoked) {
+		t.Errorf("IssueACME by a CA revoked at its root: %v; want ErrACMECARevoked", err)
+	}
+	if after := countRecords(t, inter); after != before {
+		t.Errorf("the refused issuance left %d records; want %d", after, before)
+	}
+	if err := root.CheckACMEIssuer(); err != nil {
+		t.Errorf("CheckACMEIssuer of the root = %v; want nil", err)
+	}
 }
 
 func mustSerial(t *testing.T, s string) *big.Int {

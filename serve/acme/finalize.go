@@ -65,7 +65,7 @@ func (s *Server) finalize(w http.ResponseWriter, r *http.Request, req *request, 
 			if errors.Is(err, ca.ErrACMEIdentifier) {
 				return identifierProblem(err)
 			}
-			return err
+			return issuerProblem(err)
 		}
 		o.Status, o.Serial = statusValid, issued.Record.Serial
 		return s.obj.putVolatile(kindOrder, o.ID, o)

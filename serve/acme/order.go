@@ -58,8 +58,13 @@ func (s *Server) serveNewOrder(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	if err := s.withCA(func(c *ca.CA) error { return c.CheckACMEIdentifiers(policy, ids) }); err != nil {
-		return nil, identifierProblem(err)
+	if err := s.withCA(func(c *ca.CA) error {
+		if err := c.CheckACMEIssuer(); err != nil {
+			return issuerProblem(err)
+		}
+		return identifierProblem(c.CheckACMEIdentifiers(policy, ids))
+	}); err != nil {
+		return nil, err
 	}
 	replaced, err := s.checkReplaces(req.acct, in.Replaces, ids)
 	if err != nil {
@@ -139,6 +144,15 @@ func normalizeIdentifiers(in []Identifier) ([]Identifier, error) {
 func identifierProblem(err error) error {
 	if errors.Is(err, ca.ErrACMEIdentifier) {
 		return prob(http.StatusBadRequest, ErrRejectedIdentifier, "%v", err)
+	}
+	return err
+}
+
+// issuerProblem answers ca.ErrACMECARevoked with serverInternal: the CA,
+// revoked at its root, issues nothing, and says so.
+func issuerProblem(err error) error {
+	if errors.Is(err, ca.ErrACMECARevoked) {
+		return prob(http.StatusInternalServerError, ErrServerInternal, "%v", err)
 	}
 	return err
 }
