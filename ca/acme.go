@@ -70,10 +70,18 @@ type ACMEBinding struct {
 	HMACKey []byte    `json:"hmac_key"`
 	Created time.Time `json:"created"`
 	ACMEPolicy
-	// Accounts are the ACME account IDs the binding created.
+	// AccountCount is how many ACME accounts the binding created. Their
+	// IDs are objects of their own (ACMEBoundAccounts), so that the
+	// binding, read for every order, stays small however many it binds.
+	AccountCount int `json:"account_count,omitempty"`
+	// Accounts are the account IDs that a binding kept in itself before
+	// (minica of 2026-12-06); they count, and are listed, with the others.
 	Accounts []string `json:"accounts,omitempty"`
 	Disabled bool     `json:"disabled,omitempty"`
 }
+
+// Bound is how many accounts the binding created.
+func (b *ACMEBinding) Bound() int { return b.AccountCount + len(b.Accounts) }
 
 // ACMEPolicy is what the accounts of a binding may get (and, without
 // bindings, what anyone may: --acme-no-eab). An empty allow list of both
@@ -279,12 +287,14 @@ func (p *ACMEPolicy) Normalize() error {
 }
 
 // ACME objects of the policy in the store, by kind: the bindings by key
-// ID, the index of their names (ID the name, data the key ID), the order
+// ID, the index of their names (ID the name, data the key ID), the
+// accounts each created (ID the account, data the key ID), the order
 // counters (ID the key ID, or acmeOpenCounter, "." the hour), and the
 // renew-now marks (ID a serial, or acmeRenewAll).
 const (
 	kindBinding     = "eab"
 	kindBindingName = "eab-name"
+	kindBound       = "eab-account" // an account's binding: ID the account, data the key ID
 	kindRate        = "acme-rate"
 	kindRenew       = "acme-renew"
 	acmeOpenCounter = "open"

@@ -208,24 +208,63 @@ func (c *CA) DisableACMEBinding(name string) (*ACMEBinding, error) {
 // BindACMEAccount records that the ACME account accountID was created with
 // the binding of keyID: ErrACMEBindingUnknown, ErrACMEBindingDisabled, or
 // ErrACMEBindingUsed when it has bound MaxAccounts accounts already
-// (binding the same account again is not an error). The caller must hold
-// the lock. With ErrACMEBindingDisabled and ErrACMEBindingUsed the binding
-// is returned too.
+// (binding the same account again is not an error). The count goes up
+// before the account's own object is written, so that a crash between
+// the two spends a use of the binding rather than gives one more. The
+// caller must hold the lock. With ErrACMEBindingDisabled and
+// ErrACMEBindingUsed the binding is returned too.
 func (c *CA) BindACMEAccount(keyID, accountID string) (*ACMEBinding, error) {
 	b, err := c.ACMEBinding(keyID)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case b.Disabled:
-		return b, fmt.Errorf("%w: %q", ErrACMEBindingDisabled, b.Name)
-	case slices.Contains(b.Accounts, accountID):
-		return b, nil
-	case len(b.Accounts) >= max(b.MaxAccounts, 1):
-		return b, fmt.Errorf("%w: %q has bound %d account(s), its most", ErrACMEBindingUsed, b.Name, len(b.Accounts))
+	if !store.IsObjectID(accountID) {
+		return nil, fmt.Errorf("invalid ACME account ID %q", accountID)
 	}
-	b.Accounts = append(b.Accounts, accountID)
-	return b, c.putBinding(b)
+	if b.Disabled {
+		return b, fmt.Errorf("%w: %q", ErrACMEBindingDisabled, b.Name)
+	}
+	if bound, err := c.boundTo(accountID); err != nil || bound == keyID || slices.Contains(b.Accounts, accountID) {
+		return b, err
+	}
+	if b.Bound() >= max(b.MaxAccounts, 1) {
+		return b, fmt.Errorf("%w: %q has bound %d account(s), its most", ErrACMEBindingUsed, b.Name, b.Bound())
+	}
+	b.AccountCount++
+	if err := c.putBinding(b); err != nil {
+		return nil, err
+	}
+	if err := c.db.CreateObject(store.Object{Kind: kindBound, ID: accountID, Data: []byte(keyID)}); err != nil {
+		return nil, fmt.Errorf("writing the binding of ACME account %s: %w", accountID, err)
+	}
+	return b, nil
+}
+
+// boundTo returns the key ID of the binding that created accountID, or
+// "" when none did.
+func (c *CA) boundTo(accountID string) (string, error) {
+	o, err := c.db.Object(kindBound, accountID)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(o.Data), nil
+}
+
+// ACMEBoundAccounts returns, by binding key ID, the IDs of the accounts
+// each binding created, sorted; those an earlier binding kept in itself
+// (ACMEBinding.Accounts) are the caller's to add.
+func (c *CA) ACMEBoundAccounts() (map[string][]string, error) {
+	m := map[string][]string{}
+	for o, err := range c.db.Objects(kindBound) {
+		if err != nil {
+			return nil, err
+		}
+		m[string(o.Data)] = append(m[string(o.Data)], o.ID)
+	}
+	return m, nil
 }
 
 // acmeRate is an order counter's object.

@@ -9,6 +9,7 @@ import (
 	"encoding/asn1"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/big"
 	"net"
@@ -38,7 +39,7 @@ func TestCreateACMEBinding(t *testing.T) {
 	}
 	want := ACMEPolicy{DNSSuffixes: []string{"svc.example.com"}, Lifetime: DefaultACMELifetime,
 		OrdersPerHour: DefaultACMEOrdersPerHour, PendingAuthz: DefaultACMEPendingAuthz, MaxAccounts: DefaultACMEAccounts}
-	if b.Name != "web-fleet" || !b.Created.Equal(enrollStart) || b.Disabled || len(b.Accounts) != 0 ||
+	if b.Name != "web-fleet" || !b.Created.Equal(enrollStart) || b.Disabled || b.Bound() != 0 ||
 		!slices.Equal(b.DNSSuffixes, want.DNSSuffixes) || b.Lifetime != want.Lifetime || b.OrdersPerHour != want.OrdersPerHour ||
 		b.PendingAuthz != want.PendingAuthz || b.MaxAccounts != want.MaxAccounts {
 		t.Errorf("binding = %+v; want the name, now, the suffix normalized and the defaults %+v", b, want)
@@ -200,6 +201,59 @@ func TestACMEPolicyAllows(t *testing.T) {
 	}
 }
 
+// TestBindACMEAccountKeepsTheBindingSmall: a binding of many accounts
+// holds their count, not their IDs, so that reading it for each order
+// costs the same at 200 accounts as at one.
+func TestBindACMEAccountKeepsTheBindingSmall(t *testing.T) {
+	c, _ := newEnrollCA(t)
+	b, err := c.CreateACMEBinding("fleet", ACMEPolicy{MaxAccounts: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func() int {
+		o, err := c.db.Object(kindBinding, b.KeyID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(o.Data)
+	}
+	empty := size()
+	for i := range 200 {
+		if _, err := c.BindACMEAccount(b.KeyID, fmt.Sprintf("acct%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := size(); got > empty+len(`"account_count":200,`) {
+		t.Errorf("the binding of 200 accounts takes %d bytes, %d when it had none; want only the count added", got, empty)
+	}
+	if _, err := c.BindACMEAccount(b.KeyID, "acct200"); !errors.Is(err, ErrACMEBindingUsed) {
+		t.Errorf("the 201st account: %v; want ErrACMEBindingUsed", err)
+	}
+	if m, err := c.ACMEBoundAccounts(); err != nil || len(m[b.KeyID]) != 200 || m[b.KeyID][0] != "acct000" {
+		t.Errorf("ACMEBoundAccounts() lists %d accounts of the binding, %v; want 200 from acct000", len(m[b.KeyID]), err)
+	}
+}
+
+// TestBindACMEAccountOfAnEarlierBinding: the account IDs a binding kept in
+// itself before still count against its limit.
+func TestBindACMEAccountOfAnEarlierBinding(t *testing.T) {
+	c, _ := newEnrollCA(t)
+	b, err := c.CreateACMEBinding("once", ACMEPolicy{MaxAccounts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Accounts = []string{"old1"}
+	if err := c.putBinding(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BindACMEAccount(b.KeyID, "new1"); !errors.Is(err, ErrACMEBindingUsed) {
+		t.Errorf("a new account on a one-time binding that bound old1 before: %v; want ErrACMEBindingUsed", err)
+	}
+	if _, err := c.BindACMEAccount(b.KeyID, "old1"); err != nil {
+		t.Errorf("binding old1 again: %v", err)
+	}
+}
+
 func TestBindACMEAccount(t *testing.T) {
 	c, _ := newEnrollCA(t)
 	b, err := c.CreateACMEBinding("one", ACMEPolicy{MaxAccounts: 1})
@@ -207,18 +261,26 @@ func TestBindACMEAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := c.BindACMEAccount(b.KeyID, "acct1")
-	if err != nil || !slices.Equal(got.Accounts, []string{"acct1"}) {
-		t.Fatalf("BindACMEAccount(acct1) = %+v, %v", got, err)
+	if err != nil || got.Bound() != 1 {
+		t.Fatalf("BindACMEAccount(acct1) = %+v, %v; want one account bound", got, err)
 	}
+	wantBound := func(want ...string) {
+		t.Helper()
+		if m, err := c.ACMEBoundAccounts(); err != nil || !slices.Equal(m[b.KeyID], want) {
+			t.Errorf("ACMEBoundAccounts()[%s] = %v, %v; want %v", b.KeyID, m[b.KeyID], err, want)
+		}
+	}
+	wantBound("acct1")
 	if _, err := c.BindACMEAccount(b.KeyID, "acct1"); err != nil {
 		t.Errorf("binding the same account again: %v", err)
 	}
 	if _, err := c.BindACMEAccount(b.KeyID, "acct2"); !errors.Is(err, ErrACMEBindingUsed) {
 		t.Errorf("a second account error = %v; want ErrACMEBindingUsed", err)
 	}
-	if got, _ := c.ACMEBinding(b.KeyID); !slices.Equal(got.Accounts, []string{"acct1"}) {
-		t.Errorf("accounts after the refusal = %v; want acct1 only", got.Accounts)
+	if got, _ := c.ACMEBinding(b.KeyID); got.Bound() != 1 {
+		t.Errorf("accounts bound after the refusal: %d; want 1", got.Bound())
 	}
+	wantBound("acct1")
 	if _, err := c.BindACMEAccount("unknownkey", "acct3"); !errors.Is(err, ErrACMEBindingUnknown) {
 		t.Errorf("unknown key ID error = %v; want ErrACMEBindingUnknown", err)
 	}

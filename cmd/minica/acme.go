@@ -136,7 +136,9 @@ type acmeBindingJSON struct {
 	Created       time.Time `json:"created"`
 }
 
-func acmeBindingToJSON(b *ca.ACMEBinding) acmeBindingJSON {
+// acmeBindingToJSON is b as the JSON of acme account, with the IDs of the
+// accounts it created (bound: ca.CA.ACMEBoundAccounts).
+func acmeBindingToJSON(b *ca.ACMEBinding, bound map[string][]string) acmeBindingJSON {
 	ranges := []string{}
 	for _, r := range b.IPRanges {
 		ranges = append(ranges, r.String())
@@ -144,7 +146,7 @@ func acmeBindingToJSON(b *ca.ACMEBinding) acmeBindingJSON {
 	return acmeBindingJSON{
 		Name: b.Name, KeyID: b.KeyID, DNSSuffixes: nonNil(b.DNSSuffixes), DNSNames: nonNil(b.DNSNames), IPRanges: ranges,
 		Profile: acmeProfile(b), Lifetime: ca.FormatDuration(b.Lifetime), OrdersPerHour: b.OrdersPerHour,
-		PendingAuthz: b.PendingAuthz, MaxAccounts: b.MaxAccounts, Accounts: nonNil(b.Accounts), Disabled: b.Disabled, Created: b.Created,
+		PendingAuthz: b.PendingAuthz, MaxAccounts: b.MaxAccounts, Accounts: nonNil(slices.Concat(b.Accounts, bound[b.KeyID])), Disabled: b.Disabled, Created: b.Created,
 	}
 }
 
@@ -279,7 +281,7 @@ func runACMEAccountAdd(c *cli.Context, e *env) error {
 	}
 	hmacKey := base64.RawURLEncoding.EncodeToString(b.HMACKey)
 	if c.Bool("json") {
-		j := acmeBindingToJSON(b)
+		j := acmeBindingToJSON(b, nil)
 		j.HMACKey = hmacKey
 		return writeJSON(e.stdout, j)
 	}
@@ -340,8 +342,12 @@ func runACMEAccountList(c *cli.Context, e *env) error {
 	}
 	slices.SortFunc(list, func(a, b *ca.ACMEBinding) int { return strings.Compare(a.Name, b.Name) })
 	if c.Bool("json") {
+		bound, err := authority.ACMEBoundAccounts()
+		if err != nil {
+			return err
+		}
 		for _, b := range list {
-			if err := writeJSON(e.stdout, acmeBindingToJSON(b)); err != nil {
+			if err := writeJSON(e.stdout, acmeBindingToJSON(b, bound)); err != nil {
 				return err
 			}
 		}
@@ -358,7 +364,7 @@ func runACMEAccountList(c *cli.Context, e *env) error {
 			status = "disabled"
 		}
 		fmt.Fprintf(e.stdout, "%-20s %-22s %-13s %-8s %-8s %-8s %s\n", b.Name, b.KeyID, acmeProfile(b), ca.FormatDuration(b.Lifetime),
-			fmt.Sprintf("%d/%d", len(b.Accounts), b.MaxAccounts), status, acmeAllows(b))
+			fmt.Sprintf("%d/%d", b.Bound(), b.MaxAccounts), status, acmeAllows(b))
 	}
 	return nil
 }
@@ -382,14 +388,18 @@ func runACMEAccountDisable(c *cli.Context, e *env) error {
 		return acmeUnknownHint(err)
 	}
 	if c.Bool("json") {
-		return writeJSON(e.stdout, acmeBindingToJSON(b))
+		bound, err := authority.ACMEBoundAccounts()
+		if err != nil {
+			return err
+		}
+		return writeJSON(e.stdout, acmeBindingToJSON(b, bound))
 	}
 	if was {
 		fmt.Fprintf(e.stdout, "ACME binding %q (key id %s) was already disabled\n", b.Name, b.KeyID)
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "disabled ACME binding %q (key id %s): its key binds no more accounts, and its %d account(s) order nothing more\n",
-		b.Name, b.KeyID, len(b.Accounts))
+		b.Name, b.KeyID, b.Bound())
 	return nil
 }
 
