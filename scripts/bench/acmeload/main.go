@@ -76,9 +76,11 @@ func main() {
 	ip := flag.String("ip", "127.0.0.1", "the IP identifier to order (http-01 reaches it at -http-port)")
 	eabKID := flag.String("eab-kid", "", "external account binding key ID")
 	eabHMAC := flag.String("eab-hmac", "", "external account binding HMAC key, base64url")
+	accounts := flag.Int("accounts", 0, "first register this many more accounts, n at a time, that order nothing")
 	flag.Parse()
-	if *dir == "" || *caFile == "" || *n < 1 || *n > 1000 || *orders < 1 || *orders > 10_000_000 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "acmeload: -dir and -ca are required; -n from 1 to 1000, -orders from 1 to 10^7")
+	if *dir == "" || *caFile == "" || *n < 1 || *n > 1000 || *orders < 1 || *orders > 10_000_000 ||
+		*accounts < 0 || *accounts > 10_000_000 || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "acmeload: -dir and -ca are required; -n from 1 to 1000, -orders from 1 to 10^7, -accounts from 0 to 10^7")
 		os.Exit(2)
 	}
 	if _, err := netip.ParseAddr(*ip); err != nil {
@@ -132,6 +134,9 @@ func main() {
 	if err := errors.Join(regErr...); err != nil {
 		fail("registering: %v", err)
 	}
+	if err := registerMore(cfg, *accounts); err != nil {
+		fail("registering %d more accounts: %v", *accounts, err)
+	}
 
 	var next atomic.Int64
 	deadline := time.Now().Add(cfg.duration)
@@ -178,9 +183,9 @@ func main() {
 		k := int(q*float64(len(all))+0.999999) - 1 // nearest rank
 		return float64(all[max(k, 0)].Microseconds()) / 1000
 	}
-	fmt.Printf("clients=%d certs=%d errors=%d reused=%d wall=%.3f rate=%.2f p50=%.1f p99=%.1f max=%.1f http01=%d requests=%d\n",
+	fmt.Printf("clients=%d certs=%d errors=%d reused=%d wall=%.3f rate=%.2f p50=%.1f p99=%.1f max=%.1f http01=%d requests=%d accounts=%d\n",
 		*n, len(all), errs.Load(), reused.Load(), wall.Seconds(), float64(len(all))/wall.Seconds(), ms(0.5), ms(0.99), ms(1),
-		served.Load(), requests.Load())
+		served.Load(), requests.Load(), *accounts)
 	for _, e := range firstErrs {
 		fmt.Fprintln(os.Stderr, "acmeload:", e)
 	}
@@ -192,6 +197,25 @@ func main() {
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "acmeload: "+format+"\n", args...)
 	os.Exit(2)
+}
+
+// registerMore registers count accounts, cfg.n at a time, before the
+// load: the state of a server that has many.
+func registerMore(cfg *config, count int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, cfg.n)
+	for w := range cfg.n {
+		wg.Go(func() {
+			for next.Add(1) <= int64(count) {
+				if _, errs[w] = register(cfg); errs[w] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // register makes a client with a new P-256 account key and its account.
