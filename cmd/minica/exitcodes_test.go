@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -116,5 +117,18 @@ func runIn(dir string, args ...string) (int, string) {
 	var out bytes.Buffer
 	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
 	e.terminal = func() bool { return false }
-	return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
+	return runInTest(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
+}
+
+// inProcess lets one test at a time run minica inside the test binary:
+// urfave/cli's Run writes its package-level flags (cli.HelpFlag and the
+// like), so two runs at once race. Runs in child processes need no turn.
+var inProcess sync.Mutex
+
+// runInTest is run, for a test that calls minica in the test binary
+// itself, taking its turn (see inProcess).
+func runInTest(ctx context.Context, args []string, e *env) int {
+	inProcess.Lock()
+	defer inProcess.Unlock()
+	return run(ctx, args, e)
 }

@@ -252,7 +252,7 @@ func runLimboCase(t *testing.T, dir string, tc limboCase) (ok bool, out string) 
 	e := newEnv()
 	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &stdout, &stderr
 	e.terminal = func() bool { return false }
-	code := run(context.Background(), args, e)
+	code := runInTest(context.Background(), args, e)
 	out = strings.TrimSpace(stdout.String() + stderr.String())
 	switch code {
 	case 0:

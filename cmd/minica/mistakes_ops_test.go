@@ -133,7 +133,7 @@ func runInFor(d time.Duration, dir string, args ...string) (int, string) {
 	e.terminal = func() bool { return false }
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	return run(ctx, append([]string{"minica", "--dir", dir}, args...), e), out.String()
+	return runInTest(ctx, append([]string{"minica", "--dir", dir}, args...), e), out.String()
 }
 
 // A replica whose --crl URL serves the CRL of another CA is told that the
@@ -175,7 +175,7 @@ func runInAt(now time.Time, dir string, args ...string) (int, string) {
 	e.stdin, e.stdout, e.stderr = strings.NewReader(""), &out, &out
 	e.terminal = func() bool { return false }
 	e.now = func() time.Time { return now }
-	return run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
+	return runInTest(context.Background(), append([]string{"minica", "--dir", dir}, args...), e), out.String()
 }
 
 // An expired CRL, in verify and crl status, says when it expired and how

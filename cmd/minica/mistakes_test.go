@@ -227,7 +227,7 @@ func runInProcessAt(now func() time.Time, args []string) (stdout, stderr string,
 	e.terminal = func() bool { return false }
 	e.stdoutTerminal = func() bool { return false }
 	e.progress = func() io.Writer { return nil }
-	code = run(context.Background(), append([]string{"minica"}, args...), e)
+	code = runInTest(context.Background(), append([]string{"minica"}, args...), e)
 	return out.String(), errb.String(), code
 }
 

@@ -70,7 +70,7 @@ func TestPromptInterruptRestoresTerminal(t *testing.T) {
 				for _, args := range [][]string{{"init", "--cn", "Root", "--no-password"}, {"issue", "client", "alice"}} {
 					e := testEnv()
 					e.stdout = io.Discard
-					if code := run(context.Background(), append([]string{"minica", "--dir", dir}, args...), e); code != 0 {
+					if code := runInTest(context.Background(), append([]string{"minica", "--dir", dir}, args...), e); code != 0 {
 						t.Fatalf("minica %v: exit %d", args, code)
 					}
 				}

@@ -27,7 +27,7 @@ func TestCommandReference(t *testing.T) {
 		var out bytes.Buffer
 		e.stdout, e.stderr = &out, &out
 		args := append(append([]string{"minica"}, path...), "--help")
-		if code := run(context.Background(), args, e); code != 0 {
+		if code := runInTest(context.Background(), args, e); code != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, out.String())
 		}
 		title := strings.Join(append([]string{"minica"}, path...), " ")
