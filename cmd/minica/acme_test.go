@@ -52,6 +52,7 @@ func issueACME(t *testing.T, dir, acct, dns string) *ca.Issued {
 // show and list --json name the ACME account of an ACME certificate, and
 // renew-now moves the valid ACME certificates of a name, or of all.
 func TestACMECertificateCommands(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	first := issueACME(t, dir, "acct-1", "web.example.com")
 	issueACME(t, dir, "acct-1", "web.example.com") // a renewal

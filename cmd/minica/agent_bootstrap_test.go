@@ -16,6 +16,7 @@ import (
 // serve` over HTTPS; then the certificate renews over mTLS, the token is
 // good once, and the certificate is a record like any other.
 func TestAgentProcessBootstrap(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	srv := startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki")

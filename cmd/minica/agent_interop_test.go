@@ -29,6 +29,7 @@ func runTool(t *testing.T, name string, args ...string) string {
 // as the successor and the chain, which openssl verify accepts; and curl
 // without a certificate gets the problem details.
 func TestRenewWithOpenSSLAndCurl(t *testing.T) {
+	t.Parallel()
 	curl := needTool(t, "curl", "curl")
 	openssl := needTool(t, "openssl", "openssl")
 	dir := newCADir(t)
@@ -70,6 +71,7 @@ func TestRenewWithOpenSSLAndCurl(t *testing.T) {
 // curl from a header file (not its command line), the certificate back
 // with the token's names, accepted by openssl verify; the token then used.
 func TestBootstrapWithOpenSSLAndCurl(t *testing.T) {
+	t.Parallel()
 	curl := needTool(t, "curl", "curl")
 	openssl := needTool(t, "openssl", "openssl")
 	dir := newCADir(t)

@@ -19,6 +19,7 @@ import (
 // specific message and a non-zero status, and the CA directory stays byte
 // for byte the same.
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	encDir := filepath.Join(t.TempDir(), "enc")
 	files := t.TempDir()

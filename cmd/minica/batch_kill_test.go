@@ -22,6 +22,7 @@ import (
 // re-run of the same command (after check, or straight away) issues
 // exactly the rows that are missing and skips the others, saying so.
 func TestIssueBatchKilled(t *testing.T) {
+	t.Parallel()
 	const trials, rows = 30, 12
 	base := t.TempDir()
 	var csv strings.Builder

@@ -14,6 +14,7 @@ import (
 // TestEchoServes runs `minica echo` as a process on a free loopback port,
 // sends it a request, and stops it with SIGTERM.
 func TestEchoServes(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("minica", "echo", "--listen", "127.0.0.1:0")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

@@ -9,6 +9,7 @@ import (
 // enroll --cancel takes the link's ID as well as its name, and --json
 // tells what became of it; a cancelled link is gone from --list.
 func TestEnrollCancelByID(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	var made struct{ ID, Name, Status, URL string }
 	if err := json.Unmarshal([]byte(mustMinica(t, dir, "enroll", "alice", "--base-url", "https://pki.example.com", "--json")), &made); err != nil {

@@ -15,6 +15,7 @@ import (
 // subcommand, a wrong number of arguments, a flag value of the wrong kind)
 // exits 2; every other failure exits 1.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ca")
 	runMinica := func(args ...string) (int, string) { return runIn(dir, args...) }
 	for _, args := range [][]string{{"init", "--cn", "Root", "--no-password"}, {"issue", "client", "alice"}} {

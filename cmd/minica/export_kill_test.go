@@ -17,6 +17,7 @@ import (
 // that both files exist and the password opens the bundle. With --force
 // the files replaced are then both the new ones.
 func TestExportP12KilledWritesBothOrNeither(t *testing.T) {
+	t.Parallel()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Fatal("strace is required (Debian package strace)")

@@ -111,6 +111,7 @@ func listRecords(t *testing.T, dir string) []ca.Record {
 // TestConcurrentIssuance: 4 processes issuing 25 certificates each at the
 // same time give 100 distinct serials, 100 records and 100 files.
 func TestConcurrentIssuance(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	var wg sync.WaitGroup
 	errs := make(chan string, 100)
@@ -149,6 +150,7 @@ func TestConcurrentIssuance(t *testing.T) {
 // issuance; after each kill, check passes or repairs, no certificate lacks a
 // record, and no temporary file is left.
 func TestKillDuringIssuance(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	start := time.Now()
 	mustMinica(t, dir, "issue", "client", "warmup")
@@ -213,6 +215,7 @@ func assertConsistent(t *testing.T, dir string) {
 // TestLockHeld: a mutation waits for the lock a bounded time, then fails
 // naming the holder's pid, with nothing changed.
 func TestLockHeld(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	authority, err := ca.Open(dir)
 	if err != nil {

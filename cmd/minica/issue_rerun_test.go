@@ -51,6 +51,7 @@ func interruptIssue(t *testing.T, dir, name string, certLost bool) string {
 // certificate without --force); one that did not is voided, and the rerun
 // issues. check afterwards has nothing left to repair.
 func TestIssueRerunSettlesInterrupted(t *testing.T) {
+	t.Parallel()
 	t.Run("certificate on disk", func(t *testing.T) {
 		dir := newCADir(t)
 		mustMinica(t, dir, "issue", "client", "alice", "--email", "alice@example.com")

@@ -35,6 +35,7 @@ import (
 // `minica proxy`) and to `minica verify --json`, and wants the same verdict
 // and reason from both: they share one judge (revoke.Judge).
 func TestProxyAndVerifyAgree(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := t0.Add(36 * time.Hour) // every CRL below is fresh then
 	wd := t.TempDir()

@@ -180,6 +180,7 @@ const limboDir = "testdata/x509-limbo"
 // with the suite's expected result; it logs the counts of passes, expected
 // failures and, from the selection, the skips by rule.
 func TestLimbo(t *testing.T) {
+	t.Parallel()
 	if *limboFull != "" {
 		vendorLimbo(t, *limboFull)
 	}

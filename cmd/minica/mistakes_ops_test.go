@@ -36,6 +36,7 @@ func wantOutput(t *testing.T, args []string, out string, parts ...string) {
 // key) is named, with the bundle, instead of being told to pass the
 // --password-file it was given (issue 31, point 2).
 func TestMistakeP12WrongPasswordFile(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	dir := filepath.Join(work, "ca")
 	pw := writeFile(t, work, "pw.txt", "right horse battery\n")
@@ -90,6 +91,7 @@ func newIntermediateDir(t *testing.T, work string) string {
 // listeners before it issues anything: the CA is left as it was (issue 31,
 // point 2).
 func TestMistakePortInUse(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	dir := newIntermediateDir(t, work)
 	mustRunIn(t, dir, "issue", "server", "app", "--dns", "localhost")
@@ -140,6 +142,7 @@ func runInFor(d time.Duration, dir string, args ...string) (int, string) {
 // URL or --ca is wrong, naming both CAs, not to publish a CRL; so is crl
 // fetch (issue 31, point 2).
 func TestMistakeCRLOfAnotherCA(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	dir, other := filepath.Join(work, "ca"), filepath.Join(work, "other")
 	mustRunIn(t, dir, "init", "--cn", "Root", "--no-password")
@@ -182,6 +185,7 @@ func runInAt(now time.Time, dir string, args ...string) (int, string) {
 // to get a fresh one: minica crl, or serve, which keeps it fresh (issue
 // 31, point 2). A verify --at past a CRL still current now gets no advice.
 func TestMistakeExpiredCRL(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ca")
 	mustRunIn(t, dir, "init", "--cn", "Root", "--no-password")
 	mustRunIn(t, dir, "issue", "client", "alice")

@@ -66,6 +66,7 @@ func runNameSteps(t *testing.T, wd, dir string, steps []nameStep) {
 // name of a certificate, which is issued, shown, verified, exported and
 // revoked like any other.
 func TestNamesAreData(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"help", "h", "version", "completion"} {
 		t.Run(name, func(t *testing.T) {
 			wd := t.TempDir()
@@ -106,6 +107,7 @@ func TestNamesAreData(t *testing.T) {
 // bad name rather than answered with help. "-h" before any "--" still asks
 // for help.
 func TestDashNamesAreData(t *testing.T) {
+	t.Parallel()
 	wd := t.TempDir()
 	dir := filepath.Join(wd, "ca")
 	mustMinica(t, dir, "init", "--cn", "Test Root", "--no-password")

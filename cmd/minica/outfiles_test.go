@@ -13,6 +13,7 @@ import (
 )
 
 func TestWriteOutFiles(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		existing map[string]string // file -> content before the write

@@ -27,6 +27,7 @@ const unreachableStore = "postgres://minica@127.0.0.1:1/minica?sslmode=disable&c
 // error naming the store, exits 1, and writes nothing into the CA
 // directory (init creates none).
 func TestPGStoreUnreachable(t *testing.T) {
+	t.Parallel()
 	dir, _ := newPGCADir(t, "")
 	settings := filepath.Join(dir, "settings.json")
 	data := readTestFile(t, settings)
@@ -70,6 +71,7 @@ func TestPGStoreUnreachable(t *testing.T) {
 // read-only, as behind a replica's endpoint) is refused at open with the
 // reason, before anything is signed or written.
 func TestPGStoreReadOnly(t *testing.T) {
+	t.Parallel()
 	dir, store := newPGCADir(t, "")
 	mustMinica(t, dir, "issue", "client", "bob")
 	u, err := url.Parse(store)
@@ -97,6 +99,7 @@ func TestPGStoreReadOnly(t *testing.T) {
 // command again issues exactly the rows left: every row then has exactly
 // one valid record and its certificate, and check finds nothing to repair.
 func TestPGStoreLockLostDuringBatch(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Own(t)
 	for _, tt := range []struct {
 		name  string
@@ -253,6 +256,7 @@ func lastLine(s string) string {
 // would answer internalError, renewals 500: a load balancer must know);
 // once it is back, serve is healthy again without a restart.
 func TestServeHealthReportsStorePG(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Own(t)
 	store, err := srv.CreateDatabase()
 	if err != nil {

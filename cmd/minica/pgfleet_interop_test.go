@@ -97,6 +97,7 @@ func (p *serveProc) isSigner(t *testing.T) bool {
 // before the CRL's half-life passes; and all along, every replica's CRL
 // has its nextUpdate in the future, and no CRL number names two CRLs.
 func TestServeReplicasPG(t *testing.T) {
+	t.Parallel()
 	openssl := needTool(t, "openssl", "openssl")
 	const lifetime = 6 * time.Second // half-life 3 s: serve re-signs every 3 s
 	dir, _ := newPGCADir(t, "6s")

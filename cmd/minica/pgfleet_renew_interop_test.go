@@ -22,6 +22,7 @@ import (
 // enrollment link made on the admin host is opened at one replica,
 // redeemed at the other, and then used up at both.
 func TestServeReplicasRenewEnrollPG(t *testing.T) {
+	t.Parallel()
 	curl := needTool(t, "curl", "curl")
 	openssl := needTool(t, "openssl", "openssl")
 	dir, _ := newPGCADir(t, "")
@@ -110,6 +111,7 @@ func TestServeReplicasRenewEnrollPG(t *testing.T) {
 // replicas do not give one certificate (or its thief) K successors a
 // minute. A certificate renewed at replica 0 is refused at replica 1.
 func TestServeReplicasRenewIntervalPG(t *testing.T) {
+	t.Parallel()
 	curl := needTool(t, "curl", "curl")
 	openssl := needTool(t, "openssl", "openssl")
 	dir, _ := newPGCADir(t, "")

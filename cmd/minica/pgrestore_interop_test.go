@@ -21,6 +21,7 @@ import (
 // host without one, from a CRL copy given with --crl, and publishes a CRL
 // that lists it again, numbered above every CRL published before.
 func TestPGRestoredBackupKeepsRevocations(t *testing.T) {
+	t.Parallel()
 	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	dir, store := newPGCADir(t, "")
 	mustMinica(t, dir, "issue", "client", "simon")
@@ -143,6 +144,7 @@ func fileExists(p string) bool {
 // served CRL lists to the store before it publishes again, and every CRL
 // after lists it.
 func TestServeRestoredBackupPG(t *testing.T) {
+	t.Parallel()
 	pgDump, pgRestore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	dir, store := newPGCADir(t, "4s")
 	mustMinica(t, dir, "issue", "client", "simon")

@@ -209,6 +209,7 @@ func pemBytes(t *testing.T, file string) []byte {
 // build does, and checks that a key URI gets the message that PKCS#11
 // needs a cgo build, before any PIN is asked for and with nothing written.
 func TestNoCgoBuildRefusesPKCS11(t *testing.T) {
+	t.Parallel()
 	goTool := needTool(t, "go", "golang")
 	bin := filepath.Join(t.TempDir(), "minica-nocgo")
 	build := exec.Command(goTool, "build", "-o", bin, ".")

@@ -57,6 +57,7 @@ func echoOn(t *testing.T, tty *os.File) bool {
 // Ctrl-C at a password prompt puts the terminal back with echo on, and
 // minica exits 130 with a message, whichever prompt it was.
 func TestPromptInterruptRestoresTerminal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -138,6 +139,7 @@ func TestPromptInterruptRestoresTerminal(t *testing.T) {
 // minica (the calls that turn echo off) so that a prompt printed first would
 // be visible, echo still on, for a long while.
 func TestPromptEchoOffBeforePrompt(t *testing.T) {
+	t.Parallel()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Fatal("strace is required (Debian package strace)")

@@ -12,6 +12,7 @@ import (
 // every command; run `go test ./cmd/minica -run Reference -update` after
 // changing a command.
 func TestCommandReference(t *testing.T) {
+	t.Parallel()
 	var doc bytes.Buffer
 	doc.WriteString("# Command reference\n\n" +
 		"Generated from `minica COMMAND --help`; `go test ./cmd/minica -run Reference -update` rewrites it.\n" +

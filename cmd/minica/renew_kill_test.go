@@ -23,6 +23,7 @@ import (
 // the certificates that have no successor yet, so that in the end every
 // one has exactly one, linked both ways.
 func TestRenewExpiringKilled(t *testing.T) {
+	t.Parallel()
 	const trials, certs = 30, 8
 	base := t.TempDir()
 	var csv strings.Builder

@@ -112,6 +112,7 @@ func letThrough(c *http.Client, url string) bool {
 // returning, while a valid client gets 200 from all of them throughout
 // (issue 14, point 9).
 func TestReplicasProcessRevocation(t *testing.T) {
+	t.Parallel()
 	const replicas, revocations = 10, 10
 	f := newProxyFixture(t)
 	var names []string

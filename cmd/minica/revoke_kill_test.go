@@ -16,6 +16,7 @@ import (
 // leaves a state that check completes: every certificate of the line
 // revoked, and one CRL published that lists them.
 func TestRevokeLineKilled(t *testing.T) {
+	t.Parallel()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Fatal("strace is required (Debian package strace)")

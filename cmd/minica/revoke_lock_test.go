@@ -14,6 +14,7 @@ import (
 // TestRevokeLockHeld: revoke and crl wait for the lock a bounded time, then
 // fail naming the holder, with nothing changed.
 func TestRevokeLockHeld(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "client", "alice")
 	authority, err := ca.Open(dir)

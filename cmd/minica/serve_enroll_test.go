@@ -19,6 +19,7 @@ import (
 // 'minica enroll' gives a signed Apple profile over HTTPS, once; the plain
 // HTTP listener does not answer it, and serve's log never holds the token.
 func TestServeProcessEnroll(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	p := startServe(t, dir, "--listen", "127.0.0.1:0", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki", "--enroll")

@@ -14,6 +14,7 @@ import (
 // CRL, then gets 304 for its saved ETag and for a date after thisUpdate, and
 // 200 again once a revocation published a new CRL.
 func TestServeWithCurl(t *testing.T) {
+	t.Parallel()
 	curl := needTool(t, "curl", "curl")
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "client", "simon")

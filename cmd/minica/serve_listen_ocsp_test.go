@@ -10,6 +10,7 @@ import (
 // --listen-ocsp's errors exit as every command's: 2 for an address that is
 // not PORT or HOST:PORT (a usage error), 1 for a port already taken.
 func TestServeListenOCSPExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ca")
 	runMinica := func(args ...string) (int, string) { return runIn(dir, args...) }
 	if code, out := runMinica("init", "--cn", "Root", "--no-password"); code != 0 {

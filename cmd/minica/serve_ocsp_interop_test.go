@@ -25,6 +25,7 @@ import (
 // on the dedicated OCSP listener (--listen-ocsp), counted in the metrics of
 // the main one.
 func TestServeProcessOCSP(t *testing.T) {
+	t.Parallel()
 	for _, dedicated := range []bool{false, true} {
 		name := "main"
 		if dedicated {

@@ -137,6 +137,7 @@ func serialOf(t *testing.T, dir, name string) string {
 // publishes from another process without a restart, wakes a long poll with
 // it, never serves the key through a planted symlink, and stops on SIGTERM.
 func TestServeProcess(t *testing.T) {
+	t.Parallel()
 	openssl := needTool(t, "openssl", "openssl")
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "client", "simon", "--email", "simon@example.com")
@@ -246,6 +247,7 @@ func TestServeProcess(t *testing.T) {
 // CRL lifetime, under the same number rules as `minica crl`; its key is
 // encrypted, and the password came from --password-file at start.
 func TestServeProcessResignsAtHalfLife(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ca")
 	pw := filepath.Join(t.TempDir(), "pw")
 	if err := os.WriteFile(pw, []byte("correct horse\n"), 0o600); err != nil {
@@ -281,6 +283,7 @@ func TestServeProcessResignsAtHalfLife(t *testing.T) {
 // With --no-sign, serve warns from the half-life on (log, /healthz,
 // /metrics) that the CRL will lapse, and /healthz fails once it has.
 func TestServeProcessNoSignWarns(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "crl", "--next-update", "2s")
 	p := startServe(t, dir, "--no-sign")
@@ -324,6 +327,7 @@ func (p *serveProc) waitLog(t *testing.T, parts ...string) {
 // serve serves HTTPS with a server certificate of the CA, and /healthz and
 // /metrics on a listener of their own only.
 func TestServeProcessHTTPS(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	p := startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki", "--metrics-listen", "127.0.0.1:0")

@@ -89,6 +89,7 @@ func storeView(t *testing.T, dir, store string) [4]string {
 // report, CRL and enrollments; a copy into a store that is not empty is
 // refused and changes nothing.
 func TestStoreCopyLossless(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	base := t.TempDir()
 	a := filepath.Join(base, "a")
@@ -150,6 +151,7 @@ func TestStoreCopyLossless(t *testing.T) {
 // Four processes issuing 25 certificates each at once into one PostgreSQL
 // store give 100 distinct serials and 100 records, and check passes.
 func TestStoreConcurrentIssuance(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "ca")
 	env := []string{"MINICA_DIR=" + dir, "MINICA_STORE=" + url}
@@ -212,6 +214,7 @@ func recordsEnv(t *testing.T, env []string) []listRecord {
 // finds nothing to do, every certificate file has a record, and a
 // revocation that reached the log is on the CRL.
 func TestStoreKilled(t *testing.T) {
+	t.Parallel()
 	const trials = 30
 	url := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "ca")
@@ -278,6 +281,7 @@ func TestStoreKilled(t *testing.T) {
 // refuses a newer schema; init --store migrates and records the store in
 // the settings, so that later commands find it without --store.
 func TestStoreMigrateAndInit(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	env := []string{"MINICA_STORE=" + url}
 	if out := mustEnv(t, env, "store", "migrate"); out != fmt.Sprintf("store %s migrated from schema version 0 to %d\n", url, pg.SchemaVersion) {
@@ -325,6 +329,7 @@ func TestStoreMigrateAndInit(t *testing.T) {
 // copied. Once serve has stopped, the switch goes through. On PostgreSQL
 // a replica on another host counts too: it is registered in the store.
 func TestStoreSwitchWhileServing(t *testing.T) {
+	t.Parallel()
 	url := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "ca")
 	mustMinica(t, dir, "init", "--cn", "Root", "--no-password")

@@ -10,6 +10,7 @@ import (
 // tells what became of it, without the token; an ID of the other kind is
 // refused by each command, which names the other, and nothing changes.
 func TestTokenCancelByID(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	type made struct{ ID, Name, Profile, Status, Token, URL string }
 	var tok, link made
