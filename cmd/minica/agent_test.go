@@ -30,10 +30,11 @@ type agentProc struct {
 	exited chan error
 }
 
-func startAgent(t *testing.T, args ...string) *agentProc {
+func startAgent(t *testing.T, env []string, args ...string) *agentProc {
 	t.Helper()
 	p := &agentProc{stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	p.cmd = exec.Command("minica", append([]string{"agent"}, args...)...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -105,12 +106,29 @@ func TestAgentProcessShortLived(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 50s")
 	}
+	// Parallel: the test mostly waits, for the clock hour to pass.
+	t.Parallel()
 	const speed = 72
 	clock := fmt.Sprintf("%d*%d", time.Now().UnixNano(), speed)
-	t.Setenv("MINICA_TEST_CLOCK", clock)
+	env := []string{"MINICA_TEST_CLOCK=" + clock}
+	// Every process of the test runs on that clock: these shadow the
+	// package's helpers with ones that pass it.
+	mustMinica := func(t *testing.T, dir string, args ...string) string {
+		t.Helper()
+		return mustMinicaWithEnv(t, env, dir, args...)
+	}
+	minica := func(t *testing.T, dir string, args ...string) (string, string, int) {
+		t.Helper()
+		return minicaWithEnv(t, env, dir, args...)
+	}
+	startServe := func(t *testing.T, dir string, args ...string) *serveProc {
+		t.Helper()
+		return startServeWithEnv(t, env, dir, args...)
+	}
 	now, _ := scaledClock(clock)
 	start := now()
-	dir := newCADir(t)
+	dir := filepath.Join(t.TempDir(), "ca")
+	mustMinica(t, dir, "init", "--cn", "Test Root", "--no-password")
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	mustMinica(t, dir, "issue", "server", "app", "--dns", "localhost", "--ip", "127.0.0.1")
 	mustMinica(t, dir, "issue", "client", "svc", "--email", "svc@example.com", "--validity", "10m")
@@ -124,10 +142,10 @@ func TestAgentProcessShortLived(t *testing.T) {
 	srv := startServe(t, dir, serveArgs...)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	t.Cleanup(upstream.Close)
-	_, proxyLog, _, m := startListening(t, dir, listeningLine, "proxy", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
+	_, proxyLog, _, m := startListeningWithEnv(t, env, dir, listeningLine, "proxy", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
 		"--upstream", upstream.URL, "--server-cert", "app")
 	proxyURL := "https://" + m[1] + "/"
-	ag := startAgent(t, "--url", "https://"+addr, "--ca", filepath.Join(dir, "ca.crt"), "--cert", certFile, "--key", keyFile,
+	ag := startAgent(t, env, "--url", "https://"+addr, "--ca", filepath.Join(dir, "ca.crt"), "--cert", certFile, "--key", keyFile,
 		"--chain", chainFile, "--exec", "true")
 
 	roots := x509.NewCertPool()
@@ -242,6 +260,7 @@ func TestAgentProcessShortLived(t *testing.T) {
 // An agent whose certificate serve refuses exits 1 at once, saying why:
 // revoked, or of another CA.
 func TestAgentProcessRefused(t *testing.T) {
+	t.Parallel()
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	mustMinica(t, dir, "issue", "client", "gone", "--email", "gone@example.com")

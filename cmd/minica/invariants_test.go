@@ -24,8 +24,15 @@ import (
 // testscript.Main) with MINICA_DIR=dir and returns its output and status.
 func minica(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return minicaWithEnv(t, nil, dir, args...)
+}
+
+// minicaWithEnv is minica with the extra environment variables env, for a
+// parallel test (which cannot use t.Setenv).
+func minicaWithEnv(t *testing.T, env []string, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command("minica", args...)
-	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir)
+	cmd.Env = append(append(os.Environ(), env...), "MINICA_DIR="+dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -39,7 +46,13 @@ func minica(t *testing.T, dir string, args ...string) (stdout, stderr string, co
 
 func mustMinica(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, errs, code := minica(t, dir, args...)
+	return mustMinicaWithEnv(t, nil, dir, args...)
+}
+
+// mustMinicaWithEnv is mustMinica with the extra environment variables env.
+func mustMinicaWithEnv(t *testing.T, env []string, dir string, args ...string) string {
+	t.Helper()
+	out, errs, code := minicaWithEnv(t, env, dir, args...)
 	if code != 0 {
 		t.Fatalf("minica %s: exit %d\n%s", strings.Join(args, " "), code, errs)
 	}

@@ -119,8 +119,15 @@ func (f *proxyFixture) startProxy(t *testing.T, args ...string) *proxyProc {
 // the end of the test; exited gets its Wait result.
 func startListening(t *testing.T, dir string, want *regexp.Regexp, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, exited chan error, match []string) {
 	t.Helper()
+	return startListeningWithEnv(t, nil, dir, want, args...)
+}
+
+// startListeningWithEnv is startListening with the extra environment
+// variables env.
+func startListeningWithEnv(t *testing.T, env []string, dir string, want *regexp.Regexp, args ...string) (cmd *exec.Cmd, stderr *syncBuffer, exited chan error, match []string) {
+	t.Helper()
 	cmd = exec.Command("minica", args...)
-	cmd.Env = append(os.Environ(), "MINICA_DIR="+dir)
+	cmd.Env = append(append(os.Environ(), env...), "MINICA_DIR="+dir)
 	stderr, exited = &syncBuffer{}, make(chan error, 1)
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

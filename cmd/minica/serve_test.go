@@ -44,10 +44,16 @@ var serveListening = regexp.MustCompile(`^minica serve: listening on ((?:https?:
 // say otherwise) and waits for its listening line.
 func startServe(t *testing.T, dir string, args ...string) *serveProc {
 	t.Helper()
+	return startServeWithEnv(t, nil, dir, args...)
+}
+
+// startServeWithEnv is startServe with the extra environment variables env.
+func startServeWithEnv(t *testing.T, env []string, dir string, args ...string) *serveProc {
+	t.Helper()
 	if !slices.Contains(args, "--listen") {
 		args = append([]string{"--listen", "127.0.0.1:0"}, args...)
 	}
-	cmd, stderr, exited, m := startListening(t, dir, serveListening, append([]string{"serve"}, args...)...)
+	cmd, stderr, exited, m := startListeningWithEnv(t, env, dir, serveListening, append([]string{"serve"}, args...)...)
 	p := &serveProc{cmd: cmd, stderr: stderr, exited: exited}
 	p.bases, p.metrics, p.ocsp = strings.Split(m[1], ", "), m[2], m[3]
 	p.base = p.bases[0]
