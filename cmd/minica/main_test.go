@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,6 +112,10 @@ func scaledClock(v string) (func() time.Time, func(time.Duration) (<-chan time.T
 }
 
 func TestScripts(t *testing.T) {
+	// Parallel, so that the scripts (each already parallel to the others)
+	// also run beside the package's other parallel tests, not in a phase
+	// of their own.
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata",
 		RequireExplicitExec: true,
@@ -128,4 +133,23 @@ func TestScripts(t *testing.T) {
 // internal/pgtest) once every test has run.
 type pgMain struct{ m *testing.M }
 
-func (p pgMain) Run() int { return pgtest.Run(p.m.Run) }
+func (p pgMain) Run() int {
+	raiseParallel()
+	return pgtest.Run(p.m.Run)
+}
+
+// raiseParallel lets 4 parallel tests run per CPU, unless -test.parallel
+// was given. The tests of this package spend most of their time waiting
+// for the processes they start (minica, servers, peers) and for the disk,
+// not computing in the test binary: with go test's default, one test per
+// CPU, the CPUs sat idle most of the time.
+func raiseParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
+}
