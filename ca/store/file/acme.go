@@ -34,8 +34,9 @@ func checkObject(kind, id string) error {
 	return nil
 }
 
-// acmeDirs are the open directories of db/acme: one per kind. A file in one is reached with one system call instead of one
-// per path element, and without a MkdirAll per write.
+// acmeDirs are the open directories of db/acme: one per kind. A file in
+// one is reached with one system call instead of one per path element,
+// and without a MkdirAll per write.
 type acmeDirs struct {
 	mu   sync.Mutex
 	dirs map[string]*cadir.Dir
