@@ -76,18 +76,16 @@ func (p *Proxy) closeIdleRefused() {
 	ic := p.idle
 	ic.mu.Lock()
 	ic.sweeps++
-	var idle []net.Conn
-	var states []*idleConn
+	idle := make(map[net.Conn]*idleConn)
 	for c, t := range ic.conns {
 		if t.idle {
 			t.swept = ic.sweeps
-			idle = append(idle, c)
-			states = append(states, t)
+			idle[c] = t
 		}
 	}
 	ic.mu.Unlock()
-	for i, c := range idle {
-		p.closeIfRefused(c, states[i])
+	for c, t := range idle {
+		p.closeIfRefused(c, t)
 	}
 }
 
