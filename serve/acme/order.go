@@ -90,7 +90,7 @@ func (s *Server) checkReplaces(a *account, id string, ids []Identifier) (string,
 	if err != nil {
 		return "", err
 	}
-	return ca.SerialHex(serial), s.withCA(func(c *ca.CA) error {
+	err = s.withCA(func(c *ca.CA) error {
 		if !bytes.Equal(aki, c.Cert.SubjectKeyId) {
 			return malformed("replaces %q names a certificate of another CA", id)
 		}
@@ -111,6 +111,10 @@ func (s *Server) checkReplaces(a *account, id string, ids []Identifier) (string,
 		}
 		return malformed("replaces %q names a certificate for none of the order's identifiers", id)
 	})
+	if err != nil {
+		return "", err
+	}
+	return ca.SerialHex(serial), nil
 }
 
 // normalizeIdentifiers checks the identifiers' form and returns them in
