@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -302,5 +303,21 @@ func TestReplaces(t *testing.T) {
 		if st == 201 && !strings.Contains(string(body), `"replaces":"`+id+`"`) {
 			t.Errorf("the order does not echo replaces: %s", body)
 		}
+	}
+}
+
+// TestIssuerProblem: a CA revoked at its root answers serverInternal with
+// ca's words (naming the CA and its successor); other errors pass as they
+// are.
+func TestIssuerProblem(t *testing.T) {
+	revoked := fmt.Errorf("%w (CN=Issuing 1, serial 01): it issues no more certificates; order from the CA that succeeds it", ca.ErrACMECARevoked)
+	var pr *problem
+	if err := issuerProblem(revoked); !errors.As(err, &pr) || pr.Status != http.StatusInternalServerError ||
+		pr.Type != errNS+ErrServerInternal || !strings.Contains(pr.Detail, "succeeds it") {
+		t.Errorf("issuerProblem(a revoked CA) = %#v; want a 500 serverInternal with ca's detail", err)
+	}
+	other := errors.New("disk full")
+	if err := issuerProblem(other); err != other {
+		t.Errorf("issuerProblem(another error) = %v; want it unchanged", err)
 	}
 }
