@@ -56,6 +56,10 @@ type Record struct {
 	// ACMEAccount is the ACME account (of serve/acme) that ordered the
 	// certificate; empty for one issued otherwise.
 	ACMEAccount string `json:"acme_account,omitempty"`
+	// Device is the name a person gave the device the certificate is for
+	// when they got it by signing in (serve/signin): free text such as
+	// "simon's laptop". Empty for a certificate issued otherwise.
+	Device string `json:"device,omitempty"`
 }
 
 // StatusAt returns the record's status at time t: StatusExpired for a valid

@@ -111,7 +111,7 @@ func (p *recordScanner) time(name string, required bool) time.Time {
 //	{"serial":S,"name":S,"profile":S,"status":S[,"subject":S][,"sans":[S,...]]
 //	 [,"not_before":T][,"not_after":T][,"sha256":S],"has_key":B,"issued_at":T
 //	 [,"revoked_at":T][,"reason":S][,"renewal_of":S][,"renewed_by":S]
-//	 [,"acme_account":S]}
+//	 [,"acme_account":S][,"device":S]}
 //
 // followed by at most a newline, and reports false for anything else.
 func decodeFast(line []byte) (*store.Record, bool) {
@@ -146,6 +146,7 @@ func decodeFast(line []byte) (*store.Record, bool) {
 	r.RenewalOf = p.optional("renewal_of")
 	r.RenewedBy = p.optional("renewed_by")
 	r.ACMEAccount = p.optional("acme_account")
+	r.Device = p.optional("device")
 	if !p.ok || string(p.s) != "}" {
 		return nil, false
 	}

@@ -37,6 +37,8 @@ func TestDecodeRecordJSON(t *testing.T) {
 	pending := &store.Record{Serial: testSerial, Name: "alice", Profile: "server", Status: store.StatusPending, IssuedAt: at}
 	acme := *issued
 	acme.Profile, acme.SANs, acme.ACMEAccount = "server", []string{"dns:web.svc.example"}, "aC9-x_Yz"
+	device := *issued
+	device.Device = "Simon's laptop ünë"
 	line := func(r *store.Record) string { return string(store.EncodeRecord(r)) }
 	const head = `{"serial":"` + testSerial + `","name":"alice","profile":"client","status":"valid"`
 	const tail = `,"has_key":false,"issued_at":"2030-01-02T03:04:05Z"}`
@@ -53,6 +55,10 @@ func TestDecodeRecordJSON(t *testing.T) {
 		{"ACME account after a renewal", strings.TrimSuffix(line(&renewed), "}\n") + `,"acme_account":"a1"}`, true},
 		{"ACME account out of order", head + `,"acme_account":"a1"` + tail, false},
 		{"empty ACME account", head + tail[:len(tail)-1] + `,"acme_account":""}`, true},
+		{"a sign-in device", line(&device), true},
+		{"device after an ACME account", head + tail[:len(tail)-1] + `,"acme_account":"a1","device":"d"}`, true},
+		{"device before the ACME account", head + tail[:len(tail)-1] + `,"device":"d","acme_account":"a1"}`, false},
+		{"escaped device", head + tail[:len(tail)-1] + `,"device":"a\u003cb"}`, false},
 		{"no newline", strings.TrimSuffix(line(issued), "\n"), true},
 		{"non-ASCII subject", head + `,"subject":"CN=Zoë Ünal"` + tail, true},
 		{"escaped subject", head + `,"subject":"CN=a\u003cb\"c\\d"` + tail, false},
@@ -89,7 +95,7 @@ func TestDecodeRecordJSON(t *testing.T) {
 		})
 	}
 	// What EncodeRecord writes reads back as it was.
-	for _, r := range []*store.Record{issued, &revoked, &renewed, pending, &acme} {
+	for _, r := range []*store.Record{issued, &revoked, &renewed, pending, &acme, &device} {
 		if got, ok := decodeFast(store.EncodeRecord(r)); !ok || !reflect.DeepEqual(got, r) {
 			t.Errorf("decodeFast(store.EncodeRecord(%+v)) = %+v, %v", r, got, ok)
 		}
@@ -155,6 +161,7 @@ func randomRecord(rng *rand.Rand) *store.Record {
 		Serial: str(), Name: str(), Profile: store.Profile(str()), Status: store.Status(str()),
 		Subject: str(), NotBefore: when(), NotAfter: when(), Fingerprint: str(), HasKey: rng.IntN(2) == 0,
 		IssuedAt: when(), RevokedAt: when(), Reason: str(), RenewalOf: str(), RenewedBy: str(), ACMEAccount: str(),
+		Device: str(),
 	}
 	for range rng.IntN(3) {
 		r.SANs = append(r.SANs, str())
@@ -198,7 +205,7 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Add(store.EncodeRecord(&store.Record{Serial: testSerial, Name: "alice", Profile: "client", Status: store.StatusValid,
 		Subject: "CN=alice", SANs: []string{"email:a@example.com", "dns:a.example"}, NotBefore: at, NotAfter: at,
-		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2", ACMEAccount: "3"}))
+		Fingerprint: "ab", HasKey: true, IssuedAt: at, RevokedAt: at, Reason: "superseded", RenewalOf: "1", RenewedBy: "2", ACMEAccount: "3", Device: "d"}))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		want, wantErr := jsonRecord(line)
 		if r, ok := decodeFast(line); ok {

@@ -125,6 +125,7 @@ func Issue(t *testing.T, db store.Store, n int, name string) *store.Record {
 
 func testStoreReserveComplete(t *testing.T, h *Harness) {
 	r := storePending(1, "alice")
+	r.Device = "Alice's laptop <ünë>" // a sign-in device: free text, escaped in JSON
 	res, err := h.Store.Reserve(r)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,9 @@ func testStoreReserveComplete(t *testing.T, h *Harness) {
 	sameRecord(t, got, done)
 	if got.Fingerprint != done.Fingerprint {
 		t.Errorf("Fingerprint = %q; want %q", got.Fingerprint, done.Fingerprint)
+	}
+	if got.Device != r.Device {
+		t.Errorf("Device = %q; want %q", got.Device, r.Device)
 	}
 	if _, err := h.Store.Record(fmt.Sprintf("%032x", 99)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Record(unknown) error = %v; want store.ErrNotFound", err)
