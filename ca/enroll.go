@@ -95,6 +95,13 @@ type EnrollIdentity struct {
 	Validity           Duration `json:"validity,omitempty"`
 	KeyType            KeyType  `json:"key_type,omitempty"`
 	Force              bool     `json:"force,omitempty"`
+	// Device, MaxDevices and Renews are set for a link made by sign-in
+	// (CreateDeviceEnrollment, RenewDeviceEnrollment): the device label
+	// the record keeps, the most valid devices its person may hold, and
+	// the serial of the device certificate the link renews.
+	Device     string `json:"device,omitempty"`
+	MaxDevices int    `json:"max_devices,omitempty"`
+	Renews     string `json:"renews,omitempty"`
 }
 
 // Enrollment is a one-time secret that lets its holder get a certificate
@@ -152,6 +159,7 @@ func (e *Enrollment) Request(pub crypto.PublicKey) Request {
 		Organization: id.Organization, OrganizationalUnit: id.OrganizationalUnit,
 		Emails: id.Emails, URIs: id.URIs, DNSNames: id.DNSNames, IPs: id.IPs, EmailInSubject: id.EmailInSubject,
 		Validity: time.Duration(id.Validity), KeyType: id.KeyType, PublicKey: pub, Force: id.Force,
+		RenewalOf: id.Renews, Device: id.Device,
 	}
 }
 
@@ -493,6 +501,13 @@ func (c *CA) redeem(signer crypto.Signer, e *Enrollment, from string, pub crypto
 	if st := e.StatusAt(now); st != EnrollPending {
 		return nil, e, &EnrollmentSpentError{Enrollment: e, Status: st}
 	}
+	// A device's limit is checked here, under the lock, so that two
+	// links made side by side cannot both pass it; a refusal leaves the
+	// link pending.
+	pred, err := c.checkDeviceRedeem(e)
+	if err != nil {
+		return nil, e, err
+	}
 	e.Status, e.UsedAt, e.UsedFrom = EnrollUsed, now.Truncate(time.Second), from
 	if err := c.writeEnrollment(e); err != nil {
 		return nil, nil, err
@@ -505,7 +520,11 @@ func (c *CA) redeem(signer crypto.Signer, e *Enrollment, from string, pub crypto
 	e.Serial = issued.Record.Serial
 	// The certificate is issued and recorded: a failure to note its
 	// serial in the enrollment loses nothing but that note.
-	return issued, e, c.writeEnrollment(e)
+	err = c.writeEnrollment(e)
+	if pred != nil {
+		err = errors.Join(err, c.supersedeDevice(signer, pred, issued.Record))
+	}
+	return issued, e, err
 }
 
 // ValidateEnrollURL checks the base URL of enrollment links: https with a

@@ -275,6 +275,7 @@ func pendingRecord(req Request, now time.Time, n *big.Int) *Record {
 		IssuedAt:    now,
 		RenewalOf:   req.RenewalOf,
 		ACMEAccount: req.acmeAccount,
+		Device:      req.Device,
 	}
 }
 

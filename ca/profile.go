@@ -108,6 +108,9 @@ type Request struct {
 	// RenewalOf is the serial of the certificate this request renews: the
 	// new record names it (see CA.RenewalRequest and CA.LinkRenewal).
 	RenewalOf string
+	// Device is the label of the sign-in device the certificate is for,
+	// kept in its record (see DeviceRequest); "" for any other.
+	Device string
 
 	// reuseKey, for a renewal that keeps a key minica holds, is certified
 	// and stored again instead of a generated key.

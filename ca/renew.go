@@ -265,6 +265,7 @@ func (c *CA) RenewalRequest(rec *Record, opts RenewOptions) (Request, error) {
 		KeyType:            opts.KeyType,
 		Force:              true,
 		RenewalOf:          rec.Serial,
+		Device:             rec.Device,
 		rawSubject:         old.RawSubject,
 	}
 	if req.CommonName == "" {
