@@ -8,6 +8,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // CSP is the Content-Security-Policy of a page whose only style is css,
@@ -28,4 +30,29 @@ func SetHeaders(h http.Header, csp string) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// CrossOrigin says why a form's POST comes from another site, or "":
+// browsers send Origin (and Sec-Fetch-Site) with every form POST. The
+// page's origin is the scheme of the connection and the Host: "null" (an
+// opaque origin, a sandboxed frame or a data: URL) and the same host
+// under another scheme are other origins. A request without Origin (an
+// old browser, a script) has the form's CSRF token to show.
+func CrossOrigin(r *http.Request) string {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return "cross-site"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
+		return "origin"
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package pagesec
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -39,6 +40,38 @@ func TestSetHeaders(t *testing.T) {
 	for k, v := range want {
 		if got := h.Get(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func TestCrossOrigin(t *testing.T) {
+	tests := []struct {
+		name    string
+		tls     bool
+		headers map[string]string
+		want    string
+	}{
+		{"no origin", true, nil, ""},
+		{"same origin", true, map[string]string{"Origin": "https://pki.example.com:8443"}, ""},
+		{"same origin, host in another case", true, map[string]string{"Origin": "https://PKI.example.com:8443"}, ""},
+		{"plain HTTP", false, map[string]string{"Origin": "http://pki.example.com:8443"}, ""},
+		{"another site", true, map[string]string{"Origin": "https://evil.example"}, "origin"},
+		{"another port", true, map[string]string{"Origin": "https://pki.example.com"}, "origin"},
+		{"another scheme", true, map[string]string{"Origin": "http://pki.example.com:8443"}, "origin"},
+		{"opaque origin", true, map[string]string{"Origin": "null"}, "origin"},
+		{"cross-site fetch", true, map[string]string{"Sec-Fetch-Site": "cross-site"}, "cross-site"},
+	}
+	for _, tt := range tests {
+		r, _ := http.NewRequest(http.MethodPost, "https://pki.example.com:8443/form", nil)
+		r.Host = "pki.example.com:8443"
+		if tt.tls {
+			r.TLS = &tls.ConnectionState{}
+		}
+		for k, v := range tt.headers {
+			r.Header.Set(k, v)
+		}
+		if got := CrossOrigin(r); got != tt.want {
+			t.Errorf("%s: CrossOrigin() = %q; want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,7 +133,7 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 // cached, a referrer for serve itself only (the URL holds the token), a
 // strict CSP. Not no-referrer: under it browsers send "Origin: null" with
 // the form's POST (Fetch, "serializing a request origin"), which
-// badOrigin refuses; same-origin keeps the page's origin on it.
+// pagesec.CrossOrigin refuses; same-origin keeps the page's origin on it.
 func SetHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	pagesec.SetHeaders(h, pageCSP)
@@ -268,7 +267,7 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 		h.render(w, http.StatusBadRequest, &pageData{Kind: "error", Title: "Bad form", Message: "The form could not be read. Open the link again."})
 		return
 	}
-	if why := h.badOrigin(r); why != "" {
+	if why := pagesec.CrossOrigin(r); why != "" {
 		h.m.refused.Add(1)
 		h.log.Event("enroll-form-refused", "id", id, "from", from, "reason", why)
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "Form refused", Message: "The form was sent from another site. Open the link again and use its page."})
@@ -323,31 +322,6 @@ func (h *Enroller) servePost(w http.ResponseWriter, r *http.Request, token, id, 
 	}
 }
 
-// badOrigin says why a POST comes from another site, or "": browsers send
-// Origin (and Sec-Fetch-Site) with every form POST. The page's origin is
-// the scheme of the connection and the Host: "null" (an opaque origin, a
-// sandboxed frame or a data: URL) and the same host under another scheme
-// are other origins. A request without Origin (an old browser, a script)
-// has the CSRF token to show.
-func (h *Enroller) badOrigin(r *http.Request) string {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return "cross-site"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return ""
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
-		return "origin"
-	}
-	return ""
-}
-
 // checkPassword returns what is wrong with a chosen password, or "".
 func (h *Enroller) checkPassword(pw, again string) string {
 	switch {
@@ -384,9 +358,17 @@ func (h *Enroller) issue(w http.ResponseWriter, r *http.Request, e *ca.Enrollmen
 	unlock()
 	h.mu.Unlock()
 	var spentErr *ca.EnrollmentSpentError
+	var tooMany *ca.TooManyDevicesError
 	switch {
 	case errors.As(err, &spentErr), errors.Is(err, ca.ErrEnrollmentUnknown):
 		h.refuse(w, spent, id, from)
+		return
+	case errors.As(err, &tooMany):
+		// A sign-in device link (serve/signin): the link stays pending.
+		h.m.refused.Add(1)
+		h.log.Event("enroll-refused", "id", id, "from", from, "status", "too-many-devices")
+		h.render(w, http.StatusConflict, &pageData{Kind: "error", Title: "Too many devices",
+			Message: fmt.Sprintf("You already hold %d valid device certificates, the most allowed. Revoke one you no longer use on My certificates (/signin/devices), then come back to this link.", tooMany.Max)})
 		return
 	case err != nil:
 		h.fail(w, id, from, err)
