@@ -29,6 +29,7 @@ const (
 	epOther   = "other"
 	epEnroll  = "enroll"
 	epACME    = "acme"
+	epSignin  = "signin"
 )
 
 func isOps(p string) bool { return p == "/healthz" || p == "/metrics" }
@@ -68,10 +69,13 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	if strings.HasPrefix(path, "/enroll") {
 		enroll.SetHeaders(w)
 	}
+	// Sign-in's start page is GET /, which an OCSP responder at the root
+	// would otherwise take for a request.
+	signin := s.cfg.Signin != nil && isSignin(r.Method, path)
 	// OCSP GET requests carry base64 in the path ('/', '+', '=' and their
 	// percent-encodings): the responder parses them itself.
 	// `openssl ocsp -url http://HOST:PORT` posts to "/".
-	if s.isOCSP(r.Method, path) {
+	if !signin && s.isOCSP(r.Method, path) {
 		if s.cfg.OCSP == nil {
 			plain(w, http.StatusNotFound, "not found: this server has no OCSP responder")
 		} else {
@@ -82,6 +86,10 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	if why := badTarget(r); why != "" {
 		plain(w, http.StatusBadRequest, "bad request: "+why)
 		return epOther
+	}
+	if signin {
+		s.cfg.Signin.ServeHTTP(w, r)
+		return epSignin
 	}
 	if strings.HasPrefix(path, "/enroll/") && s.cfg.Enroll != nil {
 		s.cfg.Enroll.ServeHTTP(w, r)
@@ -123,6 +131,12 @@ func (s *Server) dispatch(w *statusWriter, r *http.Request, ops bool) string {
 	}
 	serve(w, r)
 	return ep
+}
+
+// isSignin reports whether a request of method to path goes to sign-in:
+// GET and HEAD of "/" (POST "/" is OCSP's), anything under /signin/.
+func isSignin(method, path string) bool {
+	return strings.HasPrefix(path, "/signin/") || (path == "/" && (method == http.MethodGet || method == http.MethodHead))
 }
 
 // isOCSP reports whether a request of method to path goes to the OCSP

@@ -98,6 +98,9 @@ type Config struct {
 	Renew http.Handler
 	// ACME answers /acme/... (an *acme.Server); nil answers 404 there.
 	ACME http.Handler
+	// Signin answers GET / and /signin/... (a *signin.Handler); nil
+	// leaves them to the table (404).
+	Signin http.Handler
 	// OnCRLChange, when set, is called after a new CRL is loaded and when
 	// the revocation log changed (from the Server's goroutine).
 	OnCRLChange func()
