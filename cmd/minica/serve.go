@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,7 +47,9 @@ func serveCommand(e *env) *cli.Command {
 			"(the proxy's push path). OCSP (POST, or GET /ocsp/BASE64) is answered from the\n" +
 			"issuance database, signed by a responder certificate serve issues itself (see\n" +
 			"minica ocsp url). With --enroll it answers the one-time links of 'minica enroll'\n" +
-			"on the HTTPS listener (see docs/enrollment.md); with --acme, ACME clients\n" +
+			"on the HTTPS listener (see docs/enrollment.md), and with --oidc-issuer people sign\n" +
+			"in there with the company's identity provider to get their own (docs/sign-in.md);\n" +
+			"with --acme, ACME clients\n" +
 			"(certbot, lego, Caddy...) at /acme/directory (see docs/acme.md). On --listen-tls, POST /renew\n" +
 			"renews the certificate the client presents (see 'minica agent'), unless\n" +
 			"--no-renew or --no-sign. --listen '' turns the HTTP listener off. SIGTERM or\n" +
@@ -76,7 +79,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "header-timeout", Value: ca.FormatDuration(serve.DefaultReadHeaderTimeout), Usage: "close connections whose request headers take longer than `DURATION`"},
 			&cli.StringFlag{Name: "idle-timeout", Value: ca.FormatDuration(serve.DefaultIdleTimeout), Usage: "close keep-alive connections idle for `DURATION`"},
 			&cli.StringFlag{Name: "shutdown-timeout", Value: ca.FormatDuration(defaultShutdownTimeout), Usage: "on SIGTERM, wait up to `DURATION` for requests in flight"},
-		}, append(serveEnrollFlags(), serveACMEFlags()...)...),
+		}, slices.Concat(serveEnrollFlags(), serveSigninFlags(), serveACMEFlags())...),
 		Action: func(c *cli.Context) error { return runServe(c, e) },
 	}
 }
@@ -213,6 +216,10 @@ func runServe(c *cli.Context, e *env) error {
 	if err := checkServeEnrollFlags(c, o); err != nil {
 		return err
 	}
+	signinCfg, err := signinConfig(c)
+	if err != nil {
+		return err
+	}
 	authority, err := openCA(c, e)
 	if err != nil {
 		return err
@@ -267,6 +274,11 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer closeEnroller()
+	closeSignin, err := addServeSignin(c, e, signinCfg, &cfg, signer)
+	if err != nil {
+		return err
+	}
+	defer closeSignin()
 	closeACME, err := addServeACME(c, e, o, &cfg, signer)
 	if err != nil {
 		return err

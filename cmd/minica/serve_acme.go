@@ -3,7 +3,6 @@ package main
 import (
 	"crypto"
 	"fmt"
-	"io"
 	"net/netip"
 
 	"github.com/urfave/cli/v2"
@@ -96,11 +95,7 @@ func addServeACME(c *cli.Context, e *env, o *serveOptions, cfg *serve.Config, si
 		warnf(e.stderr, "--acme-no-eab: anyone who reaches %s can create an ACME account and get certificates for any name this CA allows", o.listenTLS)
 	}
 	cfg.ACME = s
-	if extra := cfg.ExtraMetrics; extra != nil {
-		cfg.ExtraMetrics = func(w io.Writer) { extra(w); s.WriteMetrics(w) }
-	} else {
-		cfg.ExtraMetrics = s.WriteMetrics
-	}
+	addMetrics(cfg, s.WriteMetrics)
 	return func() { s.Close(); authority.Close() }, nil
 }
 

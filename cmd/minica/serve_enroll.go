@@ -3,7 +3,6 @@ package main
 import (
 	"crypto"
 	"crypto/tls"
-	"io"
 	"net"
 
 	"github.com/urfave/cli/v2"
@@ -81,10 +80,6 @@ func addServeEnroller(c *cli.Context, e *env, cfg *serve.Config, signer crypto.S
 		return nil, err
 	}
 	cfg.Enroll = h
-	if extra := cfg.ExtraMetrics; extra != nil {
-		cfg.ExtraMetrics = func(w io.Writer) { extra(w); h.WriteMetrics(w) }
-	} else {
-		cfg.ExtraMetrics = h.WriteMetrics
-	}
+	addMetrics(cfg, h.WriteMetrics)
 	return func() { authority.Close() }, nil
 }
