@@ -200,9 +200,14 @@ func (c *CA) Devices(email string) ([]*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A device's newest certificate: the latest issued; of two issued in
+	// the same second, the one not renewed.
 	newest := map[string]*Record{}
-	for _, r := range recs { // oldest first: the last one of a name wins
-		if r.Device != "" && r.Issued() {
+	for _, r := range recs {
+		if r.Device == "" || !r.Issued() {
+			continue
+		}
+		if n := newest[r.Name]; n == nil || r.IssuedAt.After(n.IssuedAt) || r.IssuedAt.Equal(n.IssuedAt) && n.RenewedBy != "" {
 			newest[r.Name] = r
 		}
 	}
