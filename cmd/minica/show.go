@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,6 +96,9 @@ func printRecord(w io.Writer, authority *ca.CA, r *ca.Record, now time.Time) err
 	}
 	if r.ACMEAccount != "" {
 		line("account", r.ACMEAccount+" (ACME)")
+	}
+	if r.Device != "" {
+		line("device", strconv.QuoteToASCII(r.Device)+" (sign-in)")
 	}
 	return nil
 }
