@@ -37,7 +37,7 @@ const testContact = "the IT desk, it@example.com"
 // tokens carry the real time.
 type clock struct{ off atomic.Int64 }
 
-func (c *clock) Now() time.Time        { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *clock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // harness is a CA, the real provider on http://localhost, and sign-in
