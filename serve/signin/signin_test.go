@@ -354,6 +354,40 @@ func TestSignInEndToEnd(t *testing.T) {
 	if !strings.Contains(hs.log.String(), "signin email=simon@example.com") {
 		t.Errorf("the log lacks the sign-in:\n%s", hs.log)
 	}
+	var m strings.Builder
+	hs.h.WriteMetrics(&m)
+	for _, want := range []string{"minica_serve_signin_signed_in_total 1\n", "minica_serve_signin_device_links_total 2\n", "minica_serve_signin_revoked_total 1\n", "minica_serve_signin_refused_total 0\n"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, m.String())
+		}
+	}
+}
+
+// Without TLS, and to methods or paths it does not answer, the handler
+// answers with a page and the headers of every page.
+func TestSignInRefusals(t *testing.T) {
+	hs := newHarness(t, nil)
+	tests := []struct {
+		method, path string
+		tls          bool
+		code         int
+	}{
+		{http.MethodGet, "/", false, http.StatusForbidden},
+		{http.MethodPost, PathLogin, true, http.StatusMethodNotAllowed},
+		{http.MethodGet, PathAdd, true, http.StatusMethodNotAllowed},
+		{http.MethodGet, "/signin/nothing", true, http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(tt.method, "https://127.0.0.1"+tt.path, nil)
+		if !tt.tls {
+			req.TLS = nil
+		}
+		rec := httptest.NewRecorder()
+		hs.h.ServeHTTP(rec, req)
+		if rec.Code != tt.code || rec.Header().Get("Cache-Control") != "no-store" || !strings.Contains(rec.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("%s %s (TLS %v) = %d, headers %v; want %d with the pages' headers", tt.method, tt.path, tt.tls, rec.Code, rec.Header(), tt.code)
+		}
+	}
 }
 
 // rewriteClaims makes the provider's ID tokens carry the claims change
