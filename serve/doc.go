@@ -9,7 +9,8 @@
 // which serve routes to and counts: the OCSP responder (package
 // minica/serve/ocsp, Config.OCSP), online renewal and the first
 // certificate by bootstrap token (minica/serve/renew, Config.Renew),
-// enrollment links (minica/serve/enroll, Config.Enroll) and the ACME
+// enrollment links (minica/serve/enroll, Config.Enroll), sign-in with an
+// OpenID provider (minica/serve/signin, Config.Signin) and the ACME
 // server (minica/serve/acme, Config.ACME, /acme/... on HTTPS). Server.ServeOCSP serves the responder alone on a
 // listener of its own, on fasthttp (serve/internal/fastocsp), or on
 // net/http when built with the tag stdocsp.
@@ -45,6 +46,8 @@
 //	            it alone on a listener of its own (Server.ServeOCSP)
 //	/enroll/... Config.Enroll, GET, HEAD and POST: the one-time links of
 //	            `minica enroll` (package minica/serve/enroll); 404 without it
+//	/signin/... Config.Signin, and GET and HEAD of /: its start page (package
+//	            minica/serve/signin); 404 without it (POST / stays OCSP's)
 //	/healthz    the CRL's state, whether serve can sign and whether its store
 //	            answers: 200, or 503 when the CRL is expired or not yet
 //	            valid, the store does not answer, or the CA key (in a
