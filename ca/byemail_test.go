@@ -175,3 +175,59 @@ func TestRecordsByEmailCorruptRecord(t *testing.T) {
 		t.Errorf("RecordsByNamePrefix() error = %v; want a *CorruptRecordError", err)
 	}
 }
+
+func TestSettledRecordsFile(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	testSettledRecords(t, c, signer)
+}
+
+// The CA's interrupted issuances are settled before the search returns: the one whose certificate was signed is completed (and
+// returned, to be revoked), the one that never was is voided (and left
+// out); nothing pending is left for check to complete later.
+func testSettledRecords(t *testing.T, c *CA, signer crypto.Signer) {
+	if _, err := c.Issue(signer, Request{Name: "simon-laptop", Profile: Client, Emails: []string{"simon@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	db := c.db
+	c.db = &failingStore{database: db, complete: true}
+	if _, err := c.Issue(signer, Request{Name: "simon-phone", Profile: Client, Emails: []string{"simon@example.com"}}); err == nil {
+		t.Fatal("Issue with a failing Complete succeeded")
+	}
+	c.db = db
+	lost := &Record{Serial: fmt.Sprintf("%032x", 0xbeef), Name: "simon-tablet", Profile: Client, Status: StatusPending,
+		IssuedAt: c.Now()}
+	res, err := c.db.Reserve(lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Release()
+	find := func() ([]*Record, error) { return c.RecordsByEmail("simon@example.com") }
+	// A pending record holds no SANs: no search by address finds it.
+	before, err := find()
+	if got, want := namesOf(before), []string{"simon-laptop"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("before settling: %v, %v; want %v", got, err, want)
+	}
+	recs, finished, err := c.SettledRecords(find)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := namesOf(recs), []string{"simon-laptop", "simon-phone"}; !slices.Equal(got, want) {
+		t.Errorf("SettledRecords() = %v; want %v", got, want)
+	}
+	for _, r := range recs {
+		if r.Status != StatusValid {
+			t.Errorf("%s (serial %s) is %s after settling; want valid", r.Name, r.Serial, r.Status)
+		}
+	}
+	if !slices.ContainsFunc(finished, func(s string) bool { return strings.HasPrefix(s, "completed the interrupted issuance of simon-phone") }) ||
+		!slices.ContainsFunc(finished, func(s string) bool { return strings.HasPrefix(s, "voided serial "+lost.Serial+" of simon-tablet") }) {
+		t.Errorf("SettledRecords() finished %q; want simon-phone completed and simon-tablet voided", finished)
+	}
+	if r := mustRecordHex(t, c, lost.Serial); r.Status != StatusVoid {
+		t.Errorf("the issuance that signed nothing is %s; want void", r.Status)
+	}
+	// Nothing pending: a second call settles nothing.
+	if _, finished, err := c.SettledRecords(find); err != nil || len(finished) != 0 {
+		t.Errorf("second SettledRecords() finished %q, %v; want nothing", finished, err)
+	}
+}
