@@ -2,7 +2,6 @@ package ca
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -47,15 +46,12 @@ func (c *CA) RecordsByNamePrefix(prefix string) ([]*Record, error) {
 // ValidateNamePrefix checks that prefix can start a certificate name: it
 // must be a valid name itself (every prefix of a valid name is one). An
 // empty one gives ErrEmptyPrefix, an invalid one the error of
-// ValidateName, wrapped (ErrNameAt for one holding "@").
+// ValidateName (ErrNameAt for one holding "@").
 func ValidateNamePrefix(prefix string) error {
 	if prefix == "" {
 		return ErrEmptyPrefix
 	}
-	if err := ValidateName(prefix); err != nil {
-		return fmt.Errorf("name prefix: %w", err)
-	}
-	return nil
+	return ValidateName(prefix)
 }
 
 // SettledRecords returns what find (RecordsByEmail or RecordsByNamePrefix

@@ -140,10 +140,10 @@ func testRecordsByNamePrefix(t *testing.T, c *CA, signer crypto.Signer) {
 		t.Errorf("RecordsByNamePrefix(\"\") error = %v; want ErrEmptyPrefix", err)
 	}
 	bad := []struct{ prefix, wantErr string }{
-		{"-simon", `name prefix: invalid name "-simon": want 1 to 64 characters`},
-		{"a/b", `name prefix: invalid name "a/b"`},
-		{strings.Repeat("a", 65), `name prefix: invalid name "aaaa`},
-		{"simon@", `name prefix: invalid name "simon@"`},
+		{"-simon", `invalid name "-simon": want 1 to 64 characters`},
+		{"a/b", `invalid name "a/b"`},
+		{strings.Repeat("a", 65), `invalid name "aaaa`},
+		{"simon@", `invalid name "simon@"`},
 	}
 	for _, tt := range bad {
 		if _, err := c.RecordsByNamePrefix(tt.prefix); err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
