@@ -84,3 +84,38 @@ func TestRevokeEmailFailsPartWay(t *testing.T) {
 		checkNothingToRepair(t, dir)
 	}
 }
+
+// An issuance of the person's that a kill interrupted holds no SANs yet:
+// revoke --email settles it first, as check would, so that the
+// certificate that reached the disk is revoked with the rest instead of
+// being completed later, and the one that did not is voided.
+func TestRevokeEmailSettlesInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := newCADir(t)
+	for _, name := range []string{"simon-laptop", "simon-phone", "simon-tablet"} {
+		mustMinica(t, dir, "issue", "client", name, "--email", "simon@example.com")
+	}
+	phone := interruptIssue(t, dir, "simon-phone", false)
+	tablet := interruptIssue(t, dir, "simon-tablet", true)
+	out, errs, code := minica(t, dir, "revoke", "--email", "simon@example.com", "--all", "--reason", "affiliationChanged")
+	if code != 0 {
+		t.Fatalf("revoke: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{
+		"minica: note: completed the interrupted issuance of simon-phone (serial " + phone + ")\n",
+		"minica: note: voided serial " + tablet + " of simon-tablet: its issuance was interrupted before the certificate was written\n",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr:\n%s\nwant %q", errs, want)
+		}
+	}
+	if !strings.Contains(out, "revoked simon-phone (serial "+phone+") at ") || strings.Count(out, "revoked simon-") != 2 || strings.Contains(out, tablet) {
+		t.Errorf("stdout:\n%s\nwant simon-laptop and simon-phone revoked", out)
+	}
+	for _, name := range []string{"simon-laptop", "simon-phone", "simon-tablet"} {
+		if got := validSerials(t, dir, name); len(got) != 0 {
+			t.Errorf("%s still has valid certificates %v", name, got)
+		}
+	}
+	checkNothingToRepair(t, dir)
+}
