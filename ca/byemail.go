@@ -8,8 +8,9 @@ import (
 	"minica/ca/store"
 )
 
-// ErrEmptyPrefix is returned by RecordsByNamePrefix for an empty prefix,
-// which would name every certificate of the CA.
+// ErrEmptyPrefix is returned by ValidateNamePrefix (and so by
+// RecordsByNamePrefix) for an empty prefix, which would name every
+// certificate of the CA.
 var ErrEmptyPrefix = errors.New("empty name prefix: it would match every certificate")
 
 // RecordsByEmail returns the records of every certificate whose SANs hold
