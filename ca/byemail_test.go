@@ -185,15 +185,19 @@ func TestSettledRecordsFile(t *testing.T) {
 // returned, to be revoked), the one that never was is voided (and left
 // out); nothing pending is left for check to complete later.
 func testSettledRecords(t *testing.T, c *CA, signer crypto.Signer) {
+	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.Now = fixedClock(start)
 	if _, err := c.Issue(signer, Request{Name: "simon-laptop", Profile: Client, Emails: []string{"simon@example.com"}}); err != nil {
 		t.Fatal(err)
 	}
+	c.Now = fixedClock(start.Add(time.Hour))
 	db := c.db
 	c.db = &failingStore{database: db, complete: true}
 	if _, err := c.Issue(signer, Request{Name: "simon-phone", Profile: Client, Emails: []string{"simon@example.com"}}); err == nil {
 		t.Fatal("Issue with a failing Complete succeeded")
 	}
 	c.db = db
+	c.Now = fixedClock(start.Add(2 * time.Hour))
 	lost := &Record{Serial: fmt.Sprintf("%032x", 0xbeef), Name: "simon-tablet", Profile: Client, Status: StatusPending,
 		IssuedAt: c.Now()}
 	res, err := c.db.Reserve(lost)
