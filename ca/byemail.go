@@ -2,21 +2,22 @@ package ca
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
 	"minica/ca/store"
 )
 
-// ErrEmptyPrefix is returned by RecordsByNamePrefix for an empty prefix,
-// which would name every certificate of the CA.
+// ErrEmptyPrefix is returned by ValidateNamePrefix (and so by
+// RecordsByNamePrefix) for an empty prefix, which would name every
+// certificate of the CA.
 var ErrEmptyPrefix = errors.New("empty name prefix: it would match every certificate")
 
 // RecordsByEmail returns the records of every certificate whose SANs hold
 // the email address addr (an rfc822Name), oldest first, void ones left
 // out; none is an empty list, not an error. An invalid address is an
-// error naming it (see ValidateEmail).
+// error naming it (see ValidateEmail). A pending record is never found:
+// it holds no SANs until its issuance completes (see SettledRecords).
 //
 // Addresses are compared case-insensitively, local part included, unlike
 // the proxy's policy (which grants access and so reads the local part
@@ -34,17 +35,52 @@ func (c *CA) RecordsByEmail(addr string) ([]*Record, error) {
 
 // RecordsByNamePrefix returns the records of every certificate whose name
 // starts with prefix, compared exactly as names are, oldest first, void
-// ones left out; none is an empty list, not an error. The prefix must be
-// a valid name (every prefix of a valid name is one): an empty one gives
-// ErrEmptyPrefix, an invalid one the error of ValidateName.
+// ones left out; none is an empty list, not an error. An invalid prefix
+// gives the error of ValidateNamePrefix.
 func (c *CA) RecordsByNamePrefix(prefix string) ([]*Record, error) {
-	if prefix == "" {
-		return nil, ErrEmptyPrefix
-	}
-	if err := ValidateName(prefix); err != nil {
-		return nil, fmt.Errorf("name prefix: %w", err)
+	if err := ValidateNamePrefix(prefix); err != nil {
+		return nil, err
 	}
 	return c.recordsWhere(func(r *Record) bool { return strings.HasPrefix(r.Name, prefix) })
+}
+
+// ValidateNamePrefix checks that prefix can start a certificate name: it
+// must be a valid name itself (every prefix of a valid name is one). An
+// empty one gives ErrEmptyPrefix, an invalid one the error of
+// ValidateName (ErrNameAt for one holding "@").
+func ValidateNamePrefix(prefix string) error {
+	if prefix == "" {
+		return ErrEmptyPrefix
+	}
+	return ValidateName(prefix)
+}
+
+// SettledRecords returns what find (RecordsByEmail or RecordsByNamePrefix
+// with its argument) finds, for a revocation of them all under the lock
+// the caller holds. Every interrupted issuance of the CA is settled first
+// (FinishInterrupted on the names of the pending records, what it did in
+// finished): a pending record holds no SANs yet, so no search can tell
+// whose it is, and Check would otherwise complete it later into a
+// certificate the revocation missed.
+func (c *CA) SettledRecords(find func() ([]*Record, error)) (recs []*Record, finished []string, err error) {
+	pending, err := c.recordsWhere(func(r *Record) bool { return r.Status == StatusPending })
+	if err != nil {
+		return nil, nil, err
+	}
+	settled := map[string]bool{}
+	for _, r := range pending {
+		if settled[r.Name] {
+			continue
+		}
+		settled[r.Name] = true
+		done, err := c.FinishInterrupted(r.Name)
+		if err != nil {
+			return nil, finished, err
+		}
+		finished = append(finished, done...)
+	}
+	recs, err = find()
+	return recs, finished, err
 }
 
 // hasEmail reports whether r's SANs hold the address addr, in any case.

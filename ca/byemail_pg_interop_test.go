@@ -16,3 +16,8 @@ func TestRecordsByNamePrefixPG(t *testing.T) {
 	c, signer, _ := newPGCA(t)
 	testRecordsByNamePrefix(t, c, signer)
 }
+
+func TestSettledRecordsPG(t *testing.T) {
+	c, signer, _ := newPGCA(t)
+	testSettledRecords(t, c, signer)
+}

@@ -140,10 +140,10 @@ func testRecordsByNamePrefix(t *testing.T, c *CA, signer crypto.Signer) {
 		t.Errorf("RecordsByNamePrefix(\"\") error = %v; want ErrEmptyPrefix", err)
 	}
 	bad := []struct{ prefix, wantErr string }{
-		{"-simon", `name prefix: invalid name "-simon": want 1 to 64 characters`},
-		{"a/b", `name prefix: invalid name "a/b"`},
-		{strings.Repeat("a", 65), `name prefix: invalid name "aaaa`},
-		{"simon@", `name prefix: invalid name "simon@"`},
+		{"-simon", `invalid name "-simon": want 1 to 64 characters`},
+		{"a/b", `invalid name "a/b"`},
+		{strings.Repeat("a", 65), `invalid name "aaaa`},
+		{"simon@", `invalid name "simon@"`},
 	}
 	for _, tt := range bad {
 		if _, err := c.RecordsByNamePrefix(tt.prefix); err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
@@ -173,5 +173,65 @@ func TestRecordsByEmailCorruptRecord(t *testing.T) {
 	}
 	if _, err := c.RecordsByNamePrefix("si"); !errors.As(err, &corrupt) {
 		t.Errorf("RecordsByNamePrefix() error = %v; want a *CorruptRecordError", err)
+	}
+}
+
+func TestSettledRecordsFile(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	testSettledRecords(t, c, signer)
+}
+
+// The CA's interrupted issuances are settled before the search returns: the one whose certificate was signed is completed (and
+// returned, to be revoked), the one that never was is voided (and left
+// out); nothing pending is left for check to complete later.
+func testSettledRecords(t *testing.T, c *CA, signer crypto.Signer) {
+	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.Now = fixedClock(start)
+	if _, err := c.Issue(signer, Request{Name: "simon-laptop", Profile: Client, Emails: []string{"simon@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Now = fixedClock(start.Add(time.Hour))
+	db := c.db
+	c.db = &failingStore{database: db, complete: true}
+	if _, err := c.Issue(signer, Request{Name: "simon-phone", Profile: Client, Emails: []string{"simon@example.com"}}); err == nil {
+		t.Fatal("Issue with a failing Complete succeeded")
+	}
+	c.db = db
+	c.Now = fixedClock(start.Add(2 * time.Hour))
+	lost := &Record{Serial: fmt.Sprintf("%032x", 0xbeef), Name: "simon-tablet", Profile: Client, Status: StatusPending,
+		IssuedAt: c.Now()}
+	res, err := c.db.Reserve(lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Release()
+	find := func() ([]*Record, error) { return c.RecordsByEmail("simon@example.com") }
+	// A pending record holds no SANs: no search by address finds it.
+	before, err := find()
+	if got, want := namesOf(before), []string{"simon-laptop"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("before settling: %v, %v; want %v", got, err, want)
+	}
+	recs, finished, err := c.SettledRecords(find)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := namesOf(recs), []string{"simon-laptop", "simon-phone"}; !slices.Equal(got, want) {
+		t.Errorf("SettledRecords() = %v; want %v", got, want)
+	}
+	for _, r := range recs {
+		if r.Status != StatusValid {
+			t.Errorf("%s (serial %s) is %s after settling; want valid", r.Name, r.Serial, r.Status)
+		}
+	}
+	if !slices.ContainsFunc(finished, func(s string) bool { return strings.HasPrefix(s, "completed the interrupted issuance of simon-phone") }) ||
+		!slices.ContainsFunc(finished, func(s string) bool { return strings.HasPrefix(s, "voided serial "+lost.Serial+" of simon-tablet") }) {
+		t.Errorf("SettledRecords() finished %q; want simon-phone completed and simon-tablet voided", finished)
+	}
+	if r := mustRecordHex(t, c, lost.Serial); r.Status != StatusVoid {
+		t.Errorf("the issuance that signed nothing is %s; want void", r.Status)
+	}
+	// Nothing pending: a second call settles nothing.
+	if _, finished, err := c.SettledRecords(find); err != nil || len(finished) != 0 {
+		t.Errorf("second SettledRecords() finished %q, %v; want nothing", finished, err)
 	}
 }

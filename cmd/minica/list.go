@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -16,20 +17,23 @@ func listCommand(e *env) *cli.Command {
 		Name:      "list",
 		Usage:     "list the certificates the CA has issued",
 		ArgsUsage: " ",
-		Description: "Streams the issuance database; --json prints JSON Lines, one record a line.\n\n" +
-			"Example:\n   minica list --status valid --expiring 30d --json",
-		Flags: []cli.Flag{
+		Description: "Streams the issuance database; --json prints JSON Lines, one record a line.\n" +
+			"--email and --prefix list what 'minica revoke' with the same flag and --all acts on\n" +
+			"(oldest first, void serials left out).\n\n" +
+			"Example:\n   minica list --status valid --expiring 30d --json\n   minica list --email simon@example.com",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "status", Usage: "only valid, revoked, expired, pending or void certificates"},
 			&cli.StringFlag{Name: "expiring", Usage: "only valid certificates that expire within `DURATION`, e.g. 30d"},
 			&cli.StringFlag{Name: "profile", Usage: "only server or client certificates"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON Lines"},
-		},
+		}, searchFlags("only")...),
 		Action: func(c *cli.Context) error { return runList(c, e) },
 	}
 }
 
 // listFilter selects records.
 type listFilter struct {
+	search   *recordSearch // nil: every record
 	status   ca.Status
 	profile  ca.Profile
 	expiring time.Duration
@@ -42,6 +46,9 @@ type listFilter struct {
 // or "" when there are none.
 func (f *listFilter) String() string {
 	var flags []string
+	if f.search != nil {
+		flags = append(flags, f.search.String())
+	}
 	if f.status != "" {
 		flags = append(flags, "--status "+string(f.status))
 	}
@@ -66,7 +73,11 @@ func (f *listFilter) match(r *ca.Record) bool {
 }
 
 func parseListFilter(c *cli.Context, now time.Time) (*listFilter, error) {
-	f := &listFilter{now: now}
+	search, err := parseSearch(c)
+	if err != nil {
+		return nil, err
+	}
+	f := &listFilter{search: search, now: now}
 	if s := c.String("status"); s != "" {
 		switch st := ca.Status(s); st {
 		case ca.StatusValid, ca.StatusRevoked, ca.StatusExpired, ca.StatusPending, ca.StatusVoid:
@@ -109,7 +120,7 @@ func runList(c *cli.Context, e *env) error {
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	n := 0
-	for r, err := range authority.Records() {
+	for r, err := range f.records(authority) {
 		if err != nil {
 			return err
 		}
@@ -133,6 +144,26 @@ func runList(c *cli.Context, e *env) error {
 		}
 	}
 	return nil
+}
+
+// records are the records to filter: the search's, oldest first, or
+// every record, streamed in serial order.
+func (f *listFilter) records(authority *ca.CA) iter.Seq2[*ca.Record, error] {
+	if f.search == nil {
+		return authority.Records()
+	}
+	return func(yield func(*ca.Record, error) bool) {
+		recs, err := f.search.find(authority)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, r := range recs {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
 }
 
 func printListed(w *bufio.Writer, asJSON bool, r *ca.Record, now time.Time) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 func revokeCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "revoke",
-		Usage:     "revoke a certificate, by name, serial or certificate file, and republish the CRL",
-		ArgsUsage: "NAME|SERIAL|FILE",
+		Usage:     "revoke a certificate by name, serial or file, or a person's by email or name prefix, and republish the CRL",
+		ArgsUsage: "NAME|SERIAL|FILE | --email ADDRESS --all | --prefix PREFIX --all",
 		Description: "Reasons are the RFC 5280 names, in any case: " + strings.Join(revoke.ReasonNames(), ", ") + ".\n" +
 			"keyCompromise, cACompromise, aACompromise, affiliationChanged, cessationOfOperation\n" +
 			"and privilegeWithdrawn also revoke every certificate renewed from it (by renew, serve\n" +
@@ -27,6 +28,12 @@ func revokeCommand(e *env) *cli.Command {
 			"not list it yet (an earlier revoke could not publish). A name with several\n" +
 			"unrevoked certificates needs a serial, or --all. The CRL is republished in the\n" +
 			"same locked step unless --no-crl.\n\n" +
+			"Offboarding: --email ADDRESS --all revokes every certificate whose SANs hold the\n" +
+			"address, compared in any case; --prefix PREFIX --all every certificate whose name\n" +
+			"starts with PREFIX, exactly. Both revoke expired ones too, skip those already revoked\n" +
+			"(noted on stderr), publish one CRL for the whole set, and fail, changing nothing,\n" +
+			"when nothing is found. 'minica list' with the same flag shows the set first.\n" +
+			"A failure part-way names the certificates revoked before it; run the command again.\n\n" +
 			"Output: one line per certificate revoked, a successor's naming the one it renews:\n" +
 			"   revoked alice (serial 5f3c...) at 2030-01-04T00:00:00Z (keyCompromise)\n" +
 			"   revoked alice (serial 9a1b...) at 2030-01-04T00:00:00Z (keyCompromise), renewed from serial 5f3c...\n" +
@@ -34,15 +41,16 @@ func revokeCommand(e *env) *cli.Command {
 			"renewal_of and revoked_with (the serial whose revocation took it); valid_successors lists\n" +
 			"those a reason left valid. A line a crash cut short is completed by minica check, or by\n" +
 			"revoking the certificate again (with the same reason, or any).\n\n" +
-			"Example:\n   minica revoke simon --reason keyCompromise\n   minica revoke 5f:3c:9a:... --reason superseded",
-		Flags: []cli.Flag{
+			"Example:\n   minica revoke simon --reason keyCompromise\n   minica revoke 5f:3c:9a:... --reason superseded\n" +
+			"   minica revoke --email simon@example.com --all --reason affiliationChanged",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "reason", Value: "unspecified", Usage: "the RFC 5280 revocation reason"},
-			&cli.BoolFlag{Name: "all", Usage: "revoke every unrevoked certificate of NAME"},
+			&cli.BoolFlag{Name: "all", Usage: "revoke every unrevoked certificate of NAME, or of --email or --prefix"},
 			&cli.BoolFlag{Name: "no-crl", Usage: "record the revocation without republishing the CRL"},
 			passwordFileFlag(),
 			pinFileFlag(),
 			jsonFlag(),
-		},
+		}, searchFlags("with --all, revoke")...),
 		Action: func(c *cli.Context) error { return runRevoke(c, e) },
 	}
 }
@@ -72,35 +80,79 @@ type successorJSON struct {
 }
 
 func runRevoke(c *cli.Context, e *env) error {
-	if err := wantArgs(c, 1, 1); err != nil {
+	search, err := parseRevokeSearch(c)
+	if err != nil {
 		return err
 	}
 	reason, err := revoke.ParseReason(c.String("reason"))
 	if err != nil {
 		return usagef(c, "--reason: %v", err)
 	}
+	if search != nil && reason == revoke.RemoveFromCRL {
+		return withHint(usagef(c, "--reason removeFromCRL cannot be combined with %s: holds are lifted by name or serial", search.flag),
+			"list them with 'minica list %s --status revoked', then lift each with 'minica revoke NAME --all --reason removeFromCRL'", search)
+	}
 	authority, unlock, err := lockCA(c, e)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	targets, err := revokeTargets(c, authority, c.Args().First(), reason)
+	var targets []*ca.Record
+	if search != nil {
+		targets, err = searchTargets(e, authority, search)
+	} else {
+		targets, err = revokeTargets(c, authority, c.Args().First(), reason)
+	}
 	if err != nil {
 		return err
 	}
+	results, changed, err := revokeEach(c, e, authority, targets, reason)
+	if err != nil {
+		return revokedBeforeFailure(c, e, results, err)
+	}
+	var info *published
+	if changed && !c.Bool("no-crl") {
+		if info, err = publishLocked(c, e, authority, 0); err != nil {
+			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run this command again, or minica crl): %w", err)
+		}
+	} else {
+		warnStaleCRL(e, authority)
+	}
+	if c.Bool("json") {
+		out := map[string]any{"certificates": results}
+		if info != nil {
+			out["crl"] = crlJSON(info.CRLInfo)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	if info != nil {
+		printPublished(e, info.CRLInfo)
+	}
+	return nil
+}
+
+// revokeEach revokes targets in order with reason, saying so for each as
+// it is done, and returns what it did, as far as it got on an error, and
+// whether a CRL should be published.
+func revokeEach(c *cli.Context, e *env, authority *ca.CA, targets []*ca.Record, reason revoke.Reason) ([]revokedJSON, bool, error) {
 	var results []revokedJSON
 	changed := false
 	inLine := map[string]bool{} // successors revoked with an earlier target
+	later := map[string]bool{}  // targets not revoked yet
 	for _, r := range targets {
+		later[r.Serial] = true
+	}
+	for _, r := range targets {
+		delete(later, r.Serial)
 		if inLine[r.Serial] {
 			continue
 		}
 		res, err := authority.RevokeRecord(r, reason)
 		if errors.Is(err, ca.ErrNotOnHold) {
-			return withHint(err, "removeFromCRL is for certificates revoked with --reason certificateHold")
+			return results, changed, withHint(err, "removeFromCRL is for certificates revoked with --reason certificateHold")
 		}
 		if err != nil {
-			return err
+			return results, changed, err
 		}
 		changed = changed || res.Changed()
 		for _, n := range res.Finished {
@@ -127,27 +179,78 @@ func runRevoke(c *cli.Context, e *env) error {
 				fmt.Fprintf(e.stdout, "revoked %s (serial %s) at %s (%s), renewed from serial %s\n", s.Name, s.Serial, day(s.RevokedAt), s.Reason, s.RenewalOf)
 			}
 		}
-		results[len(results)-len(res.Successors)-1].ValidSuccessors = warnValidSuccessors(e, rec, res.StillValid)
+		// A successor that this command revokes next is no warning.
+		stillValid := slices.DeleteFunc(res.StillValid, func(s *ca.Record) bool { return later[s.Serial] })
+		results[len(results)-len(res.Successors)-1].ValidSuccessors = warnValidSuccessors(e, rec, stillValid)
 	}
-	var info *published
-	if changed && !c.Bool("no-crl") {
-		if info, err = publishLocked(c, e, authority, 0); err != nil {
-			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run this command again, or minica crl): %w", err)
+	return results, changed, nil
+}
+
+// revokedBeforeFailure is err, from revoking a target, naming the
+// certificates revoked (or lifted) before it, which stay so (each
+// revocation is durable on its own) but are not on the published CRL
+// yet; with --json, it prints them too.
+func revokedBeforeFailure(c *cli.Context, e *env, results []revokedJSON, err error) error {
+	var done []string
+	verb := "revoked"
+	for _, r := range results {
+		switch {
+		case r.Lifted:
+			done = append(done, fmt.Sprintf("%s (serial %s, hold lifted)", r.Name, r.Serial))
+			verb = "changed"
+		case !r.Already:
+			done = append(done, fmt.Sprintf("%s (serial %s)", r.Name, r.Serial))
 		}
-	} else {
-		warnStaleCRL(e, authority)
+	}
+	if len(done) == 0 {
+		return err
 	}
 	if c.Bool("json") {
-		out := map[string]any{"certificates": results}
-		if info != nil {
-			out["crl"] = crlJSON(info.CRLInfo)
+		if jerr := writeJSON(e.stdout, map[string]any{"certificates": results}); jerr != nil {
+			return errors.Join(err, jerr)
 		}
-		return writeJSON(e.stdout, out)
 	}
-	if info != nil {
-		printPublished(e, info.CRLInfo)
+	return withHint(fmt.Errorf("%w; before the failure, %d %s %s (not yet on the published CRL): %s",
+		err, len(done), plural(len(done), "certificate was", "certificates were"), verb, strings.Join(done, ", ")),
+		"run this command again: it skips what is done, revokes the rest and publishes the CRL ('minica check' settles a revocation cut short)")
+}
+
+// parseRevokeSearch returns the search of --email or --prefix, checked
+// against the rest of the command line, or nil for a revocation by NAME.
+func parseRevokeSearch(c *cli.Context) (*recordSearch, error) {
+	search, err := parseSearch(c)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if search == nil {
+		return nil, wantArgs(c, 1, 1)
+	}
+	if c.NArg() > 0 {
+		return nil, usagef(c, "%s cannot be combined with a NAME, SERIAL or FILE (%q): name the certificates one way", search.flag, c.Args().First())
+	}
+	if !c.Bool("all") {
+		return nil, withHint(usagef(c, "%s needs --all: it revokes every certificate found", search.flag),
+			"see them first with 'minica list %s'", search)
+	}
+	return search, nil
+}
+
+// searchTargets returns the certificates search finds, after settling
+// the CA's interrupted issuances (see ca.CA.SettledRecords), saying what
+// that did; finding none is an error.
+func searchTargets(e *env, authority *ca.CA, search *recordSearch) ([]*ca.Record, error) {
+	recs, finished, err := authority.SettledRecords(func() ([]*ca.Record, error) { return search.find(authority) })
+	for _, n := range finished {
+		fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, withHint(fmt.Errorf("no certificate %s; nothing was revoked", search.what()),
+			"list the CA's certificates with 'minica list'")
+	}
+	return recs, nil
 }
 
 // revokeTargets resolves what the user named to the records to revoke (see
