@@ -194,3 +194,27 @@ func (c *CA) SweepSignin() (int, error) {
 	}
 	return n, nil
 }
+
+// endSigninSessions removes every session that match selects, and one
+// that does not decode (no page would accept it), and returns how many
+// sessions of match it removed.
+func (c *CA) endSigninSessions(match func(*SigninSession) bool) (int, error) {
+	n := 0
+	for o, err := range c.db.Objects(kindSigninSession) {
+		if err != nil {
+			return n, fmt.Errorf("reading sign-in sessions: %w", err)
+		}
+		var s SigninSession
+		decoded := json.Unmarshal(o.Data, &s) == nil
+		if decoded && !match(&s) {
+			continue
+		}
+		if err := c.db.DeleteObject(kindSigninSession, o.ID); err != nil {
+			return n, fmt.Errorf("ending a sign-in session: %w", err)
+		}
+		if decoded {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -33,6 +33,8 @@ func revokeCommand(e *env) *cli.Command {
 			"starts with PREFIX, exactly. Both revoke expired ones too, skip those already revoked\n" +
 			"(noted on stderr), publish one CRL for the whole set, and fail, changing nothing,\n" +
 			"when nothing is found. 'minica list' with the same flag shows the set first.\n" +
+			"--email first cancels the person's pending enrollment links and bootstrap tokens\n" +
+			"and ends their sign-in sessions, naming each (see docs/lifecycle.md).\n" +
 			"A failure part-way names the certificates revoked before it; run the command again.\n\n" +
 			"Output: one line per certificate revoked, a successor's naming the one it renews:\n" +
 			"   revoked alice (serial 5f3c...) at 2030-01-04T00:00:00Z (keyCompromise)\n" +
@@ -98,8 +100,15 @@ func runRevoke(c *cli.Context, e *env) error {
 	}
 	defer unlock()
 	var targets []*ca.Record
+	var off *ca.Offboarded
 	if search != nil {
-		targets, err = searchTargets(e, authority, search)
+		off, err = offboardEmail(c, e, authority, search)
+		if err == nil {
+			targets, err = searchTargets(e, authority, search)
+		}
+		if err != nil && off.Did() {
+			err = fmt.Errorf("%w (the links and sessions above were ended)", err)
+		}
 	} else {
 		targets, err = revokeTargets(c, authority, c.Args().First(), reason)
 	}
@@ -120,6 +129,9 @@ func runRevoke(c *cli.Context, e *env) error {
 	}
 	if c.Bool("json") {
 		out := map[string]any{"certificates": results}
+		if off != nil {
+			out["cancelled_enrollments"], out["sessions_ended"] = cancelledList(off), off.Sessions
+		}
 		if info != nil {
 			out["crl"] = crlJSON(info.CRLInfo)
 		}
@@ -129,6 +141,49 @@ func runRevoke(c *cli.Context, e *env) error {
 		printPublished(e, info.CRLInfo)
 	}
 	return nil
+}
+
+// offboardEmail, for a revocation by --email, cancels the person's
+// pending enrollment links and tokens and ends their sign-in sessions
+// (ca.CA.OffboardEmail) before their certificates are found, saying so
+// for each; for --prefix it does nothing and returns nil.
+func offboardEmail(c *cli.Context, e *env, authority *ca.CA, search *recordSearch) (*ca.Offboarded, error) {
+	if search.flag != "--email" {
+		return nil, nil
+	}
+	off, err := authority.OffboardEmail(search.value)
+	if off == nil {
+		return nil, err
+	}
+	out := e.stdout
+	if c.Bool("json") {
+		out = e.stderr
+	}
+	for _, l := range off.Cancelled {
+		fmt.Fprintf(out, "cancelled %s %s for %q\n", strings.TrimPrefix(strings.TrimPrefix(l.Kind.String(), "a "), "an "), l.ID, l.Name)
+	}
+	if off.Sessions > 0 {
+		fmt.Fprintf(out, "ended %d sign-in %s of %s\n", off.Sessions, plural(off.Sessions, "session", "sessions"), search.value)
+	}
+	return off, err
+}
+
+type cancelledJSON struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+func cancelledList(off *ca.Offboarded) []cancelledJSON {
+	out := []cancelledJSON{}
+	for _, l := range off.Cancelled {
+		kind := "link"
+		if l.Kind == ca.KindToken {
+			kind = "token"
+		}
+		out = append(out, cancelledJSON{ID: l.ID, Kind: kind, Name: l.Name})
+	}
+	return out
 }
 
 // revokeEach revokes targets in order with reason, saying so for each as
