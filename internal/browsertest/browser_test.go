@@ -60,7 +60,7 @@ func TestChromiumThroughProxy(t *testing.T) {
 	app, upstreamSrv := startUpstream(t)
 	px := m.startProxy(t, "localhost", upstreamSrv.URL, ids["bob"])
 	origin := fmt.Sprintf("https://127.0.0.1:%d", px.port)
-	installPolicy(t, origin, caCN)
+	installPolicy(t, caCN, origin)
 
 	for _, u := range users {
 		t.Run(u.profile, func(t *testing.T) {

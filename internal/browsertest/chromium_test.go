@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -42,10 +43,11 @@ func tutorialPolicy(t *testing.T) []byte {
 }
 
 // installPolicy writes a managed policy that makes Chromium present, without
-// asking, a certificate issued by the CA named issuerCN to origin: the
-// tutorial's policy, with its site and CA replaced by these. The file is
-// removed when the test ends.
-func installPolicy(t *testing.T, origin, issuerCN string) {
+// asking, a certificate issued by the CA named issuerCN to each of origins:
+// the tutorial's policy, with its site and CA replaced by these (each rule
+// once per origin). Chromium reads it when it starts. The file is removed
+// when the test ends.
+func installPolicy(t *testing.T, issuerCN string, origins ...string) {
 	t.Helper()
 	var doc map[string][]string
 	if err := json.Unmarshal(tutorialPolicy(t), &doc); err != nil {
@@ -55,7 +57,8 @@ func installPolicy(t *testing.T, origin, issuerCN string) {
 	if len(rules) == 0 {
 		t.Fatal("the tutorial's Chromium policy has no AutoSelectCertificateForUrls rule")
 	}
-	for i, r := range rules {
+	var ours []string
+	for _, r := range rules {
 		var rule struct {
 			Pattern string `json:"pattern"`
 			Filter  struct {
@@ -68,13 +71,16 @@ func installPolicy(t *testing.T, origin, issuerCN string) {
 		if rule.Pattern != tutorialSite || rule.Filter.Issuer["CN"] != tutorialCA {
 			t.Fatalf("the tutorial's rule %s is not for %s and %q", r, tutorialSite, tutorialCA)
 		}
-		rule.Pattern, rule.Filter.Issuer["CN"] = origin, issuerCN
-		b, err := json.Marshal(rule)
-		if err != nil {
-			t.Fatal(err)
+		for _, origin := range origins {
+			rule.Pattern, rule.Filter.Issuer["CN"] = origin, issuerCN
+			b, err := json.Marshal(rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours = append(ours, string(b))
 		}
-		rules[i] = string(b)
 	}
+	doc["AutoSelectCertificateForUrls"] = ours
 	policy, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +120,9 @@ func dumpDOM(t *testing.T, home, url string) string {
 	return out
 }
 
-// screenshot loads url like dumpDOM and saves a PNG of the page as
-// dir/name.png, checking that it is one.
-func screenshot(t *testing.T, home, url, dir, name string) {
+// screenshot loads url like dumpDOM, saves a PNG of the page as
+// dir/name.png, and returns it decoded.
+func screenshot(t *testing.T, home, url, dir, name string) image.Image {
 	t.Helper()
 	path := filepath.Join(dir, name+".png")
 	args := append(append([]string(nil), chromiumFlags...),
@@ -128,8 +134,10 @@ func screenshot(t *testing.T, home, url, dir, name string) {
 	if err != nil {
 		t.Fatalf("reading the screenshot: %v", err)
 	}
-	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
 		t.Fatalf("screenshot %s is not a PNG: %v", path, err)
 	}
 	t.Logf("screenshot: %s", path)
+	return img
 }

@@ -137,6 +137,19 @@ func (m *minica) startProxy(t *testing.T, server, upstreamURL string, id issued,
 	return p
 }
 
+// echoReady matches the start-up line of minica echo, which names its URL.
+var echoReady = regexp.MustCompile(`minica echo: listening on (http://127\.0\.0\.1:\d+)`)
+
+// startEchoProxy runs minica echo and in front of it `minica proxy` with
+// the server certificate localhost and the flags extra, serving the client
+// id, and returns the proxy and its origin.
+func (m *minica) startEchoProxy(t *testing.T, id issued, extra ...string) (*proxy, string) {
+	t.Helper()
+	_, echo := m.startMinica(t, echoReady, "echo", "--listen", "127.0.0.1:0")
+	px := m.startProxy(t, "localhost", echo[1], id, extra...)
+	return px, fmt.Sprintf("https://127.0.0.1:%d", px.port)
+}
+
 // reloadUntilRefused sends SIGHUP to the proxy and waits (bounded) until it
 // refuses the client id.
 func (p *proxy) reloadUntilRefused(t *testing.T, caDir string, id issued) {
