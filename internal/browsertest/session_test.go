@@ -99,10 +99,29 @@ func run1[T any](t *testing.T, b *browserSession, what string, a chromedp.Action
 	return v
 }
 
+// textOf returns the text of the element with id.
+func (b *browserSession) textOf(t *testing.T, id string) string {
+	t.Helper()
+	return run1(t, b, "reading #"+id, chromedp.Text(chromedp.ID(id)))
+}
+
 // attr returns the attribute name of the element with id ("" if absent).
 func (b *browserSession) attr(t *testing.T, id, name string) string {
 	t.Helper()
 	return run1(t, b, "reading #"+id+" "+name, chromedp.AttributeValue(chromedp.ID(id), name)).Value
+}
+
+// location returns the URL of the page.
+func (b *browserSession) location(t *testing.T) string {
+	t.Helper()
+	return run1(t, b, "reading the location", chromedp.Location())
+}
+
+// present reports whether the page has an element with id, without
+// waiting for one.
+func (b *browserSession) present(t *testing.T, id string) bool {
+	t.Helper()
+	return run1(t, b, "looking for #"+id, chromedp.Evaluate[bool](fmt.Sprintf("document.getElementById(%q) !== null", id)))
 }
 
 // shotWidth is the width of every page screenshot: the window's.
