@@ -5,7 +5,6 @@ package browsertest
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,13 +36,8 @@ var refusedAlice = regexp.MustCompile(`handshake-refused remote=\S+ reason=revok
 // identity the application rendered; then revokes one certificate and
 // checks that the same browser no longer gets the page.
 func TestChromiumThroughProxy(t *testing.T) {
-	requireTools(t)
-	shots := artifactDir(t)
-	work := t.TempDir()
-	m := buildMinica(t)
-
-	caCN := m.initCA(t, work, "minica browser test CA")
-	m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1")
+	bed := newBed(t, "minica browser test CA")
+	m, work, shots, caCN := bed.m, bed.work, bed.shots, bed.caCN
 
 	users := []struct{ name, email, profile string }{
 		{"alice", "alice@example.com", "modern"},
@@ -53,7 +47,7 @@ func TestChromiumThroughProxy(t *testing.T) {
 	ids := map[string]issued{}
 	for _, u := range users {
 		p12, pw, id := m.issueClient(t, work, u.name, u.email, u.profile)
-		homes[u.name] = newNSSHome(t, filepath.Join(m.dir, "ca.crt"), p12, pw, u.name)
+		homes[u.name] = newNSSHome(t, bed.caCert, p12, pw, u.name)
 		ids[u.name] = id
 	}
 

@@ -5,7 +5,6 @@ package browsertest
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,13 +20,8 @@ import (
 // through minica proxy to minica echo, which shows the CN. The link, opened
 // again, says it was used. A second link shows the generated-password page.
 func TestChromiumEnrollment(t *testing.T) {
-	requireTools(t)
-	shots := artifactDir(t)
-	work := t.TempDir()
-	m := buildMinica(t)
-	caCN := m.initCA(t, work, "minica enrollment test CA")
-	m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1")
-	caCert := filepath.Join(m.dir, "ca.crt")
+	bed := newBed(t, "minica enrollment test CA")
+	m, work, shots, caCN, caCert := bed.m, bed.work, bed.shots, bed.caCN, bed.caCert
 
 	_, match := m.startMinica(t, regexp.MustCompile(`minica serve: listening on https://127\.0\.0\.1:(\d+)`),
 		"serve", "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "localhost", "--enroll")

@@ -37,6 +37,30 @@ func buildMinica(t *testing.T) *minica {
 	return &minica{bin: bin, dir: filepath.Join(t.TempDir(), "ca")}
 }
 
+// bed is where every browser test starts: the tools checked, the
+// screenshot directory, a work directory, minica built with a new CA, and
+// the server certificate "localhost" for localhost and 127.0.0.1.
+type bed struct {
+	m            *minica
+	work, shots  string
+	caCN, caCert string // the CA's CN (see initCA) and certificate file
+	server       issued
+}
+
+// newBed makes the bed of a test whose CA's CN starts with label.
+func newBed(t *testing.T, label string) *bed {
+	t.Helper()
+	requireTools(t)
+	b := &bed{shots: artifactDir(t), work: t.TempDir(), m: buildMinica(t)}
+	b.caCN = b.m.initCA(t, b.work, label)
+	b.caCert = filepath.Join(b.m.dir, "ca.crt")
+	out := b.m.run(t, b.work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1", "--json")
+	if err := json.Unmarshal([]byte(out), &b.server); err != nil {
+		t.Fatalf("reading minica issue --json output %q: %v", out, err)
+	}
+	return b
+}
+
 // initCA makes m's CA with a CN of label and a random suffix, so that the
 // browser's certificate picker and NSS never mix it up with an earlier
 // run's CA, and returns that CN.

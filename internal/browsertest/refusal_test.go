@@ -10,7 +10,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -45,16 +44,8 @@ import (
 // makes that moment with the proxy's clock, the library's Config.Now, two
 // hours ahead of the browser's, for a certificate valid for one hour.
 func TestChromiumRefusalPages(t *testing.T) {
-	requireTools(t)
-	shots := artifactDir(t)
-	work := t.TempDir()
-	m := buildMinica(t)
-	caCN := m.initCA(t, work, "minica refusal test CA")
-	var server issued
-	if err := json.Unmarshal([]byte(m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1", "--json")), &server); err != nil {
-		t.Fatal(err)
-	}
-	caCert := filepath.Join(m.dir, "ca.crt")
+	bed := newBed(t, "minica refusal test CA")
+	m, work, shots, caCN, caCert, server := bed.m, bed.work, bed.shots, bed.caCN, bed.caCert, bed.server
 	_, _, good := m.issueClient(t, work, "gina", "gina@example.com", "modern")
 	ritaP12, ritaPW, rita := m.issueClient(t, work, "rita", "rita@example.com", "modern")
 	ellaP12, ellaPW := filepath.Join(work, "ella.p12"), filepath.Join(work, "ella.pw")

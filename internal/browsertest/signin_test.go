@@ -46,13 +46,8 @@ const signinContact = "the IT desk, it@example.com"
 // taken; with $MINICA_SIGNIN_DOCS set the screenshots are written there
 // (docs/sign-in/ holds them).
 func TestChromiumSignIn(t *testing.T) {
-	requireTools(t)
-	shots := artifactDir(t)
-	work := t.TempDir()
-	m := buildMinica(t)
-	caCN := m.initCA(t, work, "minica sign-in test CA")
-	m.run(t, work, "issue", "server", "localhost", "--dns", "localhost", "--ip", "127.0.0.1")
-	caCert := filepath.Join(m.dir, "ca.crt")
+	bed := newBed(t, "minica sign-in test CA")
+	m, work, shots, caCN, caCert := bed.m, bed.work, bed.shots, bed.caCN, bed.caCert
 	srv := m.startSigninServe(t, work, signinAlice, signinMallory)
 	docs := os.Getenv("MINICA_SIGNIN_DOCS")
 
