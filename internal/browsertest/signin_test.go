@@ -134,7 +134,7 @@ func TestChromiumSignIn(t *testing.T) {
 			t.Errorf("the device's row on My certificates lacks %q: %q", want, row)
 		}
 	}
-	b.pageSays(t, "My certificates (a device)", "You hold 1 valid device certificates, of at most 5.")
+	b.pageSays(t, "My certificates (a device)", "You hold 1 valid device certificate, of at most 5.")
 	b.shot(t, shots, "signin-devices")
 
 	// Revoke it as lost: the page says so, and the proxy refuses it.

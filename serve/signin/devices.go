@@ -104,7 +104,7 @@ func (h *Handler) link(w http.ResponseWriter, r *http.Request, s *ca.SigninSessi
 	var tooMany *ca.TooManyDevicesError
 	switch {
 	case errors.As(err, &tooMany):
-		h.renderDevices(w, http.StatusConflict, s, token, fmt.Sprintf("You already hold %d valid device certificates, the most allowed. Revoke one you no longer use, then add the new one.", tooMany.Max), "")
+		h.renderDevices(w, http.StatusConflict, s, token, fmt.Sprintf("You already hold %d valid device %s, the most allowed. Revoke one you no longer use, then add the new one.", tooMany.Max, plural(tooMany.Max, "certificate", "certificates")), "")
 		return
 	case errors.Is(err, ca.ErrNameTaken):
 		h.renderDevices(w, http.StatusConflict, s, token, "You already have a valid certificate for a device of that name: renew it below, or choose another name.", "")
@@ -208,4 +208,12 @@ var reasonOptions = []struct{ Value, Label string }{
 	{revoke.KeyCompromise.String(), "lost or stolen"},
 	{revoke.CessationOfOperation.String(), "no longer used"},
 	{revoke.Superseded.String(), "replaced"},
+}
+
+// plural is one when n is 1, many otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

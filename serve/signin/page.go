@@ -64,7 +64,7 @@ const pageHTML = `<!doctype html>
 <p id="no-devices">You have no device certificates yet.</p>
 {{- end}}
 <h2>Add a device</h2>
-<p class="note" id="limit">You hold {{.ValidCount}} valid device certificates, of at most {{.MaxDevices}}. Each device gets its own certificate and key: name it so that you know it later.</p>
+<p class="note" id="limit">You hold {{.ValidCount}} valid device {{if eq .ValidCount 1}}certificate{{else}}certificates{{end}}, of at most {{.MaxDevices}}. Each device gets its own certificate and key: name it so that you know it later.</p>
 <form method="post" action="/signin/devices/add" id="add-form"><input type="hidden" name="csrf" value="{{.CSRF}}">
 <label for="device">Device name</label> <input type="text" id="device" name="device" maxlength="64" required placeholder="Simon's laptop">
 <button type="submit" id="add">Get a certificate</button></form>

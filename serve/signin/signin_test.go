@@ -602,7 +602,7 @@ func TestSignInDeviceLimit(t *testing.T) {
 	hs.download(t, c, hs.addDevice(t, c, "laptop"))
 	before := hs.state(t)
 	a := hs.post(t, c, PathAdd, url.Values{"csrf": {csrf(t, hs.devices(t, c))}, "device": {"phone"}}, "")
-	if a.code != http.StatusConflict || !strings.Contains(a.body, "You already hold 1 valid device certificates") {
+	if a.code != http.StatusConflict || !strings.Contains(a.body, "You already hold 1 valid device certificate,") {
 		t.Errorf("a second device = %d:\n%s", a.code, a.body)
 	}
 	hs.nothingIssued(t, before)
