@@ -62,7 +62,8 @@ type ACMEOrder struct {
 // certificates at once (renewals overlap). Profile server, with
 // clientAuth when Policy.Client; lifetime Policy.Lifetime within the CA's.
 // The record carries the account. A CA revoked at its root issues nothing
-// (CheckACMEIssuer). The caller must hold the lock.
+// (CheckACMEIssuer). It moves none of the name's current.* links (see
+// Current). The caller must hold the lock.
 //
 // The identifiers are checked again (CheckACMEIdentifiers). As RFC 8555
 // section 7.4 has it, a name may be in the CSR's SAN or its CN or both;

@@ -437,6 +437,47 @@ func TestIssueACME(t *testing.T) {
 	}
 }
 
+// TestIssueACMEMovesNoCurrentLinks: an ACME certificate makes no
+// current.* links, leaves those of a certificate issued under the same
+// name by Issue on it (Current names that one), and Check finds nothing
+// to repair.
+func TestIssueACMEMovesNoCurrentLinks(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	order := ACMEOrder{Account: "acct-1", Identifiers: []ACMEIdentifier{dnsID("web.example.com")}, Policy: ACMEOpen()}
+	acme, err := c.IssueACME(signer, order, acmeCSR(t, newKey(t), "", []string{"web.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := acme.Record.Name
+	if cert, key, chain := readCurrent(t, c, name); cert != "" || key != "" || chain != "" {
+		t.Errorf("current.* links of %s after an ACME certificate: want none", name)
+	}
+	if cur, err := c.Current(name); err != nil || cur != nil {
+		t.Errorf("Current(%s) with ACME certificates only = %v, %v; want nil", name, cur, err)
+	}
+	issued, err := c.Issue(signer, Request{Name: name, Profile: Server, DNSNames: []string{"web.example.com"}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := c.IssueACME(signer, order, acmeCSR(t, newKey(t), "", []string{"web.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert, _, chain := readCurrent(t, c, name); cert != fileString(t, issued.CertFile) || chain != fileString(t, issued.ChainFile) {
+		t.Errorf("current.crt/current.chain.pem are not those of serial %s, issued by Issue before ACME's %s", issued.Record.Serial, later.Record.Serial)
+	}
+	if cur, err := c.Current(name); err != nil || cur == nil || cur.Serial != issued.Record.Serial {
+		t.Errorf("Current(%s) = %v, %v; want serial %s, not the newer ACME one", name, cur, err, issued.Record.Serial)
+	}
+	rep, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repaired) != 0 {
+		t.Errorf("Check() repaired %q; want nothing", rep.Repaired)
+	}
+}
+
 func TestIssueACMERefusesCSR(t *testing.T) {
 	c, signer := newEnrollCA(t)
 	order := ACMEOrder{Account: "a", Identifiers: []ACMEIdentifier{dnsID("web.example.com"), dnsID("api.example.com")}, Policy: ACMEOpen()}

@@ -81,8 +81,10 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err := c.db.Complete(res, rec); err != nil {
 		return nil, fmt.Errorf("%w: serial %s is signed, but completing its record failed: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
-	if err := c.linkCurrent(rec); err != nil {
-		return nil, fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
+	if req.acmeAccount == "" { // an ACME certificate moves no links (see Current)
+		if err := c.linkCurrent(rec); err != nil {
+			return nil, fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
+		}
 	}
 	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
 	if key != nil {
