@@ -77,15 +77,25 @@ func (c *CA) IssueACME(signer crypto.Signer, o ACMEOrder, csr *x509.CertificateR
 	if err := c.CheckACMEIssuer(); err != nil {
 		return nil, err
 	}
-	if err := c.CheckACMEIdentifiers(&o.Policy, o.Identifiers); err != nil {
+	req, err := c.acmeRequest(o, csr)
+	if err != nil {
 		return nil, err
+	}
+	return c.Issue(signer, req)
+}
+
+// acmeRequest checks a finalized order and its CSR as IssueACME does and
+// returns the request to issue.
+func (c *CA) acmeRequest(o ACMEOrder, csr *x509.CertificateRequest) (Request, error) {
+	if err := c.CheckACMEIdentifiers(&o.Policy, o.Identifiers); err != nil {
+		return Request{}, err
 	}
 	ids := make([]ACMEIdentifier, len(o.Identifiers))
 	for i, id := range o.Identifiers {
 		ids[i], _ = NormalizeACMEIdentifier(id) // checked above
 	}
 	if err := checkACMECSR(csr, ids); err != nil {
-		return nil, err
+		return Request{}, err
 	}
 	req := Request{Profile: Server, PublicKey: csr.PublicKey, Force: true,
 		acmeAccount: o.Account, alsoClientAuth: o.Policy.Client}
@@ -115,10 +125,10 @@ func (c *CA) IssueACME(signer crypto.Signer, o ACMEOrder, csr *x509.CertificateR
 	}
 	lifetime, err := c.acmeLifetime(o.Policy.Lifetime)
 	if err != nil {
-		return nil, err
+		return Request{}, err
 	}
 	req.Validity = lifetime
-	return c.Issue(signer, req)
+	return req, nil
 }
 
 // acmeLifetime is the lifetime of an ACME certificate issued now for a

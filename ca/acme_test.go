@@ -2,6 +2,7 @@ package ca
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -475,6 +476,55 @@ func TestIssueACMEMovesNoCurrentLinks(t *testing.T) {
 	}
 	if len(rep.Repaired) != 0 {
 		t.Errorf("Check() repaired %q; want nothing", rep.Repaired)
+	}
+}
+
+// TestIssueACMEBatch: the orders of a batch are issued as IssueACME
+// issues each (two of the same name included), an order refused does not
+// stop the others, every certificate returned is recorded valid with its
+// account and has its files, and none moves a current.* link.
+func TestIssueACMEBatch(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	order := func(name string) ACMEOrder {
+		return ACMEOrder{Account: "acct-" + name, Identifiers: []ACMEIdentifier{dnsID(name)}, Policy: ACMEOpen()}
+	}
+	fins := []ACMEFinalize{
+		{order("a.example.com"), acmeCSR(t, newKey(t), "", []string{"a.example.com"})},
+		{order("a.example.com"), acmeCSR(t, newKey(t), "", []string{"other.example.com"})},
+		{order("a.example.com"), acmeCSR(t, newKey(t), "a.example.com", nil)},
+		{order("b.example.com"), acmeCSR(t, newKey(t), "", []string{"b.example.com"})},
+	}
+	issued, errs := c.IssueACMEBatch(signer, fins)
+	if !errors.Is(errs[1], ErrACMECSR) || issued[1] != nil {
+		t.Errorf("order 1 (a CSR for another name) = %v, %v; want ErrACMECSR", issued[1], errs[1])
+	}
+	for _, i := range []int{0, 2, 3} {
+		if errs[i] != nil {
+			t.Fatalf("order %d: %v", i, errs[i])
+		}
+		is := issued[i]
+		rec, err := c.Record(is.Cert.SerialNumber)
+		if err != nil || rec.Status != StatusValid || rec.ACMEAccount != fins[i].Order.Account || rec.Name != fins[i].Order.Identifiers[0].Value {
+			t.Errorf("order %d: record %+v, %v; want valid, of %s", i, rec, err, fins[i].Order.Account)
+		}
+		if !fins[i].CSR.PublicKey.(*ecdsa.PublicKey).Equal(is.Cert.PublicKey) {
+			t.Errorf("order %d: the certificate does not certify the CSR's key", i)
+		}
+		if got := fileString(t, is.CertFile); got != string(pemCert(is.Cert)) {
+			t.Errorf("order %d: %s does not hold the certificate", i, is.CertFile)
+		}
+		if got := fileString(t, is.ChainFile); got != string(c.chainPEM(is.Cert)) {
+			t.Errorf("order %d: %s does not hold the chain", i, is.ChainFile)
+		}
+		if cert, _, chain := readCurrent(t, c, rec.Name); cert != "" || chain != "" {
+			t.Errorf("order %d: current.* links of %s; want none", i, rec.Name)
+		}
+	}
+	if issued[0].Record.Serial == issued[2].Record.Serial {
+		t.Error("two orders of one name got the same serial")
+	}
+	if rep, err := c.Check(); err != nil || len(rep.Repaired) != 0 {
+		t.Errorf("Check() after the batch repaired %v, %v; want nothing", rep, err)
 	}
 }
 
