@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,29 @@ func TestIssueBatch(t *testing.T) {
 	}
 	if j := jobs[1]; j.err != nil || j.issued != nil || j.order.Serial != jobs[0].issued.Record.Serial {
 		t.Errorf("the second finalize of an order = %+v, %+v, %v; want the order valid with the first's certificate, none issued", j.order, j.issued, j.err)
+	}
+}
+
+// TestFinalizeAfterClose: once the Server is closed its issuer is gone,
+// and a finalize is refused with serverInternal, issuing nothing.
+func TestFinalizeAfterClose(t *testing.T) {
+	h := newHarness(t, harnessOptions{noEAB: true})
+	cl := h.client(t)
+	acct, err := h.register(t, cl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := h.readyOrder(t, cl)
+	h.srv.Close()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{"localhost"}}, newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte(`{"csr":"` + b64(der) + `"}`)
+	if st, typ, _ := h.post(t, orderPath+id+"/finalize", rawPost{key: cl.Key, kid: acct.URI, payload: payload}); st != http.StatusInternalServerError || typ != ErrServerInternal {
+		t.Errorf("a finalize after Close = %d %s; want 500 serverInternal", st, typ)
+	}
+	if o, err := h.srv.obj.order(id); err != nil || o.Status != "" || o.Serial != "" {
+		t.Errorf("the order after a finalize refused = %+v, %v; want it ready, without a certificate", o, err)
 	}
 }
