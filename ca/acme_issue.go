@@ -62,7 +62,8 @@ type ACMEOrder struct {
 // certificates at once (renewals overlap). Profile server, with
 // clientAuth when Policy.Client; lifetime Policy.Lifetime within the CA's.
 // The record carries the account. A CA revoked at its root issues nothing
-// (CheckACMEIssuer). The caller must hold the lock.
+// (CheckACMEIssuer). It moves none of the name's current.* links (see
+// Current). The caller must hold the lock.
 //
 // The identifiers are checked again (CheckACMEIdentifiers). As RFC 8555
 // section 7.4 has it, a name may be in the CSR's SAN or its CN or both;
@@ -76,15 +77,25 @@ func (c *CA) IssueACME(signer crypto.Signer, o ACMEOrder, csr *x509.CertificateR
 	if err := c.CheckACMEIssuer(); err != nil {
 		return nil, err
 	}
-	if err := c.CheckACMEIdentifiers(&o.Policy, o.Identifiers); err != nil {
+	req, err := c.acmeRequest(o, csr)
+	if err != nil {
 		return nil, err
+	}
+	return c.Issue(signer, req)
+}
+
+// acmeRequest checks a finalized order and its CSR as IssueACME does and
+// returns the request to issue.
+func (c *CA) acmeRequest(o ACMEOrder, csr *x509.CertificateRequest) (Request, error) {
+	if err := c.CheckACMEIdentifiers(&o.Policy, o.Identifiers); err != nil {
+		return Request{}, err
 	}
 	ids := make([]ACMEIdentifier, len(o.Identifiers))
 	for i, id := range o.Identifiers {
 		ids[i], _ = NormalizeACMEIdentifier(id) // checked above
 	}
 	if err := checkACMECSR(csr, ids); err != nil {
-		return nil, err
+		return Request{}, err
 	}
 	req := Request{Profile: Server, PublicKey: csr.PublicKey, Force: true,
 		acmeAccount: o.Account, alsoClientAuth: o.Policy.Client}
@@ -114,10 +125,10 @@ func (c *CA) IssueACME(signer crypto.Signer, o ACMEOrder, csr *x509.CertificateR
 	}
 	lifetime, err := c.acmeLifetime(o.Policy.Lifetime)
 	if err != nil {
-		return nil, err
+		return Request{}, err
 	}
 	req.Validity = lifetime
-	return c.Issue(signer, req)
+	return req, nil
 }
 
 // acmeLifetime is the lifetime of an ACME certificate issued now for a

@@ -2,6 +2,7 @@ package ca
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -434,6 +435,96 @@ func TestIssueACME(t *testing.T) {
 	}
 	if want := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}; !slices.Equal(both.Cert.ExtKeyUsage, want) {
 		t.Errorf("EKU with Client %v; want %v", both.Cert.ExtKeyUsage, want)
+	}
+}
+
+// TestIssueACMEMovesNoCurrentLinks: an ACME certificate makes no
+// current.* links, leaves those of a certificate issued under the same
+// name by Issue on it (Current names that one), and Check finds nothing
+// to repair.
+func TestIssueACMEMovesNoCurrentLinks(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	order := ACMEOrder{Account: "acct-1", Identifiers: []ACMEIdentifier{dnsID("web.example.com")}, Policy: ACMEOpen()}
+	acme, err := c.IssueACME(signer, order, acmeCSR(t, newKey(t), "", []string{"web.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := acme.Record.Name
+	if cert, key, chain := readCurrent(t, c, name); cert != "" || key != "" || chain != "" {
+		t.Errorf("current.* links of %s after an ACME certificate: want none", name)
+	}
+	if cur, err := c.Current(name); err != nil || cur != nil {
+		t.Errorf("Current(%s) with ACME certificates only = %v, %v; want nil", name, cur, err)
+	}
+	issued, err := c.Issue(signer, Request{Name: name, Profile: Server, DNSNames: []string{"web.example.com"}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := c.IssueACME(signer, order, acmeCSR(t, newKey(t), "", []string{"web.example.com"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert, _, chain := readCurrent(t, c, name); cert != fileString(t, issued.CertFile) || chain != fileString(t, issued.ChainFile) {
+		t.Errorf("current.crt/current.chain.pem are not those of serial %s, issued by Issue before ACME's %s", issued.Record.Serial, later.Record.Serial)
+	}
+	if cur, err := c.Current(name); err != nil || cur == nil || cur.Serial != issued.Record.Serial {
+		t.Errorf("Current(%s) = %v, %v; want serial %s, not the newer ACME one", name, cur, err, issued.Record.Serial)
+	}
+	rep, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repaired) != 0 {
+		t.Errorf("Check() repaired %q; want nothing", rep.Repaired)
+	}
+}
+
+// TestIssueACMEBatch: the orders of a batch are issued as IssueACME
+// issues each (two of the same name included), an order refused does not
+// stop the others, every certificate returned is recorded valid with its
+// account and has its files, and none moves a current.* link.
+func TestIssueACMEBatch(t *testing.T) {
+	c, signer := newEnrollCA(t)
+	order := func(name string) ACMEOrder {
+		return ACMEOrder{Account: "acct-" + name, Identifiers: []ACMEIdentifier{dnsID(name)}, Policy: ACMEOpen()}
+	}
+	fins := []ACMEFinalize{
+		{order("a.example.com"), acmeCSR(t, newKey(t), "", []string{"a.example.com"})},
+		{order("a.example.com"), acmeCSR(t, newKey(t), "", []string{"other.example.com"})},
+		{order("a.example.com"), acmeCSR(t, newKey(t), "a.example.com", nil)},
+		{order("b.example.com"), acmeCSR(t, newKey(t), "", []string{"b.example.com"})},
+	}
+	issued, errs := c.IssueACMEBatch(signer, fins)
+	if !errors.Is(errs[1], ErrACMECSR) || issued[1] != nil {
+		t.Errorf("order 1 (a CSR for another name) = %v, %v; want ErrACMECSR", issued[1], errs[1])
+	}
+	for _, i := range []int{0, 2, 3} {
+		if errs[i] != nil {
+			t.Fatalf("order %d: %v", i, errs[i])
+		}
+		is := issued[i]
+		rec, err := c.Record(is.Cert.SerialNumber)
+		if err != nil || rec.Status != StatusValid || rec.ACMEAccount != fins[i].Order.Account || rec.Name != fins[i].Order.Identifiers[0].Value {
+			t.Errorf("order %d: record %+v, %v; want valid, of %s", i, rec, err, fins[i].Order.Account)
+		}
+		if !fins[i].CSR.PublicKey.(*ecdsa.PublicKey).Equal(is.Cert.PublicKey) {
+			t.Errorf("order %d: the certificate does not certify the CSR's key", i)
+		}
+		if got := fileString(t, is.CertFile); got != string(pemCert(is.Cert)) {
+			t.Errorf("order %d: %s does not hold the certificate", i, is.CertFile)
+		}
+		if got := fileString(t, is.ChainFile); got != string(c.chainPEM(is.Cert)) {
+			t.Errorf("order %d: %s does not hold the chain", i, is.ChainFile)
+		}
+		if cert, _, chain := readCurrent(t, c, rec.Name); cert != "" || chain != "" {
+			t.Errorf("order %d: current.* links of %s; want none", i, rec.Name)
+		}
+	}
+	if issued[0].Record.Serial == issued[2].Record.Serial {
+		t.Error("two orders of one name got the same serial")
+	}
+	if rep, err := c.Check(); err != nil || len(rep.Repaired) != 0 {
+		t.Errorf("Check() after the batch repaired %v, %v; want nothing", rep, err)
 	}
 }
 

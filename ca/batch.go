@@ -514,11 +514,7 @@ func (g *batchGroup) commit(report func(BatchResult) error) (int, error) {
 		if errs[i] != nil {
 			return i, errs[i]
 		}
-		is := &Issued{Record: p.rec, Cert: p.cert, Key: p.key, CertFile: g.c.dir.Join(p.rec.CertPath()), ChainFile: g.c.dir.Join(p.rec.ChainPath())}
-		if p.key != nil {
-			is.KeyFile = g.c.dir.Join(p.rec.KeyPath())
-		}
-		if err := report(BatchResult{Index: p.index, Request: p.req, Issued: is}); err != nil {
+		if err := report(BatchResult{Index: p.index, Request: p.req, Issued: g.c.issuedOf(p.rec, p.cert, p.key)}); err != nil {
 			return i, err
 		}
 	}

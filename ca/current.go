@@ -17,7 +17,8 @@ import (
 // certs/NAME. They are relative symbolic links (hard links where the system
 // refuses symbolic ones, as Windows does without privilege) to the newest
 // certificate issued under NAME, so that a server configured with them
-// serves the successor after a re-issue and a reload.
+// serves the successor after a re-issue and a reload. An ACME
+// certificate moves none of them (see Current).
 const (
 	CurrentCertFile  = "current.crt"
 	CurrentKeyFile   = "current.key"
@@ -43,7 +44,11 @@ func isCurrentLink(base string) bool {
 
 // Current returns the record that name's current.* links point to: the
 // newest certificate issued under name, whatever its status, or nil when
-// name has none. Pending reservations do not count. Records keep issuance
+// name has none. Pending reservations do not count, and neither do ACME
+// certificates (a record with an ACME account): their holder is the ACME
+// client, which keeps the certificate it downloads itself, and a name's
+// ACME certificates may come many a minute, where every link moved costs
+// the file system an inode made and one freed. Records keep issuance
 // times to the second: of several issued in the same second, a certificate
 // renewed by another of them never wins; of the rest, the one the links
 // already name wins (Issue links the one it issued), else the one with the
@@ -53,7 +58,7 @@ func (c *CA) Current(name string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusPending })
+	recs = slices.DeleteFunc(recs, func(r *Record) bool { return r.Status == StatusPending || r.ACMEAccount != "" })
 	if len(recs) == 0 {
 		return nil, nil
 	}

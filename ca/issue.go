@@ -81,14 +81,22 @@ func (c *CA) Issue(signer crypto.Signer, req Request) (*Issued, error) {
 	if err := c.db.Complete(res, rec); err != nil {
 		return nil, fmt.Errorf("%w: serial %s is signed, but completing its record failed: %w", ErrIssuanceIncomplete, rec.Serial, err)
 	}
-	if err := c.linkCurrent(rec); err != nil {
-		return nil, fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
+	if req.acmeAccount == "" { // an ACME certificate moves no links (see Current)
+		if err := c.linkCurrent(rec); err != nil {
+			return nil, fmt.Errorf("%w: serial %s is issued and recorded, but not yet the current certificate of its name: %w", ErrIssuanceIncomplete, rec.Serial, err)
+		}
 	}
+	return c.issuedOf(rec, cert, key), nil
+}
+
+// issuedOf is the Issued of a durable, recorded certificate and its key
+// (nil when minica holds none).
+func (c *CA) issuedOf(rec *Record, cert *x509.Certificate, key crypto.Signer) *Issued {
 	out := &Issued{Record: rec, Cert: cert, Key: key, CertFile: c.dir.Join(rec.CertPath()), ChainFile: c.dir.Join(rec.ChainPath())}
 	if key != nil {
 		out.KeyFile = c.dir.Join(rec.KeyPath())
 	}
-	return out, nil
+	return out
 }
 
 // prepared is a request that passed every check of Issue: its template

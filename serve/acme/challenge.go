@@ -60,13 +60,15 @@ func (s *Server) respond(ctx context.Context, a *account, az *authz, i int) (*au
 		return az, nil // settled, or being validated: nothing to start
 	}
 	ch.Status, ch.Started = statusProcessing, s.cfg.Now().UTC()
-	if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
+	if err := s.obj.putAuthz(az); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	s.validate(ctx, az.ID, ch.Type, keyAuthorization(ch.Token, a.Thumbprint))
+	if done := s.validate(ctx, az.ID, ch.Type, keyAuthorization(ch.Token, a.Thumbprint)); done != nil {
+		return done, nil
+	}
 	return s.obj.authz(az.ID)
 }
 
@@ -81,7 +83,7 @@ func (s *Server) revive(az *authz, a *account) {
 			continue
 		}
 		ch.Started = now
-		if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
+		if err := s.obj.putAuthz(az); err != nil {
 			s.log.Event("acme-validation-error", "authz", az.ID, "detail", err.Error())
 			return
 		}
@@ -119,49 +121,58 @@ func (s *Server) startValidation(azID, typ, keyAuth string) {
 
 // validate checks one challenge, waiting for one of Config.Validations
 // slots, and writes its outcome into the authorization: valid makes it
-// valid, a failure invalid (RFC 8555 section 7.1.6). A ctx done first
-// leaves the challenge processing.
-func (s *Server) validate(ctx context.Context, azID, typ, keyAuth string) {
+// valid, a failure invalid (RFC 8555 section 7.1.6). It returns the
+// authorization it wrote, or nil. A ctx done first leaves the challenge
+// processing.
+func (s *Server) validate(ctx context.Context, azID, typ, keyAuth string) *authz {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
-		return
+		return nil
 	}
 	defer func() { <-s.slots }()
 	az, err := s.obj.authz(azID)
 	if err != nil {
 		s.log.Event("acme-validation-error", "authz", azID, "detail", err.Error())
-		return
+		return nil
 	}
 	i := az.challenge(typ)
 	if i < 0 || az.Challenges[i].Status != statusProcessing {
-		return
+		return nil
 	}
 	id := validate.Identifier{Type: az.Identifier.Type, Value: az.Identifier.Value}
-	ch := &az.Challenges[i]
-	err = s.check(ctx, id, ch, keyAuth)
-	// Read again: another replica may have settled it meanwhile.
-	if cur, rerr := s.obj.authz(azID); rerr == nil && cur.Status != statusPending {
-		return
-	}
-	if err != nil {
-		ch.Status, az.Status = statusInvalid, statusInvalid
-		ch.Error = validationProblem(err, az.Identifier)
-	} else {
-		ch.Status, az.Status, ch.Validated = statusValid, statusValid, s.cfg.Now().UTC()
-	}
+	failed := s.check(ctx, id, &az.Challenges[i], keyAuth)
 	if ctx.Err() != nil {
-		return // stopped, not failed: left processing
+		return nil // stopped, not failed: left processing
 	}
-	if perr := s.obj.putVolatile(kindAuthz, az.ID, az); perr != nil {
-		s.log.Event("acme-validation-error", "authz", azID, "detail", perr.Error())
-		return
+	var ch *challenge
+	az, err = s.obj.updateAuthz(azID, func(cur *authz) bool {
+		// Read again: another replica may have settled it meanwhile.
+		if cur.Status != statusPending || cur.challenge(typ) < 0 {
+			return false
+		}
+		ch = &cur.Challenges[cur.challenge(typ)]
+		if failed != nil {
+			ch.Status, cur.Status = statusInvalid, statusInvalid
+			ch.Error = validationProblem(failed, cur.Identifier)
+		} else {
+			ch.Status, cur.Status, ch.Validated = statusValid, statusValid, s.cfg.Now().UTC()
+		}
+		return true
+	})
+	if err != nil {
+		s.log.Event("acme-validation-error", "authz", azID, "detail", err.Error())
+		return nil
+	}
+	if ch == nil {
+		return nil
 	}
 	kv := []string{"authz", az.ID, "account", az.Account, "identifier", az.Identifier.Value, "challenge", typ, "status", ch.Status}
 	if ch.Error != nil {
 		kv = append(kv, "type", ch.Error.short(), "detail", ch.Error.Detail)
 	}
 	s.log.Event("acme-validation", kv...)
+	return az
 }
 
 // check runs the validator for a challenge.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"minica/ca"
@@ -85,6 +86,24 @@ type order struct {
 	Replaces    string       `json:"replaces,omitempty"`
 	Error       *problem     `json:"error,omitempty"`
 	Created     time.Time    `json:"created"`
+	// Authz is the authorization of an order of one identifier (the
+	// usual order), kept in the order's own object: one object fewer to
+	// create a certificate, and one read fewer to tell the order's
+	// status. Its ID is embeddedAuthzID(ID). An order of several
+	// identifiers keeps each authorization in an object of its own
+	// (kindAuthz), as every order did before.
+	Authz *authz `json:"authz,omitempty"`
+}
+
+// embeddedAuthzID is the ID of the authorization kept in the object of
+// order orderID: the order's ID and ".1" ('.' is in no ID newID makes).
+func embeddedAuthzID(orderID string) string { return orderID + ".1" }
+
+// embeddingOrder returns the ID of the order whose object keeps the
+// authorization id, or false when id is an authorization object's own.
+func embeddingOrder(id string) (string, bool) {
+	orderID, n, ok := strings.Cut(id, ".")
+	return orderID, ok && n == "1"
 }
 
 // authz is an ACME authorization as stored, with its challenges.
@@ -181,9 +200,60 @@ func (o objects) order(id string) (*order, error) {
 	return ord, o.get(kindOrder, id, "order", ord)
 }
 
+// authz reads the authorization id: from its order's object when it is
+// kept there, else from its own.
 func (o objects) authz(id string) (*authz, error) {
+	if _, ok := embeddingOrder(id); ok {
+		return o.updateAuthz(id, func(*authz) bool { return false })
+	}
 	az := new(authz)
 	return az, o.get(kindAuthz, id, "authorization", az)
+}
+
+// authzOf reads authorization id of order ord, taking the one ord keeps
+// without a read.
+func (o objects) authzOf(ord *order, id string) (*authz, error) {
+	if ord.Authz != nil && ord.Authz.ID == id {
+		return ord.Authz, nil
+	}
+	return o.authz(id)
+}
+
+// putAuthz writes a new state of az without a sync (the progress of an
+// order), as updateAuthz does.
+func (o objects) putAuthz(az *authz) error {
+	if _, ok := embeddingOrder(az.ID); !ok {
+		return o.putVolatile(kindAuthz, az.ID, az)
+	}
+	_, err := o.updateAuthz(az.ID, func(cur *authz) bool { *cur = *az; return true })
+	return err
+}
+
+// updateAuthz reads authorization id, lets change make its new state
+// (or return false: nothing is written) and writes that without a sync:
+// into its order's object when the order keeps it, the order's own
+// fields as read. The order's fields change only once the authorization
+// is valid (finalize), and the only change of a valid authorization, its
+// deactivation, holds the lock finalize holds. It returns the
+// authorization as it is then.
+func (o objects) updateAuthz(id string, change func(*authz) bool) (*authz, error) {
+	orderID, ok := embeddingOrder(id)
+	if !ok {
+		az, err := o.authz(id)
+		if err != nil || !change(az) {
+			return az, err
+		}
+		return az, o.putVolatile(kindAuthz, id, az)
+	}
+	ord, err := o.order(orderID)
+	var p *problem
+	if errors.As(err, &p) || (err == nil && (ord.Authz == nil || ord.Authz.ID != id)) {
+		return nil, notFound("authorization")
+	}
+	if err != nil || !change(ord.Authz) {
+		return ord.Authz, err
+	}
+	return ord.Authz, o.putVolatile(kindOrder, ord.ID, ord)
 }
 
 // accountOfKey returns the ID of the account of a key thumbprint, or "".

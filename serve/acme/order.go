@@ -186,7 +186,8 @@ func (s *Server) policyOf(a *account) (*ca.ACMEPolicy, error) {
 	return &b.ACMEPolicy, nil
 }
 
-// newOrder makes a new order of ids and its authorizations, unwritten.
+// newOrder makes a new order of ids and its authorizations, unwritten;
+// the order keeps the authorization of its one identifier (order.Authz).
 func (s *Server) newOrder(a *account, ids []Identifier, replaces string) (*order, []*authz) {
 	now := s.cfg.Now().UTC()
 	exp := now.Add(s.cfg.OrderLifetime)
@@ -194,6 +195,10 @@ func (s *Server) newOrder(a *account, ids []Identifier, replaces string) (*order
 	var azs []*authz
 	for _, id := range ids {
 		az := &authz{ID: newID(16), Account: a.ID, Identifier: id, Status: statusPending, Expires: exp}
+		if len(ids) == 1 {
+			az.ID = embeddedAuthzID(o.ID)
+			o.Authz = az
+		}
 		if v, ok := strings.CutPrefix(id.Value, "*."); ok && id.Type == "dns" {
 			az.Identifier.Value, az.Wildcard = v, true
 		}
@@ -247,8 +252,10 @@ func (s *Server) admitOrder(a *account, p *ca.ACMEPolicy, o *order, azs []*authz
 			return err
 		}
 		for _, az := range azs {
-			if err := s.obj.createVolatile(kindAuthz, az.ID, az); err != nil {
-				return err
+			if o.Authz != az {
+				if err := s.obj.createVolatile(kindAuthz, az.ID, az); err != nil {
+					return err
+				}
 			}
 			cur.Pending = append(cur.Pending, pendingAuthz{az.ID, az.Expires})
 		}
@@ -344,7 +351,7 @@ func (s *Server) orderStatus(o *order) (string, error) {
 	}
 	ready := true
 	for _, id := range o.Authzs {
-		az, err := s.obj.authz(id)
+		az, err := s.obj.authzOf(o, id)
 		if err != nil {
 			return "", err
 		}
@@ -491,14 +498,32 @@ func (s *Server) serveAuthz(w http.ResponseWriter, r *http.Request) (any, error)
 	if in.Status != statusDeactivated {
 		return nil, malformed("an authorization's status can only be changed to %q", statusDeactivated)
 	}
-	if st := s.authzStatus(az); st != statusPending && st != statusValid {
-		return nil, malformed("the authorization is %s", st)
-	}
-	az.Status = statusDeactivated
-	if err := s.obj.putVolatile(kindAuthz, az.ID, az); err != nil {
+	if err := s.deactivate(az); err != nil {
 		return nil, err
 	}
 	return s.authzView(r, az), nil
+}
+
+// deactivate deactivates a pending or valid az under the CA lock, which
+// finalize holds: az is read again there, and an order that keeps it
+// (objects.putAuthz) never loses a state finalize wrote.
+func (s *Server) deactivate(az *authz) error {
+	return s.locked(func(*ca.CA) error {
+		var refused error
+		cur, err := s.obj.updateAuthz(az.ID, func(cur *authz) bool {
+			if st := s.authzStatus(cur); st != statusPending && st != statusValid {
+				refused = malformed("the authorization is %s", st)
+				return false
+			}
+			cur.Status = statusDeactivated
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		*az = *cur
+		return refused
+	})
 }
 
 // keyAuthorization is token.thumbprint (RFC 8555 section 8.1).

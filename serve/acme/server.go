@@ -95,10 +95,12 @@ type Server struct {
 	// it: the store is safe for concurrent use).
 	mu sync.Mutex
 
-	ctx    context.Context // cancelled by Close: validations stop
+	ctx    context.Context // cancelled by Close: validations and the issuer stop
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	slots  chan struct{} // validations in flight
+	// finalizes takes the finalizes to the issuer (see issuer).
+	finalizes chan *finalizeJob
 
 	issued   atomic.Uint64
 	problems sync.Map // type -> *atomic.Uint64
@@ -131,11 +133,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = cfg.CA.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore()},
-		ctx: ctx, cancel: cancel, slots: make(chan struct{}, cfg.Validations)}, nil
+	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore()},
+		ctx: ctx, cancel: cancel, slots: make(chan struct{}, cfg.Validations), finalizes: make(chan *finalizeJob)}
+	s.wg.Go(s.issuer)
+	return s, nil
 }
 
-// Close stops the validations in flight and waits for them.
+// Close stops the validations in flight and the issuer (after the batch
+// it is issuing), and waits for them.
 func (s *Server) Close() {
 	s.cancel()
 	s.wg.Wait()
