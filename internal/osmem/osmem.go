@@ -1,0 +1,26 @@
+// Package osmem gives the memory of a large input back to the operating
+// system once its user has let go of it. A long-running process that reads
+// a CRL of a million entries (about 50 MB of DER) at every revocation
+// would otherwise keep the pages of the last reload's transient arrays:
+// the Go runtime returns freed memory to the system only gradually, and a
+// heap grown by a reload is collected against a goal set by it.
+package osmem
+
+import "runtime/debug"
+
+// Large is the size from which Release returns memory to the system: well
+// above a CRL of a few thousand entries, so that small reloads cost no
+// collection of their own.
+const Large = 8 << 20
+
+// Release collects garbage and returns the freed memory to the system
+// (debug.FreeOSMemory) when size, the bytes just let go of, is at least
+// Large; else it does nothing. The caller must hold no reference to those
+// bytes any more. It blocks for one collection, which is short for heaps
+// that hold large pointer-free arrays (the parsed CRL), and is meant for
+// the goroutine of a reload, never a request.
+func Release(size int) {
+	if size >= Large {
+		debug.FreeOSMemory()
+	}
+}
