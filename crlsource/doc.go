@@ -19,10 +19,11 @@
 // and If-Modified-Since the Last-Modified of the held copy. A 304 keeps what
 // is held. Everything is bounded: dialling, the TLS handshake, the wait for
 // the response headers, the whole body (a response that never ends times
-// out), and its size (DefaultMaxBytes). The body is read into a buffer the
-// HTTP keeps for its next fetch, so that retries against a server that
-// answers too much never cost more than one buffer of MaxBytes. A failure
-// is a [*FetchError] with a Reason constant.
+// out), and its size (DefaultMaxBytes). A body of known length is read
+// into one array of its size, the caller's; one of unknown length into a
+// buffer that is kept after a failure for the retries, so that they never
+// cost more than one buffer of MaxBytes against a server that answers too
+// much. A failure is a [*FetchError] with a Reason constant.
 //
 // # Following
 //
