@@ -34,7 +34,9 @@
 // Preference-Applied means the server held the request until a new CRL or
 // the end of the wait, so the next request goes out at once; without it (a
 // plain HTTP server) the next one waits Refresh. A new CRL is handed to
-// Sink.Changed; once taken, it is written to the cache file atomically.
+// Sink.Changed; once taken, it is written to the cache file atomically,
+// and its bytes are let go: the Follower keeps the CRL's SHA-256 and tag,
+// and gives the bytes again from the cache file or the URL if asked.
 // A failed fetch is retried with exponential backoff and jitter, from one
 // second up to five (MaxBackoff, at most Refresh), and reported to
 // Sink.FetchFailed: after a long outage the next retry is never more than
