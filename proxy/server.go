@@ -106,6 +106,7 @@ func New(cfg Config) (*Proxy, error) {
 	t.setCAs(cas, roots)
 	t.setCRLs(crl)
 	p.storeTrust(t)
+	releaseRead(&cfg, crl)
 	p.srv = &http.Server{
 		Handler:           p.withDeadlines(p),
 		TLSConfig:         p.tlsConfig,
