@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
+	"errors"
+	"io"
 	"iter"
 	"math/big"
 	"net/http"
@@ -49,7 +52,8 @@ func bigCRL(t *testing.T, ca *testca.CA, number int64, n int, now time.Time) []b
 // TestFollowedReloadKeepsOnlyTheParsedSet checks the memory contract of a
 // proxy following a CRL URL: after a reload of a large CRL it holds the
 // parsed set of the new CRL, not its DER (in the Follower, the fetch
-// buffer or the trust) and not the set of the CRL it replaced. Either
+// buffer or the trust) and not the set of the CRL it replaced, though a
+// client's connection from before the reload is still open. Either
 // would put what the proxy keeps above the DER's size; the parsed set is
 // about 56% of it.
 func TestFollowedReloadKeepsOnlyTheParsedSet(t *testing.T) {
@@ -81,6 +85,23 @@ func TestFollowedReloadKeepsOnlyTheParsedSet(t *testing.T) {
 		c.CRL = f
 		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil }
 	})
+	// A connection open across the reload keeps the configuration of its
+	// handshake, and must not keep the CRL replaced through it.
+	cert, key := ca.Client(t, "alice")
+	client := e.client(cert, key, false)
+	get := func() {
+		t.Helper()
+		resp, err := client.Get(e.url("/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET = %s; want 200", resp.Status)
+		}
+	}
+	get()
 	body.Store(&second)
 	deadline := time.Now().Add(10 * time.Second)
 	for e.p.trust.Load().crl.Number().Int64() != 2 {
@@ -101,6 +122,7 @@ func TestFollowedReloadKeepsOnlyTheParsedSet(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	get() // on the same connection
 	t.Logf("%d entries: DER %d bytes, the proxy keeps %d bytes (%.0f%%)", n+1, len(second), kept, 100*float64(kept)/float64(len(second)))
 	if kept >= int64(len(second)) {
 		t.Errorf("after a reload of a %d-entry CRL the proxy keeps %d bytes; want less than the %d bytes of its DER", n+1, kept, len(second))
@@ -110,4 +132,26 @@ func TestFollowedReloadKeepsOnlyTheParsedSet(t *testing.T) {
 	}
 	runtime.KeepAlive(first)
 	runtime.KeepAlive(second)
+}
+
+// A handshake that began before a reload, with the configuration of the
+// trust replaced, is judged by the trust in use: the configuration no
+// longer reaches the CRL it was made with.
+func TestHandshakeAcrossReloadJudgedByTrustInUse(t *testing.T) {
+	e := newEnv(t, nil)
+	alice, _ := e.ca.Client(t, "alice")
+	cfg := e.p.trust.Load().tls
+	cs := tls.ConnectionState{PeerCertificates: []*x509.Certificate{alice}, VerifiedChains: [][]*x509.Certificate{{alice, e.ca.Cert}}}
+	if err := cfg.VerifyConnection(cs); err != nil {
+		t.Fatalf("VerifyConnection() before the reload = %v; want nil", err)
+	}
+	e.setCRL(e.makeCRL(alice.SerialNumber))
+	if err := e.p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	err := cfg.VerifyConnection(cs)
+	var ve *VerifyError
+	if !errors.As(err, &ve) || ve.Reason != string(revoke.ReasonRevoked) {
+		t.Fatalf("VerifyConnection() of the configuration replaced, after alice's revocation = %v; want revoked", err)
+	}
 }

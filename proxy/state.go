@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"minica/crlsource"
@@ -56,8 +57,10 @@ type trust struct {
 	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
-	// tls is the configuration of handshakes verified against this trust.
-	tls *tls.Config
+	// tls is the configuration of handshakes verified against this trust,
+	// which reaches it through held while it is in use (see clientConfig).
+	tls  *tls.Config
+	held *atomic.Pointer[trust]
 }
 
 func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {
