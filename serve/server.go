@@ -297,7 +297,8 @@ func caResources(c *ca.CA) map[string]*resource {
 // replaces (its DER and parsed set, 75 MB at a million entries) and what
 // reading pub cost are then given back to the system (osmem.Release), so
 // that serve's memory after a revocation is the CRL served, not the
-// high-water mark of the last reload.
+// high-water mark of the last reload. That is done releaseDelay later:
+// the long polls woken hold the CRL replaced until they run.
 func (s *Server) install(pub *ca.PublishedCRL) {
 	p := &published{
 		crl: pub.CRL, der: pub.DER, etag: etag.Of(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
@@ -311,9 +312,14 @@ func (s *Server) install(pub *ca.PublishedCRL) {
 		if s.cfg.OnCRLChange != nil {
 			s.cfg.OnCRLChange()
 		}
-		osmem.Release(len(pub.DER))
+		osmem.ReleaseLater(len(pub.DER), releaseDelay)
 	}
 }
+
+// releaseDelay is how long after installing a large CRL serve gives the
+// memory of the one replaced back to the system: time enough for the long
+// polls it woke to run and let go of it, even on a busy machine.
+const releaseDelay = time.Second
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

@@ -6,7 +6,10 @@
 // heap grown by a reload is collected against a goal set by it.
 package osmem
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"time"
+)
 
 // Large is the size from which Release returns memory to the system: well
 // above a CRL of a few thousand entries, so that small reloads cost no
@@ -22,5 +25,14 @@ const Large = 8 << 20
 func Release(size int) {
 	if size >= Large {
 		debug.FreeOSMemory()
+	}
+}
+
+// ReleaseLater is Release, d from now, for bytes whose last holders let
+// go of them shortly after the caller: serve's long polls, woken by a new
+// CRL, hold the one it replaced until they run.
+func ReleaseLater(size int, d time.Duration) {
+	if size >= Large {
+		time.AfterFunc(d, func() { Release(size) })
 	}
 }
