@@ -35,6 +35,14 @@ func newCRLServer(t *testing.T, body []byte, longPoll bool) (*crlServer, *httpte
 	return s, srv
 }
 
+// swap replaces the body without waking the long polls, as a server whose
+// file changed under it would.
+func (s *crlServer) swap(body []byte) {
+	s.mu.Lock()
+	s.body = body
+	s.mu.Unlock()
+}
+
 func (s *crlServer) set(body []byte) {
 	s.mu.Lock()
 	s.body = body
@@ -231,9 +239,7 @@ func TestFollowerCurrentAgain(t *testing.T) {
 		t.Fatalf("Sum() = %x, %v; want the SHA-256 of two", sum, err)
 	}
 	// The URL moved on: only the cache file gives them.
-	s.mu.Lock()
-	s.body = []byte("three")
-	s.mu.Unlock()
+	s.swap([]byte("three"))
 	if cur, err := f.Current(); err != nil || string(cur) != "two" {
 		t.Fatalf("Current() from the cache = %q, %v; want two", cur, err)
 	}
@@ -244,9 +250,7 @@ func TestFollowerCurrentAgain(t *testing.T) {
 		t.Fatalf("Current() without the cache, the URL moved on = %q, %v; want ErrNotHeld", cur, err)
 	}
 	// Without the cache, the URL gives the same CRL again.
-	s.mu.Lock()
-	s.body = []byte("two")
-	s.mu.Unlock()
+	s.swap([]byte("two"))
 	if cur, err := f.Current(); err != nil || string(cur) != "two" {
 		t.Fatalf("Current() from the URL = %q, %v; want two", cur, err)
 	}

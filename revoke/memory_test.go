@@ -17,11 +17,7 @@ func TestParsedSetSmallerThanDER(t *testing.T) {
 	ca := newCA(t, "Memory Root", testca.NewKey(t), testNow)
 	// Small CRLs are below the noise of the heap statistics.
 	for _, n := range []int{100_000, 300_000} {
-		der, err := revoke.Build(revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(1),
-			ThisUpdate: testNow, NextUpdate: testNow.Add(time.Hour)}, synthEntries(n, testNow))
-		if err != nil {
-			t.Fatal(err)
-		}
+		der := synthCRL(t, ca, n)
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -50,11 +46,7 @@ func TestParsedSetSmallerThanDER(t *testing.T) {
 func TestParseCRLAllocatesOneTable(t *testing.T) {
 	ca := newCA(t, "Memory Root", testca.NewKey(t), testNow)
 	const n = 100_000
-	der, err := revoke.Build(revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(1),
-		ThisUpdate: testNow, NextUpdate: testNow.Add(time.Hour)}, synthEntries(n, testNow))
-	if err != nil {
-		t.Fatal(err)
-	}
+	der := synthCRL(t, ca, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	crl, err := revoke.ParseCRL(der, ca.Cert)
