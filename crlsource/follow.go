@@ -303,7 +303,7 @@ func (f *Follower) take(resp *Response, sink Sink) {
 		sink.Fetched(f.now())
 		return
 	}
-	prev := f.current
+	prev, size := f.current, len(resp.Data)
 	f.held = heldOf(resp)
 	f.current = takenOf(resp.Data)
 	f.mu.Unlock()
@@ -311,7 +311,7 @@ func (f *Follower) take(resp *Response, sink Sink) {
 		f.mu.Lock()
 		f.current = prev
 		f.mu.Unlock()
-		f.letGo()
+		osmem.Release(size) // the bytes refused
 		reason := ReasonRefused
 		var r *Refusal
 		if errors.As(err, &r) {
