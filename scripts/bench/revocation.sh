@@ -11,7 +11,8 @@
 # entries, then K+1, K+2, ...). See docs/performance.md ("## Revocation
 # latency") for what it measures and the last results.
 #
-#   scripts/bench/revocation.sh             N = 10, 20 revocations each, K = 0, 10^5, 10^6; about 30 minutes
+#   scripts/bench/revocation.sh             N = 10, 20 revocations each, K = 0, 10^5, 10^6; 30 minutes, 23 GiB at 10^6
+#   BENCH_N=3 scripts/bench/revocation.sh   the same with 3 replicas a side: about 22 minutes, 7 GiB
 #   BENCH_ENTRIES=0 scripts/bench/revocation.sh   K = 0 only, about 3 minutes
 #   BENCH_QUICK=1 scripts/bench/revocation.sh     smoke run: N = 3, 3 revocations, period 2 s, K = 0 and 2000
 #
@@ -48,6 +49,15 @@ for k in $entries; do
 	[[ $k =~ ^(0|[1-9][0-9]{0,6})$ ]] || bench_die "BENCH_ENTRIES must be numbers of revoked entries from 0 to 9999999, not \"$k\""
 done
 [ -n "${entries// /}" ] || bench_die "BENCH_ENTRIES is empty"
+# nginx holds a CRL of K entries in about 2.3 KB an entry per replica
+# (master and worker; more while a reload drains the old worker): 2.2 GiB
+# at 10^6. Refuse a run that the machine's memory cannot hold.
+k_max=$(printf '%s\n' $entries | sort -g | tail -1)
+need_kib=$((k_max * n * 23 / 10))
+avail_kib=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+if [ "$need_kib" -gt $((avail_kib * 3 / 4)) ]; then
+	bench_die "K = $k_max with N = $n needs about $((need_kib >> 20)) GiB for nginx, more than 3/4 of the $((avail_kib >> 20)) GiB available: set BENCH_N or BENCH_ENTRIES lower"
+fi
 
 bench_require nginx:nginx curl:curl
 command -v go >/dev/null 2>&1 || bench_die "go is needed to build minica (see go.mod for the version)"
