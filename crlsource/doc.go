@@ -19,10 +19,11 @@
 // and If-Modified-Since the Last-Modified of the held copy. A 304 keeps what
 // is held. Everything is bounded: dialling, the TLS handshake, the wait for
 // the response headers, the whole body (a response that never ends times
-// out), and its size (DefaultMaxBytes). The body is read into a buffer the
-// HTTP keeps for its next fetch, so that retries against a server that
-// answers too much never cost more than one buffer of MaxBytes. A failure
-// is a [*FetchError] with a Reason constant.
+// out), and its size (DefaultMaxBytes). A body of known length is read
+// into one array of its size, the caller's; one of unknown length into a
+// buffer that is kept after a failure for the retries, so that they never
+// cost more than one buffer of MaxBytes against a server that answers too
+// much. A failure is a [*FetchError] with a Reason constant.
 //
 // # Following
 //
@@ -33,7 +34,9 @@
 // Preference-Applied means the server held the request until a new CRL or
 // the end of the wait, so the next request goes out at once; without it (a
 // plain HTTP server) the next one waits Refresh. A new CRL is handed to
-// Sink.Changed; once taken, it is written to the cache file atomically.
+// Sink.Changed; once taken, it is written to the cache file atomically,
+// and its bytes are let go: the Follower keeps the CRL's SHA-256 and tag,
+// and gives the bytes again from the cache file or the URL if asked.
 // A failed fetch is retried with exponential backoff and jitter, from one
 // second up to five (MaxBackoff, at most Refresh), and reported to
 // Sink.FetchFailed: after a long outage the next retry is never more than

@@ -78,7 +78,8 @@ type HTTP struct {
 
 	once   sync.Once
 	client *http.Client
-	// spare is the body buffer between fetches (see bodyBuffer).
+	// spare is the body buffer of a failed fetch, kept for the retries
+	// that follow it (see bodyBuffer).
 	spareMu sync.Mutex
 	spare   *bodyBuffer
 }
@@ -87,6 +88,9 @@ type HTTP struct {
 type Held struct {
 	// Data is the CRL, DER or PEM; nil for none.
 	Data []byte
+	// Tag is Tag(Data), for a client that keeps the tag and not the CRL:
+	// when set, it is sent and Data is not read.
+	Tag string
 	// ETag is the server's tag of Data when it sent one.
 	ETag string
 	// LastModified is the server's Last-Modified of Data, zero if unknown.
@@ -201,8 +205,7 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	if err != nil {
 		return fail(ReasonRequest, err)
 	}
-	if held.Data != nil {
-		tags := Tag(held.Data)
+	if tags := held.tag(); tags != "" {
 		if held.ETag != "" && held.ETag != tags {
 			tags += ", " + held.ETag
 		}
@@ -249,24 +252,60 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	if resp.ContentLength > maxBytes {
 		return fail(ReasonTooLarge, fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, resp.ContentLength, maxBytes))
 	}
-	buf := h.takeBuffer()
-	defer h.putBuffer(buf)
-	n, err := buf.fill(resp.Body, maxBytes+1)
-	if err != nil {
-		if timedOut.Load() {
-			return fail(ReasonTimeout, fmt.Errorf("the body did not end within %s", bodyTimeout))
-		}
+	data, err := h.readBody(resp, maxBytes)
+	switch {
+	case err != nil && timedOut.Load():
+		return fail(ReasonTimeout, fmt.Errorf("the body did not end within %s", bodyTimeout))
+	case errors.Is(err, errTooLarge):
+		return fail(ReasonTooLarge, err)
+	case err != nil:
 		reason := classify(ctx, err)
 		if reason == ReasonConnect {
 			reason = ReasonBody
 		}
 		return fail(reason, fmt.Errorf("reading the body: %w", err))
 	}
-	if n > maxBytes {
-		return fail(ReasonTooLarge, fmt.Errorf("%w: more than the limit of %d bytes", errTooLarge, maxBytes))
-	}
-	r.Data = buf.bytes(n)
+	r.Data = data
 	return r, nil
+}
+
+// tag returns the If-None-Match tag of held's copy, "" for none.
+func (held Held) tag() string {
+	switch {
+	case held.Tag != "":
+		return held.Tag
+	case held.Data != nil:
+		return Tag(held.Data)
+	}
+	return ""
+}
+
+// readBody reads a body of at most maxBytes. A body of known length is
+// read into one array of that length, handed to the caller as it is, so a
+// CRL costs its size once. A body of unknown length goes through the spare
+// buffer: copied out when it ends within the limit, the buffer then given
+// up lest a large CRL stay in memory twice; kept for the next fetch when
+// the body is too large or breaks off, so that the retries against such a
+// server read into the same chunks.
+func (h *HTTP) readBody(resp *http.Response, maxBytes int64) ([]byte, error) {
+	if resp.ContentLength >= 0 {
+		data := make([]byte, resp.ContentLength)
+		if _, err := io.ReadFull(resp.Body, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
+	buf := h.takeBuffer()
+	n, err := buf.fill(resp.Body, maxBytes+1)
+	switch {
+	case err != nil:
+	case n > maxBytes:
+		err = fmt.Errorf("%w: more than the limit of %d bytes", errTooLarge, maxBytes)
+	default:
+		return buf.bytes(n), nil
+	}
+	h.putBuffer(buf)
+	return nil, err
 }
 
 // takeBuffer returns the spare body buffer, or a new one while another
@@ -298,13 +337,14 @@ const (
 	maxChunk   = 1 << 20
 )
 
-// bodyBuffer holds a body in chunks that are filled in place and kept for
-// the next fetch of the same HTTP. Nothing read is ever copied to a larger
-// array, as io.ReadAll's growth does, so a body costs at most its limit
-// once; and a server that answers too much at every retry is read into the
-// same chunks again, instead of into new ones that pile up until the
-// garbage collector runs. The buffer is as large as the largest body read,
-// at most MaxBytes plus one byte.
+// bodyBuffer holds a body of unknown length in chunks that are filled in
+// place. Nothing read is ever copied to a larger array, as io.ReadAll's
+// growth does, so a body costs at most its limit once (and once more for
+// the copy handed out); and a server that answers too much at every retry
+// is read into the same chunks again, kept since the last failure, instead
+// of into new ones that pile up until the garbage collector runs. The
+// buffer is as large as the largest body read, at most MaxBytes plus one
+// byte.
 type bodyBuffer struct {
 	chunks [][]byte
 }

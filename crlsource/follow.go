@@ -2,6 +2,7 @@ package crlsource
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"minica/internal/atomicfile"
+	"minica/internal/osmem"
 	"minica/internal/regfile"
 )
 
@@ -68,9 +70,9 @@ type Follower struct {
 	Now func() time.Time
 
 	mu      sync.Mutex
-	current []byte // the CRL taken
-	held    Held   // the CRL last fetched, taken or not
-	fromNet bool   // current came from the URL and is not in the cache yet
+	current taken // the CRL taken
+	held    Held  // the CRL last fetched, taken or not, by its Tag
+	fromNet bool  // current came from the URL and is not in the cache yet
 	// fromCache is a Start that fell back on the cache.
 	fromCache bool
 	// started is the time of Start's good fetch, zero for none, told to
@@ -99,14 +101,81 @@ func (f *Follower) now() time.Time {
 	return f.Now()
 }
 
-// Current returns the CRL taken last.
+// taken is the CRL taken: its SHA-256 and tag always, its bytes only
+// while the Follower holds them.
+type taken struct {
+	data []byte
+	sum  [32]byte
+	ok   bool
+}
+
+func takenOf(data []byte) taken {
+	return taken{data: data, sum: sha256.Sum256(data), ok: true}
+}
+
+// ErrNotHeld is returned by Current when the Follower no longer holds the
+// bytes of the CRL taken and can get them neither from its cache file nor
+// from the URL, which now gives another CRL.
+var ErrNotHeld = errors.New("the CRL taken is no longer held, and neither the cache nor the URL gives it")
+
+// Current returns the CRL taken last. The Follower holds its bytes only
+// until its user has judged them: from Start until Follow begins, and from
+// a fetch until Sink.Changed returns. A CRL of a million entries is 50 MB
+// that its user, which keeps what it parsed, does not need twice. After
+// that Current reads them back from the cache file, or fetches them again
+// (bounded as every fetch), and returns them if they are the same CRL
+// (by SHA-256), else an error wrapping ErrNotHeld: a newer CRL is on its
+// way to Sink.Changed. Sum tells whether they changed without them.
 func (f *Follower) Current() ([]byte, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.current == nil {
+	cur := f.current
+	f.mu.Unlock()
+	switch {
+	case !cur.ok:
 		return nil, ErrNoCRL
+	case cur.data != nil:
+		return cur.data, nil
 	}
-	return f.current, nil
+	return f.again(cur.sum)
+}
+
+// Sum returns the SHA-256 of the bytes that Current returns, without
+// them.
+func (f *Follower) Sum() ([32]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.current.ok {
+		return [32]byte{}, ErrNoCRL
+	}
+	return f.current.sum, nil
+}
+
+// again gets back the bytes whose SHA-256 is sum: from the cache file,
+// else from the URL.
+func (f *Follower) again(sum [32]byte) ([]byte, error) {
+	if f.Cache != "" {
+		if data, err := regfile.ReadFile(f.Cache); err == nil && sha256.Sum256(data) == sum {
+			return data, nil
+		}
+	}
+	resp, err := f.HTTP.Fetch(context.Background(), Held{}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotHeld, err)
+	}
+	if sha256.Sum256(resp.Data) != sum {
+		return nil, fmt.Errorf("%w: %s gives a newer CRL", ErrNotHeld, f.HTTP.URL)
+	}
+	return resp.Data, nil
+}
+
+// letGo drops the bytes of the CRL taken, once they are judged and in the
+// cache, and returns their memory to the system when they were large.
+func (f *Follower) letGo() {
+	f.mu.Lock()
+	n := len(f.current.data)
+	f.current.data = nil
+	f.mu.Unlock()
+	osmem.Release(n)
 }
 
 // Start gets the first CRL: from the URL (StartAttempts tries, a
@@ -124,7 +193,7 @@ func (f *Follower) Start(ctx context.Context, failed func(reason string, err err
 		switch {
 		case err == nil:
 			cached = data
-			f.held = Held{Data: data}
+			f.held = Held{Tag: Tag(data)}
 		case !errors.Is(err, os.ErrNotExist):
 			failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", f.Cache, err))
 		}
@@ -145,20 +214,20 @@ func (f *Follower) Start(ctx context.Context, failed func(reason string, err err
 			continue
 		}
 		if resp.NotModified && cached != nil {
-			f.current = cached
+			f.current = takenOf(cached)
 		} else if resp.NotModified {
 			last = &FetchError{Reason: ReasonStatus, URL: f.HTTP.URL, Err: errors.New("server answered 304 to an unconditional request")}
 			failed(ReasonStatus, last)
 			continue
 		} else {
-			f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
-			f.current, f.fromNet = resp.Data, true
+			f.held = heldOf(resp)
+			f.current, f.fromNet = takenOf(resp.Data), true
 		}
 		f.started = f.now()
 		return nil
 	}
 	if cached != nil {
-		f.current, f.fromCache = cached, true
+		f.current, f.fromCache = takenOf(cached), true
 		return nil
 	}
 	if last == nil {
@@ -177,7 +246,7 @@ func (f *Follower) FromCache() bool {
 // Follow follows the URL until ctx is done: long polls when the server
 // applies them, else polls every Refresh; retries failures with backoff.
 // It tells sink of the fetch of Start first; the CRL of Start, if it came
-// from the URL, is written to the cache then.
+// from the URL, is written to the cache then, and its bytes let go.
 func (f *Follower) Follow(ctx context.Context, sink Sink) {
 	if !f.started.IsZero() {
 		sink.Fetched(f.started)
@@ -185,6 +254,7 @@ func (f *Follower) Follow(ctx context.Context, sink Sink) {
 	if f.fromNet {
 		f.save(sink)
 	}
+	f.letGo()
 	failures := 0
 	for ctx.Err() == nil {
 		f.mu.Lock()
@@ -202,8 +272,9 @@ func (f *Follower) Follow(ctx context.Context, sink Sink) {
 			continue
 		}
 		failures = 0
+		waitApplied := resp.WaitApplied // resp, and the CRL in it, dead after take
 		f.take(resp, sink)
-		if resp.WaitApplied {
+		if waitApplied {
 			sleep(ctx, minGap-time.Since(start))
 		} else {
 			sleep(ctx, f.refresh())
@@ -211,11 +282,17 @@ func (f *Follower) Follow(ctx context.Context, sink Sink) {
 	}
 }
 
+// heldOf is the Held of a fetched CRL: its tag, not its bytes.
+func heldOf(resp *Response) Held {
+	return Held{Tag: Tag(resp.Data), ETag: resp.ETag, LastModified: resp.LastModified}
+}
+
 // take handles a successful response: a 304 or the same bytes confirm the
-// CRL; new bytes go to sink.Changed and, once taken, to the cache.
+// CRL; new bytes go to sink.Changed and, once taken, to the cache, and are
+// then let go.
 func (f *Follower) take(resp *Response, sink Sink) {
 	f.mu.Lock()
-	if resp.NotModified || f.held.Data != nil && Tag(resp.Data) == Tag(f.held.Data) {
+	if resp.NotModified || f.held.Tag != "" && Tag(resp.Data) == f.held.Tag {
 		if resp.ETag != "" {
 			f.held.ETag = resp.ETag
 		}
@@ -226,14 +303,15 @@ func (f *Follower) take(resp *Response, sink Sink) {
 		sink.Fetched(f.now())
 		return
 	}
-	prev := f.current
-	f.held = Held{Data: resp.Data, ETag: resp.ETag, LastModified: resp.LastModified}
-	f.current = resp.Data
+	prev, size := f.current, len(resp.Data)
+	f.held = heldOf(resp)
+	f.current = takenOf(resp.Data)
 	f.mu.Unlock()
 	if err := sink.Changed(); err != nil {
 		f.mu.Lock()
 		f.current = prev
 		f.mu.Unlock()
+		osmem.Release(size) // the bytes refused
 		reason := ReasonRefused
 		var r *Refusal
 		if errors.As(err, &r) {
@@ -247,12 +325,13 @@ func (f *Follower) take(resp *Response, sink Sink) {
 	f.fromNet = true
 	f.mu.Unlock()
 	f.save(sink)
+	f.letGo()
 }
 
 // save writes the current CRL to the cache file, if there is one.
 func (f *Follower) save(sink Sink) {
 	f.mu.Lock()
-	data := f.current
+	data := f.current.data
 	f.fromNet = false
 	f.mu.Unlock()
 	if f.Cache == "" || data == nil {

@@ -3,6 +3,7 @@ package crlsource
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +33,14 @@ func newCRLServer(t *testing.T, body []byte, longPoll bool) (*crlServer, *httpte
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return s, srv
+}
+
+// swap replaces the body without waking the long polls, as a server whose
+// file changed under it would.
+func (s *crlServer) swap(body []byte) {
+	s.mu.Lock()
+	s.body = body
+	s.mu.Unlock()
 }
 
 func (s *crlServer) set(body []byte) {
@@ -191,8 +201,58 @@ func TestFollowerRefusedKeepsPrevious(t *testing.T) {
 	if len(reasons) != 1 || reasons[0] != "older-number" {
 		t.Fatalf("Failed reasons = %q; want [older-number]", reasons)
 	}
-	if cur, _ := f.Current(); string(cur) != "good" {
-		t.Fatalf("Current() = %q; want the previous CRL", cur)
+	if sum, err := f.Sum(); err != nil || sum != sha256.Sum256([]byte("good")) {
+		t.Fatalf("Sum() = %x, %v; want the previous CRL's", sum, err)
+	}
+	// Its bytes were let go, and the URL gives the refused CRL.
+	if cur, err := f.Current(); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Current() = %q, %v; want ErrNotHeld", cur, err)
+	}
+}
+
+// The bytes of the CRL taken are let go once judged; Current gives them
+// again from the cache file, else from the URL, as long as they are the
+// same CRL.
+func TestFollowerCurrentAgain(t *testing.T) {
+	s, srv := newCRLServer(t, []byte("one"), true)
+	tk := &taker{got: make(chan []byte, 4)}
+	f := newFollower(srv.URL, tk)
+	f.Refresh, f.Cache = time.Hour, filepath.Join(t.TempDir(), "crl.cache")
+	if err := f.Start(context.Background(), tk.FetchFailed); err != nil {
+		t.Fatal(err)
+	}
+	run(t, f, tk)
+	s.set([]byte("two"))
+	next(t, tk)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		held := f.current.data != nil
+		f.mu.Unlock()
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bytes of the CRL taken are still held 5s after Changed")
+		}
+	}
+	if sum, err := f.Sum(); err != nil || sum != sha256.Sum256([]byte("two")) {
+		t.Fatalf("Sum() = %x, %v; want the SHA-256 of two", sum, err)
+	}
+	// The URL moved on: only the cache file gives them.
+	s.swap([]byte("three"))
+	if cur, err := f.Current(); err != nil || string(cur) != "two" {
+		t.Fatalf("Current() from the cache = %q, %v; want two", cur, err)
+	}
+	if err := os.Remove(f.Cache); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := f.Current(); !errors.Is(err, ErrNotHeld) || !strings.Contains(err.Error(), "gives a newer CRL") {
+		t.Fatalf("Current() without the cache, the URL moved on = %q, %v; want ErrNotHeld", cur, err)
+	}
+	// Without the cache, the URL gives the same CRL again.
+	s.swap([]byte("two"))
+	if cur, err := f.Current(); err != nil || string(cur) != "two" {
+		t.Fatalf("Current() from the URL = %q, %v; want two", cur, err)
 	}
 }
 
@@ -214,7 +274,7 @@ func TestFollowerRetries(t *testing.T) {
 	tk := &taker{got: make(chan []byte, 4)}
 	f := newFollower(srv.URL, tk)
 	f.Refresh, f.StartAttempts = time.Hour, 1
-	f.current, f.held = []byte("one"), Held{Data: []byte("one")}
+	f.current, f.held = takenOf([]byte("one")), Held{Tag: Tag([]byte("one"))}
 	run(t, f, tk)
 	if got := next(t, tk); string(got) != "two" {
 		t.Fatalf("Changed got %q; want two", got)

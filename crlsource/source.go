@@ -15,6 +15,15 @@ type Source interface {
 	Current() ([]byte, error)
 }
 
+// Summed is a Source that tells the SHA-256 of the bytes Current returns
+// without them, so that its user sees that they did not change without
+// reading them again. A Follower is one: it lets go of the bytes of a CRL
+// once they are judged.
+type Summed interface {
+	Source
+	Sum() ([32]byte, error)
+}
+
 // Followed is a Source that brings new CRLs by itself, as a Follower does:
 // its user runs Follow, and judges each new CRL as the Sink.
 type Followed interface {

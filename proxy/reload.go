@@ -64,6 +64,7 @@ func (p *Proxy) Reload() error {
 	// files or not: a certificate or the CRL may have expired since.
 	p.sweep()
 	p.exchanges.poke()
+	releaseRead(&p.cfg, crl)
 	return errors.Join(errs...)
 }
 

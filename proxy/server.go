@@ -106,6 +106,7 @@ func New(cfg Config) (*Proxy, error) {
 	t.setCAs(cas, roots)
 	t.setCRLs(crl)
 	p.storeTrust(t)
+	releaseRead(&cfg, crl)
 	p.srv = &http.Server{
 		Handler:           p.withDeadlines(p),
 		TLSConfig:         p.tlsConfig,
@@ -155,10 +156,14 @@ func (p *Proxy) newTLSConfig() *tls.Config {
 	}
 }
 
-// storeTrust makes t the current trust, with its handshake configuration.
+// storeTrust makes t the current trust, with its handshake configuration,
+// and cuts the configuration of the trust it replaces loose from it (see
+// clientConfig).
 func (p *Proxy) storeTrust(t *trust) {
-	t.tls = p.clientConfig(t)
-	p.trust.Store(t)
+	t.tls, t.held = p.clientConfig(t)
+	if old := p.trust.Swap(t); old != nil {
+		old.held.Store(nil)
+	}
 }
 
 // clientConfig builds, like the proxy's tls.Config (not a Clone of it, which
@@ -169,7 +174,16 @@ func (p *Proxy) storeTrust(t *trust) {
 // bad_certificate for a wrong EKU); VerifyConnection (see verifyConn) makes
 // the other checks, resumed sessions included, and a refusal there ends
 // with bad_certificate. Session tickets stay those of the proxy's config.
-func (p *Proxy) clientConfig(t *trust) *tls.Config {
+//
+// Every connection keeps the configuration it was handshaken with, so it
+// reaches t only through held, which storeTrust empties when t is
+// replaced: open connections must not keep the CRLs of past reloads (26 MB
+// each at a million entries). A handshake that began before the reload is
+// then verified in full against the trust in use, as open connections are
+// after a reload.
+func (p *Proxy) clientConfig(t *trust) (*tls.Config, *atomic.Pointer[trust]) {
+	held := new(atomic.Pointer[trust])
+	held.Store(t)
 	c := p.newTLSConfig()
 	c.GetConfigForClient = nil
 	c.ClientCAs = t.roots
@@ -182,6 +196,10 @@ func (p *Proxy) clientConfig(t *trust) *tls.Config {
 		c.ClientAuth = tls.RequireAnyClientCert
 	}
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		t := held.Load()
+		if t == nil {
+			t, cs.VerifiedChains = p.trust.Load(), nil // verified against the bundle replaced
+		}
 		chain, err := verifyConn(cs, t, p.cfg.CRLGrace, p.now())
 		if err == nil {
 			p.verified.Store(cs.PeerCertificates[0], verified{chain: chain, gen: t.gen})
@@ -189,7 +207,7 @@ func (p *Proxy) clientConfig(t *trust) *tls.Config {
 		return err
 	}
 	p.refusalTLS(c)
-	return c
+	return c, held
 }
 
 func (p *Proxy) now() time.Time {

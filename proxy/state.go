@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
+	"minica/crlsource"
+	"minica/internal/osmem"
 	"minica/revoke"
 )
 
@@ -54,8 +57,10 @@ type trust struct {
 	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
-	// tls is the configuration of handshakes verified against this trust.
-	tls *tls.Config
+	// tls is the configuration of handshakes verified against this trust,
+	// which reaches it through held while it is in use (see clientConfig).
+	tls  *tls.Config
+	held *atomic.Pointer[trust]
 }
 
 func loadCA(cfg *Config) ([]*x509.Certificate, *x509.CertPool, error) {
@@ -128,29 +133,42 @@ func loadCert(cfg *Config) (tls.Certificate, error) {
 }
 
 // loadedCRL are the CRLs that loaded and verified, each with its issuer,
-// and the SHA-256 of their bytes.
+// and the SHA-256 of their bytes; read is how many bytes were read for
+// them, 0 when the CRLs in use were kept without reading.
 type loadedCRL struct {
 	crls []revoke.IssuedCRL
 	sum  [32]byte
+	read int
 }
 
 // loadCRL reads the CRLs (one, or the PEM CRLs of several CAs of a
 // hierarchy, one per CA) by revoke.ParseCRLFile, the reader `minica verify`
 // shares, and judges each against the CRL in use of its CA (in prev, nil
-// at start) by revoke.MayReplace. Unchanged bytes are not parsed again; a
-// CRL with the number of the one in use leaves that one in place.
+// at start) by revoke.MayReplace. Unchanged bytes are not parsed again,
+// nor read when the source tells their SHA-256 (crlsource.Summed); a CRL
+// with the number of the one in use leaves that one in place. Nothing of
+// the bytes is kept: the parsed CRLs and the SHA-256 only.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
+	unchanged := func(sum [32]byte) bool {
+		return prev != nil && sum == prev.crlSum && crlIssuersIn(prev.crls, cas)
+	}
+	if s, ok := cfg.CRL.(crlsource.Summed); ok {
+		if sum, err := s.Sum(); err == nil && unchanged(sum) {
+			return loadedCRL{crls: prev.crls, sum: sum}, nil
+		}
+	}
 	data, err := cfg.CRL.Current()
 	if err != nil {
 		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
 	}
-	l := loadedCRL{sum: sha256.Sum256(data)}
-	if prev != nil && l.sum == prev.crlSum && crlIssuersIn(prev.crls, cas) {
-		return loadedCRL{crls: prev.crls, sum: l.sum}, nil
+	l := loadedCRL{sum: sha256.Sum256(data), read: len(data)}
+	if unchanged(l.sum) {
+		l.crls = prev.crls
+		return l, nil
 	}
 	crls, err := cfg.parseCRLFile(data, cas)
 	if err != nil {
-		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
+		return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: %w", err)
 	}
 	for i, next := range crls {
 		var held revoke.IssuedCRL
@@ -159,7 +177,7 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 		}
 		replace, err := revoke.MayReplace(next, held, now)
 		if err != nil {
-			return loadedCRL{}, fmt.Errorf("loading CRL: %w", replaceRefusal(err, next, held))
+			return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: %w", replaceRefusal(err, next, held))
 		}
 		if !replace {
 			crls[i] = held
@@ -167,6 +185,16 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 	}
 	l.crls = crls
 	return l, nil
+}
+
+// releaseRead returns to the system the memory of the CRL bytes l read
+// (osmem.Release), once they, and the CRLs of the trust replaced, are let
+// go. A followed source holds the bytes until its sink has judged them,
+// and releases them itself.
+func releaseRead(cfg *Config, l loadedCRL) {
+	if _, followed := cfg.CRL.(crlsource.Followed); !followed {
+		osmem.Release(l.read)
+	}
 }
 
 // replaceRefusal words a refusal of revoke.MayReplace of next over held with the

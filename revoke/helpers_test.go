@@ -132,3 +132,15 @@ func buildOrFatal(t testing.TB, p revoke.Params, entries []revoke.Entry) []byte 
 	}
 	return der
 }
+
+// synthCRL signs a CRL of ca, number 1, valid for an hour from testNow,
+// listing synthEntries(n).
+func synthCRL(t testing.TB, ca *testca.CA, n int) []byte {
+	t.Helper()
+	der, err := revoke.Build(revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(1),
+		ThisUpdate: testNow, NextUpdate: testNow.Add(time.Hour)}, synthEntries(n, testNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}

@@ -80,11 +80,13 @@ func (s *serialTable) sortAndCheck() int {
 	return -1
 }
 
-// bucketSort distributes the records by bucket into a new array (a
-// counting sort, linear in n) and then sorts each bucket, which holds about
-// eight records when serials are random as RFC 5280 asks.
+// bucketSort moves the records to their buckets in place (an American
+// flag sort: counts, then cycles of swaps, linear in n, with no second
+// array the size of the table, which would raise the peak memory of a
+// reload by a third) and then sorts each bucket, which holds about eight
+// records when serials are random as RFC 5280 asks.
 func (s *serialTable) bucketSort() {
-	n, size := s.len(), s.recSize()
+	n := s.len()
 	counts := make([]int, 1<<s.bits+1)
 	for i := range n {
 		counts[s.bucket(s.key(i))+1]++
@@ -92,17 +94,21 @@ func (s *serialTable) bucketSort() {
 	for b := 1; b < len(counts); b++ {
 		counts[b] += counts[b-1]
 	}
-	sorted := make([]byte, len(s.data))
-	next := slices.Clone(counts)
-	for i := range n {
-		b := s.bucket(s.key(i))
-		copy(sorted[next[b]*size:(next[b]+1)*size], s.data[i*size:(i+1)*size])
-		next[b]++
+	r := recordSorter{s: s, tmp: make([]byte, s.recSize()), n: n}
+	// next[b] is the first record of bucket b's range not yet known to
+	// belong there; each swap puts one record in its bucket for good.
+	next := slices.Clone(counts[:len(counts)-1])
+	for b := range next {
+		for next[b] < counts[b+1] {
+			d := s.bucket(s.key(next[b]))
+			if d != uint32(b) {
+				r.Swap(next[b], next[d])
+			}
+			next[d]++
+		}
 	}
-	s.data = sorted
-	tmp := make([]byte, size)
 	for b := 0; b+1 < len(counts); b++ {
-		r := recordSorter{s: s, tmp: tmp, off: counts[b], n: counts[b+1] - counts[b]}
+		r := recordSorter{s: s, tmp: r.tmp, off: counts[b], n: counts[b+1] - counts[b]}
 		if r.n <= 32 {
 			r.insertionSort()
 		} else {

@@ -19,6 +19,7 @@ import (
 
 	"minica/ca"
 	"minica/internal/eventlog"
+	"minica/internal/osmem"
 	"minica/revoke"
 	"minica/serve/internal/connlimit"
 	"minica/serve/internal/etag"
@@ -295,7 +296,12 @@ func caResources(c *ca.CA) map[string]*resource {
 	}
 }
 
-// install makes pub the served CRL and wakes the long polls.
+// install makes pub the served CRL and wakes the long polls. The CRL it
+// replaces (its DER and parsed set, 75 MB at a million entries) and what
+// reading pub cost are then given back to the system (osmem.Release), so
+// that serve's memory after a revocation is the CRL served, not the
+// high-water mark of the last reload. That is done releaseDelay later:
+// the long polls woken hold the CRL replaced until they run.
 func (s *Server) install(pub *ca.PublishedCRL) {
 	p := &published{
 		crl: pub.CRL, der: pub.DER, etag: etag.Of(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
@@ -309,8 +315,14 @@ func (s *Server) install(pub *ca.PublishedCRL) {
 		if s.cfg.OnCRLChange != nil {
 			s.cfg.OnCRLChange()
 		}
+		osmem.ReleaseLater(len(pub.DER), releaseDelay)
 	}
 }
+
+// releaseDelay is how long after installing a large CRL serve gives the
+// memory of the one replaced back to the system: time enough for the long
+// polls it woke to run and let go of it, even on a busy machine.
+const releaseDelay = time.Second
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

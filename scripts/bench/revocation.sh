@@ -5,15 +5,21 @@
 # run, for N nginx processes whose CRL a loop per replica re-fetches with
 # curl (a conditional GET every BENCH_PERIOD seconds, the same polling
 # period as the proxies' --crl-refresh) and installs with `nginx -s reload`,
-# the way it is done today. See docs/performance.md ("## Revocation
+# the way it is done today; and the memory of each after every revocation.
+# It runs once for each number of revoked entries K of BENCH_ENTRIES, on a
+# CA that scripts/bench/fill gives K revoked records first (a CRL of K
+# entries, then K+1, K+2, ...). See docs/performance.md ("## Revocation
 # latency") for what it measures and the last results.
 #
-#   scripts/bench/revocation.sh             N = 10, 20 revocations each, about 3 minutes
-#   BENCH_QUICK=1 scripts/bench/revocation.sh   smoke run: N = 3, 3 revocations, period 2 s
+#   scripts/bench/revocation.sh             N = 10, 20 revocations each, K = 0, 10^5, 10^6; 30 minutes, 23 GiB at 10^6
+#   BENCH_N=3 scripts/bench/revocation.sh   the same with 3 replicas a side: about 22 minutes, 7 GiB
+#   BENCH_ENTRIES=0 scripts/bench/revocation.sh   K = 0 only, about 3 minutes
+#   BENCH_QUICK=1 scripts/bench/revocation.sh     smoke run: N = 3, 3 revocations, period 2 s, K = 0 and 2000
 #
 # Settings (environment): BENCH_N (replicas, 10), BENCH_REVOCATIONS (20),
 # BENCH_PERIOD (seconds between two polls of a fetch loop, and the proxies'
-# --crl-refresh; 5), BENCH_PORT (first port of a range of 2 + 2N, 18600),
+# --crl-refresh; 5), BENCH_ENTRIES (the revoked entries K, "0 100000
+# 1000000"), BENCH_PORT (first port of a range of 2 + 2N, 18600),
 # BENCH_MINICA (a minica binary instead of building ./cmd/minica).
 #
 # Each revocation revokes a client of its own; scripts/bench/revocation/watch
@@ -21,6 +27,9 @@
 # (a full mTLS handshake each) every 10 ms until it refuses that client. The
 # revocations alternate between the two sides, so both see the same machine.
 # Every fetch loop starts at a random phase, as independent replicas do.
+# After each pair of revocations (the minica one, then the nginx one, which
+# takes seconds), the script reads VmRSS and VmHWM from /proc: of serve, of
+# each proxy, and of each nginx replica (master and workers summed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -28,27 +37,46 @@ cd "$(dirname "$0")/../.."
 . scripts/bench/lib.sh
 
 if [ -n "${BENCH_QUICK:-}" ]; then
-	n=${BENCH_N:-3} revocations=${BENCH_REVOCATIONS:-3} period=${BENCH_PERIOD:-2}
+	n=${BENCH_N:-3} revocations=${BENCH_REVOCATIONS:-3} period=${BENCH_PERIOD:-2} entries=${BENCH_ENTRIES:-0 2000}
 else
-	n=${BENCH_N:-10} revocations=${BENCH_REVOCATIONS:-20} period=${BENCH_PERIOD:-5}
+	n=${BENCH_N:-10} revocations=${BENCH_REVOCATIONS:-20} period=${BENCH_PERIOD:-5} entries=${BENCH_ENTRIES:-0 100000 1000000}
 fi
 port0=${BENCH_PORT:-18600}
 [[ $n =~ ^[1-9][0-9]?$ ]] || bench_die "BENCH_N must be between 1 and 99, not \"$n\""
 [[ $revocations =~ ^[1-9][0-9]{0,2}$ ]] || bench_die "BENCH_REVOCATIONS must be between 1 and 999, not \"$revocations\""
 [[ $period =~ ^[1-9][0-9]?$ ]] || bench_die "BENCH_PERIOD must be whole seconds between 1 and 99, not \"$period\""
+for k in $entries; do
+	[[ $k =~ ^(0|[1-9][0-9]{0,6})$ ]] || bench_die "BENCH_ENTRIES must be numbers of revoked entries from 0 to 9999999, not \"$k\""
+done
+[ -n "${entries// /}" ] || bench_die "BENCH_ENTRIES is empty"
+# nginx holds a CRL of K entries in about 2.3 KB an entry per replica
+# (master and worker; more while a reload drains the old worker): 2.2 GiB
+# at 10^6. Refuse a run that the machine's memory cannot hold.
+k_max=$(printf '%s\n' $entries | sort -g | tail -1)
+need_kib=$((k_max * n * 23 / 10))
+avail_kib=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
+if [ "$need_kib" -gt $((avail_kib * 3 / 4)) ]; then
+	bench_die "K = $k_max with N = $n needs about $((need_kib >> 20)) GiB for nginx, more than 3/4 of the $((avail_kib >> 20)) GiB available: set BENCH_N or BENCH_ENTRIES lower"
+fi
 
 bench_require nginx:nginx curl:curl
 command -v go >/dev/null 2>&1 || bench_die "go is needed to build minica (see go.mod for the version)"
 bench_tmpdir
 work=$BENCH_TMP
-pids=()
-cleanup() {
+pids=()   # every process started, for cleanup
+kpids=()  # the processes of the current K, stopped after it
+stop_all() {
 	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
 	for ((i = 0; i < n; i++)); do
 		[ -f "$work/nginx-$i/nginx.pid" ] && kill "$(cat "$work/nginx-$i/nginx.pid")" 2>/dev/null
+		rm -f "$work/nginx-$i/nginx.pid"
 	done
+	return 0
+}
+cleanup() {
+	stop_all "${pids[@]}"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -63,67 +91,161 @@ bench_log "building"
 if [ -n "${BENCH_MINICA:-}" ]; then cp "$BENCH_MINICA" "$work/minica"; else go build -o "$work/minica" ./cmd/minica; fi
 go build -o "$work/upstream" ./scripts/bench/proxy/upstream
 go build -o "$work/watch" ./scripts/bench/revocation/watch
+go build -o "$work/fill" ./scripts/bench/fill
 minica() { "$work/minica" "$@"; }
-
-bench_log "CA, a server certificate, a client and $((2 * revocations)) clients to revoke"
-export MINICA_DIR=$work/ca
-minica init --cn "Bench CA" --no-password >/dev/null
-minica issue server bench-server --dns localhost --ip 127.0.0.1 >/dev/null
-for ((k = 1; k <= revocations; k++)); do
-	minica issue client "m$k" --email "m$k@example.com" >/dev/null
-	minica issue client "x$k" --email "x$k@example.com" >/dev/null
-done
-cert_of() { ls "$MINICA_DIR"/certs/"$1"/*.crt | head -1; }
-ca=$MINICA_DIR/ca.crt
-srv_crt=$(cert_of bench-server)
-srv_key=${srv_crt%.crt}.key
-
-bench_log "minica serve, $n minica proxy, $n nginx with a curl fetch loop each (every ${period}s)"
 "$work/upstream" -listen "127.0.0.1:$up_port" 2>"$work/upstream.log" &
 pids+=($!)
-"$work/minica" serve --listen "127.0.0.1:$serve_port" >/dev/null 2>"$work/serve.log" &
-pids+=($!)
 wait_port "$up_port"
-wait_port "$serve_port"
-minica_urls=() nginx_urls=()
-for ((i = 0; i < n; i++)); do
-	p=$(minica_port "$i")
-	"$work/minica" proxy --listen "127.0.0.1:$p" --metrics 127.0.0.1:0 --upstream "http://127.0.0.1:$up_port" \
-		--server-cert bench-server --crl "http://127.0.0.1:$serve_port/crl.der" --crl-refresh "${period}s" \
-		--reload-interval 0 >/dev/null 2>"$work/proxy-$i.log" &
-	pids+=($!)
-	minica_urls+=("https://127.0.0.1:$p/")
-done
 
-# nginx: one master and one worker per replica, its own prefix, CRL file and
-# fetch loop.
-for ((i = 0; i < n; i++)); do
-	d=$work/nginx-$i
-	mkdir -p "$d/tmp"
-	curl -sfS -o "$d/crl.pem" --etag-save "$d/etag" "http://127.0.0.1:$serve_port/crl.pem"
-	cat >"$d/nginx.conf" <<-EOF
-		worker_processes 1;
-		pid $d/nginx.pid;
-		error_log $d/error.log warn;
-		events { worker_connections 1024; }
-		http {
-			access_log off;
-			client_body_temp_path $d/tmp;
-			proxy_temp_path $d/tmp;
-			server {
-				listen 127.0.0.1:$(nginx_port "$i") ssl;
-				ssl_certificate $srv_crt;
-				ssl_certificate_key $srv_key;
-				ssl_client_certificate $ca;
-				ssl_verify_client on;
-				ssl_crl $d/crl.pem;
-				location / { proxy_pass http://127.0.0.1:$up_port; }
+# Memory, in MiB, from /proc: mib FIELD PID... sums FIELD (VmRSS, VmHWM) of
+# the PIDs; of_nginx FIELD I sums it over replica I's master and workers.
+mib() {
+	local f=$1
+	shift
+	for pid in "$@"; do cat "/proc/$pid/status" 2>/dev/null; done |
+		awk -v f="$f:" '$1 == f { s += $2 } END { printf "%.0f", s / 1024 }'
+}
+of_nginx() {
+	local master
+	master=$(cat "$work/nginx-$2/nginx.pid" 2>/dev/null) || { echo 0; return; }
+	# shellcheck disable=SC2046
+	mib "$1" "$master" $(pgrep -P "$master")
+}
+largest() { sort -g | tail -1; } # of the numbers on stdin
+
+# sample_memory ROUND appends one line to mem.tsv: the round, then VmRSS and
+# VmHWM of the largest proxy, of serve, and of the largest nginx replica.
+sample_memory() {
+	local i pr=() ph=() nr=() nh=()
+	for i in "${!proxy_pids[@]}"; do
+		pr+=("$(mib VmRSS "${proxy_pids[$i]}")") ph+=("$(mib VmHWM "${proxy_pids[$i]}")")
+		nr+=("$(of_nginx VmRSS "$i")") nh+=("$(of_nginx VmHWM "$i")")
+	done
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" \
+		"$(printf '%s\n' "${pr[@]}" | largest)" "$(printf '%s\n' "${ph[@]}" | largest)" \
+		"$(mib VmRSS "$serve_pid")" "$(mib VmHWM "$serve_pid")" \
+		"$(printf '%s\n' "${nr[@]}" | largest)" "$(printf '%s\n' "${nh[@]}" | largest)" >>"$kdir/mem.tsv"
+}
+
+# stats prints median p90 p99 max of the numbers on stdin (nearest rank).
+stats() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		n = NR; m = v[int((n + 1) / 2)]; if (n % 2 == 0) m = (v[n / 2] + v[n / 2 + 1]) / 2
+		p90 = v[int(0.9 * n + 0.999)]; p99 = v[int(0.99 * n + 0.999)]
+		printf "%.0f %.0f %.0f %.0f", m, p90, p99, v[n] }'
+}
+
+# run_k K: the whole measurement on a CA of K revoked entries; its report
+# goes to stdout, its line to summary.tsv.
+run_k() {
+	local K=$1 k i p d
+	kdir=$work/k$K
+	mkdir -p "$kdir"
+	bench_log "K = $K: CA, a server certificate, $((2 * revocations)) clients to revoke, $K revoked records"
+	export MINICA_DIR=$kdir/ca
+	minica init --cn "Bench CA" --no-password >/dev/null
+	minica issue server bench-server --dns localhost --ip 127.0.0.1 >/dev/null
+	for ((k = 1; k <= revocations; k++)); do
+		minica issue client "m$k" --email "m$k@example.com" >/dev/null
+		minica issue client "x$k" --email "x$k@example.com" >/dev/null
+	done
+	if [ "$K" -gt 0 ]; then
+		"$work/fill" -dir "$MINICA_DIR" -n "$K" -revoked "$K" >/dev/null
+		minica crl >/dev/null
+	fi
+	cert_of() { ls "$MINICA_DIR"/certs/"$1"/*.crt | head -1; }
+	ca=$MINICA_DIR/ca.crt
+	srv_crt=$(cert_of bench-server)
+	srv_key=${srv_crt%.crt}.key
+	crl_bytes=$(stat -c %s "$MINICA_DIR/crl.der")
+
+	bench_log "K = $K: minica serve, $n minica proxy, $n nginx with a curl fetch loop each (every ${period}s); crl.der $crl_bytes bytes"
+	kpids=()
+	"$work/minica" serve --listen "127.0.0.1:$serve_port" >/dev/null 2>"$kdir/serve.log" &
+	serve_pid=$!
+	kpids+=("$serve_pid")
+	wait_port "$serve_port"
+	minica_urls=() nginx_urls=() proxy_pids=()
+	for ((i = 0; i < n; i++)); do
+		p=$(minica_port "$i")
+		"$work/minica" proxy --listen "127.0.0.1:$p" --metrics 127.0.0.1:0 --upstream "http://127.0.0.1:$up_port" \
+			--server-cert bench-server --crl "http://127.0.0.1:$serve_port/crl.der" --crl-refresh "${period}s" \
+			--reload-interval 0 >/dev/null 2>"$kdir/proxy-$i.log" &
+		proxy_pids+=($!)
+		kpids+=($!)
+		minica_urls+=("https://127.0.0.1:$p/")
+	done
+
+	# nginx: one master and one worker per replica, its own prefix, CRL file
+	# and fetch loop.
+	for ((i = 0; i < n; i++)); do
+		d=$work/nginx-$i
+		rm -rf "$d"
+		mkdir -p "$d/tmp"
+		curl -sfS -o "$d/crl.pem" --etag-save "$d/etag" "http://127.0.0.1:$serve_port/crl.pem"
+		cat >"$d/nginx.conf" <<-EOF
+			worker_processes 1;
+			pid $d/nginx.pid;
+			error_log $d/error.log warn;
+			events { worker_connections 1024; }
+			http {
+				access_log off;
+				client_body_temp_path $d/tmp;
+				proxy_temp_path $d/tmp;
+				server {
+					listen 127.0.0.1:$(nginx_port "$i") ssl;
+					ssl_certificate $srv_crt;
+					ssl_certificate_key $srv_key;
+					ssl_client_certificate $ca;
+					ssl_verify_client on;
+					ssl_crl $d/crl.pem;
+					location / { proxy_pass http://127.0.0.1:$up_port; }
+				}
 			}
-		}
-	EOF
-	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>>"$d/error.log"
-	nginx_urls+=("https://127.0.0.1:$(nginx_port "$i")/")
-done
+		EOF
+		nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>>"$d/error.log"
+		nginx_urls+=("https://127.0.0.1:$(nginx_port "$i")/")
+	done
+	for ((i = 0; i < n; i++)); do
+		fetch_loop "$i" &
+		kpids+=($!)
+		wait_port "$(nginx_port "$i")" 60
+		wait_port "$(minica_port "$i")" 60
+	done
+
+	: >"$kdir/latency.tsv"
+	: >"$kdir/mem.tsv"
+	sample_memory 0
+	for ((k = 1; k <= revocations; k++)); do
+		wait_long_polls
+		revoke_one minica "m$k" "${minica_urls[@]}"
+		revoke_one nginx "x$k" "${nginx_urls[@]}"
+		sample_memory "$k"
+		bench_log "K = $K, revocation $k of $revocations: $(tail -2 "$kdir/latency.tsv" |
+			awk -F '\t' '{ m = 0; for (i = 3; i <= NF; i++) if ($i > m) m = $i; printf "%s %.0f ms  ", $1, m }')$(tail -1 "$kdir/mem.tsv" |
+			awk -F '\t' '{ printf "proxy %s MiB, serve %s MiB, nginx %s MiB", $2, $4, $6 }')"
+	done
+	stop_all "${kpids[@]}"
+	wait_ports_free
+	report_k "$K"
+}
+
+# wait_ports_free waits up to 30 s for the ports of serve, the proxies and
+# nginx to be free again, for the next K.
+wait_ports_free() {
+	local i p busy
+	for ((i = 0; i < 300; i++)); do
+		busy=
+		for ((p = port0; p < port0 + 2 + 2 * n; p++)); do
+			[ "$p" = "$up_port" ] && continue
+			if (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then busy=$p; fi
+		done
+		[ -z "$busy" ] && return 0
+		sleep 0.1
+	done
+	bench_die "port $busy still taken 30s after its process was stopped"
+}
+
 # fetch_loop I: every period, a conditional GET of the CRL; a new one
 # replaces the file and reloads nginx.
 fetch_loop() {
@@ -132,7 +254,7 @@ fetch_loop() {
 	echo "phase $phase" >>"$d/fetch.log"
 	sleep "$phase"
 	while :; do
-		code=$(curl -s -o "$d/crl.new" -w '%{http_code}' --max-time 5 --etag-compare "$d/etag" \
+		code=$(curl -s -o "$d/crl.new" -w '%{http_code}' --max-time 30 --etag-compare "$d/etag" \
 			--etag-save "$d/etag.new" "http://127.0.0.1:$serve_port/crl.pem") || code=000
 		if [ "$code" = 200 ]; then
 			mv "$d/etag.new" "$d/etag"
@@ -143,12 +265,6 @@ fetch_loop() {
 		sleep "$period"
 	done
 }
-for ((i = 0; i < n; i++)); do
-	fetch_loop "$i" &
-	pids+=($!)
-	wait_port "$(nginx_port "$i")"
-	wait_port "$(minica_port "$i")"
-done
 
 # long_polls_waiting: the number of long polls waiting at serve.
 long_polls_waiting() {
@@ -156,11 +272,11 @@ long_polls_waiting() {
 }
 wait_long_polls() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq 1200); do
 		[ "$(long_polls_waiting)" = "$n" ] && return 0
 		sleep 0.05
 	done
-	bench_die "not $n long polls waiting at serve after 10s"
+	bench_die "not $n long polls waiting at serve after 60s"
 }
 
 # revoke SIDE NAME URL...: one timed revocation; appends the line of watch.
@@ -168,17 +284,9 @@ revoke_one() {
 	local side=$1 name=$2 crt
 	shift 2
 	crt=$(cert_of "$name")
-	"$work/watch" -ca "$ca" -cert "$crt" -key "${crt%.crt}.key" -timeout "$((4 * period + 30))s" \
-		-run "'$work/minica' revoke '$name'" "$@" | sed "s/^/$side\t/" >>"$work/latency.tsv"
+	"$work/watch" -ca "$ca" -cert "$crt" -key "${crt%.crt}.key" -timeout "$((4 * period + 60))s" \
+		-run "'$work/minica' revoke '$name'" "$@" | sed "s/^/$side\t/" >>"$kdir/latency.tsv"
 }
-: >"$work/latency.tsv"
-for ((k = 1; k <= revocations; k++)); do
-	wait_long_polls
-	revoke_one minica "m$k" "${minica_urls[@]}"
-	revoke_one nginx "x$k" "${nginx_urls[@]}"
-	bench_log "revocation $k of $revocations: $(tail -2 "$work/latency.tsv" |
-		awk -F '\t' '{ m = 0; for (i = 3; i <= NF; i++) if ($i > m) m = $i; printf "%s %.0f ms  ", $1, m }')"
-done
 
 # Where minica's time goes: serve loading the new crl.der and the last
 # proxy reloading it, from their logs' millisecond timestamps: for each
@@ -192,51 +300,78 @@ last_before() { # FILE EVENT END: the last EVENT of FILE at or before END, in ms
 		if [ "$v" -le "$3" ]; then echo "$v"; fi
 	done | tail -1
 }
-serve_ms=() reload_ms=()
-while IFS=$'\t' read -r side start rest; do
-	[ "$side" = minica ] || continue
-	end=$((start + $(tr '\t' '\n' <<<"$rest" | sort -g | tail -1 | awk '{ printf "%.0f", $1 }')))
-	t=$(last_before "$work/serve.log" crl-loaded "$end")
-	serve_ms+=($((${t:-$end} - start)))
-	last=-999999
-	for ((i = 0; i < n; i++)); do
-		r=$(last_before "$work/proxy-$i.log" reload "$end")
-		[ -n "$r" ] && [ $((r - start)) -gt "$last" ] && last=$((r - start))
-	done
-	reload_ms+=("$last")
-done <"$work/latency.tsv"
 
-# The report: per side, the distribution of the time until all N replicas
-# refuse (the slowest replica of each revocation), and of single replicas.
-stats() { # prints median p90 p99 max of the numbers on stdin (nearest rank)
-	sort -g | awk '{ v[NR] = $1 } END {
-		n = NR; m = v[int((n + 1) / 2)]; if (n % 2 == 0) m = (v[n / 2] + v[n / 2 + 1]) / 2
-		p90 = v[int(0.9 * n + 0.999)]; p99 = v[int(0.99 * n + 0.999)]
-		printf "%.0f %.0f %.0f %.0f", m, p90, p99, v[n] }'
+# report_k K: the report of one K, per side, the distribution of the time
+# until all N replicas refuse (the slowest replica of each revocation), and
+# of single replicas; then memory.
+report_k() {
+	local K=$1 side start rest end t last r
+	local serve_ms=() reload_ms=()
+	while IFS=$'\t' read -r side start rest; do
+		[ "$side" = minica ] || continue
+		end=$((start + $(tr '\t' '\n' <<<"$rest" | sort -g | tail -1 | awk '{ printf "%.0f", $1 }')))
+		t=$(last_before "$kdir/serve.log" crl-loaded "$end")
+		serve_ms+=($((${t:-$end} - start)))
+		last=-999999
+		for ((i = 0; i < n; i++)); do
+			r=$(last_before "$kdir/proxy-$i.log" reload "$end")
+			[ -n "$r" ] && [ $((r - start)) -gt "$last" ] && last=$((r - start))
+		done
+		reload_ms+=("$last")
+	done <"$kdir/latency.tsv"
+	all_of() { awk -F '\t' -v s="$1" '$1 == s { m = 0; for (i = 3; i <= NF; i++) if ($i > m) m = $i; print m }' "$kdir/latency.tsv"; }
+	each_of() { awk -F '\t' -v s="$1" '$1 == s { for (i = 3; i <= NF; i++) print $i }' "$kdir/latency.tsv"; }
+	if grep -q $'\t-1' "$kdir/latency.tsv"; then
+		bench_die "K = $K: a replica still let a revoked client through after the timeout: $(grep $'\t-1' "$kdir/latency.tsv")"
+	fi
+	read -r m_med m_p90 m_p99 m_max <<<"$(all_of minica | stats)"
+	read -r x_med x_p90 x_p99 x_max <<<"$(all_of nginx | stats)"
+	read -r me_med _ me_p99 _ <<<"$(each_of minica | stats)"
+	read -r xe_med _ xe_p99 _ <<<"$(each_of nginx | stats)"
+	read -r s_med _ s_p99 _ <<<"$(printf '%s\n' "${serve_ms[@]}" | stats)"
+	read -r r_med _ r_p99 _ <<<"$(printf '%s\n' "${reload_ms[@]}" | stats)"
+	# memory over the rounds after the first revocation: the last, the
+	# largest, and the largest high-water mark
+	read -r pr_last pr_max ph sr_last sr_max sh nr_last nr_max nh <<<"$(awk -F '\t' '$1 > 0 {
+		for (c = 2; c <= 7; c++) { if ($c > mx[c]) mx[c] = $c; last[c] = $c } }
+		END { printf "%s %s %s %s %s %s %s %s %s", last[2], mx[2], mx[3], last[4], mx[4], mx[5], last[6], mx[6], mx[7] }' "$kdir/mem.tsv")"
+	read -r pr_first <<<"$(awk -F '\t' '$1 == 1 { print $2 }' "$kdir/mem.tsv")"
+	echo
+	printf '%s\n' "--- K = $K revoked entries (crl.der $crl_bytes bytes at the start)"
+	printf '%-44s %8s %8s %8s %8s\n' "ms from minica revoke returning" median p90 p99 max
+	printf '%-44s %8s %8s %8s %8s\n' "minica serve + proxy: all $n refuse" "$m_med" "$m_p90" "$m_p99" "$m_max"
+	printf '%-44s %8s %8s %8s %8s\n' "nginx + curl loop + reload: all $n refuse" "$x_med" "$x_p90" "$x_p99" "$x_max"
+	printf '%-44s %8s %8s %8s\n' "minica, one replica" "$me_med" "" "$me_p99"
+	printf '%-44s %8s %8s %8s\n' "nginx, one replica" "$xe_med" "" "$xe_p99"
+	printf '%-44s %8s %8s %8s\n' "minica: serve loads the new crl.der" "$s_med" "" "$s_p99"
+	printf '%-44s %8s %8s %8s\n' "minica: the last proxy has reloaded it" "$r_med" "" "$r_p99"
+	printf '%-44s %8s %8s %8s %8s\n' "MiB after each revocation (largest replica)" first last max VmHWM
+	printf '%-44s %8s %8s %8s %8s\n' "minica proxy" "$pr_first" "$pr_last" "$pr_max" "$ph"
+	printf '%-44s %8s %8s %8s %8s\n' "minica serve" "$(awk -F '\t' '$1 == 1 { print $4 }' "$kdir/mem.tsv")" "$sr_last" "$sr_max" "$sh"
+	printf '%-44s %8s %8s %8s %8s\n' "nginx (master + workers)" "$(awk -F '\t' '$1 == 1 { print $6 }' "$kdir/mem.tsv")" "$nr_last" "$nr_max" "$nh"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$K" "$crl_bytes" "$m_med" "$m_p99" "$x_med" "$x_p99" \
+		"$pr_first" "$pr_max" "$ph" "$sr_max" "$sh" >>"$work/summary.tsv"
 }
-all_of() { awk -F '\t' -v s="$1" '$1 == s { m = 0; for (i = 3; i <= NF; i++) if ($i > m) m = $i; print m }' "$work/latency.tsv"; }
-each_of() { awk -F '\t' -v s="$1" '$1 == s { for (i = 3; i <= NF; i++) print $i }' "$work/latency.tsv"; }
-if grep -q $'\t-1' "$work/latency.tsv"; then
-	bench_die "a replica still let a revoked client through after the timeout: $(grep $'\t-1' "$work/latency.tsv")"
-fi
-read -r m_med m_p90 m_p99 m_max <<<"$(all_of minica | stats)"
-read -r x_med x_p90 x_p99 x_max <<<"$(all_of nginx | stats)"
-read -r me_med _ me_p99 _ <<<"$(each_of minica | stats)"
-read -r xe_med _ xe_p99 _ <<<"$(each_of nginx | stats)"
-read -r s_med _ s_p99 _ <<<"$(printf '%s\n' "${serve_ms[@]}" | stats)"
-read -r r_med _ r_p99 _ <<<"$(printf '%s\n' "${reload_ms[@]}" | stats)"
-ratio=$(awk -v a="$x_med" -v b="$m_med" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 1) }')
-ratio99=$(awk -v a="$x_p99" -v b="$m_p99" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 1) }')
+
+: >"$work/summary.tsv"
+for K in $entries; do
+	run_k "$K"
+done
+
 echo
 bench_machine | grep -v '^tools'
-printf 'setup:   N = %d replicas each side, %d revocations each side, polling period %d s\n\n' "$n" "$revocations" "$period"
-printf '%-44s %8s %8s %8s %8s\n' "ms from minica revoke returning" median p90 p99 max
-printf '%-44s %8s %8s %8s %8s\n' "minica serve + proxy: all $n refuse" "$m_med" "$m_p90" "$m_p99" "$m_max"
-printf '%-44s %8s %8s %8s %8s\n' "nginx + curl loop + reload: all $n refuse" "$x_med" "$x_p90" "$x_p99" "$x_max"
-printf '%-44s %8s %8s %8s\n' "minica, one replica" "$me_med" "" "$me_p99"
-printf '%-44s %8s %8s %8s\n' "nginx, one replica" "$xe_med" "" "$xe_p99"
-printf '%-44s %8s %8s %8s\n' "minica: serve loads the new crl.der" "$s_med" "" "$s_p99"
-printf '%-44s %8s %8s %8s\n' "minica: the last proxy has reloaded it" "$r_med" "" "$r_p99"
-printf '\nnginx loop / minica: %sx at the median, %sx at p99\n' "$ratio" "$ratio99"
-printf 'targets: minica p99 < 1000 ms: %s; median < 250 ms: %s; >= 10x faster (median): %s\n' \
+printf 'setup:   N = %d replicas each side, %d revocations each side per K, polling period %d s\n\n' "$n" "$revocations" "$period"
+printf '%10s %11s %17s %17s %26s %17s\n' "" "" "minica all refuse" "nginx all refuse" "minica proxy MiB" "minica serve MiB"
+printf '%10s %11s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n' "revoked" "crl.der" median p99 median p99 first max VmHWM max VmHWM
+awk -F '\t' '{ printf "%10s %11s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$work/summary.tsv"
+echo "(ms from minica revoke returning; MiB: VmRSS of the largest replica after the first revocation, the largest after any, and the high-water mark)"
+# The targets: latency at the smallest K, memory at the largest.
+read -r k0 _ m_med m_p99 x_med x_p99 _ _ _ _ _ <<<"$(head -1 "$work/summary.tsv")"
+read -r kn _ _ _ _ _ pfirst pmax _ smax _ <<<"$(tail -1 "$work/summary.tsv")"
+ratio=$(awk -v a="$x_med" -v b="$m_med" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 1) }')
+printf '\nK = %s: nginx loop / minica: %sx at the median, %sx at p99\n' "$k0" "$ratio" \
+	"$(awk -v a="$x_p99" -v b="$m_p99" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 1) }')"
+printf 'targets at K = %s: minica p99 < 1000 ms: %s; median < 250 ms: %s; >= 10x faster (median): %s\n' "$k0" \
 	"$(bench_verdict "$m_p99" "<=" 999)" "$(bench_verdict "$m_med" "<=" 249)" "$(bench_verdict "$ratio" ">=" 10)"
+printf 'targets at K = %s: proxy RSS < 96 MiB: %s; steady (largest within 8 MiB of the first): %s; serve RSS < 192 MiB: %s\n' "$kn" \
+	"$(bench_verdict "$pmax" "<=" 95)" "$(bench_verdict "$((pmax - pfirst))" "<=" 8)" "$(bench_verdict "$smax" "<=" 191)"
