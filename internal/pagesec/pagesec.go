@@ -32,6 +32,21 @@ func SetHeaders(h http.Header, csp string) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
+// SetFormHeaders sets on h the headers of a page with a form that posts
+// back to its own site (enrollment, sign-in): those of SetHeaders, no
+// Pragma cache either, and a referrer for the site itself only. Not
+// no-referrer: under it browsers send "Origin: null" with the form's POST
+// (Fetch, "serializing a request origin"), which CrossOrigin refuses;
+// same-origin keeps the page's origin on it, and no URL leaves the site.
+// No opener and no other site's reads either.
+func SetFormHeaders(h http.Header, csp string) {
+	SetHeaders(h, csp)
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Pragma", "no-cache")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
 // CrossOrigin says why a form's POST comes from another site, or "":
 // browsers send Origin (and Sec-Fetch-Site) with every form POST. The
 // page's origin is the scheme of the connection and the Host: "null" (an

@@ -131,17 +131,8 @@ func (h *Enroller) WriteMetrics(w io.Writer) {
 
 // SetHeaders sets what every enrollment response carries: never
 // cached, a referrer for serve itself only (the URL holds the token), a
-// strict CSP. Not no-referrer: under it browsers send "Origin: null" with
-// the form's POST (Fetch, "serializing a request origin"), which
-// pagesec.CrossOrigin refuses; same-origin keeps the page's origin on it.
-func SetHeaders(w http.ResponseWriter) {
-	h := w.Header()
-	pagesec.SetHeaders(h, pageCSP)
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Pragma", "no-cache")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-}
+// strict CSP (see pagesec.SetFormHeaders).
+func SetHeaders(w http.ResponseWriter) { pagesec.SetFormHeaders(w.Header(), pageCSP) }
 
 // ServeHTTP answers GET/HEAD (the page) and POST (the form) of
 // /enroll/TOKEN.

@@ -208,21 +208,9 @@ func (h *Handler) WriteMetrics(w io.Writer) {
 	}
 }
 
-// setHeaders sets what every answer carries: never cached, a strict CSP,
-// a referrer for serve itself only (forms then carry their Origin, and
-// no URL leaves the site), no opener.
-func setHeaders(w http.ResponseWriter) {
-	hd := w.Header()
-	pagesec.SetHeaders(hd, pageCSP)
-	hd.Set("Referrer-Policy", "same-origin")
-	hd.Set("Pragma", "no-cache")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
-}
-
 // ServeHTTP answers the paths of the package doc.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setHeaders(w)
+	pagesec.SetFormHeaders(w.Header(), pageCSP)
 	if r.TLS == nil && !h.cfg.AllowHTTP {
 		h.render(w, http.StatusForbidden, &pageData{Kind: "error", Title: "HTTPS only", Message: "Sign-in is answered over HTTPS only. Open the https:// address of this page."})
 		return
