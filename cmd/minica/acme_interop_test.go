@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"minica/internal/testport"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +50,7 @@ func newACMESetup(t *testing.T) *acmeSetup {
 	dir := newCADir(t)
 	mustMinica(t, dir, "issue", "server", "pki", "--dns", "localhost", "--ip", "127.0.0.1")
 	s := &acmeSetup{dir: dir, caFile: filepath.Join(dir, "ca.crt"), dns: startDnsmasq(t),
-		httpPort: freePort(t), tlsPort: freePort(t)}
+		httpPort: testport.Free(t), tlsPort: testport.Free(t)}
 	s.serve = startServe(t, dir, "--listen", "", "--listen-tls", "127.0.0.1:0", "--server-cert", "pki", "--acme",
 		"--acme-validate-allow", "127.0.0.1/32", "--acme-resolver", s.dns.addr,
 		"--acme-http-port", strconv.Itoa(s.httpPort), "--acme-tls-port", strconv.Itoa(s.tlsPort))
@@ -161,18 +162,6 @@ func firstCert(t *testing.T, file string) *x509.Certificate {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return cert
-}
-
-// freePort returns a TCP port of 127.0.0.1 free a moment ago, for a
-// client's challenge listener that serve is told to validate against.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // runClient runs an ACME client (bounded by timeout) with env added to

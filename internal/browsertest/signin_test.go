@@ -4,7 +4,7 @@ package browsertest
 
 import (
 	"context"
-	"net"
+	"minica/internal/testport"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -215,7 +215,7 @@ func (m *minica) startSigninServe(t *testing.T, work string, users ...testidp.Us
 	}
 	var err error
 	for try := 0; try < 3; try++ {
-		base := "https://127.0.0.1:" + strconv.Itoa(freePort(t))
+		base := "https://127.0.0.1:" + strconv.Itoa(testport.Free(t))
 		idp := testidp.Start(t, testidp.Config{
 			Users:   users,
 			Clients: []testidp.Client{{ID: "minica", Secret: "the client secret of minica", RedirectURIs: []string{base + "/signin/callback"}}},
@@ -234,17 +234,6 @@ func (m *minica) startSigninServe(t *testing.T, work string, users ...testidp.Us
 	}
 	t.Fatal(err)
 	return nil
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // cookies returns the browser's cookies for url by name.

@@ -7,11 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"minica/internal/testport"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,16 +144,9 @@ func newUpstream(t *testing.T) *upstream {
 	return u
 }
 
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-}
+// freePort returns a port of 127.0.0.1 that was free a moment ago, as
+// text for an address or a configuration file.
+func freePort(t *testing.T) string { return strconv.Itoa(testport.Free(t)) }
 
 // server is a front end under test, running in the foreground.
 type server struct {

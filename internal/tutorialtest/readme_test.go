@@ -4,6 +4,7 @@ package tutorialtest
 
 import (
 	"fmt"
+	"minica/internal/testport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestReadme(t *testing.T) {
 	build(t, "bash", filepath.Join("..", "..", "scripts", "build.sh"), filepath.Join(work, "minica"))
 
 	script := "set -euo pipefail\n" + blocks[0]
-	script = strings.NewReplacer("8080", fmt.Sprint(freePort(t)), "8443", fmt.Sprint(freePort(t))).Replace(script)
+	script = strings.NewReplacer("8080", fmt.Sprint(testport.Free(t)), "8443", fmt.Sprint(testport.Free(t))).Replace(script)
 	out, err := runScript(t, script, work, []string{
 		"HOME=" + home,
 		"MINICA_PASSWORD=readme CA password",

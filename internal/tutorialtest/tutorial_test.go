@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
+	"minica/internal/testport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +49,7 @@ func TestTutorial(t *testing.T) {
 	build(t, "go", "build", "-o", filepath.Join(bin, "minica"), "minica/cmd/minica")
 
 	// The application is the tutorial's own `minica echo`.
-	appPort, proxyPort, pageProxyPort := freePort(t), freePort(t), freePort(t)
+	appPort, proxyPort, pageProxyPort := testport.Free(t), testport.Free(t), testport.Free(t)
 	script := "set -euo pipefail\n" + strings.Join(blocks, "")
 	script = strings.NewReplacer("8080", fmt.Sprint(appPort), "8443", fmt.Sprint(proxyPort), "8444", fmt.Sprint(pageProxyPort)).Replace(script)
 
@@ -208,17 +208,6 @@ func build(t *testing.T, name string, args ...string) {
 	if out, err := exec.CommandContext(ctx, name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // environWithout returns the environment less the variables whose names
