@@ -25,6 +25,8 @@ for bin in "$1" "$2"; do
 done
 A=$(realpath "$1") B=$(realpath "$2")
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 rounds=${BENCH_ROUNDS:-6} dur=${BENCH_DURATION:-8} clients=${BENCH_CLIENTS:-10}
 port0=${BENCH_PORT:-18760}
 server_cpu=${BENCH_SERVER_CPU:-0} load_cpu=${BENCH_LOAD_CPU:-1}
@@ -48,15 +50,6 @@ trap 'exit 130' INT TERM
 
 go build -o "$work/acmeload" ./scripts/bench/acmeload
 
-wait_port() {
-	local i
-	for i in $(seq 100); do
-		(echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "acme-ab.sh: nothing listens on port $1" >&2
-	exit 1
-}
 
 # start W BINARY: a CA of W's own, an EAB binding for 127.0.0.1, and its
 # serve on ports port0+2i (HTTPS) and port0+2i+1 (http-01).
@@ -76,7 +69,7 @@ start() {
 	pids+=($!)
 	pid_of[$w]=$!
 	port_of[$w]=$port
-	wait_port "$port"
+	bench_wait_port "$port"
 }
 start A "$A"
 start B "$B"
