@@ -60,13 +60,13 @@ func (h *Handler) serveForm(w http.ResponseWriter, r *http.Request, from string)
 			h.renderDevices(w, http.StatusBadRequest, s, token, "Name the device in 1 to 64 characters, without control characters: for example “Simon's laptop”.", "")
 			return
 		}
-		h.link(w, r, s, token, from, label, func(c *ca.CA) (*ca.NewEnrollment, error) {
+		h.link(w, r, s, token, from, func(c *ca.CA) (*ca.NewEnrollment, error) {
 			return c.CreateDeviceEnrollment(ca.DeviceRequest{Email: s.Email, CommonName: s.CommonName, OrganizationalUnit: s.OrganizationalUnit,
 				Label: label, Validity: h.cfg.CertValidity, MaxDevices: h.cfg.MaxDevices, Lifetime: h.cfg.LinkLifetime})
 		})
 	case PathRenew:
 		serial := r.PostForm.Get("serial")
-		h.link(w, r, s, token, from, serial, func(c *ca.CA) (*ca.NewEnrollment, error) {
+		h.link(w, r, s, token, from, func(c *ca.CA) (*ca.NewEnrollment, error) {
 			return c.RenewDeviceEnrollment(s.Email, serial, h.cfg.LinkLifetime)
 		})
 	case PathRevoke:
@@ -93,12 +93,12 @@ func (h *Handler) locked(f func(c *ca.CA) error) error {
 	return f(h.cfg.CA)
 }
 
-// link makes an enrollment link with make (what names a device or its
-// serial: what) and sends the browser to it.
-func (h *Handler) link(w http.ResponseWriter, r *http.Request, s *ca.SigninSession, token, from, what string, make func(*ca.CA) (*ca.NewEnrollment, error)) {
+// link makes an enrollment link with create (for a new device, or to
+// renew one) and sends the browser to it.
+func (h *Handler) link(w http.ResponseWriter, r *http.Request, s *ca.SigninSession, token, from string, create func(*ca.CA) (*ca.NewEnrollment, error)) {
 	var nl *ca.NewEnrollment
 	err := h.locked(func(c *ca.CA) (err error) {
-		nl, err = make(c)
+		nl, err = create(c)
 		return err
 	})
 	var tooMany *ca.TooManyDevicesError
