@@ -29,9 +29,21 @@ type Params struct {
 	// ExpectedEntries, if known, is about how many entries Build will be
 	// given; it sizes the table that finds repeated serials. It is a hint.
 	ExpectedEntries int
+	// DeltaBase, when set, makes the CRL a delta CRL (RFC 5280 section
+	// 5.2.4) against the complete CRL numbered DeltaBase: it carries the
+	// critical delta CRL indicator, lists what changed since that CRL, and
+	// may list removeFromCRL entries (a hold lifted). It must be positive
+	// and below Number.
+	DeltaBase *big.Int
+	// FreshestCRL, on a complete CRL only, are the URLs where its delta
+	// CRLs are published (the freshest CRL extension, section 5.2.6). A
+	// relying party such as OpenSSL looks for a delta only when the
+	// complete CRL, or the certificate, carries it.
+	FreshestCRL []string
 }
 
 var (
+	oidFreshestCRL    = []byte{0x55, 0x1d, 0x2e} // 2.5.29.46
 	oidAuthorityKeyID = []byte{0x55, 0x1d, 0x23} // 2.5.29.35
 	oidCRLNumber      = []byte{0x55, 0x1d, 0x14} // 2.5.29.20
 	oidReasonCode     = []byte{0x55, 0x1d, 0x15} // 2.5.29.21
@@ -44,8 +56,8 @@ var (
 //
 // Build checks its input and writes nothing on error: every serial must be
 // positive, at most 20 octets and listed once, every revocation time must be
-// set and not after p.ThisUpdate, and removeFromCRL is refused (it belongs to
-// delta CRLs only). Entries are encoded as they arrive into chunks that are
+// set and not after p.ThisUpdate, and removeFromCRL is refused unless the CRL
+// is a delta CRL (p.DeltaBase). Entries are encoded as they arrive into chunks that are
 // copied once into the result, so memory stays near twice the size of the
 // CRL, never a parsed copy of each entry. Build keeps nothing of an entry
 // once it asks for the next, so the iterator may reuse its serial's big.Int.
@@ -64,7 +76,7 @@ func Build(p Params, entries iter.Seq[Entry]) ([]byte, error) {
 	var serialBuf [maxSerialOctets]byte
 	i := 0
 	for e := range entries {
-		if err := buf.appendEntry(e, p.ThisUpdate, serialBuf[:], &seen, i); err != nil {
+		if err := buf.appendEntry(e, p.ThisUpdate, p.DeltaBase != nil, serialBuf[:], &seen, i); err != nil {
 			return nil, fmt.Errorf("building CRL: %w", err)
 		}
 		i++
@@ -116,6 +128,10 @@ func (p Params) check() (sigAlg, error) {
 		return sigAlg{}, fmt.Errorf("CRL number %v is not positive", p.Number)
 	case p.Number.BitLen() > 8*maxSerialOctets-1:
 		return sigAlg{}, fmt.Errorf("CRL number %x is longer than 20 octets", p.Number)
+	case p.DeltaBase != nil && (p.DeltaBase.Sign() <= 0 || p.DeltaBase.Cmp(p.Number) >= 0):
+		return sigAlg{}, fmt.Errorf("delta CRL base %v is not positive and below the CRL number %v", p.DeltaBase, p.Number)
+	case p.DeltaBase != nil && len(p.FreshestCRL) > 0:
+		return sigAlg{}, errors.New("a delta CRL carries no freshest CRL extension (RFC 5280 section 5.2.6)")
 	case !p.NextUpdate.Truncate(time.Second).After(p.ThisUpdate.Truncate(time.Second)):
 		return sigAlg{}, fmt.Errorf("next update %s is not after this update %s",
 			p.NextUpdate.UTC().Format(time.RFC3339), p.ThisUpdate.UTC().Format(time.RFC3339))
@@ -153,6 +169,14 @@ func (p Params) encodeFixed(alg sigAlg) (prefix, suffix []byte, err error) {
 			addExtension(b, oidCRLNumber, func(b *cryptobyte.Builder) {
 				b.AddASN1BigInt(p.Number)
 			})
+			if p.DeltaBase != nil { // critical: RFC 5280 section 5.2.4
+				addCriticalExtension(b, oidDeltaCRLIndicator, func(b *cryptobyte.Builder) {
+					b.AddASN1BigInt(p.DeltaBase)
+				})
+			}
+			if len(p.FreshestCRL) > 0 {
+				addExtension(b, oidFreshestCRL, func(b *cryptobyte.Builder) { addDistributionPoints(b, p.FreshestCRL) })
+			}
 		})
 	})
 	suffix, err = b.Bytes()
@@ -167,5 +191,31 @@ func addExtension(b *cryptobyte.Builder, oid []byte, body cryptobyte.BuilderCont
 	b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
 		b.AddASN1(cbasn1.OBJECT_IDENTIFIER, func(b *cryptobyte.Builder) { b.AddBytes(oid) })
 		b.AddASN1(cbasn1.OCTET_STRING, body)
+	})
+}
+
+// addCriticalExtension adds an Extension marked critical.
+func addCriticalExtension(b *cryptobyte.Builder, oid []byte, body cryptobyte.BuilderContinuation) {
+	b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.OBJECT_IDENTIFIER, func(b *cryptobyte.Builder) { b.AddBytes(oid) })
+		b.AddASN1Boolean(true)
+		b.AddASN1(cbasn1.OCTET_STRING, body)
+	})
+}
+
+// addDistributionPoints adds CRLDistributionPoints (RFC 5280 section
+// 4.2.1.13) of one distribution point naming each URL: the syntax of the
+// freshest CRL extension.
+func addDistributionPoints(b *cryptobyte.Builder, urls []string) {
+	b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) { // CRLDistributionPoints
+		b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) { // DistributionPoint
+			b.AddASN1(cbasn1.Tag(0).Constructed().ContextSpecific(), func(b *cryptobyte.Builder) { // distributionPoint
+				b.AddASN1(cbasn1.Tag(0).Constructed().ContextSpecific(), func(b *cryptobyte.Builder) { // fullName
+					for _, u := range urls {
+						b.AddASN1(cbasn1.Tag(6).ContextSpecific(), func(b *cryptobyte.Builder) { b.AddBytes([]byte(u)) })
+					}
+				})
+			})
+		})
 	})
 }

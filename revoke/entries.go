@@ -36,9 +36,10 @@ func (b *entryBuffer) serial(pos uint32) []byte {
 //	SEQUENCE { userCertificate INTEGER, revocationDate Time,
 //	           crlEntryExtensions SEQUENCE OF Extension OPTIONAL }
 //
+// removeFromCRL is refused unless delta.
 // Every part has a bounded size, so the element always fits a short-form
 // length. i is the entry's position, used when it has no serial to name.
-func (b *entryBuffer) appendEntry(e Entry, thisUpdate time.Time, buf []byte, seen *serialSet, i int) error {
+func (b *entryBuffer) appendEntry(e Entry, thisUpdate time.Time, delta bool, buf []byte, seen *serialSet, i int) error {
 	if e.Serial == nil {
 		return fmt.Errorf("entry %d has no serial number", i)
 	}
@@ -59,7 +60,7 @@ func (b *entryBuffer) appendEntry(e Entry, thisUpdate time.Time, buf []byte, see
 	if !e.Reason.Valid() {
 		return fmt.Errorf("serial %x has invalid reason code %d", e.Serial, int(e.Reason))
 	}
-	if e.Reason == RemoveFromCRL {
+	if e.Reason == RemoveFromCRL && !delta {
 		return fmt.Errorf("serial %x: reason removeFromCRL is only valid in delta CRLs", e.Serial)
 	}
 

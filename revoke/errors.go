@@ -31,6 +31,12 @@ var (
 	// ErrUnverified means no CA of the bundle given to ParseCRLFile
 	// verifies a CRL of the file; the refusal of each is wrapped with it.
 	ErrUnverified = errors.New("revoke: no CA of the bundle accepts the CRL")
+	// ErrNotDelta means a CRL given as a delta CRL is a complete one.
+	ErrNotDelta = errors.New("revoke: not a delta CRL")
+	// ErrDeltaMismatch means a delta CRL cannot be applied to a complete
+	// CRL (see WithDelta): another CA's, against a later base, or not
+	// newer than the complete CRL.
+	ErrDeltaMismatch = errors.New("revoke: delta CRL does not apply to the complete CRL")
 	// ErrTwoCRLs means a CRL file holds two CRLs of one CA.
 	ErrTwoCRLs = errors.New("revoke: two CRLs of one CA")
 )

@@ -37,7 +37,31 @@ func ParseCRL(data []byte, issuer *x509.Certificate) (*CRL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if crl.table, err = parseEntries(entries); err != nil {
+	if crl.table, err = parseEntries(entries, false); err != nil {
+		return nil, err
+	}
+	return crl, nil
+}
+
+// ParseDelta parses and verifies a delta CRL (RFC 5280 section 5.2.4)
+// against issuer as ParseCRL does a complete CRL, with its errors, and
+// ErrNotDelta for a CRL without the delta CRL indicator. Its entries may
+// carry removeFromCRL. A delta CRL is used through WithDelta, never alone.
+func ParseDelta(data []byte, issuer *x509.Certificate) (*CRL, error) {
+	crl, err := parseAny(data, issuer)
+	if err == nil && crl.deltaBase == nil {
+		return nil, fmt.Errorf("%w: no delta CRL indicator (CRL number %s)", ErrNotDelta, crl.number)
+	}
+	return crl, err
+}
+
+// parseAny is ParseCRL that takes a delta CRL too.
+func parseAny(data []byte, issuer *x509.Certificate) (*CRL, error) {
+	crl, entries, err := verifyAny(data, issuer)
+	if err != nil {
+		return nil, err
+	}
+	if crl.table, err = parseEntries(entries, crl.deltaBase != nil); err != nil {
 		return nil, err
 	}
 	return crl, nil
@@ -70,6 +94,15 @@ func CheckSignature(data []byte, issuer *x509.Certificate) error {
 // The signature is checked before the extensions are judged, so that a
 // forged CRL is reported as forged whatever it claims to be.
 func verifyCRL(data []byte, issuer *x509.Certificate) (*CRL, cryptobyte.String, error) {
+	crl, entries, err := verifyAny(data, issuer)
+	if err == nil && crl.deltaBase != nil {
+		err = fmt.Errorf("%w: delta CRL (deltaCRLIndicator, base CRL %s)", ErrIncomplete, crl.deltaBase)
+	}
+	return crl, entries, err
+}
+
+// verifyAny is verifyCRL that takes a delta CRL too.
+func verifyAny(data []byte, issuer *x509.Certificate) (*CRL, cryptobyte.String, error) {
 	f, err := checkSigned(data, issuer)
 	if err != nil {
 		return nil, nil, err
@@ -212,7 +245,7 @@ func parseCRLExtensions(exts cryptobyte.String, crl *CRL) error {
 			if !value.ReadASN1Integer(base) || !value.Empty() || base.Sign() < 0 {
 				return malformed("invalid delta CRL indicator")
 			}
-			incomplete = cmp.Or(incomplete, fmt.Errorf("%w: delta CRL (deltaCRLIndicator, base CRL %s)", ErrIncomplete, base))
+			crl.deltaBase = base // a delta, critical or not: never the complete CRL
 		case bytes.Equal(oid, oidIssuingDistributionPoint):
 			err := checkIssuingDistributionPoint(value)
 			if err != nil && !errors.Is(err, ErrIncomplete) {

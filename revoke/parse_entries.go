@@ -12,8 +12,9 @@ var oidCertificateIssuer = []byte{0x55, 0x1d, 0x1d} // 2.5.29.29
 
 // parseEntries reads revokedCertificates into a sorted serial table. A first
 // pass counts the entries and finds the widest serial so that the table is
-// allocated once at its exact size; the second fills it.
-func parseEntries(list cryptobyte.String) (serialTable, error) {
+// allocated once at its exact size; the second fills it. removeFromCRL is
+// taken only in a delta CRL.
+func parseEntries(list cryptobyte.String, delta bool) (serialTable, error) {
 	n, width := 0, 0
 	for s := list; !s.Empty(); n++ {
 		var entry, serial cryptobyte.String
@@ -34,7 +35,7 @@ func parseEntries(list cryptobyte.String) (serialTable, error) {
 		if !ok {
 			return serialTable{}, malformed("entry %d: invalid revocation date", i)
 		}
-		reason, err := parseEntryExtensions(entry)
+		reason, err := parseEntryExtensions(entry, delta)
 		if err != nil {
 			return serialTable{}, malformed("entry %d: %v", i, err)
 		}
@@ -62,7 +63,7 @@ func checkSerial(serial []byte) error {
 
 // parseEntryExtensions reads the optional crlEntryExtensions that follow an
 // entry's revocation date and returns its reason code.
-func parseEntryExtensions(entry cryptobyte.String) (Reason, error) {
+func parseEntryExtensions(entry cryptobyte.String, delta bool) (Reason, error) {
 	if entry.Empty() {
 		return Unspecified, nil
 	}
@@ -80,7 +81,7 @@ func parseEntryExtensions(entry cryptobyte.String) (Reason, error) {
 		case bytes.Equal(oid, oidReasonCode):
 			var code int64
 			if sawReason || !value.ReadASN1Int64WithTag(&code, cbasn1.ENUM) || !value.Empty() ||
-				!Reason(code).Valid() || Reason(code) == RemoveFromCRL {
+				!Reason(code).Valid() || Reason(code) == RemoveFromCRL && !delta {
 				return 0, fmt.Errorf("invalid reason code")
 			}
 			reason, sawReason = Reason(code), true

@@ -21,47 +21,77 @@ const MaxClockSkew = time.Minute
 // one "X509 CRL" block, or several, the CRLs of the CAs of a hierarchy, as
 // nginx, Apache and HAProxy read them. Text around the PEM blocks is
 // ignored (RFC 7468 section 2), a block of another type is malformed, and
-// a CA has at most one CRL in a file. Each CRL is verified by ParseCRL.
+// a CA has at most one complete CRL in a file. Each CRL is verified by
+// ParseCRL.
+//
+// A CA's complete CRL may be followed or preceded by one delta CRL of the
+// same CA (RFC 5280 section 5.2.4), as `openssl verify -use_deltas` reads
+// a file: the CRL returned for that CA is then the complete one with the
+// delta applied (WithDelta). A delta that does not apply to it (against a
+// later base, or not newer) is left out, as OpenSSL leaves it out; a delta
+// without its CA's complete CRL is refused (ErrIncomplete).
 //
 // It is the one reader of a CRL file: the proxy and `minica verify` read
 // every CRL file through it, so that they never disagree about one. A CRL
 // no CA of cas verifies gives an error wrapping ErrUnverified and the
 // refusal of each CA (and reads as that refusal alone against one CA); two
-// CRLs of one CA, one wrapping ErrTwoCRLs.
+// complete CRLs, or two delta CRLs, of one CA, one wrapping ErrTwoCRLs.
 func ParseCRLFile(data []byte, cas []*x509.Certificate) ([]IssuedCRL, error) {
 	parts, err := splitCRLFile(data)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]IssuedCRL, 0, len(parts))
+	type issued struct {
+		crl    *CRL
+		issuer *x509.Certificate
+	}
+	var completes, deltas []issued
 	for i, part := range parts {
-		c, err := verifyByOne(part, cas)
+		crl, ca, err := verifyByOne(part, cas)
 		if err != nil {
 			if len(parts) > 1 {
 				err = fmt.Errorf("CRL %d of %d: %w", i+1, len(parts), err)
 			}
 			return nil, err
 		}
-		if slices.ContainsFunc(out, func(o IssuedCRL) bool { return o.Issuer.Equal(c.Issuer) }) {
-			return nil, fmt.Errorf("%w (%q)", ErrTwoCRLs, c.Issuer.Subject.String())
+		list := &completes
+		if crl.deltaBase != nil {
+			list = &deltas
 		}
-		out = append(out, c)
+		if slices.ContainsFunc(*list, func(o issued) bool { return o.issuer.Equal(ca) }) {
+			return nil, fmt.Errorf("%w (%q)", ErrTwoCRLs, ca.Subject.String())
+		}
+		*list = append(*list, issued{crl, ca})
+	}
+	for _, d := range deltas {
+		i := slices.IndexFunc(completes, func(o issued) bool { return o.issuer.Equal(d.issuer) })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: a delta CRL (number %s, base %s) of %q without the complete CRL of its CA",
+				ErrIncomplete, d.crl.number, d.crl.deltaBase, d.issuer.Subject.String())
+		}
+		if combined, err := completes[i].crl.WithDelta(d.crl); err == nil {
+			completes[i].crl = combined
+		}
+	}
+	out := make([]IssuedCRL, len(completes))
+	for i, c := range completes {
+		out[i] = IssuedCRL{CRL: c.crl, Issuer: c.issuer}
 	}
 	return out, nil
 }
 
-// verifyByOne returns the CRL of data with the first CA of cas that
-// verifies it.
-func verifyByOne(data []byte, cas []*x509.Certificate) (IssuedCRL, error) {
+// verifyByOne returns the CRL of data, complete or delta, with the first
+// CA of cas that verifies it.
+func verifyByOne(data []byte, cas []*x509.Certificate) (*CRL, *x509.Certificate, error) {
 	var errs []error
 	for _, ca := range cas {
-		crl, err := ParseCRL(data, ca)
+		crl, err := parseAny(data, ca)
 		if err == nil {
-			return IssuedCRL{CRL: crl, Issuer: ca}, nil
+			return crl, ca, nil
 		}
 		errs = append(errs, err)
 	}
-	return IssuedCRL{}, &unverifiedError{errs: errs}
+	return nil, nil, &unverifiedError{errs: errs}
 }
 
 // unverifiedError is ErrUnverified with the refusal of each CA. Against a

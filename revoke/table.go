@@ -238,6 +238,9 @@ func (s *serialTable) entry(i int, serial *big.Int) Entry {
 	}
 }
 
+// reason returns the reason of record i.
+func (s *serialTable) reason(i int) Reason { return Reason(s.data[(i+1)*s.recSize()-1]) }
+
 // serial returns the serial of record i.
 func (s *serialTable) serial(i int) *big.Int {
 	key := s.key(i)

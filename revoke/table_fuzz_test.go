@@ -28,7 +28,7 @@ func FuzzParseEntries(f *testing.F) {
 		f.Add([]byte(fields.entries))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		table, err := parseEntries(cryptobyte.String(data))
+		table, err := parseEntries(cryptobyte.String(data), false)
 		if err != nil {
 			return
 		}
