@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"iter"
 	"math/big"
+	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
@@ -38,7 +40,8 @@ type Params struct {
 	// FreshestCRL, on a complete CRL only, are the URLs where its delta
 	// CRLs are published (the freshest CRL extension, section 5.2.6). A
 	// relying party such as OpenSSL looks for a delta only when the
-	// complete CRL, or the certificate, carries it.
+	// complete CRL, or the certificate, carries it. Each URL must be
+	// non-empty ASCII: it is written as an IA5String.
 	FreshestCRL []string
 }
 
@@ -136,6 +139,9 @@ func (p Params) check() (sigAlg, error) {
 		return sigAlg{}, fmt.Errorf("next update %s is not after this update %s",
 			p.NextUpdate.UTC().Format(time.RFC3339), p.ThisUpdate.UTC().Format(time.RFC3339))
 	}
+	if err := checkIA5URLs(p.FreshestCRL); err != nil {
+		return sigAlg{}, err
+	}
 	pub, ok := p.Signer.Public().(interface{ Equal(crypto.PublicKey) bool })
 	if !ok || !pub.Equal(p.Issuer.PublicKey) {
 		return sigAlg{}, errors.New("signer public key does not match the issuer certificate")
@@ -201,6 +207,18 @@ func addCriticalExtension(b *cryptobyte.Builder, oid []byte, body cryptobyte.Bui
 		b.AddASN1Boolean(true)
 		b.AddASN1(cbasn1.OCTET_STRING, body)
 	})
+}
+
+// checkIA5URLs checks that every freshest CRL URL can be written as the
+// IA5String of a uniformResourceIdentifier (RFC 5280 section 4.2.1.6):
+// non-empty and ASCII.
+func checkIA5URLs(urls []string) error {
+	for i, u := range urls {
+		if u == "" || strings.IndexFunc(u, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
+			return fmt.Errorf("freshest CRL URL %d %q is not a non-empty ASCII string (IA5String)", i+1, u)
+		}
+	}
+	return nil
 }
 
 // addDistributionPoints adds CRLDistributionPoints (RFC 5280 section
