@@ -62,14 +62,17 @@ func (c *CRL) Len() int {
 	return c.table.len()
 }
 
-// Lookup returns the entry for serial and true if the CRL lists it. With a
-// delta CRL applied, the delta's entry wins, and its removeFromCRL lists
-// nothing. The returned entry's Serial is a copy of serial.
+// Lookup returns the entry for serial and true if the CRL lists it, else
+// the zero Entry and false. With a delta CRL applied, the delta's entry
+// wins, and its removeFromCRL lists nothing. The returned entry's Serial is
+// a copy of serial.
 func (c *CRL) Lookup(serial *big.Int) (Entry, bool) {
 	if c.delta != nil {
 		if i := c.delta.table.find(serial); i >= 0 {
-			e := c.delta.table.entry(i, new(big.Int).Set(serial))
-			return e, e.Reason != RemoveFromCRL
+			if c.delta.table.reason(i) == RemoveFromCRL {
+				return Entry{}, false
+			}
+			return c.delta.table.entry(i, new(big.Int).Set(serial)), true
 		}
 	}
 	i := c.table.find(serial)
