@@ -19,6 +19,15 @@ import (
 // openssl runs openssl in dir with a bounded time; a failure fails the test.
 func openssl(t *testing.T, dir string, args ...string) {
 	t.Helper()
+	if out, err := runOpenSSL(t, dir, args...); err != nil {
+		t.Fatalf("openssl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// runOpenSSL runs openssl in dir with a bounded time and returns its
+// output and exit error; a missing openssl fails the test.
+func runOpenSSL(t *testing.T, dir string, args ...string) ([]byte, error) {
+	t.Helper()
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Fatal("openssl not found: install the Debian package openssl (apt-get install -y openssl)")
 	}
@@ -26,9 +35,7 @@ func openssl(t *testing.T, dir string, args ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "openssl", args...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("openssl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	return cmd.CombinedOutput()
 }
 
 // TestOpenSSLScopedCRLs reads CRLs that `openssl ca -gencrl` writes with an
