@@ -25,11 +25,15 @@ const MaxClockSkew = time.Minute
 // ParseCRL.
 //
 // A CA's complete CRL may be followed or preceded by one delta CRL of the
-// same CA (RFC 5280 section 5.2.4), as `openssl verify -use_deltas` reads
-// a file: the CRL returned for that CA is then the complete one with the
-// delta applied (WithDelta). A delta that does not apply to it (against a
-// later base, or not newer) is left out, as OpenSSL leaves it out; a delta
-// without its CA's complete CRL is refused (ErrIncomplete).
+// same CA (RFC 5280 section 5.2.4), as `openssl verify -use_deltas
+// -extended_crl` reads a file: the CRL returned for that CA is then the
+// complete one with the delta applied (WithDelta). A delta that does not
+// apply to it (against a later base, or not newer) is left out, as OpenSSL
+// leaves it out; a delta without its CA's complete CRL is refused
+// (ErrIncomplete). Without -extended_crl, `openssl verify` (OpenSSL 3.0,
+// -use_deltas or not) takes a newer delta for the complete CRL and passes
+// what only the complete CRL lists: such a file is not for a server that
+// reads its CRLs through OpenSSL with the default flags.
 //
 // It is the one reader of a CRL file: the proxy and `minica verify` read
 // every CRL file through it, so that they never disagree about one. A CRL
