@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 
 	"minica/internal/cadir"
 	"minica/internal/regfile"
@@ -147,6 +148,15 @@ func writeCopy(d *cadir.Dir, pemFile, derFile string, der []byte, crashed func(f
 		return err
 	}
 	return crashed(derFile)
+}
+
+// CheckDeltaToSave checks what is given to SaveDeltaCRL (or Load): a CRL
+// number of at least 0, and some bytes of DER, which it does not judge.
+func CheckDeltaToSave(number *big.Int, der []byte) error {
+	if number == nil || number.Sign() < 0 || len(der) == 0 {
+		return fmt.Errorf("saving a delta CRL: want a CRL number of at least 0 and the CRL's DER, got number %v and %d bytes", number, len(der))
+	}
+	return nil
 }
 
 // CopyHolds reports whether pemFile and derFile in d both hold der: a

@@ -21,6 +21,9 @@ const DeltaCRLFile = "db/crl-delta"
 // SaveDeltaCRL writes DeltaCRLFile, then the published copy, unless the
 // current delta's number is higher than number.
 func (s *Store) SaveDeltaCRL(number *big.Int, der []byte) (bool, error) {
+	if err := store.CheckDeltaToSave(number, der); err != nil {
+		return false, err
+	}
 	_, current, err := s.DeltaCRL()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
@@ -34,9 +37,6 @@ func (s *Store) SaveDeltaCRL(number *big.Int, der []byte) (bool, error) {
 // writeDeltaCRL writes DeltaCRLFile, then the published copy, calling
 // the crash hook after each file.
 func (s *Store) writeDeltaCRL(number *big.Int, der []byte) error {
-	if number == nil || number.Sign() < 0 || len(der) == 0 {
-		return fmt.Errorf("saving a delta CRL: want a CRL number of at least 0 and the CRL's DER, got %v and %d bytes", number, len(der))
-	}
 	data := append([]byte(number.String()+"\n"), der...)
 	if err := s.dir.WriteAtomic(DeltaCRLFile, data, 0o644); err != nil {
 		return fmt.Errorf("saving delta CRL %s: %w", number, err)
@@ -74,6 +74,9 @@ func (s *Store) DeltaCRLStamp() (store.FileStamp, error) {
 // source's delta, never the target's.
 func (s *Store) loadDeltaCRL(d *store.Contents) error {
 	if d.DeltaCRL != nil {
+		if err := store.CheckDeltaToSave(d.DeltaNumber, d.DeltaCRL); err != nil {
+			return err
+		}
 		return s.writeDeltaCRL(d.DeltaNumber, d.DeltaCRL)
 	}
 	for _, f := range []string{DeltaCRLFile, store.DeltaCRLPEMFile, store.DeltaCRLDERFile} {

@@ -17,6 +17,9 @@ import (
 // is current, notifying channel minica_crl (payload "delta NUMBER"), and
 // then writes the published copy.
 func (s *Store) SaveDeltaCRL(number *big.Int, der []byte) (bool, error) {
+	if err := store.CheckDeltaToSave(number, der); err != nil {
+		return false, err
+	}
 	return s.saveThenCopy(saveDelta, number, der, store.WriteDeltaCRLCopy)
 }
 

@@ -114,6 +114,11 @@ func (s *Store) AdoptPublishedCRL() error {
 func (s *Store) Load(d *store.Contents) (int, error) {
 	records := 0
 	ctx := context.Background()
+	if d.DeltaCRL != nil {
+		if err := store.CheckDeltaToSave(d.DeltaNumber, d.DeltaCRL); err != nil {
+			return 0, err
+		}
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.checkEmpty(ctx, tx); err != nil {
 			return err

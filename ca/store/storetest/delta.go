@@ -106,6 +106,18 @@ func testStoreDeltaCRL(t *testing.T, h *Harness) {
 	}
 	n := nextNumber(t, h)
 	der := DeltaCRL(t, h, n, base)
+	// No number, a negative one or no bytes: an error, and nothing saved.
+	for _, bad := range []struct {
+		number *big.Int
+		der    []byte
+	}{{nil, der}, {big.NewInt(-1), der}, {n, nil}} {
+		if saved, err := h.Store.SaveDeltaCRL(bad.number, bad.der); saved || err == nil || !strings.Contains(err.Error(), "want a CRL number of at least 0 and the CRL's DER") {
+			t.Errorf("SaveDeltaCRL(%v, %d bytes) = %v, %v; want an error saying what it wants", bad.number, len(bad.der), saved, err)
+		}
+	}
+	if _, _, err := h.Store.DeltaCRL(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("DeltaCRL() after refused saves: error = %v; want fs.ErrNotExist", err)
+	}
 	if saved, err := h.Store.SaveDeltaCRL(n, der); err != nil || !saved {
 		t.Fatalf("SaveDeltaCRL(%s) = %v, %v; want saved", n, saved, err)
 	}
