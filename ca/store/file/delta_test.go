@@ -12,24 +12,12 @@ import (
 
 	"minica/ca/store"
 	"minica/internal/atomicfile"
-	"minica/internal/cadir"
 )
 
-// newDeltaStore returns a file store in a new directory, whose Crashed
-// hook calls crashed (when set), and the directory's path. The delta CRL
-// is never parsed, so the store needs no CA certificate.
+// newDeltaStore is a test store whose Crashed hook is crashed (when set):
+// the delta CRL is never parsed, so it needs no CA certificate.
 func newDeltaStore(t *testing.T, crashed func(string) error) (*Store, string) {
-	t.Helper()
-	p := t.TempDir()
-	d, err := cadir.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	if err := Create(d); err != nil {
-		t.Fatal(err)
-	}
-	return New(d, nil, Options{Crashed: crashed}), p
+	return newTestStore(t, Options{Crashed: crashed})
 }
 
 // A corrupt db/crl-delta is named, and refuses a save: nothing is

@@ -44,15 +44,5 @@ func (s *Store) DeltaCRL() ([]byte, *big.Int, error) {
 
 // DeltaCRLStamp is the version of the current delta CRL in its row.
 func (s *Store) DeltaCRLStamp() (store.FileStamp, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	var version int64
-	var size *int64
-	if err := s.pool.QueryRow(ctx, "SELECT delta_version, length(delta_der) FROM minica_crl WHERE id = 1").Scan(&version, &size); err != nil {
-		return store.FileStamp{}, fmt.Errorf("reading the delta CRL from %q: %w", s.url, err)
-	}
-	if size == nil {
-		return store.FileStamp{}, fmt.Errorf("%w in %q", store.ErrNoDeltaCRL, s.url)
-	}
-	return store.FileStamp{Ino: uint64(version), Size: *size}, nil
+	return s.crlStamp("SELECT delta_version, length(delta_der) FROM minica_crl WHERE id = 1", "the delta CRL", store.ErrNoDeltaCRL)
 }

@@ -647,15 +647,21 @@ func (s *Store) CRLApart() bool { return true }
 
 // CRLStamp is the version of the current CRL's row.
 func (s *Store) CRLStamp() (store.FileStamp, error) {
+	return s.crlStamp("SELECT version, length(der) FROM minica_crl WHERE id = 1", "the CRL", store.ErrNoCRL)
+}
+
+// crlStamp reads the stamp of a CRL in the row of minica_crl: query
+// selects its version and size, a NULL size when there is none (missing).
+func (s *Store) crlStamp(query, what string, missing error) (store.FileStamp, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var version int64
 	var size *int64
-	if err := s.pool.QueryRow(ctx, "SELECT version, length(der) FROM minica_crl WHERE id = 1").Scan(&version, &size); err != nil {
-		return store.FileStamp{}, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
+	if err := s.pool.QueryRow(ctx, query).Scan(&version, &size); err != nil {
+		return store.FileStamp{}, fmt.Errorf("reading %s from %q: %w", what, s.url, err)
 	}
 	if size == nil {
-		return store.FileStamp{}, fmt.Errorf("%w in %q", store.ErrNoCRL, s.url)
+		return store.FileStamp{}, fmt.Errorf("%w in %q", missing, s.url)
 	}
 	return store.FileStamp{Ino: uint64(version), Size: *size}, nil
 }
