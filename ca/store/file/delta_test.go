@@ -20,8 +20,8 @@ func newDeltaStore(t *testing.T, crashed func(string) error) (*Store, string) {
 	return newTestStore(t, Options{Crashed: crashed})
 }
 
-// A corrupt db/crl-delta is named, and refuses a save: nothing is
-// written over what a person should look at.
+// A corrupt db/crl-delta is named, refuses a save and is a problem for
+// CheckCRL: nothing is written over what a person should look at.
 func TestDeltaCRLCorrupt(t *testing.T) {
 	tests := []struct{ name, data string }{
 		{"no newline", "12"},
@@ -44,8 +44,12 @@ func TestDeltaCRLCorrupt(t *testing.T) {
 			if saved, err := s.SaveDeltaCRL(big.NewInt(13), []byte("DER")); saved || err == nil || err.Error() != want {
 				t.Errorf("SaveDeltaCRL() over it = %v, %v; want %s", saved, err, want)
 			}
+			var problems []string
+			if _, err := s.CheckCRL(func(string) {}, func(p string) { problems = append(problems, p) }); err != nil || !slices.Contains(problems, want) {
+				t.Errorf("CheckCRL() = %v, problems %q; want the problem %s", err, problems, want)
+			}
 			if got, _ := os.ReadFile(name); string(got) != tt.data {
-				t.Errorf("db/crl-delta = %q after a refused save; want %q, untouched", got, tt.data)
+				t.Errorf("db/crl-delta = %q after a refused save and a check; want %q, untouched", got, tt.data)
 			}
 			if _, err := os.Stat(filepath.Join(p, store.DeltaCRLDERFile)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a refused save wrote %s: %v", store.DeltaCRLDERFile, err)
