@@ -16,7 +16,7 @@ func storeHarnessPG(t *testing.T) *storetest.Harness {
 	url := pgtest.New(t)
 	c, signer := newTestCA(t, InitOptions{Store: url})
 	s := c.db.(*pg.Store)
-	return &storetest.Harness{Store: s, Cert: c.Cert, Signer: signer, Open: reopener(c),
+	return &storetest.Harness{Store: s, Cert: c.Cert, Signer: signer, Dir: c.dir, Open: reopener(c),
 		LoseLock: func(t *testing.T) { killBackend(t, url, s.LockSessionPID()) },
 	}
 }

@@ -84,7 +84,7 @@ func testCopyStore(t *testing.T, h *storetest.Harness) {
 func storeHarnessFile(t *testing.T) *storetest.Harness {
 	c, signer := newTestCA(t, InitOptions{})
 	removeFirstCRL(t, c)
-	return &storetest.Harness{Store: c.db, Cert: c.Cert, Signer: signer, Open: reopener(c)}
+	return &storetest.Harness{Store: c.db, Cert: c.Cert, Signer: signer, Dir: c.dir, Open: reopener(c)}
 }
 
 // reopener returns a function that opens c's store again, as another

@@ -2,12 +2,14 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 
 	"minica/internal/cadir"
 	"minica/internal/regfile"
@@ -21,10 +23,24 @@ const (
 	// CRLNumberFile holds the file store's last CRL number reserved, in
 	// decimal; a store that adopts a new CA's first CRL removes it.
 	CRLNumberFile = "crlnumber"
+	// DeltaCRLPEMFile and DeltaCRLDERFile are the published copy of the
+	// current delta CRL (RFC 5280 section 5.2.4), written by SaveDeltaCRL
+	// in that order, as the complete CRL's files are.
+	DeltaCRLPEMFile = "crl-delta.pem"
+	DeltaCRLDERFile = "crl-delta.der"
 )
 
 // ErrNoCRL is returned when the CA has no published CRL.
 var ErrNoCRL = errors.New("no CRL published")
+
+// ErrNoDeltaCRL is returned when the store holds no delta CRL; it matches
+// fs.ErrNotExist.
+var ErrNoDeltaCRL error = noDeltaCRL{}
+
+type noDeltaCRL struct{}
+
+func (noDeltaCRL) Error() string        { return "no delta CRL saved" }
+func (noDeltaCRL) Is(target error) bool { return target == fs.ErrNotExist }
 
 // ErrNotRegular is returned by the file store's ReadCRL and CRLStamp when
 // crl.der is not a regular file: a symlink planted in the CA directory could
@@ -110,16 +126,76 @@ func ReadCRLFile(d *cadir.Dir, file string, missing error, issuer *x509.Certific
 // crl.pem (what web servers read), then crl.der (what minica reads), each
 // atomically, calling crashed after each.
 func WriteCRLCopy(d *cadir.Dir, der []byte, crashed func(file string) error) error {
-	if err := WritePEMAtomic(d, CRLPEMFile, der); err != nil {
+	return writeCopy(d, CRLPEMFile, CRLDERFile, der, crashed)
+}
+
+// WriteDeltaCRLCopy writes der as the published copy of the current delta
+// CRL in d, crl-delta.pem then crl-delta.der, as WriteCRLCopy does.
+func WriteDeltaCRLCopy(d *cadir.Dir, der []byte, crashed func(file string) error) error {
+	return writeCopy(d, DeltaCRLPEMFile, DeltaCRLDERFile, der, crashed)
+}
+
+// writeCopy writes der into pemFile, then derFile, each atomically and
+// 0644, calling crashed after each.
+func writeCopy(d *cadir.Dir, pemFile, derFile string, der []byte, crashed func(file string) error) error {
+	if err := WritePEMAtomic(d, pemFile, der); err != nil {
 		return err
 	}
-	if err := crashed(CRLPEMFile); err != nil {
+	if err := crashed(pemFile); err != nil {
 		return err
 	}
-	if err := d.WriteAtomic(CRLDERFile, der, 0o644); err != nil {
+	if err := d.WriteAtomic(derFile, der, 0o644); err != nil {
 		return err
 	}
-	return crashed(CRLDERFile)
+	return crashed(derFile)
+}
+
+// CheckDeltaToSave checks what is given to SaveDeltaCRL (or Load): a CRL
+// number of at least 0, and some bytes of DER, which it does not judge.
+func CheckDeltaToSave(number *big.Int, der []byte) error {
+	if number == nil || number.Sign() < 0 || len(der) == 0 {
+		return fmt.Errorf("saving a delta CRL: want a CRL number of at least 0 and the CRL's DER, got number %v and %d bytes", number, len(der))
+	}
+	return nil
+}
+
+// CopyHolds reports whether pemFile and derFile in d both hold der: a
+// missing, unreadable or other file is false.
+func CopyHolds(d *cadir.Dir, pemFile, derFile string, der []byte) bool {
+	fileDER, err := d.ReadFile(derFile)
+	if err != nil || !bytes.Equal(fileDER, der) {
+		return false
+	}
+	pemData, err := d.ReadFile(pemFile)
+	if err != nil {
+		return false
+	}
+	block, _ := pem.Decode(pemData)
+	return block != nil && block.Type == "X509 CRL" && bytes.Equal(block.Bytes, der)
+}
+
+// CheckDeltaCRLCopy makes the published copy of db's current delta CRL in
+// d (crl-delta.pem and crl-delta.der) hold it, rewriting a missing or stale
+// one (what a crash between saving the delta and writing its copy leaves)
+// and calling fixed. A store without a delta leaves the files as they are;
+// one whose delta cannot be read is a problem, and the files stay.
+func CheckDeltaCRLCopy(db CRLStore, d *cadir.Dir, crashed func(file string) error, fixed, problem func(string)) error {
+	der, number, err := db.DeltaCRL()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		problem(err.Error())
+		return nil
+	}
+	if CopyHolds(d, DeltaCRLPEMFile, DeltaCRLDERFile, der) {
+		return nil
+	}
+	if err := WriteDeltaCRLCopy(d, der, crashed); err != nil {
+		return err
+	}
+	fixed(fmt.Sprintf("rewrote %s and %s from the store (delta CRL %s): they were missing or stale", DeltaCRLPEMFile, DeltaCRLDERFile, number))
+	return nil
 }
 
 // WritePEMAtomic replaces name with the PEM form of der as WriteAtomic

@@ -97,9 +97,12 @@ type RevocationLog interface {
 	RevocationStamp() (FileStamp, error)
 }
 
-// CRLStore keeps the CRL number and the current CRL, and writes the
-// published copy of the current CRL (crl.pem, then crl.der) into the CA
-// directory.
+// CRLStore keeps the CRL number, the current CRL and the current delta
+// CRL, and writes the published copy of each into the CA directory
+// (crl.pem, then crl.der; crl-delta.pem, then crl-delta.der). It stores
+// a delta CRL's bytes as they are given and never judges them: a delta
+// whose number is below the current CRL's is kept, and its readers (the
+// CA) ignore it.
 type CRLStore interface {
 	// LastCRLNumber returns the last CRL number reserved (0 for none).
 	LastCRLNumber() (*big.Int, error)
@@ -127,6 +130,21 @@ type CRLStore interface {
 	// published copy, so that a store restored from a backup may hold an
 	// older CRL than the copy (false where the copy is the current CRL).
 	CRLApart() bool
+
+	// SaveDeltaCRL makes der, a delta CRL numbered number (reserved by
+	// NextCRLNumber: complete and delta CRLs share one sequence), the current
+	// delta CRL and writes its published copy into the CA directory
+	// (crl-delta.pem, then crl-delta.der, each atomically, 0644), unless a
+	// delta CRL with a higher number is current already; saved tells which.
+	// A delta of the current delta's number replaces it, and its copy is
+	// written again. A complete CRL saved later leaves the delta as it is.
+	SaveDeltaCRL(number *big.Int, der []byte) (saved bool, err error)
+	// DeltaCRL returns the current delta CRL's DER and number, or an error
+	// matching fs.ErrNotExist when none was saved.
+	DeltaCRL() (der []byte, number *big.Int, err error)
+	// DeltaCRLStamp changes whenever the current delta CRL does; it gives an
+	// error matching fs.ErrNotExist when there is none.
+	DeltaCRLStamp() (FileStamp, error)
 }
 
 // EnrollmentStore keeps enrollments as the CA encodes them.
@@ -241,7 +259,9 @@ type Maintenance interface {
 	DropUnreadable(corrupt *CorruptRecordError, fixed, problem func(string)) error
 	// CheckCRL makes the published copy agree with the current CRL and
 	// returns the current CRL, or nil when there is none, reporting why as
-	// a problem (what is wrong, not what to run: the program advises).
+	// a problem (what is wrong, not what to run: the program advises). It
+	// also rewrites a missing or stale published copy of the current delta
+	// CRL (see CheckDeltaCRLCopy).
 	CheckCRL(fixed, problem func(string)) (*revoke.CRL, error)
 	// PublishedCopies returns the copies of the current CRL that the
 	// engine keeps apart from its Store, which a Store restored
@@ -271,4 +291,6 @@ type Contents struct {
 	LastNumber  *big.Int                  // the last CRL number used
 	CRL         []byte                    // the current CRL, DER; nil without one
 	CRLNumber   *big.Int
+	DeltaCRL    []byte // the current delta CRL, DER; nil without one
+	DeltaNumber *big.Int
 }

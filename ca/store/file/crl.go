@@ -16,7 +16,8 @@ import (
 
 // The file store's current CRL is the published copy itself: crl.pem and
 // crl.der, written in that order. Its number is reserved in crlnumber
-// before the CRL is signed.
+// before the CRL is signed. The current delta CRL is DeltaCRLFile (see
+// delta.go).
 
 // LastCRLNumber reads crlnumber (0 when it is missing).
 func (s *Store) LastCRLNumber() (*big.Int, error) {
@@ -121,13 +122,23 @@ func (s *Store) CRLName() string { return s.dir.Join(store.CRLDERFile) }
 // CRLApart is false: crl.pem and crl.der are the current CRL.
 func (s *Store) CRLApart() bool { return false }
 
-// CheckCRL makes crl.pem and crl.der agree, and returns the CRL they hold,
-// or nil (reported) when neither holds a CRL of this CA. SaveCRL writes
-// crl.pem first, so after a crash crl.pem can be newer than crl.der; a
-// copy written by hand or an older minica can be either. The file with
-// the higher CRL number wins, and a missing or unreadable one is
-// rewritten from the other.
+// CheckCRL rewrites the delta CRL's published copy from DeltaCRLFile
+// where a crash left it behind (store.CheckDeltaCRLCopy), then makes
+// crl.pem and crl.der agree (checkCompleteCRL).
 func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
+	if err := store.CheckDeltaCRLCopy(s, s.dir, s.crash, fixed, problem); err != nil {
+		return nil, err
+	}
+	return s.checkCompleteCRL(fixed, problem)
+}
+
+// checkCompleteCRL makes crl.pem and crl.der agree, and returns the CRL
+// they hold, or nil (reported) when neither holds a CRL of this CA.
+// SaveCRL writes crl.pem first, so after a crash crl.pem can be newer than
+// crl.der; a copy written by hand or an older minica can be either. The
+// file with the higher CRL number wins, and a missing or unreadable one is
+// rewritten from the other.
+func (s *Store) checkCompleteCRL(fixed, problem func(string)) (*revoke.CRL, error) {
 	derCRL, _, derErr := store.LoadCRL(s, s.cert)
 	derData, _ := s.dir.ReadFile(store.CRLDERFile)
 	var pemCRL *revoke.CRL

@@ -22,8 +22,12 @@
 //	db/acme/nonces.tab  the ACME nonces (NonceTable): 2^18 slots of 32 bytes
 //	                    written in place; never synced (a crash may lose
 //	                    nonces)
+//	db/crl-delta        the current delta CRL: its number in decimal, a
+//	                    newline, then its DER (DeltaCRLFile)
 //	crlnumber           the last CRL number reserved
 //	crl.pem, crl.der    the current CRL, which is also the published copy
+//	crl-delta.pem, crl-delta.der the published copy of the current delta
+//	                    CRL, written after db/crl-delta
 //	lock                flock(2)-ed around every mutation; the holder's pid
 //
 // # Durability
@@ -32,7 +36,8 @@
 // appended, not synced: the CA syncs the certificate's files before it
 // reports an issuance, and its check rebuilds a lost or torn record from
 // them (Repair, DropUnreadable), rebuilds the name index (Reindex), and
-// makes crl.pem and crl.der agree (CheckCRL). State files are replaced
+// makes crl.pem and crl.der agree, and crl-delta.pem and crl-delta.der
+// hold db/crl-delta (CheckCRL). State files are replaced
 // atomically and durably (temp file, write, fsync, rename, fsync the
 // directory); a revocation is synced before its record changes.
 package file

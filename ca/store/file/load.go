@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"strings"
 
 	"minica/ca/store"
@@ -15,7 +16,9 @@ import (
 // Load writes the copy d into an empty file store: the record files (as
 // they are, not synced one by one), the name index built from them, one
 // sync of the whole file system (or of db/), then the revocation log, the
-// enrollments, the ACME objects, crlnumber and the CRL files.
+// enrollments, the ACME objects, crlnumber (at least the delta CRL's
+// number), the delta CRL's files (removed when d has none) and the CRL
+// files.
 func (s *Store) Load(d *store.Contents) (int, error) {
 	if err := s.checkEmpty(); err != nil {
 		return 0, err
@@ -77,10 +80,15 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	if d.LastNumber.Cmp(last) > 0 {
-		last = d.LastNumber
+	for _, used := range []*big.Int{d.LastNumber, d.DeltaNumber} {
+		if used != nil && used.Cmp(last) > 0 {
+			last = used
+		}
 	}
 	if err := s.dir.WriteAtomic(CRLNumberFile, []byte(last.String()+"\n"), 0o644); err != nil {
+		return n, err
+	}
+	if err := s.loadDeltaCRL(d); err != nil {
 		return n, err
 	}
 	if d.CRL != nil {

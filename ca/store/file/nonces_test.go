@@ -13,7 +13,12 @@ import (
 
 var nonceT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newNonceStore(t *testing.T) (*Store, string) {
+func newNonceStore(t *testing.T) (*Store, string) { return newTestStore(t, Options{}) }
+
+// newTestStore returns a file store with options o in a new directory
+// laid out by Create, without a CA certificate (what needs none), and the
+// directory's path.
+func newTestStore(t *testing.T, o Options) (*Store, string) {
 	t.Helper()
 	p := t.TempDir()
 	d, err := cadir.Open(p)
@@ -21,7 +26,10 @@ func newNonceStore(t *testing.T) (*Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	s := New(d, nil, Options{})
+	if err := Create(d); err != nil {
+		t.Fatal(err)
+	}
+	s := New(d, nil, o)
 	t.Cleanup(func() { s.Close() })
 	return s, p
 }

@@ -21,7 +21,7 @@ func event(wd int32, mask uint32, name string) []byte {
 }
 
 func TestConcerns(t *testing.T) {
-	watched := map[int32]string{1: "crl.der", 2: "revoked.log"}
+	watched := map[int32][]string{1: {"crl.der", "crl-delta.der"}, 2: {"revoked.log"}}
 	join := func(evs ...[]byte) []byte {
 		var b []byte
 		for _, e := range evs {
@@ -35,8 +35,10 @@ func TestConcerns(t *testing.T) {
 		want bool
 	}{
 		{"crl.der moved into place", event(1, unix.IN_MOVED_TO, "crl.der"), true},
+		{"crl-delta.der moved into place", event(1, unix.IN_MOVED_TO, "crl-delta.der"), true},
 		{"the revocation log appended", event(2, unix.IN_MODIFY, "revoked.log"), true},
 		{"crl.pem", event(1, unix.IN_MOVED_TO, "crl.pem"), false},
+		{"crl-delta.pem", event(1, unix.IN_MOVED_TO, "crl-delta.pem"), false},
 		{"crl.der's temporary file", event(1, unix.IN_CLOSE_WRITE, ".crl.der.tmp123"), false},
 		{"a name of the other directory", event(2, unix.IN_MOVED_TO, "crl.der"), false},
 		{"the second of two", join(event(1, unix.IN_CLOSE_WRITE, "serial"), event(2, unix.IN_MODIFY, "revoked.log")), true},

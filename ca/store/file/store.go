@@ -36,6 +36,8 @@ const (
 //     record changes, and an append lands whole or not at all;
 //   - the CRL number is written (crlnumber) before the CRL is signed, and
 //     the current CRL is the published copy itself: crl.pem, then crl.der;
+//   - the current delta CRL, its number with it, is db/crl-delta, written
+//     before its published copy: crl-delta.pem, then crl-delta.der;
 //   - every mutation holds flock(2) on the file "lock".
 //
 // What a crash leaves is repaired by the CA's check, through Repair,
@@ -172,16 +174,20 @@ func (s *Store) AdoptPublishedCRL() error { return nil }
 // PublishedCopies is empty: the published copy is the database.
 func (s *Store) PublishedCopies() []store.CRLCopy { return nil }
 
-// Repair removes the temporary files that interrupted writes left in the
-// record shards and in the ACME directories, reports what else is in db/,
-// and repairs the revocation log (see repairRevlog).
+// Repair removes the temporary files that interrupted writes left in db/,
+// in the record shards and in the ACME directories, reports what else is
+// in db/, and repairs the revocation log (see repairRevlog).
 func (s *Store) Repair(fixed, problem func(string)) error {
+	if err := s.dir.RemoveTemps("db"); err != nil {
+		return err
+	}
 	shards, err := fs.ReadDir(s.dir.Root().FS(), "db")
 	if err != nil {
 		return fmt.Errorf("listing %q: %w", s.dir.Join("db"), err)
 	}
 	for _, e := range shards {
-		if e.Name() == path.Base(RevocationLog) || e.Name() == path.Base(NameIndexDir) {
+		switch e.Name() {
+		case path.Base(RevocationLog), path.Base(NameIndexDir), path.Base(DeltaCRLFile):
 			continue
 		}
 		if !e.IsDir() {

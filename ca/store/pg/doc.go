@@ -19,8 +19,9 @@
 // deadlock (40P01) is retried, at most MaxAttempts times.
 //
 // The CA directory keeps the published copy of the current CRL (crl.pem,
-// crl.der), which SaveCRL writes after the database has the CRL, and
-// CheckCRL repairs. Package ca never imports this one: the program passes
+// crl.der) and of the current delta CRL (crl-delta.pem, crl-delta.der),
+// which SaveCRL and SaveDeltaCRL write after the database has the CRL,
+// and CheckCRL repairs. Package ca never imports this one: the program passes
 // Engine to it (cmd/minica does), so that only programs that use
 // PostgreSQL link pgx.
 package pg

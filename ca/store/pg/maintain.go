@@ -1,9 +1,7 @@
 package pg
 
 import (
-	"bytes"
 	"context"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,20 +28,21 @@ func (s *Store) DropUnreadable(corrupt *store.CorruptRecordError, fixed, problem
 	return nil
 }
 
-// CheckCRL makes crl.pem and crl.der hold the database's current CRL
-// (what a crash after the database saved it, or a CRL published on
-// another host, leaves stale), and returns that CRL, or nil (reported)
-// when there is none.
+// CheckCRL makes crl-delta.pem and crl-delta.der hold the database's
+// current delta CRL (store.CheckDeltaCRLCopy), and crl.pem and crl.der its
+// current CRL (what a crash after the database saved them, or a CRL
+// published on another host, leaves stale), and returns that CRL, or nil
+// (reported) when there is none.
 func (s *Store) CheckCRL(fixed, problem func(string)) (*revoke.CRL, error) {
+	if err := store.CheckDeltaCRLCopy(s, s.dir, s.crash, fixed, problem); err != nil {
+		return nil, err
+	}
 	crl, der, err := store.LoadCRL(s, s.cert)
 	if err != nil {
 		problem(err.Error())
 		return nil, nil
 	}
-	fileDER, _ := s.dir.ReadFile(store.CRLDERFile)
-	pemData, _ := s.dir.ReadFile(store.CRLPEMFile)
-	block, _ := pem.Decode(pemData)
-	if bytes.Equal(fileDER, der) && block != nil && bytes.Equal(block.Bytes, der) {
+	if store.CopyHolds(s.dir, store.CRLPEMFile, store.CRLDERFile, der) {
 		return crl, nil
 	}
 	if err := store.WriteCRLCopy(s.dir, der, s.crash); err != nil {
@@ -109,10 +108,17 @@ func (s *Store) AdoptPublishedCRL() error {
 
 // Load writes the copy d in one transaction, the tables locked and
 // checked empty first, the records with COPY as they stream from the
-// source.
+// source; the current CRL and delta CRL become d's (none where d has
+// none), and the last CRL number at least the delta's. The published
+// copies in the CA directory stay as they are.
 func (s *Store) Load(d *store.Contents) (int, error) {
 	records := 0
 	ctx := context.Background()
+	if d.DeltaCRL != nil {
+		if err := store.CheckDeltaToSave(d.DeltaNumber, d.DeltaCRL); err != nil {
+			return 0, err
+		}
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.checkEmpty(ctx, tx); err != nil {
 			return err
@@ -124,18 +130,24 @@ func (s *Store) Load(d *store.Contents) (int, error) {
 		if err := loadRest(ctx, tx, d); err != nil {
 			return err
 		}
-		var number any
-		if d.CRLNumber != nil {
-			number = d.CRLNumber.String()
-		}
-		_, err = tx.Exec(ctx, `UPDATE minica_crl SET last_number = greatest(last_number, $1::numeric), number = $2::numeric, der = $3, version = version + 1 WHERE id = 1`,
-			d.LastNumber.String(), number, d.CRL)
+		_, err = tx.Exec(ctx, `UPDATE minica_crl SET last_number = greatest(last_number, $1::numeric, $4::numeric),
+			number = $2::numeric, der = $3, version = version + 1,
+			delta_number = $4::numeric, delta_der = $5, delta_version = delta_version + 1 WHERE id = 1`,
+			d.LastNumber.String(), numeric(d.CRLNumber), d.CRL, numeric(d.DeltaNumber), d.DeltaCRL)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("copying to %q: %w", s.url, err)
 	}
 	return records, nil
+}
+
+// numeric is n as a parameter of a numeric column: NULL for nil.
+func numeric(n *big.Int) any {
+	if n == nil {
+		return nil
+	}
+	return n.String()
 }
 
 // checkEmpty locks the tables that a copy writes, for the rest of tx,

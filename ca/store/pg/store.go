@@ -553,14 +553,7 @@ func (s *Store) NextCRLNumber(now time.Time) (*big.Int, error) {
 // notifying channel minica_crl with the number, and then writes the
 // published copy.
 func (s *Store) SaveCRL(number *big.Int, der []byte) (bool, error) {
-	saved, err := s.saveCRL(number, der)
-	if err == nil {
-		err = s.crash("store")
-	}
-	if err != nil || !saved {
-		return false, err
-	}
-	return true, store.WriteCRLCopy(s.dir, der, s.crash)
+	return s.saveThenCopy(saveComplete, number, der, store.WriteCRLCopy)
 }
 
 // crash calls the test hook crashed, if set, after file was written.
@@ -571,18 +564,48 @@ func (s *Store) crash(file string) error {
 	return s.crashed(file)
 }
 
-func (s *Store) saveCRL(number *big.Int, der []byte) (bool, error) {
+// A crlSave is how one kind of CRL is saved in the row of minica_crl: the
+// statement, which takes the number ($1) and the DER ($2) and updates the
+// row only where it saves, and the payload of the notification, which
+// takes the number. A complete CRL replaces one of a lower number; a delta
+// replaces one of a lower or the same number.
+type crlSave struct {
+	what, update, payload string
+}
+
+var (
+	saveComplete = crlSave{"saving CRL ", `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
+			WHERE id = 1 AND (number IS NULL OR number < $1::numeric)`, "%s"}
+	saveDelta = crlSave{"saving delta CRL ", `UPDATE minica_crl SET delta_number = $1::numeric, delta_der = $2, delta_version = delta_version + 1
+			WHERE id = 1 AND (delta_number IS NULL OR delta_number <= $1::numeric)`, "delta %s"}
+)
+
+// saveThenCopy saves der as k says, then, when it was saved, calls the
+// crash hook ("store") and writes the published copy with writeCopy.
+func (s *Store) saveThenCopy(k crlSave, number *big.Int, der []byte, writeCopy func(*cadir.Dir, []byte, func(string) error) error) (bool, error) {
+	saved, err := s.saveCRL(k, number, der)
+	if err == nil {
+		err = s.crash("store")
+	}
+	if err != nil || !saved {
+		return false, err
+	}
+	return true, writeCopy(s.dir, der, s.crash)
+}
+
+// saveCRL runs k's statement and, when it saved, notifies notifyChannel,
+// in one transaction.
+func (s *Store) saveCRL(k crlSave, number *big.Int, der []byte) (bool, error) {
 	saved := false
-	err := s.write("saving CRL "+number.String(), func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE minica_crl SET number = $1::numeric, der = $2, version = version + 1
-			WHERE id = 1 AND (number IS NULL OR number < $1::numeric)`, number.String(), der)
+	err := s.write(k.what+number.String(), func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, k.update, number.String(), der)
 		if err != nil {
 			return err
 		}
 		if saved = tag.RowsAffected() == 1; !saved {
 			return nil
 		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify('minica_crl', $1)", number.String())
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, fmt.Sprintf(k.payload, number))
 		return err
 	})
 	return saved && err == nil, err
@@ -624,15 +647,21 @@ func (s *Store) CRLApart() bool { return true }
 
 // CRLStamp is the version of the current CRL's row.
 func (s *Store) CRLStamp() (store.FileStamp, error) {
+	return s.crlStamp("SELECT version, length(der) FROM minica_crl WHERE id = 1", "the CRL", store.ErrNoCRL)
+}
+
+// crlStamp reads the stamp of a CRL in the row of minica_crl: query
+// selects its version and size, a NULL size when there is none (missing).
+func (s *Store) crlStamp(query, what string, missing error) (store.FileStamp, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var version int64
 	var size *int64
-	if err := s.pool.QueryRow(ctx, "SELECT version, length(der) FROM minica_crl WHERE id = 1").Scan(&version, &size); err != nil {
-		return store.FileStamp{}, fmt.Errorf("reading the CRL from %q: %w", s.url, err)
+	if err := s.pool.QueryRow(ctx, query).Scan(&version, &size); err != nil {
+		return store.FileStamp{}, fmt.Errorf("reading %s from %q: %w", what, s.url, err)
 	}
 	if size == nil {
-		return store.FileStamp{}, fmt.Errorf("%w in %q", store.ErrNoCRL, s.url)
+		return store.FileStamp{}, fmt.Errorf("%w in %q", missing, s.url)
 	}
 	return store.FileStamp{Ino: uint64(version), Size: *size}, nil
 }

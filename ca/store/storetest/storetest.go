@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"minica/ca/store"
+	"minica/internal/cadir"
 	"minica/revoke"
 )
 
@@ -23,6 +24,9 @@ type Harness struct {
 	Store  store.Store
 	Cert   *x509.Certificate
 	Signer crypto.Signer
+	// Dir is the CA directory, where the store writes the published
+	// copies of the current CRL and delta CRL.
+	Dir *cadir.Dir
 	// Open opens a second handle on the same store, as another process
 	// of the CA would.
 	Open func(t *testing.T) store.Store
@@ -46,6 +50,9 @@ var cases = []struct {
 	{"revoke and the revocation log", only(testStoreRevoke)},
 	{"CRL number", only(testStoreCRLNumber)},
 	{"current CRL", only(testStoreCRL)},
+	{"current delta CRL", only(testStoreDeltaCRL)},
+	{"the delta CRL's published copy repaired", only(testStoreDeltaCRLCopyRepaired)},
+	{"a delta CRL notified", only(testStoreDeltaCRLNotified)},
 	{"enrollments", only(testStoreEnrollments)},
 	{"the lock", only(testStoreLock)},
 	{"the lock lost", only(testStoreLockLost)},
@@ -543,6 +550,10 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 		t.Fatal(err)
 	}
 	der := EmptyCRL(t, src, n.Int64())
+	// A delta numbered above LastNumber: the copy's next number is above
+	// it all the same.
+	deltaNumber := new(big.Int).Add(n, big.NewInt(5))
+	delta := DeltaCRL(t, src, deltaNumber, n)
 	objects := []store.Object{object("accounts", "acct1", `{"a":1}`), object("orders", "o1", `{"o":1}`), object("orders", "o2", `{"o":2}`)}
 	for _, o := range objects {
 		if err := src.Store.CreateObject(o); err != nil {
@@ -555,7 +566,8 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 			t.Fatalf("LatestRevocations() = %d events, %v; want 1", len(events), err)
 		}
 		return &store.Contents{Records: src.Store.Records(), Events: []store.RevEvent{events[0].RevEvent()},
-			Enrollments: []store.EnrollmentData{enrollment}, Objects: allObjects(t, src.Store), LastNumber: n, CRL: der, CRLNumber: n}
+			Enrollments: []store.EnrollmentData{enrollment}, Objects: allObjects(t, src.Store), LastNumber: n, CRL: der, CRLNumber: n,
+			DeltaCRL: delta, DeltaNumber: deltaNumber}
 	}
 	if got, err := h.Store.Load(contents()); err != nil || got != 2 {
 		t.Fatalf("Load() = %d, %v; want 2 records", got, err)
@@ -567,12 +579,13 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 	if got, err := h.Store.EnrollmentByName("alice"); err != nil || !bytes.Equal(got.Data, enrollment.Data) {
 		t.Errorf("EnrollmentByName(alice) of the copy = %+v, %v", got, err)
 	}
-	if last, err := h.Store.LastCRLNumber(); err != nil || last.Cmp(n) < 0 {
-		t.Errorf("LastCRLNumber() of the copy = %v, %v; want at least %s", last, err, n)
+	if last, err := h.Store.LastCRLNumber(); err != nil || last.Cmp(deltaNumber) < 0 {
+		t.Errorf("LastCRLNumber() of the copy = %v, %v; want at least %s, its delta CRL's", last, err, deltaNumber)
 	}
 	if got, err := h.Store.CRL(); err != nil || !bytes.Equal(got, der) {
 		t.Errorf("CRL() of the copy: %v; want the source's", err)
 	}
+	wantDelta(t, h.Store, delta, deltaNumber)
 	for _, o := range objects {
 		wantObject(t, h.Store, o)
 	}
@@ -593,6 +606,20 @@ func testStoreLoad(t *testing.T, h *Harness, newStore func(t *testing.T) *Harnes
 	}
 	for r := range other.Store.Records() {
 		t.Fatalf("a refused Load() wrote record %s", r.Serial)
+	}
+	// A copy without a delta CRL leaves none in the target, whatever it
+	// held before.
+	target := newStore(t)
+	if _, err := target.Store.SaveDeltaCRL(deltaNumber, delta); err != nil {
+		t.Fatal(err)
+	}
+	without := contents()
+	without.DeltaCRL, without.DeltaNumber = nil, nil
+	if _, err := target.Store.Load(without); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := target.Store.DeltaCRL(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("DeltaCRL() of a copy of a store without one: error = %v; want fs.ErrNotExist", err)
 	}
 }
 
