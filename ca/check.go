@@ -94,7 +94,7 @@ func (c *CA) CheckWith(o CheckOptions) (*CheckReport, error) {
 		return nil, err
 	}
 	if crl != nil {
-		if err := c.checkUnpublished(rep, crl, o.Signer); err != nil {
+		if err := c.checkUnpublished(rep, c.WithCurrentDelta(crl), o.Signer); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package ca
 import (
 	"crypto"
 	"crypto/x509"
+	"fmt"
 	"iter"
 	"math/big"
 	"time"
@@ -33,7 +34,10 @@ type CRLInfo struct {
 	ThisUpdate, NextUpdate time.Time
 	Entries                int
 	DER                    []byte
-	PEMFile, DERFile       string // paths, for messages
+	// Delta is set for a delta CRL, whose base CRL number is Base.
+	Delta            bool
+	Base             *big.Int
+	PEMFile, DERFile string // paths, for messages
 }
 
 // PublishCRL signs a new CRL with signer and writes it as crl.pem and
@@ -48,7 +52,10 @@ type CRLInfo struct {
 // CRL, reports its revocations as unpublished, and Check makes the pair agree.
 // It lists every revoked certificate except those expired for longer than
 // ExpiredGrace; a revocation recorded after thisUpdate (the clock went back)
-// is listed at thisUpdate.
+// is listed at thisUpdate. When the CA signs delta CRLs (DeltaSettings) and
+// this CRL is large enough, an empty delta CRL against it follows, so that
+// the next revocation (PublishRevocations) signs a delta, not the whole list;
+// complete CRLs then name the delta's URL, if set, as their freshest CRL.
 func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo, error) {
 	if lifetime == 0 {
 		lifetime = time.Duration(c.Settings.CRLLifetime)
@@ -67,8 +74,12 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 		return nil, err
 	}
 	count := 0
+	var freshest []string
+	if d := c.Settings.DeltaCRL; !d.Off && d.URL != "" {
+		freshest = []string{d.URL}
+	}
 	der, err := revoke.Build(revoke.Params{
-		Issuer: c.Cert, Signer: signer, Number: number,
+		Issuer: c.Cert, Signer: signer, Number: number, FreshestCRL: freshest,
 		ThisUpdate: now, NextUpdate: now.Add(lifetime), ExpectedEntries: len(events),
 	}, crlEntries(events, now, &count))
 	if err != nil {
@@ -83,6 +94,11 @@ func (c *CA) PublishCRL(signer crypto.Signer, lifetime time.Duration) (*CRLInfo,
 	if saved {
 		if err := c.writeCRLChain(); err != nil {
 			return nil, err
+		}
+	}
+	if saved && c.deltaDue(count) {
+		if _, err := c.signDelta(signer, number, nil); err != nil {
+			return nil, fmt.Errorf("CRL %s is published, but its delta CRL is not: %w", number, err)
 		}
 	}
 	return &CRLInfo{Number: number, ThisUpdate: now, NextUpdate: now.Add(lifetime), Entries: count, DER: der,
@@ -122,16 +138,32 @@ func (c *CA) crashed(file string) error {
 }
 
 // LoadCRL reads and verifies the published CRL (crl.der) against the CA
-// certificate. It gives an error matching ErrNoCRL when none exists, and
-// the revoke package's sentinels for a corrupt or foreign one. Its dates are
-// not checked; see revoke.Freshness.
+// certificate, with the current delta CRL applied when there is one (see
+// DeltaCRL): what the CA has published as revoked. It gives an error
+// matching ErrNoCRL when none exists, and the revoke package's sentinels
+// for a corrupt or foreign one. Its dates are not checked; see
+// revoke.Freshness.
 func (c *CA) LoadCRL() (*revoke.CRL, error) {
-	crl, _, err := c.loadCRL()
-	return crl, err
+	crl, _, err := store.LoadCRL(c.db, c.Cert)
+	if err != nil {
+		return nil, err
+	}
+	return c.WithCurrentDelta(crl), nil
 }
 
-// loadCRL is LoadCRL that also gives the CRL's DER.
-func (c *CA) loadCRL() (*revoke.CRL, []byte, error) { return store.LoadCRL(c.db, c.Cert) }
+// WithCurrentDelta returns crl, a complete CRL of the CA, with the current
+// delta CRL (DeltaCRL) applied when there is one that applies to it, else
+// crl itself: a missing, stale or unreadable delta leaves its revocations
+// unpublished (Unpublished), for serve and Check to publish them in a
+// complete CRL.
+func (c *CA) WithCurrentDelta(crl *revoke.CRL) *revoke.CRL {
+	if delta, err := c.DeltaCRL(); err == nil {
+		if combined, err := crl.WithDelta(delta); err == nil {
+			return combined
+		}
+	}
+	return crl
+}
 
 // parseCRLFile reads the CRL file data of issuer as the proxy does (see
 // store.ParseCRLFile).

@@ -48,6 +48,17 @@ func (r *RevokeResult) Changed() bool {
 	return !r.Already || r.Unpublished || len(r.Successors) > 0
 }
 
+// ChangedRecords are the records whose revocation state the published CRL
+// must now show (see PublishRevocations): Record unless it was already so
+// and published, and the Successors.
+func (r *RevokeResult) ChangedRecords() []*Record {
+	var out []*Record
+	if !r.Already || r.Unpublished {
+		out = append(out, r.Record)
+	}
+	return append(out, r.Successors...)
+}
+
 // Revoke records the revocation of the certificate with serial, at Now()
 // with reason. The caller must hold the lock (see Lock).
 //

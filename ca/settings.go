@@ -33,6 +33,8 @@ type Settings struct {
 	// or the URL of an engine's store, such as a postgres:// URL without
 	// a password (see CheckStore).
 	Store string `json:"store,omitempty"`
+	// DeltaCRL says when revocations sign delta CRLs (see DeltaSettings).
+	DeltaCRL DeltaSettings `json:"delta_crl,omitzero"`
 }
 
 // DefaultSettings returns the settings of a new CA.
