@@ -40,6 +40,14 @@ func testCopyStore(t *testing.T, h *storetest.Harness) {
 	if _, err := src.Store.SaveCRL(n, storetest.EmptyCRL(t, src, n.Int64())); err != nil {
 		t.Fatal(err)
 	}
+	dn, err := src.Store.NextCRLNumber(storeT0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := storetest.DeltaCRL(t, src, dn, n)
+	if _, err := src.Store.SaveDeltaCRL(dn, delta); err != nil {
+		t.Fatal(err)
+	}
 	acct := store.Object{Kind: "accounts", ID: "acct1", Data: []byte(`{"status":"valid"}`)}
 	if err := src.Store.CreateObject(acct); err != nil {
 		t.Fatal(err)
@@ -71,8 +79,11 @@ func testCopyStore(t *testing.T, h *storetest.Harness) {
 	if _, err := h.Store.EnrollmentByName("alice"); err != nil {
 		t.Errorf("EnrollmentByName(alice) of the copy: %v", err)
 	}
-	if last, err := h.Store.LastCRLNumber(); err != nil || last.Cmp(n) < 0 {
-		t.Errorf("LastCRLNumber() of the copy = %v, %v; want at least %s", last, err, n)
+	if last, err := h.Store.LastCRLNumber(); err != nil || last.Cmp(dn) < 0 {
+		t.Errorf("LastCRLNumber() of the copy = %v, %v; want at least %s", last, err, dn)
+	}
+	if der, number, err := h.Store.DeltaCRL(); err != nil || number.Cmp(dn) != 0 || !bytes.Equal(der, delta) {
+		t.Errorf("DeltaCRL() of the copy = number %v, %v; want the source's delta %s", number, err, dn)
 	}
 	// A store that holds records takes no copy.
 	if _, err := copyStore(src.Store, h.Store, src.Cert); !errors.Is(err, ErrStoreNotEmpty) {

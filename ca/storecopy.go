@@ -105,6 +105,16 @@ func readStoreData(db database, cert *x509.Certificate) (*storeData, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading CRL %q: %w", db.CRLName(), err)
 	}
+	switch d.DeltaCRL, d.DeltaNumber, err = db.DeltaCRL(); {
+	case err == nil:
+		if _, err := revoke.ParseDelta(d.DeltaCRL, cert); err != nil {
+			return nil, fmt.Errorf("reading the delta CRL of %s: %w", db, err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		d.DeltaCRL, d.DeltaNumber = nil, nil
+	default:
+		return nil, fmt.Errorf("reading the delta CRL of %s: %w", db, err)
+	}
 	if d.Enrollments, err = copiedEnrollments(db); err != nil {
 		return nil, err
 	}
