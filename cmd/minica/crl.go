@@ -34,7 +34,7 @@ func crlCommand(e *env) *cli.Command {
 			pinFileFlag(),
 			jsonFlag(),
 		},
-		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlFetchCommand(e), crlImportRootCommand(e)},
+		Subcommands: []*cli.Command{crlStatusCommand(e), crlURLCommand(e), crlDeltaCommand(e), crlFetchCommand(e), crlImportRootCommand(e)},
 		Action:      func(c *cli.Context) error { return runCRL(c, e) },
 	}
 }
@@ -117,6 +117,21 @@ func publishLocked(c *cli.Context, e *env, authority *ca.CA, lifetime time.Durat
 	return p, nil
 }
 
+// publishRevocationsLocked publishes the change of the records changed by
+// ca.CA.PublishRevocations: a delta CRL when the CA signs them, else a
+// complete CRL.
+func publishRevocationsLocked(c *cli.Context, e *env, authority *ca.CA, changed []*ca.Record) (*published, error) {
+	signer, err := loadSigner(c, e, authority)
+	if err != nil {
+		return nil, err
+	}
+	info, err := authority.PublishRevocations(signer, changed)
+	if err != nil {
+		return nil, err
+	}
+	return &published{CRLInfo: info}, nil
+}
+
 // writeCopy replaces file with the CRL (PEM for .pem, else DER), mode 0644,
 // atomically and durably, and returns what it wrote with the bytes' SHA-256.
 func writeCopy(file string, der []byte) (crlCopy, error) {
@@ -132,7 +147,7 @@ func writeCopy(file string, der []byte) (crlCopy, error) {
 }
 
 func crlJSON(info *ca.CRLInfo) map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"number":      info.Number.String(),
 		"this_update": info.ThisUpdate,
 		"next_update": info.NextUpdate,
@@ -140,10 +155,18 @@ func crlJSON(info *ca.CRLInfo) map[string]any {
 		"pem":         info.PEMFile,
 		"der":         info.DERFile,
 	}
+	if info.Delta {
+		out["delta_base"] = info.Base.String()
+	}
+	return out
 }
 
 func printPublished(e *env, info *ca.CRLInfo) {
-	fmt.Fprintf(e.stdout, "published CRL %s with %d revoked, next update %s\n", info.Number, info.Entries, day(info.NextUpdate))
+	if info.Delta {
+		fmt.Fprintf(e.stdout, "published delta CRL %s (changes since CRL %s: %d), next update %s\n", info.Number, info.Base, info.Entries, day(info.NextUpdate))
+	} else {
+		fmt.Fprintf(e.stdout, "published CRL %s with %d revoked, next update %s\n", info.Number, info.Entries, day(info.NextUpdate))
+	}
 	fmt.Fprintf(e.stdout, "  pem  %s\n", info.PEMFile)
 	fmt.Fprintf(e.stdout, "  der  %s\n", info.DERFile)
 }

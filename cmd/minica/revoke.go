@@ -120,8 +120,8 @@ func runRevoke(c *cli.Context, e *env) error {
 		return revokedBeforeFailure(c, e, results, err)
 	}
 	var info *published
-	if changed && !c.Bool("no-crl") {
-		if info, err = publishLocked(c, e, authority, 0); err != nil {
+	if len(changed) > 0 && !c.Bool("no-crl") {
+		if info, err = publishRevocationsLocked(c, e, authority, changed); err != nil {
 			return fmt.Errorf("the revocation is recorded, but publishing the CRL failed (run this command again, or minica crl): %w", err)
 		}
 	} else {
@@ -188,10 +188,10 @@ func cancelledList(off *ca.Offboarded) []cancelledJSON {
 
 // revokeEach revokes targets in order with reason, saying so for each as
 // it is done, and returns what it did, as far as it got on an error, and
-// whether a CRL should be published.
-func revokeEach(c *cli.Context, e *env, authority *ca.CA, targets []*ca.Record, reason revoke.Reason) ([]revokedJSON, bool, error) {
+// the records whose change a CRL should publish.
+func revokeEach(c *cli.Context, e *env, authority *ca.CA, targets []*ca.Record, reason revoke.Reason) ([]revokedJSON, []*ca.Record, error) {
 	var results []revokedJSON
-	changed := false
+	var changed []*ca.Record
 	inLine := map[string]bool{} // successors revoked with an earlier target
 	later := map[string]bool{}  // targets not revoked yet
 	for _, r := range targets {
@@ -209,7 +209,7 @@ func revokeEach(c *cli.Context, e *env, authority *ca.CA, targets []*ca.Record, 
 		if err != nil {
 			return results, changed, err
 		}
-		changed = changed || res.Changed()
+		changed = append(changed, res.ChangedRecords()...)
 		for _, n := range res.Finished {
 			fmt.Fprintf(e.stderr, "minica: note: %s\n", n)
 		}
