@@ -270,7 +270,7 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	default:
 		return fail(ReasonStatus, fmt.Errorf("server answered %s", resp.Status))
 	}
-	if v, ok := resp.Header[HeaderDelta]; ok {
+	if v := resp.Header.Values(HeaderDelta); v != nil {
 		if err := checkDeltaHeader(v, held.Base); err != nil {
 			return fail(ReasonProtocol, err)
 		}
