@@ -147,7 +147,7 @@ func readFile(t *testing.T, path string) string {
 // complete CRL, in memory and in the cache; a complete CRL replaces both.
 func TestFollowerDeltas(t *testing.T) {
 	srv := &crlserver.Server{}
-	srv.SetComplete([]byte("c1"), 1)
+	srv.Set(crlserver.State{Complete: []byte("c1"), Number: 1})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	cache := filepath.Join(t.TempDir(), "crl.cache")
@@ -155,7 +155,7 @@ func TestFollowerDeltas(t *testing.T) {
 	follow(t, f, s)
 	for _, d := range []string{"d2", "d3"} {
 		time.Sleep(50 * time.Millisecond) // let the long poll reach the server
-		srv.SetDelta([]byte(d), int64(d[1]-'0'), 1)
+		srv.Set(crlserver.State{Complete: []byte("c1"), Number: 1, Delta: []byte(d), DeltaNumber: int64(d[1] - '0'), DeltaBase: 1})
 		if got := s.next(t); got != (seen{crl: "c1", delta: d, took: true}) {
 			t.Fatalf("Changed saw %+v; want c1 with the delta %s", got, d)
 		}
@@ -167,7 +167,7 @@ func TestFollowerDeltas(t *testing.T) {
 	}
 	// The server's complete CRL passes the delta: it is answered alone.
 	time.Sleep(50 * time.Millisecond)
-	srv.SetComplete([]byte("c4"), 4)
+	srv.Set(crlserver.State{Complete: []byte("c4"), Number: 4, Delta: []byte("d3"), DeltaNumber: 3, DeltaBase: 1})
 	if got := s.next(t); got != (seen{crl: "c4", took: true}) {
 		t.Fatalf("Changed saw %+v; want c4 without a delta", got)
 	}
@@ -184,8 +184,7 @@ func TestFollowerDeltas(t *testing.T) {
 // request asks for the complete CRL without a base; then deltas again.
 func TestFollowerDeltaRefused(t *testing.T) {
 	srv := &crlserver.Server{}
-	srv.SetComplete([]byte("c1"), 1)
-	srv.SetDelta([]byte("d2"), 2, 1)
+	srv.Set(crlserver.State{Complete: []byte("c1"), Number: 1, Delta: []byte("d2"), DeltaNumber: 2, DeltaBase: 1})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	f, s := startDelta(t, hs.URL, "", "1")
@@ -246,8 +245,7 @@ func TestFollowerDeltaCacheRestart(t *testing.T) {
 	}
 
 	srv := &crlserver.Server{}
-	srv.SetComplete([]byte("c1"), 1)
-	srv.SetDelta([]byte("d2"), 2, 1)
+	srv.Set(crlserver.State{Complete: []byte("c1"), Number: 1, Delta: []byte("d2"), DeltaNumber: 2, DeltaBase: 1})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	f, s := startDelta(t, hs.URL, cache, "1")
@@ -257,7 +255,7 @@ func TestFollowerDeltaCacheRestart(t *testing.T) {
 	// Following asks after d2: the next change is the next delta.
 	stop := follow(t, f, s)
 	time.Sleep(50 * time.Millisecond)
-	srv.SetDelta([]byte("d3"), 3, 1)
+	srv.Set(crlserver.State{Complete: []byte("c1"), Number: 1, Delta: []byte("d3"), DeltaNumber: 3, DeltaBase: 1})
 	if got := s.next(t); got != (seen{crl: "c1", delta: "d3", took: true}) {
 		t.Fatalf("Changed saw %+v; want c1 with d3", got)
 	}
@@ -265,7 +263,7 @@ func TestFollowerDeltaCacheRestart(t *testing.T) {
 	stop()
 
 	srv2 := &crlserver.Server{}
-	srv2.SetComplete([]byte("c5"), 5)
+	srv2.Set(crlserver.State{Complete: []byte("c5"), Number: 5})
 	hs2 := httptest.NewServer(srv2)
 	t.Cleanup(hs2.Close)
 	g, s2 := startDelta(t, hs2.URL, cache, "")

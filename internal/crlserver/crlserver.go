@@ -21,32 +21,29 @@ import (
 // else with the complete CRL. A request whose If-None-Match names what it
 // would get is held up to its Prefer: wait for a change (a long poll),
 // then answered 304 if nothing changed. Its zero value serves nothing
-// (404) until SetComplete.
+// (404) until Set.
 type Server struct {
-	mu                     sync.Mutex
-	complete, delta        []byte
-	number                 int64
-	deltaNumber, deltaBase int64
-	changed                chan struct{}
-	bases                  []string
+	mu      sync.Mutex
+	st      State
+	changed chan struct{}
+	bases   []string
 }
 
-// SetComplete makes data, numbered number, the complete CRL, and wakes
-// the long polls. The delta stays, and is served while it is newer.
-func (s *Server) SetComplete(data []byte, number int64) {
-	s.set(func() { s.complete, s.number = data, number })
+// State is what a Server publishes: the complete CRL and its number, and
+// the delta CRL (nil for none) with its number and the number of its base,
+// as the Server is told them (a test may make it lie).
+type State struct {
+	Complete               []byte
+	Number                 int64
+	Delta                  []byte
+	DeltaNumber, DeltaBase int64
 }
 
-// SetDelta makes data, numbered number against the complete CRL numbered
-// base, the delta CRL (nil for none), and wakes the long polls.
-func (s *Server) SetDelta(data []byte, number, base int64) {
-	s.set(func() { s.delta, s.deltaNumber, s.deltaBase = data, number, base })
-}
-
-func (s *Server) set(change func()) {
+// Set publishes st, and wakes the long polls.
+func (s *Server) Set(st State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	change()
+	s.st = st
 	if s.changed != nil {
 		close(s.changed)
 	}
@@ -69,10 +66,11 @@ func (s *Server) answer(base int64) ([]byte, int64, chan struct{}) {
 	if s.changed == nil {
 		s.changed = make(chan struct{})
 	}
-	if s.delta != nil && s.deltaNumber > s.number && base >= s.deltaBase && base < s.deltaNumber {
-		return s.delta, s.deltaBase, s.changed
+	st := s.st
+	if st.Delta != nil && st.DeltaNumber > st.Number && base >= st.DeltaBase && base < st.DeltaNumber {
+		return st.Delta, st.DeltaBase, s.changed
 	}
-	return s.complete, -1, s.changed
+	return st.Complete, -1, s.changed
 }
 
 // ServeHTTP answers a GET of the CRL (see Server).
