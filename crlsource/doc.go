@@ -41,4 +41,13 @@
 // second up to five (MaxBackoff, at most Refresh), and reported to
 // Sink.FetchFailed: after a long outage the next retry is never more than
 // five seconds away.
+//
+// # Delta CRLs
+//
+// A Follower whose Sink is a [DeltaSink] sends its Base as [HeaderBase];
+// `minica serve` may answer with a delta CRL against it ([HeaderDelta]),
+// which the Follower keeps beside the complete CRL ([Follower.Delta], and
+// Cache+".delta") until a complete CRL replaces both. When the sink
+// refuses a delta, the next request goes without a base, for the complete
+// CRL. The Follower judges no delta: its sink does.
 package crlsource

@@ -40,6 +40,17 @@ const (
 	ReasonTooLarge = "too-large"   // a body beyond MaxBytes
 	ReasonBody     = "body"        // the body broke off (shorter than its Content-Length)
 	ReasonRequest  = "request"     // the URL or the request is unusable
+	ReasonProtocol = "protocol"    // a delta CRL not asked for, or a malformed HeaderDelta
+)
+
+// The headers of the delta protocol of `minica serve` (see docs/proxy.md,
+// "Delta CRLs"). A client that can apply delta CRLs sends HeaderBase with
+// the decimal number of the complete CRL it holds and has verified; the
+// server may then answer with its current delta CRL against a base at most
+// that number, saying so with HeaderDelta: "base=B", B the delta's base.
+const (
+	HeaderBase  = "Minica-CRL-Base"
+	HeaderDelta = "Minica-Delta-CRL"
 )
 
 // FetchError is a fetch that brought no CRL, with the Reason it failed for.
@@ -95,6 +106,10 @@ type Held struct {
 	ETag string
 	// LastModified is the server's Last-Modified of Data, zero if unknown.
 	LastModified time.Time
+	// Base is the decimal number of the complete CRL held, sent as
+	// HeaderBase so that the server may answer with a delta CRL; "" for
+	// none, to get the complete CRL.
+	Base string
 }
 
 // Response is the answer to a fetch.
@@ -106,6 +121,9 @@ type Response struct {
 	// ETag and LastModified are the server's, of Data.
 	ETag         string
 	LastModified time.Time
+	// Delta is whether Data is a delta CRL against the complete CRL of
+	// Held.Base or an earlier one (HeaderDelta), not a complete CRL.
+	Delta bool
 	// WaitApplied is whether the server honoured Prefer: wait
 	// (Preference-Applied, with a wait above 0), so that it can be asked
 	// again at once.
@@ -214,6 +232,9 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 			req.Header.Set("If-Modified-Since", held.LastModified.UTC().Format(http.TimeFormat))
 		}
 	}
+	if held.Base != "" {
+		req.Header.Set(HeaderBase, held.Base)
+	}
 	if wait > 0 {
 		req.Header.Set("Prefer", "wait="+strconv.Itoa(int(wait/time.Second)))
 	}
@@ -249,6 +270,12 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	default:
 		return fail(ReasonStatus, fmt.Errorf("server answered %s", resp.Status))
 	}
+	if v := resp.Header.Values(HeaderDelta); v != nil {
+		if err := checkDeltaHeader(v, held.Base); err != nil {
+			return fail(ReasonProtocol, err)
+		}
+		r.Delta = true
+	}
 	if resp.ContentLength > maxBytes {
 		return fail(ReasonTooLarge, fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, resp.ContentLength, maxBytes))
 	}
@@ -267,6 +294,25 @@ func (h *HTTP) Fetch(ctx context.Context, held Held, wait time.Duration) (*Respo
 	}
 	r.Data = data
 	return r, nil
+}
+
+// checkDeltaHeader checks the HeaderDelta values of a response to a
+// request that sent base as HeaderBase: one "base=B", B a decimal number,
+// and only when a base was sent.
+func checkDeltaHeader(values []string, base string) error {
+	if base == "" {
+		return fmt.Errorf("server answered a delta CRL (%s) to a request for the complete CRL", HeaderDelta)
+	}
+	b, ok := strings.CutPrefix(strings.TrimSpace(strings.Join(values, ",")), "base=")
+	if !ok || !isDecimal(b) {
+		return fmt.Errorf("server answered %s: %q; want \"base=N\", N a CRL number", HeaderDelta, strings.Join(values, ", "))
+	}
+	return nil
+}
+
+// isDecimal reports whether s is a non-empty string of ASCII digits.
+func isDecimal(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // tag returns the If-None-Match tag of held's copy, "" for none.

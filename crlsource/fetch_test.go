@@ -48,6 +48,7 @@ func TestFetch(t *testing.T) {
 		wantData   []byte
 		want304    bool
 		wantWait   bool
+		wantDelta  bool
 	}{
 		{name: "200", handler: func(w http.ResponseWriter, r *http.Request) { w.Write(crlBytes) }, wantData: crlBytes},
 		{name: "conditional 304", held: held, want304: true, handler: func(w http.ResponseWriter, r *http.Request) {
@@ -75,6 +76,34 @@ func TestFetch(t *testing.T) {
 		{name: "long poll refused", held: held, want304: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Preference-Applied", "wait=0")
 			w.WriteHeader(http.StatusNotModified)
+		}},
+		{name: "delta asked and answered", held: Held{Data: crlBytes, Base: "7"}, wantData: crlBytes, wantDelta: true,
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get(HeaderBase) != "7" {
+					http.Error(w, "base "+r.Header.Get(HeaderBase), 400)
+					return
+				}
+				w.Header().Set(HeaderDelta, "base=5")
+				w.Write(crlBytes)
+			}},
+		{name: "no base, no delta asked", held: held, wantData: crlBytes, handler: func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Values(HeaderBase) != nil {
+				http.Error(w, "base sent", 400)
+				return
+			}
+			w.Write(crlBytes)
+		}},
+		{name: "delta not asked for", held: held, wantReason: ReasonProtocol, handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(HeaderDelta, "base=5")
+			w.Write(crlBytes)
+		}},
+		{name: "delta header malformed", held: Held{Base: "7"}, wantReason: ReasonProtocol, handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(HeaderDelta, "base=five")
+			w.Write(crlBytes)
+		}},
+		{name: "delta header empty", held: Held{Base: "7"}, wantReason: ReasonProtocol, handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(HeaderDelta, "")
+			w.Write(crlBytes)
 		}},
 		{name: "404", wantReason: ReasonStatus, handler: http.NotFound},
 		{name: "500", wantReason: ReasonStatus, handler: func(w http.ResponseWriter, r *http.Request) {
@@ -137,8 +166,9 @@ func TestFetch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fetch() error = %v", err)
 			}
-			if resp.NotModified != tt.want304 || !bytes.Equal(resp.Data, tt.wantData) || resp.WaitApplied != tt.wantWait {
-				t.Fatalf("Fetch() = 304 %v, data %q, wait %v; want %v, %q, %v", resp.NotModified, resp.Data, resp.WaitApplied, tt.want304, tt.wantData, tt.wantWait)
+			if resp.NotModified != tt.want304 || !bytes.Equal(resp.Data, tt.wantData) || resp.WaitApplied != tt.wantWait || resp.Delta != tt.wantDelta {
+				t.Fatalf("Fetch() = 304 %v, data %q, wait %v, delta %v; want %v, %q, %v, %v",
+					resp.NotModified, resp.Data, resp.WaitApplied, resp.Delta, tt.want304, tt.wantData, tt.wantWait, tt.wantDelta)
 			}
 		})
 	}

@@ -56,7 +56,9 @@ type Follower struct {
 	// Wait is the long-poll wait asked (Prefer: wait), at most MaxWait.
 	Wait time.Duration
 	// Cache, when set, is the file a taken CRL is written to (atomically,
-	// mode 0644) and read from at start when the URL fails.
+	// mode 0644) and read from at start when the URL fails. The delta CRL
+	// taken beside it, if any, is written to Cache+".delta" the same way,
+	// and removed when a complete CRL replaces the one it is for.
 	Cache string
 	// StartAttempts is how many fetches Start tries before the cache.
 	StartAttempts int
@@ -70,9 +72,14 @@ type Follower struct {
 	Now func() time.Time
 
 	mu      sync.Mutex
-	current taken // the CRL taken
-	held    Held  // the CRL last fetched, taken or not, by its Tag
-	fromNet bool  // current came from the URL and is not in the cache yet
+	current taken  // the CRL taken
+	delta   []byte // the delta CRL taken beside current, nil for none
+	held    Held   // the CRL last fetched, taken or not, by its Tag
+	fromNet bool   // current came from the URL and is not in the cache yet
+	// noBase is a delta refused: the next request asks for the complete CRL.
+	noBase bool
+	// cached is the SHA-256 of the CRL in the cache file, zero if unknown.
+	cached [32]byte
 	// fromCache is a Start that fell back on the cache.
 	fromCache bool
 	// started is the time of Start's good fetch, zero for none, told to
@@ -150,6 +157,15 @@ func (f *Follower) Sum() ([32]byte, error) {
 	return f.current.sum, nil
 }
 
+// Delta returns the delta CRL taken last beside the CRL of Current, nil for
+// none, and the SHA-256 of that CRL (see DeltaSource). A delta CRL is small:
+// the Follower keeps its bytes.
+func (f *Follower) Delta() ([]byte, [32]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.delta, f.current.sum
+}
+
 // again gets back the bytes whose SHA-256 is sum: from the cache file,
 // else from the URL.
 func (f *Follower) again(sum [32]byte) ([]byte, error) {
@@ -179,23 +195,22 @@ func (f *Follower) letGo() {
 }
 
 // Start gets the first CRL: from the URL (StartAttempts tries, a
-// conditional GET against the cache file when there is one), else from the
-// cache file. The caller judges it (through Current) before Follow. Each
-// failure is told to failed, when it is set, with its reason: there is no
-// Sink yet.
+// conditional GET against the cache file when there is one, asking for the
+// complete CRL), else from the cache file. A CRL of the cache file, the
+// URL's answer being 304 or none, comes with the delta CRL of its sibling
+// file, if any. The caller judges them (through Current and Delta) before
+// Follow. Each failure is told to failed, when it is set, with its reason:
+// there is no Sink yet.
 func (f *Follower) Start(ctx context.Context, failed func(reason string, err error)) error {
 	if failed == nil {
 		failed = func(string, error) {}
 	}
-	var cached []byte
+	var cached, cachedDelta []byte
 	if f.Cache != "" {
-		data, err := regfile.ReadFile(f.Cache) // a FIFO would hang the start
-		switch {
-		case err == nil:
-			cached = data
-			f.held = Held{Tag: Tag(data)}
-		case !errors.Is(err, os.ErrNotExist):
-			failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", f.Cache, err))
+		cached = readCache(f.Cache, failed)
+		if cached != nil {
+			f.held = Held{Tag: Tag(cached)}
+			cachedDelta = readCache(f.deltaCache(), failed)
 		}
 	}
 	attempts := f.StartAttempts
@@ -214,7 +229,7 @@ func (f *Follower) Start(ctx context.Context, failed func(reason string, err err
 			continue
 		}
 		if resp.NotModified && cached != nil {
-			f.current = takenOf(cached)
+			f.takeCached(cached, cachedDelta)
 		} else if resp.NotModified {
 			last = &FetchError{Reason: ReasonStatus, URL: f.HTTP.URL, Err: errors.New("server answered 304 to an unconditional request")}
 			failed(ReasonStatus, last)
@@ -227,7 +242,8 @@ func (f *Follower) Start(ctx context.Context, failed func(reason string, err err
 		return nil
 	}
 	if cached != nil {
-		f.current, f.fromCache = takenOf(cached), true
+		f.takeCached(cached, cachedDelta)
+		f.fromCache = true
 		return nil
 	}
 	if last == nil {
@@ -235,6 +251,31 @@ func (f *Follower) Start(ctx context.Context, failed func(reason string, err err
 	}
 	return fmt.Errorf("%w: %w", ErrNoCRL, last)
 }
+
+// readCache returns the bytes of the cache file path, nil when there is
+// none; a failure to read it is told to failed.
+func readCache(path string, failed func(reason string, err error)) []byte {
+	data, err := regfile.ReadFile(path) // a FIFO would hang the start
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		failed(ReasonCache, fmt.Errorf("reading CRL cache %q: %w", path, err))
+	}
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// takeCached takes crl, the cache file's, with delta, its sibling's (nil
+// for none): the delta is then what the Follower holds last.
+func (f *Follower) takeCached(crl, delta []byte) {
+	f.current, f.delta, f.cached = takenOf(crl), delta, sha256.Sum256(crl)
+	if delta != nil {
+		f.held = Held{Tag: Tag(delta)}
+	}
+}
+
+// deltaCache is the file of the delta CRL beside the cache file.
+func (f *Follower) deltaCache() string { return f.Cache + ".delta" }
 
 // FromCache reports whether the CRL of Start came from the cache file.
 func (f *Follower) FromCache() bool {
@@ -247,6 +288,12 @@ func (f *Follower) FromCache() bool {
 // applies them, else polls every Refresh; retries failures with backoff.
 // It tells sink of the fetch of Start first; the CRL of Start, if it came
 // from the URL, is written to the cache then, and its bytes let go.
+//
+// A sink that is a DeltaSink is asked its Base at each request, sent as
+// HeaderBase: the server may answer with a delta CRL, kept beside the
+// complete CRL (Delta) and told to Changed; a complete CRL replaces both.
+// When the sink refuses a delta, the next request sends no base, so that
+// a sink that missed a step gets the complete CRL.
 func (f *Follower) Follow(ctx context.Context, sink Sink) {
 	if !f.started.IsZero() {
 		sink.Fetched(f.started)
@@ -258,8 +305,11 @@ func (f *Follower) Follow(ctx context.Context, sink Sink) {
 	failures := 0
 	for ctx.Err() == nil {
 		f.mu.Lock()
-		held := f.held
+		held, noBase := f.held, f.noBase
 		f.mu.Unlock()
+		if ds, ok := sink.(DeltaSink); ok && !noBase {
+			held.Base = ds.Base()
+		}
 		start := time.Now()
 		resp, err := f.HTTP.Fetch(ctx, held, f.wait())
 		if ctx.Err() != nil {
@@ -288,10 +338,12 @@ func heldOf(resp *Response) Held {
 }
 
 // take handles a successful response: a 304 or the same bytes confirm the
-// CRL; new bytes go to sink.Changed and, once taken, to the cache, and are
-// then let go.
+// CRL; new bytes go to sink.Changed and, once taken, to the cache. A
+// complete CRL replaces the one held and drops the delta, and its bytes
+// are then let go; a delta CRL replaces the delta.
 func (f *Follower) take(resp *Response, sink Sink) {
 	f.mu.Lock()
+	f.noBase = false
 	if resp.NotModified || f.held.Tag != "" && Tag(resp.Data) == f.held.Tag {
 		if resp.ETag != "" {
 			f.held.ETag = resp.ETag
@@ -303,24 +355,24 @@ func (f *Follower) take(resp *Response, sink Sink) {
 		sink.Fetched(f.now())
 		return
 	}
-	prev, size := f.current, len(resp.Data)
 	f.held = heldOf(resp)
-	f.current = takenOf(resp.Data)
-	f.mu.Unlock()
-	if err := sink.Changed(); err != nil {
-		f.mu.Lock()
-		f.current = prev
+	if resp.Delta {
+		prev := f.delta
+		f.delta = resp.Data
 		f.mu.Unlock()
-		osmem.Release(size) // the bytes refused
-		reason := ReasonRefused
-		var r *Refusal
-		if errors.As(err, &r) {
-			reason = r.Reason
+		// A delta refused is dropped, and the complete CRL asked next.
+		if f.changed(sink, func() { f.delta, f.noBase = prev, true }) {
+			f.saveDelta(sink)
 		}
-		sink.FetchFailed(reason, &FetchError{Reason: reason, URL: f.HTTP.URL, Err: err})
 		return
 	}
-	sink.Fetched(f.now())
+	prev, prevDelta, size := f.current, f.delta, len(resp.Data)
+	f.current, f.delta = takenOf(resp.Data), nil
+	f.mu.Unlock()
+	if !f.changed(sink, func() { f.current, f.delta = prev, prevDelta }) {
+		osmem.Release(size) // the bytes refused
+		return
+	}
 	f.mu.Lock()
 	f.fromNet = true
 	f.mu.Unlock()
@@ -328,17 +380,64 @@ func (f *Follower) take(resp *Response, sink Sink) {
 	f.letGo()
 }
 
-// save writes the current CRL to the cache file, if there is one.
+// changed tells sink of the new CRL and reports whether it took it: if
+// not, undo (run under f.mu) puts back what was held, and the refusal is
+// told to sink.FetchFailed with its reason.
+func (f *Follower) changed(sink Sink, undo func()) bool {
+	err := sink.Changed()
+	if err == nil {
+		sink.Fetched(f.now())
+		return true
+	}
+	f.mu.Lock()
+	undo()
+	f.mu.Unlock()
+	reason := ReasonRefused
+	var r *Refusal
+	if errors.As(err, &r) {
+		reason = r.Reason
+	}
+	sink.FetchFailed(reason, &FetchError{Reason: reason, URL: f.HTTP.URL, Err: err})
+	return false
+}
+
+// save writes the current CRL to the cache file, if there is one. The
+// delta file goes first: a crash between the two leaves the previous CRL
+// without its delta, never a delta beside a CRL it is not for.
 func (f *Follower) save(sink Sink) {
 	f.mu.Lock()
-	data := f.current.data
+	data, sum := f.current.data, f.current.sum
 	f.fromNet = false
+	f.cached = [32]byte{}
 	f.mu.Unlock()
 	if f.Cache == "" || data == nil {
 		return
 	}
+	if err := os.Remove(f.deltaCache()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		sink.FetchFailed(ReasonCache, fmt.Errorf("removing CRL cache %q: %w", f.deltaCache(), err))
+		return
+	}
 	if err := atomicfile.WriteFile(f.Cache, data, 0o644); err != nil {
 		sink.FetchFailed(ReasonCache, fmt.Errorf("writing CRL cache %q: %w", f.Cache, err))
+		return
+	}
+	f.mu.Lock()
+	f.cached = sum
+	f.mu.Unlock()
+}
+
+// saveDelta writes the delta CRL to the delta file beside the cache file,
+// if there is one and it holds the CRL the delta is for (a failed write of
+// it left an older one there).
+func (f *Follower) saveDelta(sink Sink) {
+	f.mu.Lock()
+	data, forCached := f.delta, f.cached == f.current.sum
+	f.mu.Unlock()
+	if f.Cache == "" || !forCached {
+		return
+	}
+	if err := atomicfile.WriteFile(f.deltaCache(), data, 0o644); err != nil {
+		sink.FetchFailed(ReasonCache, fmt.Errorf("writing CRL cache %q: %w", f.deltaCache(), err))
 	}
 }
 

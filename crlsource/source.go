@@ -57,3 +57,25 @@ type Refusal struct {
 func (r *Refusal) Error() string { return r.Err.Error() }
 
 func (r *Refusal) Unwrap() error { return r.Err }
+
+// DeltaSink is a Sink that applies delta CRLs (RFC 5280 section 5.2.4) to
+// the complete CRL it holds. A Follower following for a DeltaSink asks its
+// server for the delta against the complete CRL the sink holds.
+type DeltaSink interface {
+	Sink
+	// Base returns the decimal CRL number of the complete CRL the sink
+	// holds and has verified (not of a delta applied to it), "" when it
+	// takes no delta: the Follower then asks for the complete CRL.
+	Base() string
+}
+
+// DeltaSource is a Source that may hold, beside the complete CRL Current
+// gives, the last delta CRL its server sent against it. A Follower is one.
+type DeltaSource interface {
+	Summed
+	// Delta returns the delta CRL held, nil for none, and the SHA-256 of
+	// the complete CRL it is held beside: a user that read Current before
+	// a new complete CRL replaced it sees that the delta is not for that
+	// one. The bytes are the source's, not to be changed.
+	Delta() (data []byte, base [32]byte)
+}

@@ -56,7 +56,9 @@ type Config struct {
 	// the CA above it: under an intermediate, the CRLs of the intermediate
 	// and of the root. A source that brings new CRLs itself (a
 	// crlsource.Followed) is followed by Serve, and each new CRL reloaded
-	// at once.
+	// at once. A crlsource.DeltaSource (a Follower) may bring delta CRLs
+	// too, applied to one CA's complete CRL (see docs/proxy.md, "Delta
+	// CRLs").
 	CRL crlsource.Source
 	// LoadCert returns the proxy's own server certificate and key.
 	LoadCert func() (tls.Certificate, error)

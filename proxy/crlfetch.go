@@ -82,6 +82,11 @@ func (s crlSink) Changed() error {
 	return nil
 }
 
+// Base is the number of the complete CRL in use, the base of the delta
+// CRLs the proxy takes (crlsource.DeltaSink), "" when it holds the CRLs of
+// several CAs.
+func (s crlSink) Base() string { return s.p.trust.Load().completeNumber() }
+
 // FetchFailed records a failed fetch, or a CRL refused: a crl-fetch-failed
 // line and minica_proxy_crl_fetch_failures_total. The CRL in use stays.
 func (s crlSink) FetchFailed(reason string, err error) {

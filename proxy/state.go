@@ -57,6 +57,9 @@ type trust struct {
 	crl       Revocations
 	crlIssuer *x509.Certificate
 	crlSum    [32]byte // SHA-256 of the CRL bytes
+	// crlDelta is the SHA-256 of the delta CRL applied to the CRL (from a
+	// crlsource.DeltaSource), zero for none.
+	crlDelta [32]byte
 	// tls is the configuration of handshakes verified against this trust,
 	// which reaches it through held while it is in use (see clientConfig).
 	tls  *tls.Config
@@ -101,7 +104,7 @@ func (t *trust) setCAs(cas []*x509.Certificate, roots *x509.CertPool) {
 
 // setCRLs makes l the CRLs of t.
 func (t *trust) setCRLs(l loadedCRL) {
-	t.crls, t.crlSum = l.crls, l.sum
+	t.crls, t.crlSum, t.crlDelta = l.crls, l.sum, l.delta
 	t.crl, t.crlIssuer = l.crls[0].CRL, l.crls[0].Issuer
 	for _, c := range l.crls[1:] {
 		if c.CRL.NextUpdate().Before(t.crl.NextUpdate()) {
@@ -133,44 +136,43 @@ func loadCert(cfg *Config) (tls.Certificate, error) {
 }
 
 // loadedCRL are the CRLs that loaded and verified, each with its issuer,
-// and the SHA-256 of their bytes; read is how many bytes were read for
-// them, 0 when the CRLs in use were kept without reading.
+// the SHA-256 of their bytes, and that of the delta CRL applied (zero for
+// none); read is how many bytes were read for them, 0 when the CRLs in use
+// were kept without reading.
 type loadedCRL struct {
-	crls []revoke.IssuedCRL
-	sum  [32]byte
-	read int
+	crls  []revoke.IssuedCRL
+	sum   [32]byte
+	delta [32]byte
+	read  int
 }
 
 // loadCRL reads the CRLs (one, or the PEM CRLs of several CAs of a
 // hierarchy, one per CA) by revoke.ParseCRLFile, the reader `minica verify`
-// shares, and judges each against the CRL in use of its CA (in prev, nil
-// at start) by revoke.MayReplace. Unchanged bytes are not parsed again,
-// nor read when the source tells their SHA-256 (crlsource.Summed); a CRL
-// with the number of the one in use leaves that one in place. Nothing of
-// the bytes is kept: the parsed CRLs and the SHA-256 only.
+// shares, applies the delta CRL of a crlsource.DeltaSource (see
+// applyDelta), and judges each CRL against the CRL in use of its CA (in
+// prev, nil at start) by revoke.MayReplace. Unchanged bytes are not parsed
+// again, nor read when the source tells their SHA-256 (crlsource.Summed);
+// a CRL with the number of the one in use leaves that one in place.
+// Nothing of the bytes is kept: the parsed CRLs and the SHA-256 only.
 func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (loadedCRL, error) {
-	unchanged := func(sum [32]byte) bool {
-		return prev != nil && sum == prev.crlSum && crlIssuersIn(prev.crls, cas)
-	}
-	if s, ok := cfg.CRL.(crlsource.Summed); ok {
-		if sum, err := s.Sum(); err == nil && unchanged(sum) {
-			return loadedCRL{crls: prev.crls, sum: sum}, nil
-		}
-	}
-	data, err := cfg.CRL.Current()
-	if err != nil {
-		return loadedCRL{}, fmt.Errorf("loading CRL: %w", err)
-	}
-	l := loadedCRL{sum: sha256.Sum256(data), read: len(data)}
-	if unchanged(l.sum) {
-		l.crls = prev.crls
-		return l, nil
-	}
-	crls, err := cfg.parseCRLFile(data, cas)
+	l, kept, err := readCRLs(cfg, cas, prev)
 	if err != nil {
 		return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: %w", err)
 	}
-	for i, next := range crls {
+	if kept {
+		l.delta = prev.crlDelta
+	}
+	if ds, ok := cfg.CRL.(crlsource.DeltaSource); ok {
+		applied, err := applyDelta(ds, &l, prev, kept)
+		if err != nil {
+			return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: delta CRL: %w", err)
+		}
+		kept = kept && !applied
+	}
+	if kept {
+		return l, nil
+	}
+	for i, next := range l.crls {
 		var held revoke.IssuedCRL
 		if prev != nil {
 			held = revoke.CRLOf(prev.crls, next.Issuer)
@@ -180,11 +182,82 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 			return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: %w", replaceRefusal(err, next, held))
 		}
 		if !replace {
-			crls[i] = held
+			l.crls[i] = held
 		}
 	}
-	l.crls = crls
 	return l, nil
+}
+
+// readCRLs reads and parses the complete CRLs of cfg.CRL; kept says that
+// their bytes are those of the CRLs in use, which l then holds as they are.
+func readCRLs(cfg *Config, cas []*x509.Certificate, prev *trust) (l loadedCRL, kept bool, err error) {
+	unchanged := func(sum [32]byte) bool {
+		return prev != nil && sum == prev.crlSum && crlIssuersIn(prev.crls, cas)
+	}
+	if s, ok := cfg.CRL.(crlsource.Summed); ok {
+		if sum, err := s.Sum(); err == nil && unchanged(sum) {
+			return loadedCRL{crls: prev.crls, sum: sum}, true, nil
+		}
+	}
+	data, err := cfg.CRL.Current()
+	if err != nil {
+		return loadedCRL{}, false, err
+	}
+	l = loadedCRL{sum: sha256.Sum256(data), read: len(data)}
+	if unchanged(l.sum) {
+		l.crls = prev.crls
+		return l, true, nil
+	}
+	l.crls, err = cfg.parseCRLFile(data, cas)
+	return l, false, err
+}
+
+// applyDelta applies the delta CRL src holds beside the complete CRL of l
+// to it, and reports whether it did: a delta not applied yet (by SHA-256),
+// of the CRL of l (src's delta of another one is left to the reload of
+// that one), to a single CA's CRL. The delta is read by revoke.ParseDelta
+// against that CA and applied by revoke.CRL.WithDelta to the complete CRL
+// (of a CRL in use, the one without its delta), which keeps that CRL's
+// table, neither copied nor parsed again. A delta of another CA, against a
+// later base, or not newer than the complete CRL is an error.
+func applyDelta(src crlsource.DeltaSource, l *loadedCRL, prev *trust, kept bool) (bool, error) {
+	data, base := src.Delta()
+	sum := sha256.Sum256(data)
+	if data == nil || base != l.sum || kept && sum == prev.crlDelta {
+		return false, nil
+	}
+	if len(l.crls) != 1 {
+		return false, fmt.Errorf("a delta CRL beside the CRLs of %d CAs; deltas go with one CA's CRL", len(l.crls))
+	}
+	c, ok := l.crls[0].CRL.(*revoke.CRL)
+	if !ok {
+		return false, errors.New("the CRL in use takes no delta CRL")
+	}
+	d, err := revoke.ParseDelta(data, l.crls[0].Issuer)
+	if err != nil {
+		return false, err
+	}
+	combined, err := c.Complete().WithDelta(d)
+	if err != nil {
+		return false, err
+	}
+	l.crls = []revoke.IssuedCRL{{CRL: combined, Issuer: l.crls[0].Issuer}}
+	l.delta = sum
+	return true, nil
+}
+
+// completeNumber returns the number of the complete CRL in use, without a
+// delta CRL applied to it, in decimal: the base of the next delta CRL. It
+// is "" when the CRLs in use are of several CAs, which take no delta.
+func (t *trust) completeNumber() string {
+	if len(t.crls) != 1 {
+		return ""
+	}
+	c, ok := t.crls[0].CRL.(*revoke.CRL)
+	if !ok {
+		return ""
+	}
+	return c.Complete().Number().String()
 }
 
 // releaseRead returns to the system the memory of the CRL bytes l read
