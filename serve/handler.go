@@ -18,18 +18,20 @@ var discardLog = log.New(io.Discard, "", 0)
 
 // Endpoint labels of the requests_total metric.
 const (
-	epCRL     = "crl.der"
-	epCRLPEM  = "crl.pem"
-	epCRLURL  = "crl-url"
-	epOCSP    = "ocsp"
-	epRenew   = "renew"
-	epBoot    = "bootstrap"
-	epHealth  = "healthz"
-	epMetrics = "metrics"
-	epOther   = "other"
-	epEnroll  = "enroll"
-	epACME    = "acme"
-	epSignin  = "signin"
+	epCRL      = "crl.der"
+	epCRLPEM   = "crl.pem"
+	epCRLURL   = "crl-url"
+	epDelta    = "crl-delta.der"
+	epDeltaPEM = "crl-delta.pem"
+	epOCSP     = "ocsp"
+	epRenew    = "renew"
+	epBoot     = "bootstrap"
+	epHealth   = "healthz"
+	epMetrics  = "metrics"
+	epOther    = "other"
+	epEnroll   = "enroll"
+	epACME     = "acme"
+	epSignin   = "signin"
 )
 
 func isOps(p string) bool { return p == "/healthz" || p == "/metrics" }
@@ -147,13 +149,20 @@ func (s *Server) isOCSP(method, path string) bool {
 
 // lookup returns the endpoint label and the handler of path, or nil.
 func (s *Server) lookup(path string, ops bool) (string, http.HandlerFunc) {
+	crl := func(q crlQuery) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, q) }
+	}
 	switch {
 	case path == "/crl.der":
-		return epCRL, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, false) }
+		return epCRL, crl(crlQuery{})
 	case path == "/crl.pem":
-		return epCRLPEM, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, true) }
+		return epCRLPEM, crl(crlQuery{asPEM: true})
 	case s.crlPath[path]:
-		return epCRLURL, func(w http.ResponseWriter, r *http.Request) { s.serveCRL(w, r, false) }
+		return epCRLURL, crl(crlQuery{})
+	case path == "/crl-delta.der":
+		return epDelta, crl(crlQuery{deltaOnly: true})
+	case path == "/crl-delta.pem":
+		return epDeltaPEM, crl(crlQuery{deltaOnly: true, asPEM: true})
 	case s.rootCRL[path] != "":
 		ep := s.rootCRL[path]
 		return ep, func(w http.ResponseWriter, r *http.Request) { s.serveRootCRL(w, r, ep == epRootCRLPEM) }
@@ -206,51 +215,87 @@ func plain(w http.ResponseWriter, code int, msg string) {
 	io.WriteString(w, msg+"\n")
 }
 
-// serveCRL answers a request for the CRL, as DER or PEM, holding it back
-// for a long poll (Prefer: wait=N) while the client's copy is current.
-func (s *Server) serveCRL(w http.ResponseWriter, r *http.Request, asPEM bool) {
+// serveCRL answers a request for a CRL, as DER or PEM: the answer q
+// picks (the delta CRL to a client whose Minica-CRL-Base it applies to),
+// held back for a long poll (Prefer: wait=N) while it is the client's
+// copy.
+func (s *Server) serveCRL(w http.ResponseWriter, r *http.Request, q crlQuery) {
+	if !q.deltaOnly {
+		q.base = crlBase(r.Header)
+		// A cache in front must not hand a delta CRL to another client.
+		w.Header().Add("Vary", hdrCRLBase)
+	}
 	cur := s.cur.Load()
+	ds := cur.delta.Load()
+	ans := q.pick(cur, ds)
 	wait, prefer := preferWait(r.Header)
 	if prefer {
 		wait = min(wait, s.cfg.MaxWait)
-		if wait > 0 && notModified(r, cur.etag, cur.crl.ThisUpdate()) {
+		if wait > 0 && ans.current(r) {
+			gone := false
 			if s.waiters.Add(1) <= int64(s.cfg.MaxWaiters) {
-				cur = s.waitNewer(r, cur, wait)
+				ans, gone = s.waitNewer(r, q, cur, ds, wait)
 			} else {
 				wait = 0
 				s.m.waitersRefused.Add(1)
 			}
 			s.waiters.Add(-1)
+			if gone {
+				return
+			}
 		}
 		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
 		w.Header().Add("Vary", "Prefer")
 	}
-	if cur == nil { // the client went away
+	if ans.body == nil {
+		plain(w, http.StatusNotFound, "not found: no delta CRL applies to the current CRL")
 		return
 	}
-	cc := crlCacheControl(cur.crl, s.cfg.Now())
-	if asPEM {
-		writeConditionalFunc(w, r, "application/x-pem-file", cur.etag, cur.crl.ThisUpdate(), cur.pemLen(), cur.writePEM, cc)
-		return
+	if ans.delta != nil {
+		w.Header().Set(hdrDeltaCRL, "base="+ans.delta.baseText)
 	}
-	writeConditional(w, r, "application/pkix-crl", cur.etag, cur.crl.ThisUpdate(), cur.der, cc)
+	b := ans.body
+	cc := crlCacheControl(b.crl, s.cfg.Now())
+	var sent int
+	if q.asPEM {
+		sent = writeConditionalFunc(w, r, "application/x-pem-file", b.etag, b.crl.ThisUpdate(), b.pemLen(), b.writePEM, cc)
+	} else {
+		sent = writeConditional(w, r, "application/pkix-crl", b.etag, b.crl.ThisUpdate(), b.der, cc)
+	}
+	s.m.crlSent(ans.delta != nil, sent)
 }
 
-// waitNewer waits up to wait for a CRL newer than cur and returns the CRL
-// to answer with: the new one, or cur when the wait ran out or the server
-// shuts down; nil when the client went away.
-func (s *Server) waitNewer(r *http.Request, cur *published, wait time.Duration) *published {
+// waitNewer waits up to wait for the answer to q to change from what it
+// is with cur and ds, the state the caller picked it from, and returns
+// the answer then: the new one, or the same when the wait ran out or the
+// server shuts down; gone when the client went away. A new complete CRL
+// wakes every long poll, a new delta CRL only those of clients that
+// follow delta CRLs; one woken whose answer is still its copy waits on.
+func (s *Server) waitNewer(r *http.Request, q crlQuery, cur *published, ds *deltaState, wait time.Duration) (ans crlAnswer, gone bool) {
 	timer, stop := s.cfg.NewTimer(wait)
 	defer stop()
-	select {
-	case <-cur.changed:
-		return s.cur.Load()
-	case <-timer:
-	case <-s.done:
-	case <-r.Context().Done():
-		return nil
+	ans = q.pick(cur, ds)
+	// Each round waits for a change of what is served: the timer bounds them.
+	for ans.current(r) {
+		var deltaChanged chan struct{} // nil: never ready
+		if q.followsDelta() {
+			deltaChanged = ds.changed
+		}
+		select {
+		case <-cur.changed:
+		case <-deltaChanged:
+		case <-timer:
+			return ans, false
+		case <-s.done:
+			return ans, false
+		case <-r.Context().Done():
+			return crlAnswer{}, true
+		}
+		cur = s.cur.Load()
+		ds = cur.delta.Load()
+		ans = q.pick(cur, ds)
 	}
-	return cur
+	return ans, false
 }
 
 // crlCacheControl is max-age = the seconds left to nextUpdate, at most
@@ -307,28 +352,31 @@ func notModified(r *http.Request, etag string, lastModified time.Time) bool {
 }
 
 // writeConditional answers 304 or 200 with the validators and caching of
-// the contract; a HEAD gets the headers only.
-func writeConditional(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, body []byte, cacheControl string) {
-	writeConditionalFunc(w, r, ctype, etag, lastModified, len(body), func(w io.Writer) { w.Write(body) }, cacheControl)
+// the contract; a HEAD gets the headers only. It returns the size of the
+// body sent, 0 for none.
+func writeConditional(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, body []byte, cacheControl string) int {
+	return writeConditionalFunc(w, r, ctype, etag, lastModified, len(body), func(w io.Writer) { w.Write(body) }, cacheControl)
 }
 
 // writeConditionalFunc is writeConditional with a body of size bytes that
 // write writes.
-func writeConditionalFunc(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, size int, write func(io.Writer), cacheControl string) {
+func writeConditionalFunc(w http.ResponseWriter, r *http.Request, ctype, etag string, lastModified time.Time, size int, write func(io.Writer), cacheControl string) int {
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", lastModified.UTC().Format(http.TimeFormat))
 	h.Set("Cache-Control", cacheControl)
 	if notModified(r, etag, lastModified) {
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return 0
 	}
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		write(w)
+	if r.Method == http.MethodHead {
+		return 0
 	}
+	write(w)
+	return size
 }
 
 // statusWriter remembers the status code, for the metrics.

@@ -20,6 +20,9 @@ type Health struct {
 	Number     string
 	ThisUpdate time.Time
 	NextUpdate time.Time
+	// DeltaNumber is the number of the delta CRL served beside the CRL,
+	// "" for none.
+	DeltaNumber string
 	// CanSign is set when serve has the CA key and it signs; SignerError
 	// is why a key in a token does not (ca.SignerStatus), or "".
 	CanSign     bool
@@ -41,6 +44,9 @@ func (s *Server) Health() Health {
 		State:  revoke.Freshness(cur.crl.ThisUpdate(), cur.crl.NextUpdate(), revoke.Thresholds{}, now),
 		Number: cur.crl.Number().String(), ThisUpdate: cur.crl.ThisUpdate(), NextUpdate: cur.crl.NextUpdate(),
 		CanSign: s.cfg.Signer != nil, StoreUp: true,
+	}
+	if ds := cur.delta.Load(); ds.body != nil {
+		h.DeltaNumber = ds.number.String()
 	}
 	if s.keyStatus != nil {
 		if err := s.keyStatus.Err(); err != nil {
@@ -93,16 +99,25 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ncan-sign: %t\nstore-up: %t\n",
-		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), h.CanSign, h.StoreUp)
+	delta := h.DeltaNumber
+	if delta == "" {
+		delta = "none"
+	}
+	fmt.Fprintf(w, "%s\ncrl-state: %s\ncrl-number: %s\nthis-update: %s\nnext-update: %s\ndelta-crl-number: %s\ncan-sign: %t\nstore-up: %t\n",
+		first, h.State, h.Number, rfc3339(h.ThisUpdate), rfc3339(h.NextUpdate), delta, h.CanSign, h.StoreUp)
 }
 
 // metrics are the counters of /metrics.
 type metrics struct {
-	mu             sync.Mutex
-	requests       map[reqKey]uint64 // under mu, but for ocspOK
-	ocspOK         atomic.Uint64     // requests[{epOCSP, 200}]: the most frequent, counted without the lock
-	reloads        atomic.Uint64
+	mu           sync.Mutex
+	requests     map[reqKey]uint64 // under mu, but for ocspOK
+	ocspOK       atomic.Uint64     // requests[{epOCSP, 200}]: the most frequent, counted without the lock
+	reloads      atomic.Uint64
+	deltaReloads atomic.Uint64
+	// sent counts the CRL bodies sent and their bytes: [0] complete
+	// CRLs, [1] delta CRLs.
+	sent           [2]atomic.Uint64
+	sentBytes      [2]atomic.Uint64
 	loadFailures   atomic.Uint64
 	resigns        atomic.Uint64
 	resignFailures atomic.Uint64
@@ -127,6 +142,20 @@ func (m *metrics) request(endpoint string, code int) {
 	m.mu.Lock()
 	m.requests[reqKey{endpoint, code}]++
 	m.mu.Unlock()
+}
+
+// crlSent counts a CRL answer of size bytes of body, a delta CRL or a
+// complete one; 0 (a 304, a HEAD) is not counted.
+func (m *metrics) crlSent(delta bool, size int) {
+	if size == 0 {
+		return
+	}
+	i := 0
+	if delta {
+		i = 1
+	}
+	m.sent[i].Add(1)
+	m.sentBytes[i].Add(uint64(size))
 }
 
 // serveMetrics writes the Prometheus text format.
@@ -160,6 +189,11 @@ func (s *Server) WriteMetrics(w io.Writer) {
 	gauge("minica_serve_crl_this_update_timestamp_seconds", "thisUpdate of the CRL being served.", h.ThisUpdate.Unix())
 	gauge("minica_serve_crl_next_update_timestamp_seconds", "nextUpdate of the CRL being served.", h.NextUpdate.Unix())
 	gauge("minica_serve_crl_next_update_seconds", "Seconds left to the nextUpdate of the CRL being served (negative past it).", fmt.Sprintf("%.3f", h.NextUpdate.Sub(now).Seconds()))
+	deltaNumber := h.DeltaNumber
+	if deltaNumber == "" {
+		deltaNumber = "0"
+	}
+	gauge("minica_serve_delta_crl_number", "Number of the delta CRL served beside the CRL, 0 for none.", deltaNumber)
 	gauge("minica_serve_crl_expired", "1 when the CRL being served is past its nextUpdate.", b(h.State == revoke.Expired))
 	gauge("minica_serve_can_sign", "1 when serve holds the CA key and it signs (0 with --no-sign, and while the key's token is unusable).", b(h.CanSign))
 	gauge("minica_serve_store_up", "1 when the store answered at the last round (always, on the file store).", b(h.StoreUp))
@@ -171,7 +205,8 @@ func (s *Server) WriteMetrics(w io.Writer) {
 		counter("minica_serve_ca_key_reopens_total", "Times the CA key's token was opened again after its session or the key's handle was lost.", s.keyStatus.Reopens())
 	}
 	counter("minica_serve_crl_reloads_total", "New CRLs served since start (published by serve or another process).", s.m.reloads.Load())
-	counter("minica_serve_crl_load_failures_total", "Versions of crl.der refused (unreadable, not a regular file, bad signature, lower number).", s.m.loadFailures.Load())
+	counter("minica_serve_delta_crl_reloads_total", "Delta CRLs served since start, or dropped, without a new CRL.", s.m.deltaReloads.Load())
+	counter("minica_serve_crl_load_failures_total", "Versions of crl.der or of the delta CRL refused (unreadable, not a regular file, bad signature, lower number, not applying).", s.m.loadFailures.Load())
 	counter("minica_serve_crl_resigns_total", "CRLs serve re-signed at half their lifetime.", s.m.resigns.Load())
 	counter("minica_serve_crl_resign_failures_total", "Failed attempts to re-sign the CRL.", s.m.resignFailures.Load())
 	counter("minica_serve_long_polls_refused_total", "Long polls answered at once because MaxWaiters were waiting.", s.m.waitersRefused.Load())
@@ -197,6 +232,15 @@ func (s *Server) WriteMetrics(w io.Writer) {
 		counts[i] = s.m.requests[k]
 	}
 	s.m.mu.Unlock()
+	kinds := [2]string{"complete", "delta"}
+	fmt.Fprintf(w, "# HELP minica_serve_crl_answers_total CRL bodies sent (GET answered 200), complete CRLs or delta CRLs.\n# TYPE minica_serve_crl_answers_total counter\n")
+	for i, k := range kinds {
+		fmt.Fprintf(w, "minica_serve_crl_answers_total{kind=%q} %d\n", k, s.m.sent[i].Load())
+	}
+	fmt.Fprintf(w, "# HELP minica_serve_crl_sent_bytes_total Bytes of CRL bodies sent, complete CRLs or delta CRLs.\n# TYPE minica_serve_crl_sent_bytes_total counter\n")
+	for i, k := range kinds {
+		fmt.Fprintf(w, "minica_serve_crl_sent_bytes_total{kind=%q} %d\n", k, s.m.sentBytes[i].Load())
+	}
 	fmt.Fprintf(w, "# HELP minica_serve_requests_total Requests answered, by endpoint and status code.\n# TYPE minica_serve_requests_total counter\n")
 	for i, k := range keys {
 		fmt.Fprintf(w, "minica_serve_requests_total{endpoint=%q,code=\"%d\"} %d\n", k.endpoint, k.code, counts[i])

@@ -14,7 +14,7 @@ import (
 func TestPublishedPEM(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 47, 48, 49, 95, 96, 97, 1000, 4950025} {
 		der := bytes.Repeat([]byte{0x5a}, n)
-		p := &published{der: der}
+		p := &crlBody{der: der}
 		var buf bytes.Buffer
 		p.writePEM(&buf)
 		want := pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})

@@ -74,7 +74,7 @@ func (s *Server) serveRootCRL(w http.ResponseWriter, r *http.Request, asPEM bool
 	}
 	cc := crlCacheControl(pub.CRL, s.cfg.Now())
 	if asPEM {
-		p := &published{der: pub.DER}
+		p := &crlBody{der: pub.DER}
 		writeConditionalFunc(w, r, "application/x-pem-file", etag.Of(pub.DER), pub.CRL.ThisUpdate(), p.pemLen(), p.writePEM, cc)
 		return
 	}

@@ -133,6 +133,8 @@ type Server struct {
 	// Watcher state, used by its goroutine only.
 	skipStamp  ca.FileStamp // the stamp of a crl.der refused or served already, not re-read
 	lastErr    string       // the last load error logged, not repeated
+	deltaSeen  deltaSeen    // the delta CRL judged and not installed, not re-read
+	deltaErr   string       // the last delta CRL refusal logged, not repeated
 	nextResign time.Time    // no re-sign before this after a failure
 	backoff    time.Duration
 	warned     string // the CRL number whose lapse was warned of
@@ -154,16 +156,25 @@ type Server struct {
 	shutdowns []func(context.Context) error // of every listener's server (register)
 }
 
-// published is one CRL as served. changed is closed when a newer CRL
-// replaces it, which wakes every long poll waiting on it.
+// published is one complete CRL as served. changed is closed when a newer
+// CRL replaces it, which wakes every long poll waiting on it.
 type published struct {
-	crl     *revoke.CRL
-	der     []byte
-	etag    string
+	crlBody
 	stamp   ca.FileStamp
 	changed chan struct{}
 	// resignErr is the last failure to re-sign it, for /healthz.
 	resignErr atomic.Pointer[string]
+	// delta is the delta CRL served beside it (see delta.go), never nil
+	// once the CRL is served; a delta that changes alone replaces it.
+	delta atomic.Pointer[deltaState]
+}
+
+// crlBody is a CRL as a client receives it: parsed, its DER and the
+// entity tag of the DER.
+type crlBody struct {
+	crl  *revoke.CRL
+	der  []byte
+	etag string
 }
 
 // The PEM form of a CRL is encoded from the DER for every request, never
@@ -175,13 +186,13 @@ const (
 )
 
 // pemLen is the length of the PEM that writePEM writes.
-func (p *published) pemLen() int {
+func (p *crlBody) pemLen() int {
 	b := base64.StdEncoding.EncodedLen(len(p.der))
 	return len(pemBegin) + b + (b+63)/64 + len(pemEnd)
 }
 
 // writePEM writes the CRL as PEM to w.
-func (p *published) writePEM(w io.Writer) {
+func (p *crlBody) writePEM(w io.Writer) {
 	pem.Encode(w, &pem.Block{Type: "X509 CRL", Bytes: p.der})
 }
 
@@ -296,16 +307,22 @@ func caResources(c *ca.CA) map[string]*resource {
 	}
 }
 
-// install makes pub the served CRL and wakes the long polls. The CRL it
+// install makes pub the served CRL, with the delta CRL that applies to it
+// if any (loadDelta), and wakes the long polls. The CRL it
 // replaces (its DER and parsed set, 75 MB at a million entries) and what
 // reading pub cost are then given back to the system (osmem.Release), so
 // that serve's memory after a revocation is the CRL served, not the
 // high-water mark of the last reload. That is done releaseDelay later:
-// the long polls woken hold the CRL replaced until they run.
+// the long polls woken hold the CRL replaced until they run. The caller
+// holds caMu.
 func (s *Server) install(pub *ca.PublishedCRL) {
 	p := &published{
-		crl: pub.CRL, der: pub.DER, etag: etag.Of(pub.DER), stamp: pub.Stamp, changed: make(chan struct{}),
+		crlBody: crlBody{crl: pub.CRL, der: pub.DER, etag: etag.Of(pub.DER)}, stamp: pub.Stamp, changed: make(chan struct{}),
 	}
+	p.delta.Store(&deltaState{changed: make(chan struct{})})
+	// Read before p is served, so that a complete CRL and the delta
+	// signed after it reach the long polls together.
+	s.loadDelta(p)
 	old := s.cur.Swap(p)
 	s.log.Event("crl-loaded", "number", pub.CRL.Number().String(), "entries", fmt.Sprint(pub.CRL.Len()),
 		"this_update", rfc3339(pub.CRL.ThisUpdate()), "next_update", rfc3339(pub.CRL.NextUpdate()), "etag", strings.Trim(p.etag, `"`))
@@ -326,8 +343,10 @@ const releaseDelay = time.Second
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// CRL returns the CRL being served.
-func (s *Server) CRL() *revoke.CRL { return s.cur.Load().crl }
+// CRL returns the CRL being served: the complete CRL with the delta CRL
+// served beside it applied, when there is one, so that what it revokes is
+// what a client following serve knows of.
+func (s *Server) CRL() *revoke.CRL { return s.cur.Load().withDelta() }
 
 // Watch polls crl.der and the revocation log every PollInterval, publishes
 // revocations the CRL lacks and re-signs the CRL at half its lifetime, until
@@ -366,6 +385,7 @@ func (s *Server) check() {
 		return // nothing of a round works without the store
 	}
 	s.loadNewer()
+	s.loadDelta(s.cur.Load())
 	// Of several replicas on one database, only the lease holder signs.
 	signer := s.cfg.Signer != nil && s.holdsLease()
 	s.noticeRevocations(signer)

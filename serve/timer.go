@@ -58,10 +58,10 @@ func (s *Server) noticeRevocations(signer bool) {
 		return
 	}
 	cur := s.cur.Load()
-	// A CRL written after the log last changed was built from all of it
-	// (both are written under the CA lock): nothing to compare, and the
-	// log (tens of MB with 10^6 revocations) is not read.
-	if cur.stamp.MTime > stamp.MTime {
+	// A CRL or delta CRL written after the log last changed was built
+	// from all of it (both are written under the CA lock): nothing to
+	// compare, and the log (tens of MB with 10^6 revocations) is not read.
+	if ds := cur.delta.Load(); cur.stamp.MTime > stamp.MTime || (ds.body != nil && ds.stamp.MTime > stamp.MTime) {
 		s.rev.pending = false
 		return
 	}
@@ -88,15 +88,19 @@ func (s *Server) noticeRevocations(signer bool) {
 }
 
 // publishUnpublishedLocked publishes a CRL, as `minica crl` does, when the
-// revocation log holds revocations that cur lacks, unless a newer CRL is on
-// disk (the next round loads it, and compares again). Without the Signer it
-// logs them, once for each version of the log. The caller holds caMu and
-// the CA lock.
+// revocation log holds revocations that cur lacks, with the delta CRL
+// served beside it, unless a newer CRL or delta CRL is on disk (the next
+// round loads it, and compares again). Without the Signer it logs them,
+// once for each version of the log. The caller holds caMu and the CA
+// lock.
 func (s *Server) publishUnpublishedLocked(cur *published, logStamp ca.FileStamp) error {
 	if onDisk, err := s.cfg.CA.CRLStamp(); err == nil && onDisk != cur.stamp {
 		return nil
 	}
-	missing, err := s.cfg.CA.Unpublished(cur.crl)
+	if onDisk, err := s.cfg.CA.DeltaCRLStamp(); err == nil && !s.deltaJudged(cur, onDisk) {
+		return nil
+	}
+	missing, err := s.cfg.CA.Unpublished(cur.withDelta())
 	if err != nil {
 		return err
 	}
