@@ -33,6 +33,9 @@
 //	/crl.der    the current CRL, DER, application/pkix-crl
 //	/crl.pem    the current CRL, PEM, application/x-pem-file
 //	            (also the path of the CA's CRL URL, when set: as /crl.der)
+//	/crl-delta.der, /crl-delta.pem
+//	            the current delta CRL alone, DER or PEM, when there is
+//	            one that applies to the current CRL; 404 otherwise
 //	/root-crl.der, /root-crl.pem
 //	            on an intermediate CA, the root's CRL that it keeps
 //	            (`minica crl import-root`), also at the path of the root's
@@ -99,6 +102,23 @@
 // [Config.MaxWaiters] long polls already waiting, S is 0 and the answer is
 // immediate. A client that sees no Preference-Applied (a static server)
 // polls instead.
+//
+// # Delta CRLs
+//
+// A client that applies delta CRLs (RFC 5280 section 5.2.4) names the
+// complete CRL it holds in the request header "Minica-CRL-Base: N" (N in
+// decimal) on a path of the complete CRL. It gets the current delta CRL,
+// with "Minica-Delta-CRL: base=B" (B the delta's base number), when the
+// delta applies to N (B <= N < the delta's number); otherwise, and for a
+// header that is not one decimal number, the complete CRL as any client
+// does. Those answers carry "Vary: Minica-CRL-Base". The answer a client
+// would get is the one If-None-Match and the long poll compare: a new
+// delta CRL alone wakes only the long polls that follow delta CRLs
+// (Minica-CRL-Base, or the delta's own paths), a new complete CRL all of
+// them. A delta is served only when it applies to the complete CRL served
+// (revoke.CRL.WithDelta) and may replace what is served (revoke.MayReplace
+// of the two applied); Watch reads it with ca.CA.PublishedDelta when
+// ca.CA.DeltaCRLStamp changes.
 //
 // # Keeping the CRL fresh
 //
