@@ -19,7 +19,14 @@ func (f *fixture) startPoll(t *testing.T, header ...string) <-chan *httptest.Res
 
 func (f *fixture) startPollCtx(t *testing.T, ctx context.Context, header ...string) <-chan *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequestWithContext(ctx, "GET", "/crl.der", nil)
+	return f.startGet(t, ctx, "/crl.der", header...)
+}
+
+// startGet runs a GET of path in the background and returns its
+// recorder, delivered when the handler returns.
+func (f *fixture) startGet(t *testing.T, ctx context.Context, path string, header ...string) <-chan *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(ctx, "GET", path, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
