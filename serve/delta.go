@@ -47,10 +47,11 @@ func (d *deltaState) appliesTo(base *big.Int) bool {
 }
 
 // deltaSeen is a version of the store's delta CRL that loadDelta judged
-// for a complete CRL and did not install: not read again for it.
+// for a complete CRL (named by its entity tag, lest a CRL replaced be kept
+// in memory) and did not install: not read again for it.
 type deltaSeen struct {
 	stamp    ca.FileStamp
-	complete *published
+	complete string
 }
 
 // withDelta returns p's CRL with the delta CRL served beside it applied,
@@ -66,7 +67,7 @@ func (p *published) withDelta() *revoke.CRL {
 // was judged for p already (served beside it, or not), so that it is not
 // read again. The caller holds caMu.
 func (s *Server) deltaJudged(p *published, stamp ca.FileStamp) bool {
-	return stamp == p.delta.Load().stamp || s.deltaSeen == (deltaSeen{stamp, p})
+	return stamp == p.delta.Load().stamp || s.deltaSeen == (deltaSeen{stamp, p.etag})
 }
 
 // loadDelta makes the delta CRL served beside p the store's current one
@@ -92,7 +93,7 @@ func (s *Server) loadDelta(p *published) {
 		if held.body != nil {
 			s.setDelta(p, &deltaState{stamp: stamp})
 		} else {
-			s.deltaSeen = deltaSeen{stamp, p}
+			s.deltaSeen = deltaSeen{stamp, p.etag}
 		}
 		return
 	}
@@ -110,7 +111,7 @@ func (s *Server) loadDelta(p *published) {
 		replace, err = revoke.MayReplace(revoke.IssuedCRL{CRL: next.combined, Issuer: issuer}, revoke.IssuedCRL{CRL: cur, Issuer: issuer}, s.cfg.Now())
 	}
 	if err != nil {
-		s.deltaSeen = deltaSeen{stamp, p}
+		s.deltaSeen = deltaSeen{stamp, p.etag}
 		if msg := err.Error(); msg != s.deltaErr {
 			s.deltaErr = msg
 			s.m.loadFailures.Add(1)
@@ -120,7 +121,7 @@ func (s *Server) loadDelta(p *published) {
 	}
 	s.deltaErr = ""
 	if !replace {
-		s.deltaSeen = deltaSeen{stamp, p} // the delta served, its number unchanged
+		s.deltaSeen = deltaSeen{stamp, p.etag} // the delta served, its number unchanged
 		return
 	}
 	next.body = &crlBody{crl: d, der: der, etag: etag.Of(der)}
