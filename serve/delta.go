@@ -8,17 +8,18 @@ import (
 	"strings"
 
 	"minica/ca"
+	"minica/crlsource"
 	"minica/revoke"
 	"minica/serve/internal/etag"
 )
 
-// The headers of the delta CRL protocol (see the package doc): a client
-// that applies delta CRLs names the complete CRL it holds in
-// hdrCRLBase; an answer that is a delta CRL names its base in
-// hdrDeltaCRL ("base=N").
+// The headers of the delta CRL protocol (see the package doc), those its
+// client, crlsource, sends and reads: a client that applies delta CRLs
+// names the complete CRL it holds in hdrCRLBase; an answer that is a delta
+// CRL names its base in hdrDeltaCRL ("base=N").
 const (
-	hdrCRLBase  = "Minica-CRL-Base"
-	hdrDeltaCRL = "Minica-Delta-CRL"
+	hdrCRLBase  = crlsource.HeaderBase
+	hdrDeltaCRL = crlsource.HeaderDelta
 )
 
 // maxCRLNumberDigits bounds a Minica-CRL-Base value: a CRL number has at
