@@ -214,10 +214,52 @@ func TestProxyProcessCRLURLFaults(t *testing.T) {
 // an hour, so only the long poll can bring the CRL (issue 14, point 6).
 func TestProxyProcessFollowsServe(t *testing.T) {
 	t.Parallel()
+	testProxyFollowsServe(t, false)
+}
+
+// The same with delta CRLs from the first entry: after the complete CRL it
+// starts with, the proxy is sent deltas only (serve's metrics count one
+// complete CRL sent), and a hold lifted by removeFromCRL lets its client
+// through again (issue 34, point 2).
+func TestProxyProcessFollowsServeDeltas(t *testing.T) {
+	t.Parallel()
+	f, s, p := testProxyFollowsServe(t, true)
+	url := "https://" + p.addr + "/"
+	mustMinica(t, f.dir, "issue", "client", "frank")
+	waitLongPoll(t, s)
+	mustMinica(t, f.dir, "revoke", "frank", "--reason", "certificateHold")
+	waitRefused(t, f, s, p, "frank")
+	waitLongPoll(t, s)
+	mustMinica(t, f.dir, "revoke", "frank", "--reason", "removeFromCRL")
+	eventually(t, "frank let through after the hold is lifted", func() string {
+		if status, _, _, _, err := get(f.client(t, "frank"), url); err != nil || status != 200 {
+			return fmt.Sprintf("%d %v", status, err)
+		}
+		return ""
+	})
+	_, body := s.fetch(t, "/metrics")
+	for _, want := range []string{`minica_serve_crl_answers_total{kind="complete"} 1` + "\n", `minica_serve_crl_answers_total{kind="delta"} `} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("serve's metrics lack %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(p.stderr.String(), "crl-fetch-failed") {
+		t.Errorf("the proxy logged failed fetches:\n%s", p.stderr)
+	}
+}
+
+// testProxyFollowsServe revokes three clients one by one and waits until
+// the proxy refuses each, alice staying let through; with deltas, the CA
+// signs delta CRLs from the first entry.
+func testProxyFollowsServe(t *testing.T, deltas bool) (*proxyFixture, *serveProc, *proxyProc) {
 	f := newProxyFixture(t)
 	names := []string{"carol", "dave", "erin"}
 	for _, n := range names {
 		mustMinica(t, f.dir, "issue", "client", n)
+	}
+	if deltas {
+		mustMinica(t, f.dir, "crl", "delta", "--from", "-1")
+		mustMinica(t, f.dir, "crl")
 	}
 	s := startServe(t, f.dir)
 	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "1h", "--reload-interval", "0")
@@ -230,20 +272,11 @@ func TestProxyProcessFollowsServe(t *testing.T) {
 	}
 	for _, n := range names {
 		waitLongPoll(t, s)
-		mustMinica(t, f.dir, "revoke", n)
-		revoked := time.Now()
-		deadline := revoked.Add(10 * time.Second)
-		for {
-			_, _, _, _, err := get(f.client(t, n), url)
-			if err != nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still let through 10s after minica revoke returned\nproxy: %s\nserve: %s", n, p.stderr, s.stderr)
-			}
-			time.Sleep(20 * time.Millisecond)
+		out := mustMinica(t, f.dir, "revoke", n)
+		if deltas != strings.Contains(out, "published delta CRL") {
+			t.Errorf("minica revoke %s said %q; want a delta CRL published: %v", n, out, deltas)
 		}
-		t.Logf("%s refused %s after minica revoke returned", n, time.Since(revoked).Round(time.Millisecond))
+		waitRefused(t, f, s, p, n)
 		if status, _, _, _, err := get(alice, url); err != nil || status != 200 {
 			t.Errorf("alice after %s's revocation: %d %v", n, status, err)
 		}
@@ -251,6 +284,25 @@ func TestProxyProcessFollowsServe(t *testing.T) {
 	if strings.Contains(p.stderr.String(), "crl-fetch-failed") {
 		t.Errorf("the proxy logged failed fetches:\n%s", p.stderr)
 	}
+	return f, s, p
+}
+
+// waitRefused waits, at most 10 s, until the proxy refuses the client
+// named name.
+func waitRefused(t *testing.T, f *proxyFixture, s *serveProc, p *proxyProc, name string) {
+	t.Helper()
+	revoked := time.Now()
+	deadline := revoked.Add(10 * time.Second)
+	for {
+		if _, _, _, _, err := get(f.client(t, name), "https://"+p.addr+"/"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still let through 10s after minica revoke returned\nproxy: %s\nserve: %s", name, p.stderr, s.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%s refused %s after minica revoke returned", name, time.Since(revoked).Round(time.Millisecond))
 }
 
 // waitLongPoll waits, a bounded time, until a long poll waits at serve.
