@@ -290,10 +290,11 @@ func (c *CA) supersedeDevice(signer crypto.Signer, pred, successor *Record) erro
 	if err := c.linkTo(pred, successor); err != nil {
 		return err
 	}
-	if _, err := c.RevokeRecord(pred, revoke.Superseded); err != nil {
+	res, err := c.RevokeRecord(pred, revoke.Superseded)
+	if err != nil {
 		return fmt.Errorf("%w: issued serial %s, but revoking its predecessor %s failed: %w", ErrIssuanceIncomplete, successor.Serial, pred.Serial, err)
 	}
-	if _, err := c.PublishCRL(signer, 0); err != nil {
+	if _, err := c.PublishRevocations(signer, res.ChangedRecords()); err != nil {
 		return fmt.Errorf("serial %s was revoked as superseded by %s, but publishing the CRL failed: %w", pred.Serial, successor.Serial, err)
 	}
 	return nil
@@ -315,7 +316,7 @@ func (c *CA) RevokeDevice(signer crypto.Signer, email, serial string, reason rev
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.PublishCRL(signer, 0); err != nil {
+	if _, err := c.PublishRevocations(signer, res.ChangedRecords()); err != nil {
 		return res, fmt.Errorf("serial %s was revoked, but publishing the CRL failed: %w", rec.Serial, err)
 	}
 	return res, nil

@@ -157,10 +157,11 @@ func runRenew(c *cli.Context, e *env) error {
 func revokeSuperseded(c *cli.Context, e *env, authority *ca.CA, rn *ca.Renewed) (*published, error) {
 	old := rn.Predecessor
 	again := fmt.Sprintf("minica revoke %s --reason superseded", old.Serial)
-	if _, err := authority.RevokeRecord(old, revoke.Superseded); err != nil {
+	res, err := authority.RevokeRecord(old, revoke.Superseded)
+	if err != nil {
 		return nil, withHint(fmt.Errorf("renewed %q as serial %s, but revoking the old serial %s failed: %w", old.Name, rn.Record.Serial, old.Serial, err), "run '%s'", again)
 	}
-	info, err := publishLocked(c, e, authority, 0)
+	info, err := publishRevocationsLocked(c, e, authority, res.ChangedRecords())
 	if err != nil {
 		return nil, withHint(fmt.Errorf("renewed %q as serial %s and revoked serial %s, but publishing the CRL failed: %w", old.Name, rn.Record.Serial, old.Serial, err), "run 'minica crl'")
 	}

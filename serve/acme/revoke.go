@@ -76,7 +76,7 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) (any, error
 		if res.Already && !res.Unpublished {
 			return prob(http.StatusBadRequest, ErrAlreadyRevoked, "serial %s was revoked at %s", rec.Serial, rec.RevokedAt.UTC().Format(time.RFC3339))
 		}
-		_, err = c.PublishCRL(s.cfg.Signer, 0)
+		_, err = c.PublishRevocations(s.cfg.Signer, res.ChangedRecords())
 		return err
 	})
 	if err != nil {
