@@ -192,7 +192,7 @@ func (c *CA) signDelta(signer crypto.Signer, base *big.Int, entries []revoke.Ent
 func (c *CA) PublishRevocations(signer crypto.Signer, recs []*Record) (*CRLInfo, error) {
 	d := c.Settings.DeltaCRL
 	cur, err := c.DeltaCRL()
-	if d.Off || err != nil || c.baseAge(cur.DeltaBase()) > d.FullInterval() {
+	if d.Off || err != nil || baseAge(cur.DeltaBase(), c.Now()) > d.FullInterval() {
 		return c.PublishCRL(signer, 0)
 	}
 	now := c.Now().UTC().Truncate(time.Second)
@@ -239,13 +239,24 @@ func deltaEntry(r *Record, now time.Time) (revoke.Entry, error) {
 	return revoke.Entry{Serial: serial, RevokedAt: at, Reason: reason}, nil
 }
 
-// baseAge is how long ago the CRL numbered base was signed, read from the
-// number itself: PublishCRL numbers a CRL by its signing time in
+// CompleteCRLDue reports whether a complete CRL should be signed at now
+// so that readers of the complete CRL alone (nginx, Apache, HAProxy) see
+// what delta, the current delta CRL (nil for none), lists: it lists
+// something, and its base is older than the settings' FullEvery. serve's
+// timer asks it, so that a revocation reaches them within FullEvery even
+// when no other revocation follows it.
+func (c *CA) CompleteCRLDue(delta *revoke.CRL, now time.Time) bool {
+	d := c.Settings.DeltaCRL
+	return delta != nil && delta.Len() > 0 && baseAge(delta.DeltaBase(), now) > d.FullInterval()
+}
+
+// baseAge is how long before now the CRL numbered base was signed, read
+// from the number itself: PublishCRL numbers a CRL by its signing time in
 // milliseconds, raised only when need be, so the age read is never more
 // than the true one.
-func (c *CA) baseAge(base *big.Int) time.Duration {
-	if !base.IsInt64() {
+func baseAge(base *big.Int, now time.Time) time.Duration {
+	if base == nil || !base.IsInt64() {
 		return 0
 	}
-	return c.Now().Sub(time.UnixMilli(base.Int64()))
+	return now.Sub(time.UnixMilli(base.Int64()))
 }

@@ -379,3 +379,40 @@ func TestDeltaWithCRLSource(t *testing.T) {
 		t.Fatalf("Fetch(no base) = delta %t, %v; want the complete CRL", plainResp != nil && plainResp.Delta, err)
 	}
 }
+
+// While deltas are signed, serve signs a complete CRL once the delta lists
+// a change and its base is older than FullEvery, so that readers of the
+// complete CRL alone see the revocation; an empty delta asks for nothing.
+func TestDeltaCompleteDue(t *testing.T) {
+	f := newDeltaFixture(t)
+	for _, c := range []*ca.CA{f.ca, f.other(t)} {
+		unlock, err := c.Lock(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.SetDeltaSettings(ca.DeltaSettings{From: -1, FullEvery: ca.Duration(time.Minute)})
+		unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := f.completeNumber()
+	f.advance(2 * time.Minute)
+	f.srv.check()
+	if got := f.completeNumber(); got.Cmp(base) != 0 {
+		t.Fatalf("an empty delta over an old base: complete CRL %s; want %s kept", got, base)
+	}
+	f.publishElsewhere(t) // a new base, now
+	f.srv.check()
+	base = f.completeNumber()
+	bob := f.revokeDelta(t, "bob")
+	f.srv.check()
+	if f.completeNumber().Cmp(base) != 0 || f.srv.cur.Load().crl.IsRevoked(bob) || !f.srv.CRL().IsRevoked(bob) {
+		t.Fatalf("complete CRL %s, bob listed %v; want %s kept, bob in the delta only", f.completeNumber(), f.srv.cur.Load().crl.IsRevoked(bob), base)
+	}
+	f.advance(2 * time.Minute)
+	f.srv.check()
+	if f.completeNumber().Cmp(base) <= 0 || !f.srv.cur.Load().crl.IsRevoked(bob) {
+		t.Fatalf("past FullEvery: complete CRL %s, bob listed %v; want a new complete CRL listing bob\n%s", f.completeNumber(), f.srv.cur.Load().crl.IsRevoked(bob), f.logText())
+	}
+}

@@ -376,7 +376,9 @@ func (s *Server) Watch(ctx context.Context) {
 }
 
 // check is one round of Watch: load a CRL that another process published,
-// then re-sign the CRL when it is past half its lifetime.
+// then re-sign the CRL when it is past half its lifetime, or when the
+// delta CRL lists changes and its base is older than the CA's FullEvery
+// (ca.CA.CompleteCRLDue).
 func (s *Server) check() {
 	s.caMu.Lock()
 	defer s.caMu.Unlock()
@@ -396,6 +398,11 @@ func (s *Server) check() {
 		return
 	}
 	if !pastHalfLife(cur.crl, now) {
+		// While deltas are signed, readers of the complete CRL alone see
+		// a revocation when the next complete CRL is: within FullEvery.
+		if signer && !now.Before(s.nextResign) && s.cfg.CA.CompleteCRLDue(cur.withDelta().Delta(), now) {
+			s.resignLocked(cur)
+		}
 		return
 	}
 	if s.cfg.Signer != nil && !signer {
