@@ -23,12 +23,18 @@ import (
 )
 
 // signCRL signs with revoke.Build a CRL of ca numbered number, current at
-// now, listing entries: a delta CRL against the complete CRL numbered base
-// when base is positive.
+// now for an hour, listing entries: a delta CRL against the complete CRL
+// numbered base when base is positive.
 func signCRL(t *testing.T, ca *testca.CA, number, base int64, now time.Time, entries ...revoke.Entry) []byte {
 	t.Helper()
+	return signCRLUntil(t, ca, number, base, now, now.Add(time.Hour), entries...)
+}
+
+// signCRLUntil is signCRL with the nextUpdate next.
+func signCRLUntil(t *testing.T, ca *testca.CA, number, base int64, now, next time.Time, entries ...revoke.Entry) []byte {
+	t.Helper()
 	p := revoke.Params{Issuer: ca.Cert, Signer: ca.Key, Number: big.NewInt(number),
-		ThisUpdate: now.Add(-time.Minute), NextUpdate: now.Add(time.Hour)}
+		ThisUpdate: now.Add(-time.Minute), NextUpdate: next}
 	if base > 0 {
 		p.DeltaBase = big.NewInt(base)
 	}
@@ -84,6 +90,31 @@ func (s *deltaSource) readCount() int {
 	return s.reads
 }
 
+// followDeltas starts a proxy trusting ca alone whose CRL source is src,
+// with mod applied to its Config, and returns it and the sink it follows
+// src with, a crlsource.DeltaSink.
+func followDeltas(t *testing.T, ca *testca.CA, src *deltaSource, mod func(*Config)) (*env, crlsource.DeltaSink) {
+	t.Helper()
+	e := newEnv(t, func(c *Config) {
+		c.CRL = src
+		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil }
+		if mod != nil {
+			mod(c)
+		}
+	})
+	select {
+	case sink := <-src.sinks:
+		ds, ok := sink.(crlsource.DeltaSink)
+		if !ok {
+			t.Fatalf("the sink is a %T; want a crlsource.DeltaSink", sink)
+		}
+		return e, ds
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not follow the CRL source within 10s")
+	}
+	return nil, nil
+}
+
 // admits reports whether the proxy lets a new connection of cert through.
 func (e *env) admits(cert *x509.Certificate, key crypto.Signer) bool {
 	resp, err := e.client(cert, key, false).Get(e.url("/"))
@@ -112,23 +143,14 @@ func TestDeltaCRLs(t *testing.T) {
 	src := &deltaSource{sinks: make(chan crlsource.Sink, 1)}
 	src.set(signCRL(t, ca, 1, 0, now, revoked(bob, revoke.CertificateHold)), nil)
 	parses := 0
-	e := newEnv(t, func(c *Config) {
-		c.CRL = src
-		c.LoadCA = func() ([]*x509.Certificate, error) { return []*x509.Certificate{ca.Cert}, nil }
+	e, sink := followDeltas(t, ca, src, func(c *Config) {
 		c.parseCRLFile = func(data []byte, cas []*x509.Certificate) ([]revoke.IssuedCRL, error) {
 			parses++
 			return revoke.ParseCRLFile(data, cas)
 		}
 	})
-	var sink crlsource.Sink
-	select {
-	case sink = <-src.sinks:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not follow the CRL source within 10s")
-	}
-	ds, ok := sink.(crlsource.DeltaSink)
-	if !ok || ds.Base() != "1" {
-		t.Fatalf("the sink is a DeltaSink %v; want one with base 1", ok)
+	if sink.Base() != "1" {
+		t.Fatalf("the sink's base is %q; want 1", sink.Base())
 	}
 	if !e.admits(alice, aliceKey) || e.admits(bob, bobKey) {
 		t.Fatal("before the delta: want alice admitted, bob (on hold) refused")
@@ -147,8 +169,8 @@ func TestDeltaCRLs(t *testing.T) {
 	if err := sink.Changed(); err != nil {
 		t.Fatalf("Changed() with a delta = %v", err)
 	}
-	if n, d := state(); n != "2" || d != "2" || ds.Base() != "1" {
-		t.Fatalf("after the delta: CRL %s, delta %s, base %s; want 2, 2 over the complete CRL 1", n, d, ds.Base())
+	if n, d := state(); n != "2" || d != "2" || sink.Base() != "1" {
+		t.Fatalf("after the delta: CRL %s, delta %s, base %s; want 2, 2 over the complete CRL 1", n, d, sink.Base())
 	}
 	if got := src.readCount(); got != reads || parses != 1 {
 		t.Fatalf("applying a delta read the complete CRL %d times and parsed CRLs %d times; want neither", got-reads, parses-1)
@@ -194,8 +216,8 @@ func TestDeltaCRLs(t *testing.T) {
 	if err := sink.Changed(); err != nil {
 		t.Fatalf("Changed() with a complete CRL = %v", err)
 	}
-	if n, d := state(); n != "7" || d != "" || ds.Base() != "7" || e.p.trust.Load().crlDelta != [32]byte{} {
-		t.Fatalf("after a complete CRL: CRL %s, delta %q, base %s; want 7 alone", n, d, ds.Base())
+	if n, d := state(); n != "7" || d != "" || sink.Base() != "7" || e.p.trust.Load().crlDelta != [32]byte{} {
+		t.Fatalf("after a complete CRL: CRL %s, delta %q, base %s; want 7 alone", n, d, sink.Base())
 	}
 	if e.admits(alice, aliceKey) || !e.admits(bob, bobKey) {
 		t.Fatal("after the complete CRL: want alice refused, bob admitted")

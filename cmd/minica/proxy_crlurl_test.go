@@ -4,7 +4,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -291,18 +290,41 @@ func testProxyFollowsServe(t *testing.T, deltas bool) (*proxyFixture, *serveProc
 // named name.
 func waitRefused(t *testing.T, f *proxyFixture, s *serveProc, p *proxyProc, name string) {
 	t.Helper()
-	revoked := time.Now()
-	deadline := revoked.Add(10 * time.Second)
+	waitRefusedFor(t, f, s, p, name, 10*time.Second, "minica revoke returned")
+}
+
+// waitRefusedFor waits, at most d, until the proxy refuses the client
+// named name; since names the moment the wait starts from.
+func waitRefusedFor(t *testing.T, f *proxyFixture, s *serveProc, p *proxyProc, name string, d time.Duration, since string) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(d)
 	for {
 		if _, _, _, _, err := get(f.client(t, name), "https://"+p.addr+"/"); err != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s still let through 10s after minica revoke returned\nproxy: %s\nserve: %s", name, p.stderr, s.stderr)
+			t.Fatalf("%s still let through %s after %s\nproxy: %s\nserve: %s", name, d, since, p.stderr, s.stderr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Logf("%s refused %s after minica revoke returned", name, time.Since(revoked).Round(time.Millisecond))
+	t.Logf("%s refused %s after %s", name, time.Since(start).Round(time.Millisecond), since)
+}
+
+// restartServe kills serve s, listening on addr, and waits until the
+// proxy p logs that it cannot reach it; it calls down, then starts serve
+// again on addr and waits, at most 15 s, until p refuses the client named
+// name. It returns the new serve.
+func restartServe(t *testing.T, f *proxyFixture, s *serveProc, p *proxyProc, addr, name string, down func()) *serveProc {
+	t.Helper()
+	s.cmd.Process.Kill()
+	<-s.exited
+	s.exited <- nil // for the cleanup
+	p.waitLog(t, "crl-fetch-failed reason=connect ", "connection refused")
+	down()
+	s = serveAt(t, f.dir, addr)
+	waitRefusedFor(t, f, s, p, name, 15*time.Second, "serve came back")
+	return s
 }
 
 // waitLongPoll waits, a bounded time, until a long poll waits at serve.
@@ -323,43 +345,71 @@ func waitLongPoll(t *testing.T, s *serveProc) {
 func TestProxyProcessServeKilledAndRestarted(t *testing.T) {
 	t.Parallel()
 	f := newProxyFixture(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	s := startServe(t, f.dir, "--listen", addr)
 	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "2s", "--reload-interval", "0")
 	url := "https://" + p.addr + "/"
 	waitLongPoll(t, s)
 
-	s.cmd.Process.Kill()
-	<-s.exited
-	s.exited <- nil // for the cleanup
-	p.waitLog(t, "crl-fetch-failed reason=connect ", "connection refused")
-	if status, _, _, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
-		t.Fatalf("alice while serve is down: %d %v; want 200 on the last good CRL", status, err)
-	}
-	if body := p.metricsBody(t); !strings.Contains(body, `minica_proxy_crl_fetch_failures_total{reason="connect"} `) {
-		t.Errorf("metrics lack the connect failures:\n%s", body)
-	}
-
 	// The CA revokes bob while serve is down; serve comes back and the
 	// proxy, retrying, gets the new CRL.
-	mustMinica(t, f.dir, "revoke", "bob")
-	startServe(t, f.dir, "--listen", addr)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, _, _, _, err := get(f.client(t, "bob"), url); err != nil {
-			break
+	restartServe(t, f, s, p, addr, "bob", func() {
+		if status, _, _, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
+			t.Fatalf("alice while serve is down: %d %v; want 200 on the last good CRL", status, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bob still let through 15s after serve came back\n%s", p.stderr)
+		if body := p.metricsBody(t); !strings.Contains(body, `minica_proxy_crl_fetch_failures_total{reason="connect"} `) {
+			t.Errorf("metrics lack the connect failures:\n%s", body)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		mustMinica(t, f.dir, "revoke", "bob")
+	})
 	if status, _, _, _, err := get(f.client(t, "alice"), url); err != nil || status != 200 {
 		t.Errorf("alice after serve came back: %d %v", status, err)
+	}
+}
+
+// Serve restarted between two deltas (issue 34, point 6): the proxy,
+// following serve with deltas on, gets the delta of a revocation signed
+// while serve was down from the new serve process, without a restart of
+// its own, and that process sends it the delta, never the complete CRL:
+// the proxy still holds the base the delta is against.
+func TestProxyProcessServeRestartedBetweenDeltas(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t)
+	for _, n := range []string{"carol", "dave"} {
+		mustMinica(t, f.dir, "issue", "client", n)
+	}
+	mustMinica(t, f.dir, "crl", "delta", "--from", "-1")
+	mustMinica(t, f.dir, "crl")
+	addr := freeAddr(t)
+	s := startServe(t, f.dir, "--listen", addr)
+	p := f.startProxy(t, "--crl", s.base+"/crl.der", "--crl-refresh", "2s", "--reload-interval", "0")
+	url := "https://" + p.addr + "/"
+	revokeDelta := func(name string) {
+		t.Helper()
+		if out := mustMinica(t, f.dir, "revoke", name); !strings.Contains(out, "published delta CRL") {
+			t.Fatalf("minica revoke %s said %q; want a delta CRL published", name, out)
+		}
+	}
+	waitLongPoll(t, s)
+	revokeDelta("carol")
+	waitRefused(t, f, s, p, "carol")
+
+	s = restartServe(t, f, s, p, addr, "dave", func() { revokeDelta("dave") })
+	for _, n := range []string{"alice", "bob"} {
+		if status, _, _, _, err := get(f.client(t, n), url); err != nil || status != 200 {
+			t.Errorf("%s after serve came back: %d %v", n, status, err)
+		}
+	}
+	if _, _, _, _, err := get(f.client(t, "carol"), url); err == nil {
+		t.Error("carol, revoked before the restart, let through after it")
+	}
+	_, body := s.fetch(t, "/metrics")
+	for _, want := range []string{`minica_serve_crl_answers_total{kind="complete"} 0` + "\n", `minica_serve_crl_answers_total{kind="delta"} 1` + "\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the restarted serve's metrics lack %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(p.stderr.String(), "crl-fetch-failed reason=refused") {
+		t.Errorf("the proxy refused a CRL:\n%s", p.stderr)
 	}
 }
