@@ -26,7 +26,7 @@
 # the last results.
 #
 #   scripts/bench/revocation.sh             N = 10 a side, 20 revocations each, K = 0, 10^5, 10^6: 23 GiB at 10^6
-#   BENCH_N=10 BENCH_NGINX_N=3 BENCH_ENTRIES="0 1000000" scripts/bench/revocation.sh   10 proxies, 3 nginx: about 20 minutes, 7 GiB
+#   BENCH_N=10 BENCH_NGINX_N=3 BENCH_ENTRIES="0 1000000" scripts/bench/revocation.sh   10 proxies, 3 nginx: 12 minutes, 7 GiB
 #   BENCH_ENTRIES=0 scripts/bench/revocation.sh   K = 0 only, about 3 minutes
 #   BENCH_QUICK=1 scripts/bench/revocation.sh     smoke run: N = 3, 3 revocations, period 2 s, K = 0 and 20000 (deltas)
 #
@@ -259,7 +259,7 @@ run_k() {
 		revoke_one nginx "$nginx_dir" "x$k" "${nginx_urls[@]}"
 		sample_memory "$k"
 		bench_log "K = $K, revocation $k of $revocations: $(tail -2 "$kdir/latency.tsv" |
-			awk -F '\t' '{ m = 0; for (i = 4; i <= NF; i++) if ($i > m) m = $i; printf "%s revoke %.0f ms, all refuse %.0f ms after  ", $1, $3, $3 + m }')$(tail -1 "$kdir/bytes.tsv" |
+			awk -F '\t' '{ m = 0; for (i = 4; i <= NF; i++) if ($i > m) m = $i; printf "%s revoke %.0f ms, all refuse %.0f ms from its start  ", $1, $3, $3 + m }')$(tail -1 "$kdir/bytes.tsv" |
 			awk -F '\t' '{ printf "%s B a proxy  ", $1 }')$(tail -1 "$kdir/mem.tsv" |
 			awk -F '\t' '{ printf "proxy %s MiB, serve %s MiB, nginx %s MiB", $2, $4, $6 }')"
 	done
