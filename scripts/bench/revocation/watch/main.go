@@ -3,10 +3,12 @@
 // revocation), and then requests every URL concurrently, each request on a
 // new connection (a full mTLS handshake), every -every until the URL
 // refuses the client (a failed handshake or any status but 200). It prints
-// one line: the Unix time in milliseconds when the command returned, then
-// the milliseconds from then to the refusal by each URL, tab-separated, in
+// one line: the Unix time in milliseconds when the command returned, the
+// milliseconds the command took (from its start to its return), then the
+// milliseconds from its return to the refusal by each URL, tab-separated, in
 // the order given; -1 for a URL still letting the client through after
-// -timeout (and exits 1).
+// -timeout (and exits 1). The time from the command's start to a refusal
+// is the second field plus that URL's.
 //
 //	watch -ca ca.crt -cert c.crt -key c.key [-every 10ms] [-timeout 30s] -run 'minica revoke c' URL...
 package main
@@ -60,6 +62,7 @@ func main() {
 
 	cmd := exec.Command("sh", "-c", *run)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	began := time.Now()
 	if err := cmd.Run(); err != nil {
 		fail(fmt.Errorf("running %q: %w", *run, err))
 	}
@@ -81,7 +84,7 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	fields := []string{fmt.Sprint(start.UnixMilli())}
+	fields := []string{fmt.Sprint(start.UnixMilli()), ms(start.Sub(began))}
 	code := 0
 	for _, d := range took {
 		if d < 0 {
@@ -89,11 +92,14 @@ func main() {
 			code = 1
 			continue
 		}
-		fields = append(fields, fmt.Sprintf("%.1f", float64(d.Microseconds())/1000))
+		fields = append(fields, ms(d))
 	}
 	fmt.Println(strings.Join(fields, "\t"))
 	os.Exit(code)
 }
+
+// ms formats d in milliseconds with one decimal.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 
 // letThrough reports whether url answers the client 200.
 func letThrough(c *http.Client, url string) bool {
