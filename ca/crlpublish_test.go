@@ -306,3 +306,36 @@ func BenchmarkUnpublished(b *testing.B) {
 		})
 	}
 }
+
+// The number of the next CRL is above the published CRL's when the number
+// file was restored older than crl.der: read without verifying when it is
+// not above the file's number, and verified when it is, so that a CRL of
+// another CA planted with a higher number stops the publication.
+func TestCRLNumberAboveRestoredNumberFile(t *testing.T) {
+	c, signer := newTestCA(t, InitOptions{})
+	first, err := c.PublishCRL(signer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := new(big.Int).Sub(first.Number, big.NewInt(1_000_000))
+	writeFile(t, filepath.Join(c.Dir().Path(), crlNumberFile), []byte(older.String()+"\n"))
+	c.Now = fixedClock(time.UnixMilli(older.Int64())) // the clock would not raise it either
+	next, err := c.PublishCRL(signer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Number.Cmp(first.Number) <= 0 {
+		t.Fatalf("CRL number %s after a restored number file; want above the published %s", next.Number, first.Number)
+	}
+
+	other, otherSigner := newTestCA(t, InitOptions{CommonName: "Other Root"})
+	other.Now = fixedClock(time.UnixMilli(next.Number.Int64() + 10_000))
+	foreign, err := other.PublishCRL(otherSigner, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(c.Dir().Path(), CRLDERFile), foreign.DER)
+	if _, err := c.PublishCRL(signer, 0); err == nil || !errors.Is(err, revoke.ErrWrongIssuer) {
+		t.Errorf("PublishCRL over another CA's crl.der numbered higher = %v; want an error wrapping ErrWrongIssuer", err)
+	}
+}

@@ -51,7 +51,7 @@ func (s *Store) NextCRLNumber(now time.Time) (*big.Int, error) {
 	if err != nil {
 		return nil, err
 	}
-	published, err := s.publishedCRLNumber()
+	published, err := s.publishedCRLNumber(last)
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +68,16 @@ func (s *Store) NextCRLNumber(now time.Time) (*big.Int, error) {
 	return next, nil
 }
 
-// publishedCRLNumber returns the number of the published CRL, verified as
-// LoadCRL does but without reading its entries, or nil when there is none.
-func (s *Store) publishedCRLNumber() (*big.Int, error) {
+// publishedCRLNumber returns the number of the published CRL when it is
+// above last, verified as LoadCRL does but without reading its entries,
+// or nil when there is none or it is not above last. The number is first
+// read unverified (revoke.PeekCRLNumber: a few kilobytes of a 50 MB CRL),
+// since it is at most last unless the number file was restored older
+// than crl.der; the CRL is read and verified only when it is not.
+func (s *Store) publishedCRLNumber(last *big.Int) (*big.Int, error) {
+	if peeked, err := s.peekCRLNumber(); err == nil && peeked.Cmp(last) <= 0 {
+		return nil, nil
+	}
 	data, err := s.CRL()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -83,6 +90,20 @@ func (s *Store) publishedCRLNumber() (*big.Int, error) {
 		return nil, fmt.Errorf("reading CRL %q: %w", s.CRLName(), err)
 	}
 	return n, nil
+}
+
+// peekCRLNumber reads the number of crl.der unverified.
+func (s *Store) peekCRLNumber() (*big.Int, error) {
+	f, err := s.dir.Open(store.CRLDERFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return revoke.PeekCRLNumber(f, st.Size())
 }
 
 // SaveCRL writes the CRL files, which are the file store's current CRL,
