@@ -189,7 +189,7 @@ func (c *CA) Unpublished(crl *revoke.CRL) ([]string, error) {
 		if now.Sub(unixTime(ev.NotAfter)) > ExpiredGrace {
 			continue
 		}
-		if e, ok := crl.Lookup(serial.SetBytes(ev.Serial[:])); !ok || e.Reason != revoke.Reason(ev.Reason) {
+		if r, ok := crl.ReasonOf(serial.SetBytes(ev.Serial[:])); !ok || r != revoke.Reason(ev.Reason) {
 			out = append(out, ev.Hex())
 		}
 	}

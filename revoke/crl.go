@@ -82,6 +82,23 @@ func (c *CRL) Lookup(serial *big.Int) (Entry, bool) {
 	return c.table.entry(i, new(big.Int).Set(serial)), true
 }
 
+// ReasonOf returns the reason of serial's entry and true if the CRL lists
+// it, as Lookup does, without allocating: for a caller that looks up a
+// million serials.
+func (c *CRL) ReasonOf(serial *big.Int) (Reason, bool) {
+	if c.delta != nil {
+		if i := c.delta.table.find(serial); i >= 0 {
+			r := c.delta.table.reason(i)
+			return r, r != RemoveFromCRL
+		}
+	}
+	i := c.table.find(serial)
+	if i < 0 {
+		return 0, false
+	}
+	return c.table.reason(i), true
+}
+
 // IsRevoked reports whether the CRL lists serial. It takes O(log n) time and
 // does not allocate for non-negative serials.
 func (c *CRL) IsRevoked(serial *big.Int) bool {

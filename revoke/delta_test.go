@@ -347,6 +347,12 @@ func TestWithDelta(t *testing.T) {
 			if e, ok := got.Lookup(tt.serial); ok != revoked || !sameEntry(e, tt.want) {
 				t.Errorf("Lookup(%x) = %v, %v; want %v, %v", tt.serial, e, ok, tt.want, revoked)
 			}
+			if r, ok := got.ReasonOf(tt.serial); ok != revoked || revoked && r != tt.want.Reason {
+				t.Errorf("ReasonOf(%x) = %v, %v; want %v, %v", tt.serial, r, ok, tt.want.Reason, revoked)
+			}
+			if n := testing.AllocsPerRun(10, func() { got.ReasonOf(tt.serial) }); n != 0 {
+				t.Errorf("ReasonOf allocates %v times; want none", n)
+			}
 		})
 	}
 	sameEntries(t, "with delta", got, []revoke.Entry{

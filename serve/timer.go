@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"minica/ca"
+	"minica/internal/osmem"
 )
 
 // realTimer is the default Config.NewTimer.
@@ -101,6 +102,9 @@ func (s *Server) publishUnpublishedLocked(cur *published, logStamp ca.FileStamp)
 		return nil
 	}
 	missing, err := s.cfg.CA.Unpublished(cur.withDelta())
+	// Reading the log took memory of the order of the CRL's size (40
+	// bytes an event): give it back, as after loading a large CRL.
+	osmem.Release(len(cur.der))
 	if err != nil {
 		return err
 	}
