@@ -137,6 +137,8 @@ type Config struct {
 	// parseCRLFile reads what CRL gives; nil means revoke.ParseCRLFile.
 	// Tests count its calls.
 	parseCRLFile func(data []byte, cas []*x509.Certificate) ([]revoke.IssuedCRL, error)
+	// parseDelta reads a delta CRL; nil means revoke.ParseDelta.
+	parseDelta func(data []byte, issuer *x509.Certificate) (*revoke.CRL, error)
 }
 
 // checkLimits rejects negative limits, which have no meaning.
@@ -201,6 +203,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.parseDelta == nil {
+		c.parseDelta = revoke.ParseDelta
 	}
 	if c.parseCRLFile == nil {
 		c.parseCRLFile = revoke.ParseCRLFile

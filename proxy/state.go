@@ -163,7 +163,7 @@ func loadCRL(cfg *Config, cas []*x509.Certificate, prev *trust, now time.Time) (
 		l.delta = prev.crlDelta
 	}
 	if ds, ok := cfg.CRL.(crlsource.DeltaSource); ok {
-		applied, err := applyDelta(ds, &l, prev, kept)
+		applied, err := applyDelta(ds, cfg.parseDelta, &l, prev, kept)
 		if err != nil {
 			return loadedCRL{read: l.read}, fmt.Errorf("loading CRL: delta CRL: %w", err)
 		}
@@ -219,8 +219,9 @@ func readCRLs(cfg *Config, cas []*x509.Certificate, prev *trust) (l loadedCRL, k
 // against that CA and applied by revoke.CRL.WithDelta to the complete CRL
 // (of a CRL in use, the one without its delta), which keeps that CRL's
 // table, neither copied nor parsed again. A delta of another CA, against a
-// later base, or not newer than the complete CRL is an error.
-func applyDelta(src crlsource.DeltaSource, l *loadedCRL, prev *trust, kept bool) (bool, error) {
+// later base, or not newer than the complete CRL is an error. parse is
+// revoke.ParseDelta but in tests.
+func applyDelta(src crlsource.DeltaSource, parse func([]byte, *x509.Certificate) (*revoke.CRL, error), l *loadedCRL, prev *trust, kept bool) (bool, error) {
 	data, base := src.Delta()
 	sum := sha256.Sum256(data)
 	if data == nil || base != l.sum || kept && sum == prev.crlDelta {
@@ -233,7 +234,7 @@ func applyDelta(src crlsource.DeltaSource, l *loadedCRL, prev *trust, kept bool)
 	if !ok {
 		return false, errors.New("the CRL in use takes no delta CRL")
 	}
-	d, err := revoke.ParseDelta(data, l.crls[0].Issuer)
+	d, err := parse(data, l.crls[0].Issuer)
 	if err != nil {
 		return false, err
 	}
