@@ -193,8 +193,8 @@ func TestDeltaCRLs(t *testing.T) {
 	}{
 		{"replayed delta", signCRL(t, ca, 2, 1, now, revoked(bob, revoke.KeyCompromise)), revoke.RefusalOlder},
 		{"another CA's delta", signCRL(t, stranger, 4, 1, now, revoked(bob, revoke.KeyCompromise)), revoke.RefusalWrongIssuer},
-		{"delta against a later base", signCRL(t, ca, 5, 4, now, revoked(bob, revoke.KeyCompromise)), revoke.RefusalOther},
-		{"complete CRL as a delta", signCRL(t, ca, 6, 0, now), revoke.RefusalOther},
+		{"delta against a later base", signCRL(t, ca, 5, 4, now, revoked(bob, revoke.KeyCompromise)), revoke.RefusalDelta},
+		{"complete CRL as a delta", signCRL(t, ca, 6, 0, now), revoke.RefusalNotDelta},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,7 +280,7 @@ func TestDeltaLaterBaseFetchesComplete(t *testing.T) {
 	// The server says the delta is against CRL 1.
 	srv.Set(crlserver.State{Complete: signCRL(t, ca, 3, 0, now), Number: 3, Delta: delta, DeltaNumber: 4, DeltaBase: 1})
 	e.waitNumber("4", "3")
-	e.waitLog("crl-fetch-failed", "reason=refused", "delta CRL")
+	e.waitLog("crl-fetch-failed", "reason=delta-mismatch", "delta CRL")
 	bases := srv.Bases()
 	i := slices.Index(bases, "1")
 	if i < 0 || !slices.Equal(bases[i:i+2], []string{"1", ""}) || !slices.Contains(bases[i+2:], "3") {

@@ -9,6 +9,8 @@ const (
 	RefusalBadSignature = "bad-signature"      // the signature does not verify
 	RefusalWrongIssuer  = "wrong-issuer"       // another CA's CRL
 	RefusalIncomplete   = "incomplete"         // a delta or partial CRL
+	RefusalDelta        = "delta-mismatch"     // a delta CRL that does not apply to the complete CRL held
+	RefusalNotDelta     = "not-delta"          // a complete CRL where a delta CRL was sent
 	RefusalOlder        = "older-number"       // a lower number than the one held: a replay
 	RefusalFuture       = "future-this-update" // thisUpdate in the future
 	RefusalExpired      = "expired"            // past its nextUpdate, while the CRL held is current
@@ -28,6 +30,8 @@ var refusals = []struct {
 	{ErrBadSignature, RefusalBadSignature},
 	{ErrWrongIssuer, RefusalWrongIssuer},
 	{ErrIncomplete, RefusalIncomplete},
+	{ErrDeltaMismatch, RefusalDelta},
+	{ErrNotDelta, RefusalNotDelta},
 }
 
 // RefusalReason names why a CRL was refused, from an error of ParseCRL,

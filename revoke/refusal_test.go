@@ -22,6 +22,8 @@ func TestRefusalReason(t *testing.T) {
 		{revoke.ErrLowerNumber, revoke.RefusalOlder},
 		{revoke.ErrNotYetValid, revoke.RefusalFuture},
 		{revoke.ErrExpired, revoke.RefusalExpired},
+		{revoke.ErrDeltaMismatch, revoke.RefusalDelta},
+		{revoke.ErrNotDelta, revoke.RefusalNotDelta},
 		{fmt.Errorf("CRL 2 of 2: %w", fmt.Errorf("%w: bad", revoke.ErrMalformed)), revoke.RefusalMalformed},
 		{errors.New("reading CRL: no such file"), revoke.RefusalOther},
 	}
