@@ -5,12 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"minica/internal/atomicfile"
 )
 
 var policyListeningLine = regexp.MustCompile(`^minica proxy: listening on (127\.0\.0\.1:\d+), routing by the policy \S+, metrics on (127\.0\.0\.1:\d+)$`)
@@ -31,7 +32,9 @@ func (f *proxyFixture) writePolicy(t *testing.T, file, cns string) {
   {"host": "*", "path": "/app", "upstream": %q, "allow": {"cn": [%s]}},
   {"host": "*", "refuse": true}
 ]}`, f.upstream.URL, cns)
-	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+	// Atomically: the proxy polls the file, and must never read it half
+	// written (an empty file is a bad policy, and one more reload failure).
+	if err := atomicfile.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -105,7 +108,9 @@ func TestProxyProcessPolicy(t *testing.T) {
 	p.waitLog(t, "policy-reload", "routes=2")
 	sameConn("after the reload")
 	// A bad file keeps the last good policy.
-	os.WriteFile(file, []byte(`{"routes": [{"host": "*", "path": "/app"}]}`), 0o644)
+	if err := atomicfile.WriteFile(file, []byte(`{"routes": [{"host": "*", "path": "/app"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "the reload failure metric", func() string {
 		if m := metricsText(t, p); !strings.Contains(m, `minica_proxy_reload_failures_total{file="policy"} 1`+"\n") {
 			return "not counted"
