@@ -5,10 +5,13 @@
 package pagesec
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -70,4 +73,19 @@ func CrossOrigin(r *http.Request) string {
 		return "origin"
 	}
 	return ""
+}
+
+// WritePage executes t with data and answers it as an HTML page with
+// status code, its length known. A template that fails writes nothing and
+// returns the error, for the caller to log and answer 500.
+func WritePage(w http.ResponseWriter, code int, t *template.Template, data any) error {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+	return nil
 }

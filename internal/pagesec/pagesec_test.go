@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
+	"html/template"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,24 @@ func TestCrossOrigin(t *testing.T) {
 		if got := CrossOrigin(r); got != tt.want {
 			t.Errorf("%s: CrossOrigin() = %q; want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// WritePage answers the executed template with its length; a template
+// that fails writes nothing, for the caller to answer 500.
+func TestWritePage(t *testing.T) {
+	ok := template.Must(template.New("ok").Parse(`<p>{{.}}</p>`))
+	rec := httptest.NewRecorder()
+	if err := WritePage(rec, http.StatusConflict, ok, "a<b"); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != http.StatusConflict || rec.Body.String() != "<p>a&lt;b</p>" ||
+		rec.Header().Get("Content-Type") != "text/html; charset=utf-8" || rec.Header().Get("Content-Length") != "13" {
+		t.Errorf("WritePage = %d %q %v; want 409, the escaped page, its type and length", rec.Code, rec.Body, rec.Header())
+	}
+	bad := template.Must(template.New("bad").Parse(`{{.Missing}}`))
+	rec = httptest.NewRecorder()
+	if err := WritePage(rec, http.StatusOK, bad, 42); err == nil || rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+		t.Errorf("WritePage with a failing template = %v, wrote %q %v; want an error and nothing written", err, rec.Body, rec.Header())
 	}
 }

@@ -1,7 +1,6 @@
 package enroll
 
 import (
-	"bytes"
 	"encoding/base64"
 	"html/template"
 	"net/http"
@@ -133,16 +132,10 @@ func (p *pageData) FormatShort() string { return p.Format.short() }
 
 // render writes the page p with status code.
 func (h *Enroller) render(w http.ResponseWriter, code int, p *pageData) {
-	var buf bytes.Buffer
-	if err := pageTemplate().Execute(&buf, p); err != nil {
+	if err := pagesec.WritePage(w, code, pageTemplate(), p); err != nil {
 		h.log.Event("enroll-page-error", "error", err.Error())
 		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	w.Write(buf.Bytes())
 }
 
 // formPage is the page of pending enrollment e for a browser with user

@@ -1,10 +1,8 @@
 package signin
 
 import (
-	"bytes"
 	"html/template"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"minica/internal/pagesec"
@@ -107,14 +105,8 @@ func (p *pageData) Reasons() []struct{ Value, Label string } { return reasonOpti
 
 // render writes the page p with status code.
 func (h *Handler) render(w http.ResponseWriter, code int, p *pageData) {
-	var buf bytes.Buffer
-	if err := pageTemplate().Execute(&buf, p); err != nil {
+	if err := pagesec.WritePage(w, code, pageTemplate(), p); err != nil {
 		h.log.Event("signin-page-error", "error", err.Error())
 		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(code)
-	w.Write(buf.Bytes())
 }
