@@ -192,7 +192,7 @@ func (c *CA) signDelta(signer crypto.Signer, base *big.Int, entries []revoke.Ent
 func (c *CA) PublishRevocations(signer crypto.Signer, recs []*Record) (*CRLInfo, error) {
 	d := c.Settings.DeltaCRL
 	cur, err := c.DeltaCRL()
-	if d.Off || err != nil || baseAge(cur.DeltaBase(), c.Now()) > d.FullInterval() {
+	if d.Off || err != nil || d.baseTooOld(cur, c.Now()) {
 		return c.PublishCRL(signer, 0)
 	}
 	now := c.Now().UTC().Truncate(time.Second)
@@ -246,17 +246,14 @@ func deltaEntry(r *Record, now time.Time) (revoke.Entry, error) {
 // timer asks it, so that a revocation reaches them within FullEvery even
 // when no other revocation follows it.
 func (c *CA) CompleteCRLDue(delta *revoke.CRL, now time.Time) bool {
-	d := c.Settings.DeltaCRL
-	return delta != nil && delta.Len() > 0 && baseAge(delta.DeltaBase(), now) > d.FullInterval()
+	return delta != nil && delta.Len() > 0 && c.Settings.DeltaCRL.baseTooOld(delta, now)
 }
 
-// baseAge is how long before now the CRL numbered base was signed, read
-// from the number itself: PublishCRL numbers a CRL by its signing time in
-// milliseconds, raised only when need be, so the age read is never more
-// than the true one.
-func baseAge(base *big.Int, now time.Time) time.Duration {
-	if base == nil || !base.IsInt64() {
-		return 0
-	}
-	return now.Sub(time.UnixMilli(base.Int64()))
+// baseTooOld reports whether the base of delta was signed longer than
+// FullInterval before now, read from its number: PublishCRL numbers a CRL
+// by its signing time in milliseconds, raised only when need be, so the
+// age read is never more than the true one.
+func (d DeltaSettings) baseTooOld(delta *revoke.CRL, now time.Time) bool {
+	base := delta.DeltaBase()
+	return base != nil && base.IsInt64() && now.Sub(time.UnixMilli(base.Int64())) > d.FullInterval()
 }
