@@ -2,8 +2,10 @@ package ca
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +224,40 @@ func TestCheckTakesTheDelta(t *testing.T) {
 	}
 	if len(rep.Problems) != 0 || len(rep.Repaired) != 0 {
 		t.Errorf("Check: problems %q, repaired %q; want none", rep.Problems, rep.Repaired)
+	}
+}
+
+// A complete CRL whose empty delta could not be written (killed after
+// db/crl-delta, before its published copy) is published all the same, and
+// the error says the delta is not; check rewrites the copy, and the next
+// revocation signs a delta against that complete CRL.
+func TestPublishCRLDeltaKilled(t *testing.T) {
+	c, leaves := deltaCA(t, DeltaSettings{From: -1}, 1)
+	signer, err := c.LoadSigner(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.crashAfter = func(file string) error {
+		if file == DeltaCRLPEMFile {
+			return errKilled
+		}
+		return nil
+	}
+	_, err = c.PublishCRL(signer, 0)
+	c.crashAfter = nil
+	if !errors.Is(err, errKilled) || !strings.Contains(err.Error(), "is published, but its delta CRL is not") {
+		t.Fatalf("PublishCRL killed at the delta = %v; want the kill, saying the CRL is published and its delta not", err)
+	}
+	complete, err := c.LoadCRL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Check()
+	if err != nil || len(rep.Problems) != 0 || len(rep.Repaired) != 1 || !strings.Contains(rep.Repaired[0], "delta") {
+		t.Fatalf("Check = %v, problems %q, repaired %q; want the delta's copy repaired", err, rep.Problems, rep.Repaired)
+	}
+	info := revokeAndPublish(t, c, leaves[0], revoke.KeyCompromise)
+	if !info.Delta || info.Base.Cmp(complete.Complete().Number()) != 0 {
+		t.Errorf("the next revocation published %+v; want a delta against %s", info, complete.Complete().Number())
 	}
 }
