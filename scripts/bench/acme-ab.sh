@@ -37,16 +37,7 @@ for tool in go taskset; do
 	command -v "$tool" >/dev/null || { echo "acme-ab.sh: $tool not found" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir
 
 go build -o "$work/acmeload" ./scripts/bench/acmeload
 

@@ -46,6 +46,22 @@ bench_tmpdir() {
 	: >"$BENCH_TMP/results.tsv"
 }
 
+# bench_workdir makes the work directory $work and the list pids of the
+# processes a script starts (append with pids+=($!)): on exit every one is
+# stopped and waited for, and $work removed.
+bench_workdir() {
+	work=$(mktemp -d)
+	pids=()
+	trap _bench_stop_all EXIT
+	trap 'exit 130' INT TERM
+}
+_bench_stop_all() {
+	local pid
+	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+
 # bench_now_ns prints the wall clock in nanoseconds.
 bench_now_ns() { date +%s%N; }
 

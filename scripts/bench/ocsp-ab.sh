@@ -20,6 +20,8 @@ set -euo pipefail
 (($# == 2)) || { echo "usage: ocsp-ab.sh OLD_MINICA NEW_MINICA" >&2; exit 2; }
 A=$(realpath "$1") B=$(realpath "$2")
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 rounds=${BENCH_ROUNDS:-8} dur=${BENCH_DURATION:-5} conns=${BENCH_CONNS:-16}
 port=${BENCH_PORT:-18650} ocsp_port=$((${BENCH_PORT:-18650} + 1))
 server_cpu=${BENCH_SERVER_CPU:-0} load_cpu=${BENCH_LOAD_CPU:-1}
@@ -27,16 +29,7 @@ for tool in go openssl taskset; do
 	command -v "$tool" >/dev/null || { echo "ocsp-ab.sh: $tool not found" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir
 
 go build -o "$work/rate" ./scripts/bench/serve/rate
 export MINICA_DIR=$work/ca

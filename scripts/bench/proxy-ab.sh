@@ -29,6 +29,8 @@ else
 	compare=("two two two" "default default default")
 fi
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/bench/lib.sh
+. scripts/bench/lib.sh
 rounds=${BENCH_ROUNDS:-8} dur=${BENCH_DURATION:-5} conns=${BENCH_CONNS:-64}
 up=${BENCH_PORT:-18500} port=$((${BENCH_PORT:-18500} + 1))
 proxy_cpu=${BENCH_PROXY_CPU:-0} load_cpu=${BENCH_LOAD_CPU:-1}
@@ -36,16 +38,7 @@ for tool in go wrk cc taskset; do
 	command -v "$tool" >/dev/null || { echo "proxy-ab.sh: $tool not found" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir
 
 go build -o "$work/upstream" ./scripts/bench/proxy/upstream
 cc -shared -fPIC -O2 -o "$work/wrkshim.so" scripts/bench/proxy/wrkshim.c -ldl
