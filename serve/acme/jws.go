@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -153,10 +152,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request, want keyWant) (*
 		if err != nil {
 			return nil, err
 		}
-		req.acct = acct
-		if req.jwk, err = parseJWK(acct.Key); err != nil {
-			return nil, err
-		}
+		req.acct, req.jwk = acct, acct.jwk
 	default:
 		return nil, malformed("a JWS header must have jwk or kid")
 	}
@@ -187,14 +183,6 @@ func checkJWK(k *jose.JSONWebKey) error {
 		return prob(http.StatusBadRequest, ErrBadPublicKey, "the account key: %v", err)
 	}
 	return nil
-}
-
-func parseJWK(data []byte) (*jose.JSONWebKey, error) {
-	k := new(jose.JSONWebKey)
-	if err := k.UnmarshalJSON(data); err != nil {
-		return nil, fmt.Errorf("decoding a stored account key: %w", err)
-	}
-	return k, nil
 }
 
 // thumbprint is the base64url SHA-256 JWK thumbprint (RFC 7638).

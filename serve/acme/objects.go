@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+
 	"minica/ca"
 	"minica/ca/store"
 )
@@ -65,6 +67,8 @@ type account struct {
 	// Pending are the authorizations of the account that were pending
 	// when last looked at, to bound them (ACMEPolicy.PendingAuthz).
 	Pending []pendingAuthz `json:"pending,omitempty"`
+
+	jwk *jose.JSONWebKey // Key parsed, when read from the store
 }
 
 type pendingAuthz struct {
@@ -144,7 +148,10 @@ func newID(n int) string {
 func keyIndexID(thumb string) string { return "k" + thumb }
 
 // objects reads and writes the protocol's objects in the store.
-type objects struct{ db store.ACMEStore }
+type objects struct {
+	db    store.ACMEStore
+	accts *decodedAccounts
+}
 
 // get reads the object kind/id into v; an unknown one gives a 404
 // problem naming what.
@@ -190,9 +197,20 @@ func (o objects) write(op func(store.Object) error, kind, id string, v any, vola
 	return op(store.Object{Kind: kind, ID: id, Data: data, Volatile: volatile})
 }
 
+// account reads account id, its jwk parsed.
 func (o objects) account(id string) (*account, error) {
-	a := new(account)
-	return a, o.get(kindAccount, id, "account", a)
+	obj, err := o.db.Object(kindAccount, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound("account")
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := o.accts.decode(obj.Data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding account %s: %w", id, err)
+	}
+	return a, nil
 }
 
 func (o objects) order(id string) (*order, error) {

@@ -133,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = cfg.CA.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore()},
+	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore(), new(decodedAccounts)},
 		ctx: ctx, cancel: cancel, slots: make(chan struct{}, cfg.Validations), finalizes: make(chan *finalizeJob)}
 	s.wg.Go(s.issuer)
 	return s, nil
