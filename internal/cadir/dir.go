@@ -66,14 +66,22 @@ func (d *Dir) Close() error { return d.root.Close() }
 // time where the system allows (see oNoAtime). Like Open, it refuses what
 // is not a regular file.
 func (d *Dir) ReadFile(name string) ([]byte, error) {
-	f, err := d.Open(name)
+	f, info, err := d.openInfo(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var buf []byte
-	if st, err := f.Stat(); err == nil {
-		buf = make([]byte, 0, st.Size()+1) // +1: the read that finds the end
+	// +1: a read that fills the buffer finds a file that grew since; one
+	// that does not is at the end (a regular file's reads are short only
+	// there), which saves the read that would return EOF.
+	buf := make([]byte, 0, info.Size()+1)
+	n, err := f.Read(buf[:cap(buf)])
+	buf = buf[:n]
+	if err == io.EOF || (err == nil && n < cap(buf)) {
+		return buf, nil
+	}
+	if err != nil {
+		return buf, err
 	}
 	return ReadAppend(f, buf)
 }
@@ -84,7 +92,13 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 // with an error matching regfile.ErrNotRegular, where a
 // plain open would wait for ever. The caller names the path.
 func (d *Dir) Open(name string) (*os.File, error) {
-	return regfile.Open(func(flag int) (*os.File, error) {
+	f, _, err := d.openInfo(name)
+	return f, err
+}
+
+// openInfo is Open, with the FileInfo of the file opened.
+func (d *Dir) openInfo(name string) (*os.File, fs.FileInfo, error) {
+	return regfile.OpenInfo(func(flag int) (*os.File, error) {
 		return openNoAtime(func(noAtime int) (*os.File, error) { return d.root.OpenFile(name, flag|noAtime, 0) })
 	})
 }

@@ -26,28 +26,41 @@ var ErrNotRegular = errors.New("not a regular file")
 // wrapping ErrNotRegular that names the file's type (see Check). The file
 // is never read before that check.
 func Open(open func(flag int) (*os.File, error)) (*os.File, error) {
+	f, _, err := OpenInfo(open)
+	return f, err
+}
+
+// OpenInfo is Open that also returns the FileInfo of the check, for a
+// caller that needs the file's size.
+func OpenInfo(open func(flag int) (*os.File, error)) (*os.File, fs.FileInfo, error) {
 	f, err := open(os.O_RDONLY | oNonBlock)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := Check(f); err != nil {
+	info, err := check(f)
+	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, info, nil
 }
 
 // Check returns an error wrapping ErrNotRegular that names the file's type
 // ("not a regular file (a FIFO)") unless f is a regular file.
 func Check(f *os.File) error {
+	_, err := check(f)
+	return err
+}
+
+func check(f *os.File) (fs.FileInfo, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return NotRegular(info.Mode())
+		return nil, NotRegular(info.Mode())
 	}
-	return nil
+	return info, nil
 }
 
 // NotRegular is the error of Check for a file of mode m, for a caller that
