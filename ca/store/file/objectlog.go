@@ -53,6 +53,11 @@ func decodeObject(b []byte) ([]byte, error) {
 	if !isLog(b) {
 		return b, nil
 	}
+	if last, _ := lastFrame(b); last != nil {
+		if data, ok := checkFrame(last); ok {
+			return data, nil // the usual case, found without a list of the frames
+		}
+	}
 	frames, _ := splitFrames(b)
 	for i := len(frames) - 1; i >= 0; i-- {
 		if data, ok := checkFrame(frames[i]); ok {
@@ -66,19 +71,38 @@ func isLog(b []byte) bool {
 	return len(b) >= len(objectMagic) && string(b[:len(objectMagic)]) == objectMagic
 }
 
+// nextFrame splits the first frame off rest, by its length; ok is false
+// when rest holds no whole frame: its end, or the tail of a torn or
+// unfinished append.
+func nextFrame(rest []byte) (frame, after []byte, ok bool) {
+	if len(rest) < frameHeader {
+		return nil, rest, false
+	}
+	n := binary.BigEndian.Uint32(rest)
+	if uint64(len(rest)-frameHeader) < uint64(n) {
+		return nil, rest, false
+	}
+	return rest[:frameHeader+int(n)], rest[frameHeader+int(n):], true
+}
+
 // splitFrames splits the frames of log b by their lengths, and reports
 // whether they end where b does.
 func splitFrames(b []byte) (frames [][]byte, whole bool) {
 	rest := b[len(objectMagic):]
-	for len(rest) >= frameHeader {
-		n := binary.BigEndian.Uint32(rest)
-		if uint64(len(rest)-frameHeader) < uint64(n) {
-			break // the tail of a torn or unfinished append
-		}
-		frames = append(frames, rest[:frameHeader+int(n)])
-		rest = rest[frameHeader+int(n):]
+	for f, after, ok := nextFrame(rest); ok; f, after, ok = nextFrame(rest) {
+		frames, rest = append(frames, f), after
 	}
 	return frames, len(rest) == 0
+}
+
+// lastFrame returns the last whole frame of log b (nil when there is
+// none), and whether the frames end where b does.
+func lastFrame(b []byte) (last []byte, whole bool) {
+	rest := b[len(objectMagic):]
+	for f, after, ok := nextFrame(rest); ok; f, after, ok = nextFrame(rest) {
+		last, rest = f, after
+	}
+	return last, len(rest) == 0
 }
 
 // checkFrame returns a frame's data and whether its CRC holds.
@@ -94,11 +118,11 @@ func appendable(b []byte) bool {
 	if !isLog(b) {
 		return false
 	}
-	frames, whole := splitFrames(b)
-	if !whole || len(frames) == 0 {
+	last, whole := lastFrame(b)
+	if !whole || last == nil {
 		return false
 	}
-	_, ok := checkFrame(frames[len(frames)-1])
+	_, ok := checkFrame(last)
 	return ok
 }
 
