@@ -104,6 +104,8 @@ type Server struct {
 
 	issued   atomic.Uint64
 	problems sync.Map // type -> *atomic.Uint64
+
+	routes []route // made once: a request finds its handler without allocating
 }
 
 // New checks cfg and returns a Server.
@@ -135,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore(), new(decodedAccounts)},
 		ctx: ctx, cancel: cancel, slots: make(chan struct{}, cfg.Validations), finalizes: make(chan *finalizeJob)}
+	s.routes = s.routeTable()
 	s.wg.Go(s.issuer)
 	return s, nil
 }
@@ -159,7 +162,7 @@ type route struct {
 	serve  func(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
-func (s *Server) routes() []route {
+func (s *Server) routeTable() []route {
 	return []route{
 		{DirectoryPath, false, s.serveDirectory},
 		{newAcctPath, false, s.serveNewAccount},
@@ -193,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, malformed("ACME resources take no query"))
 		return
 	}
-	for _, rt := range s.routes() {
+	for _, rt := range s.routes {
 		if r.URL.Path == rt.path || (rt.prefix && strings.HasPrefix(r.URL.Path, rt.path) && len(r.URL.Path) > len(rt.path)) {
 			s.answer(w, r, rt.serve)
 			return
