@@ -54,6 +54,7 @@ func (r *request) postAsGet() bool { return len(r.payload) == 0 }
 // ACME takes: no unprotected header, one signature.
 type flattened struct {
 	Protected  string          `json:"protected"`
+	Payload    *string         `json:"payload"` // "" for POST-as-GET
 	Signature  string          `json:"signature"`
 	Header     json.RawMessage `json:"header"`
 	Signatures json.RawMessage `json:"signatures"`
@@ -81,6 +82,10 @@ func readJWS(w http.ResponseWriter, r *http.Request, maxBody int64, algs []jose.
 }
 
 // parseFlattened parses data as a flattened JWS signed with one of algs.
+// Its three members are handed to go-jose in the compact serialization,
+// which holds the same (RFC 7515 section 7.2.2): data was decoded once
+// already, to refuse what ACME does not take, and go-jose's own JSON
+// decoding of it was a tenth of a request's work.
 func parseFlattened(data []byte, algs []jose.SignatureAlgorithm) (*jose.JSONWebSignature, error) {
 	var f flattened
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -93,8 +98,15 @@ func parseFlattened(data []byte, algs []jose.SignatureAlgorithm) (*jose.JSONWebS
 		return nil, malformed("a JWS must have no unprotected header")
 	case f.Protected == "":
 		return nil, malformed("a JWS needs a protected header")
+	case f.Payload == nil:
+		return nil, malformed("a JWS needs a payload (empty for POST-as-GET)")
 	}
-	jws, err := jose.ParseSignedJSON(string(data), algs)
+	// go-jose reads padded base64url in JSON and not in the compact form:
+	// the padding goes, as it reads it.
+	compact := strings.Join([]string{
+		strings.TrimRight(f.Protected, "="), strings.TrimRight(*f.Payload, "="), strings.TrimRight(f.Signature, "="),
+	}, ".")
+	jws, err := jose.ParseSignedCompact(compact, algs)
 	if err != nil {
 		var alg *jose.ErrUnexpectedSignatureAlgorithm
 		if errors.As(err, &alg) {

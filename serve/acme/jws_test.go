@@ -188,6 +188,29 @@ func TestJWSRefusals(t *testing.T) {
 	if st, typ, _ := h.post(t, newAcctPath, rawPost{body: bad}); st != 400 || typ != ErrMalformed {
 		t.Errorf("a bad signature = %d %s; want 400 malformed", st, typ)
 	}
+	// The members as a flattened JWS may hold them: without a payload
+	// it is refused; base64url padded with '=' is read, as go-jose reads it.
+	edited := func(p rawPost, path string, edit func(map[string]string)) []byte {
+		var m map[string]string
+		json.Unmarshal(h.sign(t, p, h.ts.URL+path), &m)
+		edit(m)
+		out, _ := json.Marshal(m)
+		return out
+	}
+	noPayload := edited(rawPost{key: key, kid: kid, nonce: h.nonce(t, h.ts.URL), payload: order}, newOrderPath,
+		func(m map[string]string) { delete(m, "payload") })
+	if st, typ, _ := h.post(t, newOrderPath, rawPost{body: noPayload}); st != 400 || typ != ErrMalformed {
+		t.Errorf("a JWS without a payload = %d %s; want 400 malformed", st, typ)
+	}
+	acctPath := strings.TrimPrefix(kid, h.ts.URL)
+	padded := edited(rawPost{key: key, kid: kid, nonce: h.nonce(t, h.ts.URL)}, acctPath, func(m map[string]string) {
+		for k, v := range m {
+			m[k] = v + strings.Repeat("=", (4-len(v)%4)%4)
+		}
+	})
+	if st, typ, body := h.post(t, acctPath, rawPost{body: padded}); st != 200 {
+		t.Errorf("a JWS in padded base64url = %d %s; want 200\n%s", st, typ, body)
+	}
 	if n := countObjects(t, h, kindOrder); n != 1 {
 		t.Errorf("the store holds %d orders; want only the good one", n)
 	}
