@@ -15,6 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"minica/ca"
+	"minica/ca/store"
 )
 
 // rawPost is a hand-made ACME POST, for the requests a well-behaved
@@ -257,4 +258,19 @@ func mustEd25519(t *testing.T) crypto.Signer {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestNoncesInTurn: the server numbers the nonces it hands out
+// (store.NewNonce), so that the file engine's table takes a nonce's slot
+// again only after NonceSerials later ones.
+func TestNoncesInTurn(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	prev := store.NonceSerial(h.nonce(t, h.ts.URL))
+	for range 5 {
+		n := store.NonceSerial(h.nonce(t, h.ts.URL))
+		if n != (prev+1)%store.NonceSerials {
+			t.Errorf("a nonce of serial %d after one of %d; want the next", n, prev)
+		}
+		prev = n
+	}
 }

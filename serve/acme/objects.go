@@ -130,8 +130,8 @@ type challenge struct {
 	Error     *problem  `json:"error,omitempty"`
 }
 
-// newID returns a random ID of n bytes, base64url: 16 for objects and
-// nonces, 32 for challenge tokens. It starts with a letter or digit, as
+// newID returns a random ID of n bytes, base64url: 16 for objects, 32
+// for challenge tokens. It starts with a letter or digit, as
 // a store object's ID must (store.IsObjectID).
 func newID(n int) string {
 	b := make([]byte, n)

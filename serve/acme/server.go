@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"minica/ca"
+	"minica/ca/store"
 	"minica/internal/eventlog"
 	"minica/serve/acme/validate"
 )
@@ -106,6 +108,9 @@ type Server struct {
 	problems sync.Map // type -> *atomic.Uint64
 
 	routes []route // made once: a request finds its handler without allocating
+	// nonces numbers the nonces handed out (store.NewNonce), from a
+	// random start so that replicas sharing a store seldom meet.
+	nonces atomic.Uint32
 }
 
 // New checks cfg and returns a Server.
@@ -138,6 +143,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: eventlog.NewLogger(cfg.Log, cfg.Now), obj: objects{cfg.CA.ACMEStore(), new(decodedAccounts)},
 		ctx: ctx, cancel: cancel, slots: make(chan struct{}, cfg.Validations), finalizes: make(chan *finalizeJob)}
 	s.routes = s.routeTable()
+	s.nonces.Store(mathrand.Uint32())
 	s.wg.Go(s.issuer)
 	return s, nil
 }
@@ -298,7 +304,7 @@ func (s *Server) serveNonce(w http.ResponseWriter, r *http.Request) {
 
 // addNonce makes a nonce, stores it and sets it as Replay-Nonce.
 func (s *Server) addNonce(w http.ResponseWriter) error {
-	n := newID(16)
+	n := store.NewNonce(s.nonces.Add(1))
 	if err := s.obj.db.AddNonce(n, s.cfg.Now().Add(s.cfg.NonceLifetime)); err != nil {
 		return err
 	}

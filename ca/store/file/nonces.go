@@ -21,18 +21,25 @@ import (
 // system time of an ACME request went to (ext4's inode allocation after
 // many deletions).
 //
-// A nonce's slot is given by the first 8 bytes of its SHA-256, and holds
-// the next 16 (its check) and its expiry in Unix seconds; the table is
-// never synced (a crash may lose nonces, and a client told badNonce asks
-// for another) and never pruned: a slot is simply overwritten. A nonce
-// whose slot a later nonce took is unknown: a client uses its nonce within
-// milliseconds, while the server hands out a few others (about 7 in 5 ms
-// at 200 certificates a second), so the chance that one of them lands in
-// its slot of 2^18 is a few in 100,000; the client is then told
-// badNonce, and retries with the new nonce it was given.
+// A nonce's slot is given by its serial (store.NonceSerial: the serving
+// process numbers its nonces in turn, store.NewNonce), and holds the
+// first 16 bytes of its SHA-256 (its check) and its expiry in Unix
+// seconds; the table is never synced (a crash may lose nonces, and a
+// client told badNonce asks for another) and never pruned: a slot is
+// simply overwritten. A nonce is unknown once its slot is taken again:
+// by the same process after 2^18 later nonces (more than 2 minutes at
+// 2,000 requests a second, where a client uses its nonce within
+// milliseconds), or by another process sharing the table, whose serials
+// reach it by chance (one in 2^18 for each of its nonces). Slots were
+// first given by a nonce's hash: then the few nonces handed out while a
+// client held its own could take its slot, a few times in 100,000
+// requests at 200 certificates a second, which cost clients of
+// golang.org/x/crypto/acme a retry after 1 to 2 s. Nonces handed out
+// under that scheme are unknown to this one: a client told badNonce once
+// after an upgrade asks for another.
 const (
 	NonceTable  = "db/acme/nonces.tab"
-	nonceSlots  = 1 << 18
+	nonceSlots  = store.NonceSerials
 	nonceSlot   = 32 // check (16 bytes), expiry (8), unused (8)
 	nonceCheckN = 16
 )
@@ -48,9 +55,9 @@ type nonceTable struct {
 
 // nonceLocation returns a nonce's slot offset in the table and its check.
 func nonceLocation(nonce string) (off int64, check [nonceCheckN]byte) {
+	off = int64(store.NonceSerial(nonce)%nonceSlots) * nonceSlot
 	sum := sha256.Sum256([]byte(nonce))
-	off = int64(binary.BigEndian.Uint64(sum[:8])%nonceSlots) * nonceSlot
-	copy(check[:], sum[8:])
+	copy(check[:], sum[:nonceCheckN])
 	return off, check
 }
 

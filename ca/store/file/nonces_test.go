@@ -1,13 +1,12 @@
 package file
 
 import (
-	"encoding/base64"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"minica/ca/store"
 	"minica/internal/cadir"
 )
 
@@ -34,22 +33,44 @@ func newTestStore(t *testing.T, o Options) (*Store, string) {
 	return s, p
 }
 
-// collidingNonces returns two nonces of one slot.
+// collidingNonces returns two nonces of one slot: serials NonceSerials
+// apart.
 func collidingNonces(t *testing.T) (string, string) {
 	t.Helper()
-	seen := map[int64]string{}
-	var b [8]byte
-	for i := range uint64(1 << 20) {
-		binary.BigEndian.PutUint64(b[:], i)
-		n := base64.RawURLEncoding.EncodeToString(append([]byte("collide-"), b[:]...))
-		off, _ := nonceLocation(n)
-		if other, ok := seen[off]; ok {
-			return other, n
-		}
-		seen[off] = n
+	a, b := store.NewNonce(7), store.NewNonce(7+store.NonceSerials)
+	offA, _ := nonceLocation(a)
+	offB, _ := nonceLocation(b)
+	if offA != offB {
+		t.Fatalf("nonces %s and %s of one serial are in slots %d and %d", a, b, offA, offB)
 	}
-	t.Fatal("no two nonces of one slot among 2^20")
-	return "", ""
+	return a, b
+}
+
+// TestNonceSlotsInTurn: the nonces of consecutive serials fill
+// consecutive slots, so that none is overwritten before NonceSerials
+// later ones.
+func TestNonceSlotsInTurn(t *testing.T) {
+	s, _ := newNonceStore(t)
+	first := store.NewNonce(store.NonceSerials - 1)
+	if err := s.AddNonce(first, nonceT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i := range uint32(store.NonceSerials - 1) {
+		off, _ := nonceLocation(store.NewNonce(i))
+		if seen[off] {
+			t.Fatalf("nonce of serial %d in a slot taken already", i)
+		}
+		seen[off] = true
+		if i%4096 == 0 {
+			if err := s.AddNonce(store.NewNonce(i), nonceT0.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ok, err := s.UseNonce(first, nonceT0); err != nil || !ok {
+		t.Errorf("UseNonce of the first of NonceSerials nonces = %v, %v; want true", ok, err)
+	}
 }
 
 // TestNonceReplacedInItsSlot: a nonce whose slot a later one took is
@@ -76,10 +97,8 @@ func TestNonceReplacedInItsSlot(t *testing.T) {
 // file of 0600 in db/acme and no other.
 func TestNonceTableIsOneFile(t *testing.T) {
 	s, p := newNonceStore(t)
-	var b [8]byte
-	for i := range uint64(1000) {
-		binary.BigEndian.PutUint64(b[:], i)
-		n := base64.RawURLEncoding.EncodeToString(append([]byte("one-file"), b[:]...))
+	for i := range uint32(1000) {
+		n := store.NewNonce(i)
 		if err := s.AddNonce(n, nonceT0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
