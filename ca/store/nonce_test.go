@@ -1,14 +1,17 @@
 package store
 
-import "testing"
+import (
+	"encoding/base64"
+	"testing"
+)
 
 // TestNewNonce: a nonce holds its serial modulo NonceSerials, and two
 // nonces of one serial differ.
 func TestNewNonce(t *testing.T) {
 	for _, n := range []uint32{0, 1, 63, 64, 4095, 4096, NonceSerials - 1, NonceSerials, NonceSerials + 7, 1<<32 - 1} {
 		a, b := NewNonce(n), NewNonce(n)
-		if !IsNonce(a) || len(a) != 25 {
-			t.Errorf("NewNonce(%d) = %q; want 25 characters of base64url", n, a)
+		if raw, err := base64.RawURLEncoding.DecodeString(a); !IsNonce(a) || err != nil || len(raw) != 18 {
+			t.Errorf("NewNonce(%d) = %q; want 18 bytes in base64url (%v)", n, a, err)
 		}
 		if got := NonceSerial(a); got != n%NonceSerials {
 			t.Errorf("NonceSerial(NewNonce(%d)) = %d; want %d", n, got, n%NonceSerials)
