@@ -156,6 +156,12 @@ type objects struct {
 // get reads the object kind/id into v; an unknown one gives a 404
 // problem naming what.
 func (o objects) get(kind, id, what string, v any) error {
+	return o.read(kind, id, what, func(data []byte) error { return json.Unmarshal(data, v) })
+}
+
+// read reads the object kind/id and decodes its data with decode, as get
+// does.
+func (o objects) read(kind, id, what string, decode func([]byte) error) error {
 	obj, err := o.db.Object(kind, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(what)
@@ -163,7 +169,7 @@ func (o objects) get(kind, id, what string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(obj.Data, v); err != nil {
+	if err := decode(obj.Data); err != nil {
 		return fmt.Errorf("decoding %s %s: %w", what, id, err)
 	}
 	return nil
@@ -198,19 +204,12 @@ func (o objects) write(op func(store.Object) error, kind, id string, v any, vola
 }
 
 // account reads account id, its jwk parsed.
-func (o objects) account(id string) (*account, error) {
-	obj, err := o.db.Object(kindAccount, id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound("account")
-	}
-	if err != nil {
-		return nil, err
-	}
-	a, err := o.accts.decode(obj.Data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding account %s: %w", id, err)
-	}
-	return a, nil
+func (o objects) account(id string) (a *account, err error) {
+	err = o.read(kindAccount, id, "account", func(data []byte) (err error) {
+		a, err = o.accts.decode(data)
+		return err
+	})
+	return a, err
 }
 
 func (o objects) order(id string) (*order, error) {
