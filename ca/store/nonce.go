@@ -3,15 +3,11 @@ package store
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"strings"
 )
 
 // NonceSerials is how many nonces NewNonce makes before their serials,
 // their first three characters, repeat.
 const NonceSerials = 1 << 18
-
-// b64url is the alphabet of base64url (RFC 4648 section 5).
-const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // NewNonce returns a new nonce (IsNonce): 18 bytes, base64url (RFC 8555
 // section 6.5.1 wants the encoding of an octet string: clients such as
@@ -31,12 +27,15 @@ func NewNonce(n uint32) string {
 }
 
 // NonceSerial returns the serial of a nonce (IsNonce) that NewNonce
-// made, read from its first three characters: below NonceSerials, for
-// any nonce.
+// made: the first 18 bits of the bytes its first four characters encode.
+// It is below NonceSerials for any string, 0 for one that is no nonce.
 func NonceSerial(nonce string) uint32 {
-	var n uint32
-	for i := range min(3, len(nonce)) {
-		n = n<<6 | uint32(max(strings.IndexByte(b64url, nonce[i]), 0))
+	var b [3]byte
+	if len(nonce) < 4 {
+		return 0
 	}
-	return n
+	if _, err := base64.RawURLEncoding.Decode(b[:], []byte(nonce[:4])); err != nil {
+		return 0
+	}
+	return uint32(b[0])<<10 | uint32(b[1])<<2 | uint32(b[2])>>6
 }
